@@ -1,0 +1,201 @@
+//! The command line, declared with clap and nothing else: `app` turns these into validated settings.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "innops", version, about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Server facts, the version matrix's answers, MyISAM tables and hazards.
+    Inspect(InspectArgs),
+    /// Resize the InnoDB redo log (online where the version allows), or advise a size.
+    Redo(RedoArgs),
+    /// Continue an interrupted run from its run directory.
+    Resume(ResumeArgs),
+    /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
+    Sandbox(SandboxArgs),
+    /// Run every procedure end to end on a fresh sandbox and write a report.
+    Drill(DrillArgs),
+}
+
+/// How to reach and control the server.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConnArgs {
+    /// Unix socket file.
+    #[arg(long, short = 'S', global = true)]
+    pub socket: Option<PathBuf>,
+    /// Server host (TCP).
+    #[arg(long, global = true)]
+    pub host: Option<String>,
+    /// Server port (TCP).
+    #[arg(long, short = 'P', global = true)]
+    pub port: Option<u16>,
+    /// User name (default: from ~/.my.cnf, else root).
+    #[arg(long, short = 'u', global = true)]
+    pub user: Option<String>,
+    /// Password; prefer MYSQL_PWD or ~/.my.cnf so it stays out of the process list.
+    #[arg(long, short = 'p', global = true, env = "MYSQL_PWD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Option file whose [client] group holds connection options (instead of ~/.my.cnf).
+    #[arg(long, global = true)]
+    pub defaults_file: Option<PathBuf>,
+    /// Work on the innops sandbox of this name (connection, control and option file).
+    #[arg(long, global = true)]
+    pub sandbox: Option<String>,
+    /// Where sandboxes live.
+    #[arg(long, global = true, env = "INNOPS_SANDBOX_DIR")]
+    pub sandbox_root: Option<PathBuf>,
+    /// How to stop and start the server: systemd:UNIT.
+    #[arg(long, global = true)]
+    pub service: Option<String>,
+    /// Shell command that starts the server (extra options are in $INNOPS_EXTRA_OPTS).
+    #[arg(long, global = true)]
+    pub start_cmd: Option<String>,
+    /// Shell command that stops the server (default: the SHUTDOWN statement).
+    #[arg(long, global = true)]
+    pub stop_cmd: Option<String>,
+    /// The server's option file; innops writes its drop-in into the last directory it includes.
+    #[arg(long, global = true)]
+    pub config_file: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// How to run a plan.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
+    /// Act. Without it innops shows the plan and runs its read-only checks.
+    #[arg(long)]
+    pub execute: bool,
+    /// Allow steps that restart the server or overwrite data without a prompt (required without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Where the run's plan, journal and report go (default ./innops-runs/<time>-<procedure>).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Skip the benchmarks before and after.
+    #[arg(long)]
+    pub no_bench: bool,
+    /// Seconds each benchmark runs.
+    #[arg(long, default_value_t = 10)]
+    pub bench_time: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Seconds to sample the redo write rate (0 skips the sample).
+    #[arg(long, default_value_t = 1)]
+    pub sample: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RedoArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// New total redo size (bytes, or with K/M/G suffix: 256M, 2G).
+    #[arg(long, conflicts_with = "advise", required_unless_present = "advise")]
+    pub size: Option<String>,
+    /// Measure the redo write rate and recommend a size; changes nothing.
+    #[arg(long)]
+    pub advise: bool,
+    /// Seconds to measure for --advise.
+    #[arg(long, default_value_t = 60)]
+    pub interval: u64,
+    /// Resize by clean shutdown, config edit and restart even where an online resize exists.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// The run directory printed by the interrupted run.
+    pub run_dir: PathBuf,
+    /// Allow restart/destructive steps without a prompt.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Skip the benchmark that would close the run.
+    #[arg(long)]
+    pub no_bench: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    #[command(subcommand)]
+    pub action: SandboxAction,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxAction {
+    /// Create and start a sandbox.
+    Up {
+        name: String,
+        /// innodb_buffer_pool_size for it.
+        #[arg(long)]
+        buffer_pool: Option<String>,
+    },
+    /// Clean shutdown.
+    Stop { name: String },
+    /// Start a stopped sandbox.
+    Start { name: String },
+    /// Stop and delete (data directory included).
+    Down { name: String },
+    /// List sandboxes.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct DrillArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Keep the drill's sandbox afterwards.
+    #[arg(long)]
+    pub keep: bool,
+    /// Where the drill's runs and report go (default ./innops-runs/<time>-drill).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seconds each benchmark runs.
+    #[arg(long, default_value_t = 5)]
+    pub bench_time: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn redo_needs_a_size_or_advise() {
+        assert!(Cli::try_parse_from(["innops", "redo"]).is_err());
+        assert!(Cli::try_parse_from(["innops", "redo", "--size", "256M"]).is_ok());
+        assert!(Cli::try_parse_from(["innops", "redo", "--advise"]).is_ok());
+        assert!(Cli::try_parse_from(["innops", "redo", "--advise", "--size", "1G"]).is_err());
+    }
+}

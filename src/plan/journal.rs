@@ -1,0 +1,179 @@
+//! The run directory: `plan.json`, `journal.jsonl` (one event a line, appended and flushed as it happens),
+//! `report.json` (rewritten after every step) and `bench/*.json`. A crash loses nothing already written, and
+//! `innops resume` reads it all back.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{PlanHeader, StepPreview, Verdict};
+
+/// One line of `journal.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub ts: DateTime<Utc>,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    RunStarted { procedure: String, target: String },
+    Resumed { after_step: Option<String> },
+    StepStarted { step: String },
+    Check { step: String, phase: String, verdict: Verdict },
+    ActionSkipped { step: String, reason: String },
+    ActionDone { step: String, result: serde_json::Value },
+    StepDone { step: String },
+    StepRefused { step: String, reason: String },
+    StepFailed { step: String, reason: String, recovery: Option<String> },
+    Bench { label: String, file: String },
+    Interrupted { before_step: String },
+    RunDone { status: String },
+}
+
+/// The plan as written to `plan.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanFile {
+    #[serde(flatten)]
+    pub header: PlanHeader,
+    pub steps: Vec<StepPreview>,
+    pub created: DateTime<Utc>,
+}
+
+pub struct RunDir {
+    pub path: PathBuf,
+    journal: File,
+}
+
+impl RunDir {
+    /// The default run directory: `./innops-runs/<UTC time>-<procedure>`.
+    pub fn default_path(procedure: &str) -> PathBuf {
+        PathBuf::from("innops-runs").join(format!("{}-{procedure}", Utc::now().format("%Y%m%dT%H%M%S%.3fZ")))
+    }
+
+    /// Create a new run directory and write `plan.json`.
+    pub fn create(path: &Path, plan: &PlanFile) -> anyhow::Result<RunDir> {
+        if path.join("journal.jsonl").exists() {
+            return Err(crate::error::bad_input(format!(
+                "the run directory {} already holds a run: continue it with `innops resume {}` or pick another --run-dir",
+                path.display(),
+                path.display()
+            )));
+        }
+        std::fs::create_dir_all(path.join("bench")).with_context(|| format!("creating {}", path.display()))?;
+        write_json_atomic(&path.join("plan.json"), plan)?;
+        RunDir::open(path)
+    }
+
+    /// Open an existing run directory to append to its journal.
+    pub fn open(path: &Path) -> anyhow::Result<RunDir> {
+        let journal = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path.join("journal.jsonl"))
+            .with_context(|| format!("opening the journal in {}", path.display()))?;
+        Ok(RunDir { path: path.to_path_buf(), journal })
+    }
+
+    pub fn log(&mut self, kind: EventKind) -> anyhow::Result<()> {
+        let ev = Event { ts: Utc::now(), kind };
+        let mut line = serde_json::to_string(&ev)?;
+        line.push('\n');
+        self.journal.write_all(line.as_bytes())?;
+        self.journal.sync_data().context("syncing the journal")?;
+        Ok(())
+    }
+
+    pub fn write_json(&self, rel: &str, value: &impl Serialize) -> anyhow::Result<()> {
+        write_json_atomic(&self.path.join(rel), value)
+    }
+}
+
+pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
+    let p = dir.join("plan.json");
+    let text = std::fs::read_to_string(&p).map_err(|_| {
+        crate::error::bad_input(format!("{} is not an innops run directory (no plan.json): pass the directory a run printed", dir.display()))
+    })?;
+    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
+}
+
+/// Every event of a journal; a torn last line (crash mid-write) is ignored.
+pub fn read_journal(dir: &Path) -> anyhow::Result<Vec<Event>> {
+    let p = dir.join("journal.jsonl");
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+}
+
+/// Where a run stands, from its journal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub done: Vec<String>,
+    /// A step that started and did not finish.
+    pub in_flight: Option<String>,
+    pub finished: bool,
+}
+
+pub fn progress(events: &[Event]) -> Progress {
+    let mut p = Progress::default();
+    for e in events {
+        match &e.kind {
+            EventKind::StepStarted { step } => p.in_flight = Some(step.clone()),
+            EventKind::StepDone { step } => {
+                if !p.done.contains(step) {
+                    p.done.push(step.clone());
+                }
+                p.in_flight = None;
+            }
+            EventKind::RunDone { status } => p.finished = status == "done",
+            _ => {}
+        }
+    }
+    p
+}
+
+pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(value)?).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: EventKind) -> Event {
+        Event { ts: Utc::now(), kind }
+    }
+
+    #[test]
+    fn progress_knows_done_steps_and_the_one_in_flight() {
+        let events = vec![
+            ev(EventKind::StepStarted { step: "a".into() }),
+            ev(EventKind::StepDone { step: "a".into() }),
+            ev(EventKind::StepStarted { step: "b".into() }),
+        ];
+        let p = progress(&events);
+        assert_eq!(p.done, vec!["a".to_string()]);
+        assert_eq!(p.in_flight.as_deref(), Some("b"));
+        assert!(!p.finished);
+    }
+
+    #[test]
+    fn a_torn_last_journal_line_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rd = RunDir::open(dir.path()).unwrap();
+        rd.log(EventKind::StepStarted { step: "a".into() }).unwrap();
+        rd.log(EventKind::StepDone { step: "a".into() }).unwrap();
+        let mut f = OpenOptions::new().append(true).open(dir.path().join("journal.jsonl")).unwrap();
+        f.write_all(b"{\"ts\":\"2026-").unwrap();
+        let events = read_journal(dir.path()).unwrap();
+        assert_eq!(events.len(), 2);
+        assert_eq!(progress(&events).done, vec!["a".to_string()]);
+    }
+}

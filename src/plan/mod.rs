@@ -1,0 +1,278 @@
+//! The plan model: a [`Plan`] is an ordered list of [`Step`]s; each step has read-only checks before it acts
+//! (pre), an action, checks that prove it worked (post), a risk level, and a preview of the statements and
+//! commands it runs. Procedures build plans; the [`runner`] shows or executes them.
+
+pub mod journal;
+pub mod progress;
+pub mod report;
+pub mod runner;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mysql::Conn;
+use serde::{Deserialize, Serialize};
+
+use crate::target::connect::Target;
+use crate::target::control::Control;
+use crate::target::facts::ServerFacts;
+
+/// How much a step can hurt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Changes nothing.
+    Read,
+    /// Changes settings or files, no downtime.
+    Online,
+    /// Blocks writes to a table.
+    Locking,
+    /// The server goes down.
+    Restart,
+    /// Drops or overwrites data; needs its own opt-in flag.
+    Destructive,
+}
+
+impl Risk {
+    pub fn needs_confirmation(self) -> bool {
+        matches!(self, Risk::Restart | Risk::Destructive)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Read => "read",
+            Risk::Online => "online",
+            Risk::Locking => "locking",
+            Risk::Restart => "restart",
+            Risk::Destructive => "destructive",
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub check: String,
+    pub passed: bool,
+    pub observed: String,
+    pub expected: String,
+    /// On failure: one sentence of what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// A passing pre-check that finds the step's work already done: the action is skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub already_done: bool,
+    /// A check that could not run in a dry run because it depends on earlier steps.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
+}
+
+impl Verdict {
+    pub fn pass(observed: impl Into<String>, expected: impl Into<String>) -> Verdict {
+        Verdict {
+            check: String::new(),
+            passed: true,
+            observed: observed.into(),
+            expected: expected.into(),
+            fix: None,
+            already_done: false,
+            deferred: false,
+        }
+    }
+    pub fn fail(observed: impl Into<String>, expected: impl Into<String>, fix: impl Into<String>) -> Verdict {
+        Verdict { passed: false, fix: Some(fix.into()), ..Verdict::pass(observed, expected) }
+    }
+    pub fn done(observed: impl Into<String>, expected: impl Into<String>) -> Verdict {
+        Verdict { already_done: true, ..Verdict::pass(observed, expected) }
+    }
+    /// Pass when `ok`, else fail with `fix`.
+    pub fn check(ok: bool, observed: impl Into<String>, expected: impl Into<String>, fix: impl Into<String>) -> Verdict {
+        if ok {
+            Verdict::pass(observed, expected)
+        } else {
+            Verdict::fail(observed, expected, fix)
+        }
+    }
+}
+
+pub type CheckFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<Verdict>>;
+pub type ActFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<serde_json::Value>>;
+pub type RecoverFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<String>>;
+
+/// A named read-only check.
+pub struct Check {
+    pub name: String,
+    /// True when the check only makes sense after earlier steps acted; a dry run shows it as deferred.
+    pub needs_prior: bool,
+    pub run: CheckFn,
+}
+
+impl Check {
+    pub fn new(name: impl Into<String>, run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static) -> Check {
+        Check { name: name.into(), needs_prior: false, run: Box::new(run) }
+    }
+    /// A check that depends on earlier steps having acted.
+    pub fn after_prior(name: impl Into<String>, run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static) -> Check {
+        Check { name: name.into(), needs_prior: true, run: Box::new(run) }
+    }
+}
+
+/// One step of a plan.
+pub struct Step {
+    pub id: String,
+    pub title: String,
+    pub risk: Risk,
+    pub commands_preview: Vec<String>,
+    pub pre: Vec<Check>,
+    pub act: Option<ActFn>,
+    pub post: Vec<Check>,
+    /// Measure the server around this step (the plan benchmarks before the first such step and after the last).
+    pub bench: bool,
+    /// What to do when a post-check fails (for example restore the config and start the server again);
+    /// returns a sentence describing the state it left.
+    pub recover: Option<RecoverFn>,
+}
+
+impl Step {
+    pub fn new(id: impl Into<String>, title: impl Into<String>, risk: Risk) -> Step {
+        Step {
+            id: id.into(),
+            title: title.into(),
+            risk,
+            commands_preview: Vec::new(),
+            pre: Vec::new(),
+            act: None,
+            post: Vec::new(),
+            bench: false,
+            recover: None,
+        }
+    }
+    pub fn preview(mut self, cmd: impl Into<String>) -> Step {
+        self.commands_preview.push(cmd.into());
+        self
+    }
+    pub fn pre(mut self, c: Check) -> Step {
+        self.pre.push(c);
+        self
+    }
+    pub fn post(mut self, c: Check) -> Step {
+        self.post.push(c);
+        self
+    }
+    pub fn act(mut self, f: impl Fn(&mut Ctx) -> anyhow::Result<serde_json::Value> + 'static) -> Step {
+        self.act = Some(Box::new(f));
+        self
+    }
+    pub fn recover(mut self, f: impl Fn(&mut Ctx) -> anyhow::Result<String> + 'static) -> Step {
+        self.recover = Some(Box::new(f));
+        self
+    }
+    pub fn bench(mut self) -> Step {
+        self.bench = true;
+        self
+    }
+}
+
+/// What a plan is, as written to `plan.json`, and what `resume` needs to build it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanHeader {
+    pub procedure: String,
+    pub target: String,
+    pub server: String,
+    /// The procedure's own settings, enough to rebuild the plan.
+    pub params: serde_json::Value,
+    pub conn: crate::target::connect::ConnSpec,
+    pub control: Option<crate::target::control::ControlSpec>,
+    /// Lines the DBA should read before executing (choices made, warnings).
+    pub notes: Vec<String>,
+}
+
+/// An ordered list of steps.
+pub struct Plan {
+    pub header: PlanHeader,
+    pub steps: Vec<Step>,
+    /// The workload to run before the first and after the last step marked `bench`.
+    pub bench: Option<crate::bench::PlanBench>,
+}
+
+/// The preview of one step, as serialised.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepPreview {
+    pub id: String,
+    pub title: String,
+    pub risk: Risk,
+    pub commands: Vec<String>,
+    pub pre_checks: Vec<String>,
+    pub post_checks: Vec<String>,
+    pub bench: bool,
+}
+
+impl Plan {
+    pub fn previews(&self) -> Vec<StepPreview> {
+        self.steps
+            .iter()
+            .map(|s| StepPreview {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                risk: s.risk,
+                commands: s.commands_preview.clone(),
+                pre_checks: s.pre.iter().map(|c| c.name.clone()).collect(),
+                post_checks: s.post.iter().map(|c| c.name.clone()).collect(),
+                bench: s.bench,
+            })
+            .collect()
+    }
+}
+
+/// What steps see while they run.
+pub struct Ctx<'a> {
+    pub target: &'a Target,
+    pub control: Option<&'a Control>,
+    pub procedure: String,
+    pub step: String,
+    pub run_dir: Option<PathBuf>,
+    pub abort: &'a AtomicBool,
+    conn: Option<Conn>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(target: &'a Target, control: Option<&'a Control>, procedure: &str, abort: &'a AtomicBool) -> Ctx<'a> {
+        Ctx { target, control, procedure: procedure.to_string(), step: String::new(), run_dir: None, abort, conn: None }
+    }
+
+    /// The comment every statement of this step starts with.
+    pub fn tag(&self) -> String {
+        format!("/* innops:{}:{} */", self.procedure, self.step)
+    }
+
+    /// A connection, opened on first use and again after [`Ctx::drop_conn`].
+    pub fn conn(&mut self) -> anyhow::Result<&mut Conn> {
+        if self.conn.is_none() {
+            self.conn = Some(self.target.connect()?);
+        }
+        Ok(self.conn.as_mut().expect("just set"))
+    }
+
+    /// Forget the connection (the server is about to go away, or went away).
+    pub fn drop_conn(&mut self) {
+        self.conn = None;
+    }
+
+    /// Fresh facts about the server.
+    pub fn facts(&mut self) -> anyhow::Result<ServerFacts> {
+        let conn = self.conn()?;
+        ServerFacts::collect(conn)
+    }
+
+    /// The control backend, or a refusal naming the flags that provide one.
+    pub fn control(&self) -> anyhow::Result<&'a Control> {
+        self.control.ok_or_else(|| {
+            crate::error::refused(
+                "this step must stop and start the server, and innops was not told how: pass --sandbox NAME, --service systemd:UNIT, or --start-cmd/--stop-cmd",
+            )
+        })
+    }
+
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst)
+    }
+}

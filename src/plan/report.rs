@@ -1,0 +1,147 @@
+//! `report.json`: where a run stands, step by step, with every verdict and the before/after figures. Rewritten
+//! after every step so a crash leaves an accurate report behind; also rendered as text for the terminal.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{BenchResult, Comparison};
+use crate::plan::{Risk, StepPreview, Verdict};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    Running,
+    Done,
+    Skipped,
+    Refused,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepReport {
+    pub id: String,
+    pub title: String,
+    pub risk: Risk,
+    pub status: StepStatus,
+    pub commands: Vec<String>,
+    pub pre: Vec<Verdict>,
+    pub post: Vec<Verdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct BenchReport {
+    pub before: Option<BenchResult>,
+    pub after: Option<BenchResult>,
+    pub change: Option<Comparison>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub procedure: String,
+    pub target: String,
+    pub server: String,
+    /// `dry_run`, `running`, `done`, `refused`, `failed`, `interrupted`.
+    pub status: String,
+    pub executed: bool,
+    pub notes: Vec<String>,
+    pub steps: Vec<StepReport>,
+    pub bench: BenchReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Report {
+    pub fn new(procedure: &str, target: &str, server: &str, notes: Vec<String>, steps: &[StepPreview]) -> Report {
+        Report {
+            procedure: procedure.into(),
+            target: target.into(),
+            server: server.into(),
+            status: "dry_run".into(),
+            executed: false,
+            notes,
+            steps: steps
+                .iter()
+                .map(|s| StepReport {
+                    id: s.id.clone(),
+                    title: s.title.clone(),
+                    risk: s.risk,
+                    status: StepStatus::Pending,
+                    commands: s.commands.clone(),
+                    pre: Vec::new(),
+                    post: Vec::new(),
+                    result: None,
+                    error: None,
+                })
+                .collect(),
+            bench: BenchReport::default(),
+            run_dir: None,
+            message: None,
+        }
+    }
+
+    pub fn step_mut(&mut self, id: &str) -> &mut StepReport {
+        self.steps.iter_mut().find(|s| s.id == id).expect("report has every step of the plan")
+    }
+
+    /// The report as text.
+    pub fn render_text(&self) -> String {
+        let mut s = String::new();
+        let what = if self.executed { "run" } else { "plan (dry run: nothing was changed; add --execute to act)" };
+        s.push_str(&format!("innops {} {what}\n  target: {} ({})\n", self.procedure, self.target, self.server));
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
+        for (i, st) in self.steps.iter().enumerate() {
+            let status = match st.status {
+                StepStatus::Pending if !self.executed => String::new(),
+                ref other => format!("  [{}]", serde_json::to_value(other).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+            };
+            s.push_str(&format!("\n{:>3}. {} ({}, risk {}){status}\n", i + 1, st.title, st.id, st.risk.as_str()));
+            for c in &st.commands {
+                s.push_str(&format!("       $ {c}\n"));
+            }
+            for (phase, vs) in [("pre ", &st.pre), ("post", &st.post)] {
+                for v in vs {
+                    let mark = if v.deferred {
+                        "…"
+                    } else if v.passed {
+                        "✓"
+                    } else {
+                        "✗"
+                    };
+                    s.push_str(&format!("       {phase} {mark} {}: {}", v.check, v.observed));
+                    if !v.passed || v.deferred {
+                        s.push_str(&format!(" (expected {})", v.expected));
+                    }
+                    if v.already_done {
+                        s.push_str(" — already done, action skipped");
+                    }
+                    s.push('\n');
+                    if let Some(fix) = &v.fix {
+                        s.push_str(&format!("            → {fix}\n"));
+                    }
+                }
+            }
+            if let Some(e) = &st.error {
+                s.push_str(&format!("       error: {e}\n"));
+            }
+        }
+        if let (Some(b), Some(a)) = (&self.bench.before, &self.bench.after) {
+            s.push_str("\nbenchmark before → after:\n");
+            s.push_str(&crate::bench::render_comparison(b, a));
+        }
+        if let Some(m) = &self.message {
+            s.push_str(&format!("\n{m}\n"));
+        }
+        if let Some(d) = &self.run_dir {
+            s.push_str(&format!("run directory: {d}\n"));
+        }
+        s
+    }
+}

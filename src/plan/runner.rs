@@ -1,0 +1,340 @@
+//! The runner: shows a plan (a dry run that still runs every read-only pre-check) or executes it, step by step:
+//! pre-checks → benchmark before (once) → act → post-checks → benchmark after (once) → journal. It stops at a
+//! safe point on Ctrl-C and, given a journal, continues an interrupted run.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use crate::error::{Failure, EXIT_INTERRUPTED};
+use crate::plan::journal::{self, EventKind, PlanFile, RunDir};
+use crate::plan::report::{Report, StepStatus};
+use crate::plan::{Check, Ctx, Plan, Verdict};
+use crate::target::connect::Target;
+use crate::target::control::Control;
+
+/// How to run a plan.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub execute: bool,
+    /// Restart and destructive steps may run without a prompt.
+    pub yes: bool,
+    pub run_dir: Option<PathBuf>,
+    pub no_bench: bool,
+}
+
+/// Fault injection for crash tests: `INNOPS_FAULT=after-action:STEP` ends the process right after that step's
+/// action, before its post-checks are journaled, as a kill would.
+pub const FAULT_ENV: &str = "INNOPS_FAULT";
+
+/// Show or execute `plan`. `resume` names the run directory of an interrupted run to continue.
+pub fn run(
+    plan: Plan,
+    target: &Target,
+    control: Option<&Control>,
+    opts: &RunOptions,
+    abort: &AtomicBool,
+    resume: Option<PathBuf>,
+) -> (Report, anyhow::Result<()>) {
+    let previews = plan.previews();
+    let mut report = Report::new(
+        &plan.header.procedure,
+        &plan.header.target,
+        &plan.header.server,
+        plan.header.notes.clone(),
+        &previews,
+    );
+    let mut ctx = Ctx::new(target, control, &plan.header.procedure, abort);
+    if !opts.execute {
+        let r = dry_run(&plan, &mut ctx, &mut report);
+        return (report, r);
+    }
+    let r = execute(plan, &mut ctx, &mut report, opts, resume);
+    (report, r)
+}
+
+fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> anyhow::Result<Vec<Verdict>> {
+    let mut out = Vec::new();
+    for c in checks {
+        let mut v = if dry && c.needs_prior {
+            Verdict { deferred: true, ..Verdict::pass("runs after the earlier steps", "checked at execution") }
+        } else {
+            (c.run)(ctx)?
+        };
+        v.check = c.name.clone();
+        out.push(v);
+    }
+    Ok(out)
+}
+
+fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
+    vs.iter().find(|v| !v.passed)
+}
+
+fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
+    let mut refusal = None;
+    for step in &plan.steps {
+        ctx.step = step.id.clone();
+        let verdicts = run_checks(ctx, &step.pre, true)?;
+        if refusal.is_none() {
+            if let Some(v) = first_failure(&verdicts) {
+                refusal = Some(format!("step {} would be refused: {}", step.id, v.fix.clone().unwrap_or_default()));
+            }
+        }
+        let sr = report.step_mut(&step.id);
+        sr.pre = verdicts;
+        sr.post = step
+            .post
+            .iter()
+            .map(|c| Verdict {
+                check: c.name.clone(),
+                deferred: true,
+                ..Verdict::pass("runs after the step acts", "checked at execution")
+            })
+            .collect();
+    }
+    match refusal {
+        Some(msg) => {
+            report.status = "refused".into();
+            report.message = Some(msg.clone());
+            Err(Failure::Refused(msg).into())
+        }
+        None => Ok(()),
+    }
+}
+
+fn confirm(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
+    let risky: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| s.risk.needs_confirmation())
+        .map(|s| format!("{} ({})", s.id, s.risk.as_str()))
+        .collect();
+    if risky.is_empty() || opts.yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Failure::Refused(format!(
+            "the plan has steps that stop the server or overwrite data ({}) and stdin is not a terminal: pass --yes to allow them",
+            risky.join(", ")
+        ))
+        .into());
+    }
+    eprint!("The plan will run {}. Type 'yes' to go on: ", risky.join(", "));
+    std::io::stderr().flush().ok();
+    let mut line = String::new();
+    stdin.lock().read_line(&mut line)?;
+    if line.trim() != "yes" {
+        return Err(Failure::Refused("not confirmed at the prompt: nothing was changed".into()).into());
+    }
+    Ok(())
+}
+
+fn execute(
+    plan: Plan,
+    ctx: &mut Ctx,
+    report: &mut Report,
+    opts: &RunOptions,
+    resume: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    report.executed = true;
+    report.status = "running".into();
+    confirm(&plan, opts)?;
+    let (mut rd, prior) = match &resume {
+        Some(dir) => {
+            let events = journal::read_journal(dir)?;
+            let progress = journal::progress(&events);
+            let mut rd = RunDir::open(dir)?;
+            rd.log(EventKind::Resumed { after_step: progress.done.last().cloned() })?;
+            (rd, Some(progress))
+        }
+        None => {
+            let path = opts.run_dir.clone().unwrap_or_else(|| RunDir::default_path(&plan.header.procedure));
+            let file = PlanFile { header: plan.header.clone(), steps: plan.previews(), created: chrono::Utc::now() };
+            let mut rd = RunDir::create(&path, &file)?;
+            rd.log(EventKind::RunStarted { procedure: plan.header.procedure.clone(), target: plan.header.target.clone() })?;
+            (rd, None)
+        }
+    };
+    report.run_dir = Some(rd.path.display().to_string());
+    ctx.run_dir = Some(rd.path.clone());
+    let result = execute_steps(&plan, ctx, report, opts, &mut rd, prior.as_ref());
+    let status = match &result {
+        Ok(()) => "done",
+        Err(e) => match crate::error::exit_code_of(e) {
+            EXIT_INTERRUPTED => "interrupted",
+            1 => "refused",
+            _ => "failed",
+        },
+    };
+    report.status = status.into();
+    if let Err(e) = &result {
+        report.message = Some(crate::error::display_of(e));
+    }
+    rd.log(EventKind::RunDone { status: status.into() })?;
+    rd.write_json("report.json", report)?;
+    result
+}
+
+fn execute_steps(
+    plan: &Plan,
+    ctx: &mut Ctx,
+    report: &mut Report,
+    opts: &RunOptions,
+    rd: &mut RunDir,
+    prior: Option<&journal::Progress>,
+) -> anyhow::Result<()> {
+    let bench = if opts.no_bench { None } else { plan.bench.as_ref() };
+    let first_bench = plan.steps.iter().position(|s| s.bench);
+    let last_bench = plan.steps.iter().rposition(|s| s.bench);
+    // Resuming keeps the figures measured before the crash.
+    if let Ok(text) = std::fs::read_to_string(rd.path.join("bench/before.json")) {
+        report.bench.before = serde_json::from_str(&text).ok();
+    }
+    for (i, step) in plan.steps.iter().enumerate() {
+        ctx.step = step.id.clone();
+        if let Some(p) = prior {
+            if p.done.contains(&step.id) {
+                report.step_mut(&step.id).status = StepStatus::Done;
+                continue;
+            }
+            if p.in_flight.as_deref() == Some(step.id.as_str()) {
+                // The step started before the crash: if its post-checks hold, its action completed.
+                let post = run_checks(ctx, &step.post, false)?;
+                let all_pass = post.iter().all(|v| v.passed);
+                for v in &post {
+                    rd.log(EventKind::Check { step: step.id.clone(), phase: "resume-post".into(), verdict: v.clone() })?;
+                }
+                if all_pass {
+                    let sr = report.step_mut(&step.id);
+                    sr.post = post;
+                    sr.status = StepStatus::Done;
+                    rd.log(EventKind::StepDone { step: step.id.clone() })?;
+                    rd.write_json("report.json", report)?;
+                    if Some(i) == last_bench {
+                        bench_point(bench, ctx, report, rd, "after")?;
+                    }
+                    continue;
+                }
+            }
+        }
+        if ctx.aborted() {
+            rd.log(EventKind::Interrupted { before_step: step.id.clone() })?;
+            return Err(Failure::Interrupted(format!(
+                "interrupted before step {}: nothing of that step was done; continue with `innops resume {}`",
+                step.id,
+                rd.path.display()
+            ))
+            .into());
+        }
+        rd.log(EventKind::StepStarted { step: step.id.clone() })?;
+        report.step_mut(&step.id).status = StepStatus::Running;
+        rd.write_json("report.json", report)?;
+
+        let pre = run_checks(ctx, &step.pre, false)?;
+        for v in &pre {
+            rd.log(EventKind::Check { step: step.id.clone(), phase: "pre".into(), verdict: v.clone() })?;
+        }
+        let refusal = first_failure(&pre).map(|v| v.fix.clone().unwrap_or_else(|| format!("{} failed", v.check)));
+        let already_done = pre.iter().any(|v| v.already_done);
+        report.step_mut(&step.id).pre = pre;
+        if let Some(reason) = refusal {
+            rd.log(EventKind::StepRefused { step: step.id.clone(), reason: reason.clone() })?;
+            report.step_mut(&step.id).status = StepStatus::Refused;
+            return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
+        }
+        if Some(i) == first_bench && report.bench.before.is_none() {
+            bench_point(bench, ctx, report, rd, "before")?;
+        }
+        if already_done || step.act.is_none() {
+            let reason = if already_done { "a pre-check found it already done" } else { "the step only checks" };
+            rd.log(EventKind::ActionSkipped { step: step.id.clone(), reason: reason.into() })?;
+        } else if let Some(act) = &step.act {
+            match act(ctx) {
+                Ok(result) => {
+                    rd.log(EventKind::ActionDone { step: step.id.clone(), result: result.clone() })?;
+                    report.step_mut(&step.id).result = Some(result);
+                }
+                Err(e) => {
+                    let msg = crate::error::display_of(&e);
+                    let recovery = match &step.recover {
+                        Some(r) => Some(r(ctx).unwrap_or_else(|re| format!("recovery failed too: {}", crate::error::display_of(&re)))),
+                        None => None,
+                    };
+                    rd.log(EventKind::StepFailed { step: step.id.clone(), reason: msg.clone(), recovery: recovery.clone() })?;
+                    let sr = report.step_mut(&step.id);
+                    sr.status = StepStatus::Failed;
+                    sr.error = Some(msg.clone());
+                    let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
+                    // A refusal inside the action (a guard) changed nothing; anything else needs a human.
+                    return Err(match crate::error::exit_code_of(&e) {
+                        1 | 2 => Failure::Refused(format!("step {} refused: {msg}{state}", step.id)),
+                        _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
+                    }
+                    .into());
+                }
+            }
+            fault_point(&step.id);
+        }
+        let post = run_checks(ctx, &step.post, false)?;
+        for v in &post {
+            rd.log(EventKind::Check { step: step.id.clone(), phase: "post".into(), verdict: v.clone() })?;
+        }
+        let failed = first_failure(&post).map(|v| {
+            format!("{} (observed {}, expected {}): {}", v.check, v.observed, v.expected, v.fix.clone().unwrap_or_default())
+        });
+        report.step_mut(&step.id).post = post;
+        if let Some(why) = failed {
+            let recovery = match &step.recover {
+                Some(r) => Some(r(ctx).unwrap_or_else(|re| format!("recovery failed too: {}", crate::error::display_of(&re)))),
+                None => None,
+            };
+            rd.log(EventKind::StepFailed { step: step.id.clone(), reason: why.clone(), recovery: recovery.clone() })?;
+            report.step_mut(&step.id).status = StepStatus::Failed;
+            let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
+            return Err(Failure::PostCheck(format!("step {} post-check failed: {why}{state}", step.id)).into());
+        }
+        rd.log(EventKind::StepDone { step: step.id.clone() })?;
+        report.step_mut(&step.id).status =
+            if already_done { StepStatus::Skipped } else { StepStatus::Done };
+        rd.write_json("report.json", report)?;
+        if Some(i) == last_bench {
+            bench_point(bench, ctx, report, rd, "after")?;
+        }
+    }
+    Ok(())
+}
+
+fn bench_point(
+    bench: Option<&crate::bench::PlanBench>,
+    ctx: &mut Ctx,
+    report: &mut Report,
+    rd: &mut RunDir,
+    label: &str,
+) -> anyhow::Result<()> {
+    let Some(spec) = bench else { return Ok(()) };
+    ctx.step = format!("bench-{label}");
+    let result = crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)?;
+    let file = format!("bench/{label}.json");
+    rd.write_json(&file, &result)?;
+    rd.log(EventKind::Bench { label: label.into(), file })?;
+    if label == "before" {
+        report.bench.before = Some(result);
+    } else {
+        if let Some(b) = &report.bench.before {
+            report.bench.change = Some(crate::bench::compare(b, &result));
+        }
+        report.bench.after = Some(result);
+    }
+    rd.write_json("report.json", report)
+}
+
+fn fault_point(step: &str) {
+    if let Ok(f) = std::env::var(FAULT_ENV) {
+        if f.strip_prefix("after-action:") == Some(step) {
+            eprintln!("innops: {FAULT_ENV} ends the process after the action of step {step}");
+            std::process::exit(137);
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Throwaway local servers: a data directory, port, socket, error log and option file of their own, made from
+//! the `mariadbd` (or MySQL `mysqld`) binary on PATH.
+//!
+//! Every sandbox lives in `<root>/<name>/`. Its option file `my.cnf` is what the server starts with, and it
+//! includes `conf.d/`, where procedures put innops's drop-in: a sandbox exercises the same config path as a real
+//! server. Tests use this code through the library, each test with a root of its own.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{bad_input, refused};
+use crate::target::connect::ConnSpec;
+use crate::target::errorlog;
+
+/// Environment variable that moves the sandbox root.
+pub const ROOT_ENV: &str = "INNOPS_SANDBOX_DIR";
+
+/// The default place for sandboxes: `$INNOPS_SANDBOX_DIR`, else `~/.local/share/innops/sandboxes`.
+pub fn default_root() -> PathBuf {
+    if let Some(d) = std::env::var_os(ROOT_ENV) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
+    home.join(".local/share/innops/sandboxes")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerKind {
+    MariaDB,
+    MySQL,
+}
+
+/// What `sandbox up` may tune.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxOptions {
+    /// `innodb_buffer_pool_size`, as the server takes it (`128M`).
+    pub buffer_pool: Option<String>,
+    /// More `key=value` lines for the `[mysqld]` group.
+    pub extra: Vec<String>,
+}
+
+/// A sandbox on disk.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Sandbox {
+    pub name: String,
+    pub dir: PathBuf,
+    pub datadir: PathBuf,
+    pub socket: PathBuf,
+    pub port: u16,
+    pub pid_file: PathBuf,
+    pub error_log: PathBuf,
+    pub option_file: PathBuf,
+    /// The directory the option file includes; innops's drop-in goes here.
+    pub conf_dir: PathBuf,
+    pub binary: PathBuf,
+    pub kind: ServerKind,
+}
+
+/// `list` output: the sandbox and whether it runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SandboxStatus {
+    #[serde(flatten)]
+    pub sandbox: Sandbox,
+    pub pid: Option<u32>,
+    pub running: bool,
+}
+
+/// Find the server binary: `mariadbd`, then `mysqld`, on PATH or in the usual sbin directories.
+pub fn find_server_binary() -> anyhow::Result<(PathBuf, ServerKind)> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    dirs.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from));
+    for (name, kind) in [("mariadbd", ServerKind::MariaDB), ("mysqld", ServerKind::MySQL)] {
+        for d in &dirs {
+            let p = d.join(name);
+            if p.is_file() {
+                return Ok((p, kind));
+            }
+        }
+    }
+    Err(bad_input(
+        "no mariadbd or mysqld binary was found on PATH or in /usr/sbin: install one with `apt-get install -y mariadb-server`",
+    ))
+}
+
+fn validate_name(name: &str) -> anyhow::Result<()> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(bad_input(format!(
+            "sandbox name '{name}' is not allowed: use 1-64 letters, digits, '-' or '_'"
+        )));
+    }
+    Ok(())
+}
+
+/// A free TCP port on the loopback interface, chosen by the kernel.
+pub fn free_port() -> anyhow::Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").context("binding a probe socket on 127.0.0.1")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // The state follows the parenthesised command name.
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+impl Sandbox {
+    fn paths(root: &Path, name: &str, binary: PathBuf, kind: ServerKind, port: u16) -> Sandbox {
+        let dir = root.join(name);
+        Sandbox {
+            name: name.to_string(),
+            datadir: dir.join("data"),
+            socket: dir.join("mysqld.sock"),
+            port,
+            pid_file: dir.join("mysqld.pid"),
+            error_log: dir.join("error.log"),
+            option_file: dir.join("my.cnf"),
+            conf_dir: dir.join("conf.d"),
+            binary,
+            kind,
+            dir,
+        }
+    }
+
+    fn meta_path(dir: &Path) -> PathBuf {
+        dir.join("sandbox.json")
+    }
+
+    /// Initialise a new sandbox (data directory and option file); it is not started.
+    pub fn create(root: &Path, name: &str, opts: &SandboxOptions) -> anyhow::Result<Sandbox> {
+        validate_name(name)?;
+        let (binary, kind) = find_server_binary()?;
+        let sb = Sandbox::paths(root, name, binary, kind, free_port()?);
+        if sb.dir.exists() {
+            return Err(bad_input(format!(
+                "sandbox '{name}' already exists in {}: pick another name or run `innops sandbox down {name}`",
+                sb.dir.display()
+            )));
+        }
+        // The socket path must fit sun_path (108 bytes).
+        if sb.socket.as_os_str().len() > 100 {
+            return Err(bad_input(format!(
+                "the sandbox root {} is too deep for a Unix socket path: use a shorter --root or {ROOT_ENV}",
+                root.display()
+            )));
+        }
+        std::fs::create_dir_all(&sb.conf_dir).with_context(|| format!("creating {}", sb.conf_dir.display()))?;
+        sb.write_option_file(opts)?;
+        sb.init_datadir().inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&sb.datadir);
+        })?;
+        sb.save()?;
+        Ok(sb)
+    }
+
+    /// Open an existing sandbox by name.
+    pub fn open(root: &Path, name: &str) -> anyhow::Result<Sandbox> {
+        validate_name(name)?;
+        let meta = Sandbox::meta_path(&root.join(name));
+        let text = std::fs::read_to_string(&meta).map_err(|_| {
+            bad_input(format!(
+                "there is no sandbox '{name}' in {}: create it with `innops sandbox up {name}` or check `innops sandbox list`",
+                root.display()
+            ))
+        })?;
+        serde_json::from_str(&text).with_context(|| format!("reading {}", meta.display()))
+    }
+
+    /// Every sandbox under `root`, sorted by name.
+    pub fn list(root: &Path) -> anyhow::Result<Vec<SandboxStatus>> {
+        let mut out = Vec::new();
+        let Ok(rd) = std::fs::read_dir(root) else { return Ok(out) };
+        for e in rd.flatten() {
+            let meta = Sandbox::meta_path(&e.path());
+            if let Ok(text) = std::fs::read_to_string(&meta) {
+                if let Ok(sandbox) = serde_json::from_str::<Sandbox>(&text) {
+                    let pid = sandbox.running_pid();
+                    out.push(SandboxStatus { running: pid.is_some(), pid, sandbox });
+                }
+            }
+        }
+        out.sort_by(|a, b| a.sandbox.name.cmp(&b.sandbox.name));
+        Ok(out)
+    }
+
+    fn save(&self) -> anyhow::Result<()> {
+        let meta = Sandbox::meta_path(&self.dir);
+        std::fs::write(&meta, serde_json::to_string_pretty(self)?).with_context(|| format!("writing {}", meta.display()))
+    }
+
+    fn write_option_file(&self, opts: &SandboxOptions) -> anyhow::Result<()> {
+        let mut s = String::new();
+        s.push_str("# innops sandbox option file: the server starts with --defaults-file pointing here.\n");
+        s.push_str("[mysqld]\n");
+        s.push_str(&format!("datadir = {}\n", self.datadir.display()));
+        s.push_str(&format!("socket = {}\n", self.socket.display()));
+        s.push_str(&format!("port = {}\n", self.port));
+        s.push_str("bind-address = 127.0.0.1\n");
+        s.push_str(&format!("pid-file = {}\n", self.pid_file.display()));
+        s.push_str(&format!("log-error = {}\n", self.error_log.display()));
+        s.push_str(&format!("innodb_buffer_pool_size = {}\n", opts.buffer_pool.as_deref().unwrap_or("128M")));
+        s.push_str("skip-name-resolve\n");
+        if is_root() {
+            s.push_str("user = root\n");
+        }
+        for line in &opts.extra {
+            s.push_str(line);
+            s.push('\n');
+        }
+        s.push_str(&format!("\n!includedir {}\n", self.conf_dir.display()));
+        std::fs::write(&self.option_file, s).with_context(|| format!("writing {}", self.option_file.display()))
+    }
+
+    fn set_port(&mut self, port: u16) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(&self.option_file)?;
+        let old = format!("port = {}\n", self.port);
+        let text = text.replacen(&old, &format!("port = {port}\n"), 1);
+        std::fs::write(&self.option_file, text)?;
+        self.port = port;
+        self.save()
+    }
+
+    fn init_datadir(&self) -> anyhow::Result<()> {
+        let log = self.dir.join("install.log");
+        let logf = std::fs::File::create(&log)?;
+        let mut cmd = match self.kind {
+            ServerKind::MariaDB => {
+                let installer = ["mariadb-install-db", "mysql_install_db"]
+                    .iter()
+                    .map(|n| self.binary.parent().unwrap_or(Path::new("/usr/bin")).join("..").join("bin").join(n))
+                    .chain(["/usr/bin/mariadb-install-db", "/usr/local/bin/mariadb-install-db"].map(PathBuf::from))
+                    .find(|p| p.is_file())
+                    .ok_or_else(|| {
+                        bad_input("mariadb-install-db was not found: install it with `apt-get install -y mariadb-server`")
+                    })?;
+                let mut c = Command::new(installer);
+                c.arg("--no-defaults")
+                    .arg(format!("--datadir={}", self.datadir.display()))
+                    .arg("--auth-root-authentication-method=normal")
+                    .arg("--skip-test-db");
+                if is_root() {
+                    c.arg("--user=root");
+                }
+                c
+            }
+            ServerKind::MySQL => {
+                let mut c = Command::new(&self.binary);
+                c.arg("--no-defaults").arg("--initialize-insecure").arg(format!("--datadir={}", self.datadir.display()));
+                if is_root() {
+                    c.arg("--user=root");
+                }
+                c
+            }
+        };
+        let status = cmd
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone()?)
+            .stderr(logf)
+            .status()
+            .context("running the data directory initialiser")?;
+        if !status.success() {
+            let tail = std::fs::read_to_string(&log).unwrap_or_default();
+            let last: Vec<&str> = tail.lines().rev().take(5).collect();
+            anyhow::bail!(
+                "initialising the data directory {} failed ({status}): {}",
+                self.datadir.display(),
+                last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            );
+        }
+        Ok(())
+    }
+
+    /// The pid of the running server, if any.
+    pub fn running_pid(&self) -> Option<u32> {
+        let pid: u32 = std::fs::read_to_string(&self.pid_file).ok()?.trim().parse().ok()?;
+        process_alive(pid).then_some(pid)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running_pid().is_some()
+    }
+
+    /// How to connect to it.
+    pub fn conn_spec(&self) -> ConnSpec {
+        ConnSpec { socket: Some(self.socket.clone()), user: Some("root".into()), ..Default::default() }
+    }
+
+    /// Start the server with extra command-line options and wait until it accepts connections. When the port
+    /// was taken meanwhile, pick another and retry.
+    pub fn start(&mut self, extra: &[String], timeout: Duration) -> anyhow::Result<()> {
+        if let Some(pid) = self.running_pid() {
+            return Err(refused(format!(
+                "sandbox '{}' is already running (pid {pid}): stop it first with `innops sandbox stop {}`",
+                self.name, self.name
+            )));
+        }
+        for attempt in 0..3 {
+            let offset = errorlog::end_offset(&self.error_log);
+            let pid = self.spawn(extra)?;
+            match self.wait_ready(pid, offset, timeout) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let lines = errorlog::read_since(&self.error_log, offset).map(|t| t.lines).unwrap_or_default();
+                    let port_taken = lines.iter().any(|l| l.contains("Address already in use") || l.contains("Bind on TCP/IP port"));
+                    if port_taken && attempt < 2 {
+                        wait_exit(pid, Duration::from_secs(30));
+                        self.set_port(free_port()?)?;
+                        continue;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+
+    fn spawn(&self, extra: &[String]) -> anyhow::Result<u32> {
+        // A shell backgrounds the server and prints its pid, so the server is not our child: it outlives
+        // innops and never lingers as our zombie. Its own process group keeps Ctrl-C in the terminal away.
+        let mut args = vec![self.binary.display().to_string(), format!("--defaults-file={}", self.option_file.display())];
+        args.extend(extra.iter().cloned());
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg("\"$@\" </dev/null >/dev/null 2>&1 & echo $!")
+            .arg("sh")
+            .args(&args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .context("starting the sandbox server through /bin/sh")?;
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .with_context(|| format!("reading the started server's pid from {:?}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    fn wait_ready(&self, pid: u32, log_offset: u64, timeout: Duration) -> anyhow::Result<()> {
+        let target = self.conn_spec().resolve_plain();
+        let start = Instant::now();
+        loop {
+            if mysql::Conn::new(target.opts.clone()).is_ok() {
+                return Ok(());
+            }
+            if !process_alive(pid) {
+                let lines = errorlog::read_since(&self.error_log, log_offset).map(|t| t.lines).unwrap_or_default();
+                let summary = errorlog::summarize(&lines);
+                let why = summary
+                    .aborted
+                    .or_else(|| summary.errors.last().cloned())
+                    .unwrap_or_else(|| "no reason in the error log".to_string());
+                return Err(refused(format!(
+                    "sandbox '{}' failed to start ({why}): read {} and fix the option that caused it",
+                    self.name,
+                    self.error_log.display()
+                )));
+            }
+            if start.elapsed() > timeout {
+                return Err(refused(format!(
+                    "sandbox '{}' did not accept connections within {}s: read {}",
+                    self.name,
+                    timeout.as_secs(),
+                    self.error_log.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Kill the server without a clean shutdown (tests and drills that need a crash).
+    pub fn kill9(&self) -> anyhow::Result<()> {
+        if let Some(pid) = self.running_pid() {
+            // SAFETY: plain kill(2) on a pid we read from our own pid file.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            if !wait_exit(pid, Duration::from_secs(120)) {
+                anyhow::bail!("pid {pid} survived SIGKILL for 120 s");
+            }
+        }
+        Ok(())
+    }
+
+    /// Stop (SIGTERM, a clean shutdown) if running, then delete the directory.
+    pub fn destroy(&self) -> anyhow::Result<()> {
+        if let Some(pid) = self.running_pid() {
+            // SAFETY: plain kill(2) on a pid we read from our own pid file.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            if !wait_exit(pid, Duration::from_secs(300)) {
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                wait_exit(pid, Duration::from_secs(60));
+            }
+        }
+        std::fs::remove_dir_all(&self.dir).with_context(|| format!("removing {}", self.dir.display()))
+    }
+}
+
+impl ConnSpec {
+    /// The target without reading any option file (sandboxes are fully described by their own spec).
+    pub fn resolve_plain(&self) -> crate::target::Target {
+        let mut spec = self.clone();
+        spec.defaults_file = None;
+        crate::target::connect::to_target(&spec)
+    }
+}
+
+/// Wait until `pid` is gone; false on timeout.
+pub fn wait_exit(pid: u32, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while process_alive(pid) {
+        if start.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+use std::os::unix::process::CommandExt as _;

@@ -1,0 +1,835 @@
+//! Option files (my.cnf): this module owns reading them the way the server does (groups, `!include`,
+//! `!includedir`, the `loose-` prefix, quotes, escapes and `#` comments) and changing them safely. A change is
+//! never an in-place edit: [`plan_change`] computes the new text of one file (a pure text edit that keeps
+//! comments and unrelated lines), [`ConfigChange::diff`] shows it, [`ConfigChange::apply`] saves a backup and
+//! writes the new text with an atomic rename, and [`ConfigChange::restore`] puts the old text back.
+//! innops writes only its own drop-in file, found by [`choose_dropin`].
+
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The name of innops's own drop-in file inside the server's `!includedir` directory.
+pub const DROPIN_FILE_NAME: &str = "99-innops.cnf";
+
+/// One `key[=value]` line, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionEntry {
+    pub file: PathBuf,
+    pub line: usize,
+    /// Group name, lower-cased, without brackets.
+    pub group: String,
+    /// Normalised name: lower-case, `-` → `_`, `loose_`/`loose-` prefix removed.
+    pub key: String,
+    /// Unquoted value with inline comments removed; `None` for a bare flag.
+    pub value: Option<String>,
+    pub loose: bool,
+}
+
+/// Everything read from one option file and the files it includes, in reading order.
+#[derive(Debug, Clone, Default)]
+pub struct OptionSet {
+    pub entries: Vec<OptionEntry>,
+    pub files: Vec<PathBuf>,
+    pub include_dirs: Vec<PathBuf>,
+}
+
+/// Reads `path` and every file it includes, in the order the server reads them.
+///
+/// Relative `!include`/`!includedir` paths are taken relative to the including file's directory (the server
+/// takes them relative to its working directory, which a tool cannot know). Unlike the server, which skips a
+/// missing `!include` silently, a missing included file is an error: a config that silently loses a file is
+/// what a DBA wants to hear about before a restart.
+pub fn read(path: &Path) -> anyhow::Result<OptionSet> {
+    let mut set = OptionSet::default();
+    let mut stack = Vec::new();
+    read_into(path, &mut set, &mut stack)?;
+    Ok(set)
+}
+
+fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if stack.contains(&identity) {
+        // An include cycle: the server gives up after 10 levels of nesting; reading each file once per chain
+        // yields the same effective values.
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read option file {}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    set.files.push(path.to_path_buf());
+    stack.push(identity);
+    let base = path.parent().unwrap_or_else(|| Path::new(""));
+    // Like the server, each file starts outside any group; a group does not carry over into included files.
+    let mut group: Option<String> = None;
+    for (idx, raw) in text.lines().enumerate() {
+        let line_no = idx + 1;
+        match parse_line(raw) {
+            Line::Blank | Line::OtherDirective => {}
+            Line::BadGroup => bail!(
+                "{} line {}: `{}` is not a group header (expected `[name]`)",
+                path.display(),
+                line_no,
+                raw.trim()
+            ),
+            Line::Group(name) => group = Some(name),
+            Line::Include(arg) => {
+                let target = base.join(arg);
+                read_into(&target, set, stack)
+                    .with_context(|| format!("included from {} line {}", path.display(), line_no))?;
+            }
+            Line::IncludeDir(arg) => {
+                let dir = base.join(arg);
+                set.include_dirs.push(dir.clone());
+                for file in cnf_files_in(&dir)
+                    .with_context(|| format!("included from {} line {}", path.display(), line_no))?
+                {
+                    read_into(&file, set, stack)
+                        .with_context(|| format!("included from {} line {}", path.display(), line_no))?;
+                }
+            }
+            Line::Option { key, value } => {
+                let Some(group) = &group else {
+                    bail!(
+                        "{} line {}: option `{}` comes before any [group]; the server refuses such a file too",
+                        path.display(),
+                        line_no,
+                        key
+                    );
+                };
+                let (key, loose) = normalize_key(key);
+                set.entries.push(OptionEntry {
+                    file: path.to_path_buf(),
+                    line: line_no,
+                    group: group.clone(),
+                    key,
+                    value: value.map(|v| unquote_value(&v)),
+                    loose,
+                });
+            }
+        }
+    }
+    stack.pop();
+    Ok(())
+}
+
+/// The files an `!includedir` reads: names ending in `.cnf`, sorted by name, as the server does on Unix.
+fn cnf_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let listing =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read option directory {}", dir.display()))?;
+    let mut names = Vec::new();
+    for entry in listing {
+        let entry = entry.with_context(|| format!("cannot read option directory {}", dir.display()))?;
+        let name = entry.file_name();
+        let is_cnf = name.to_str().is_some_and(|n| n.ends_with(".cnf"));
+        if is_cnf && !entry.path().is_dir() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+impl OptionSet {
+    /// The value the last line read that sets `key` (any spelling: `Key`, `key-name`, `loose-key`) in any of
+    /// `groups` gives; a bare flag gives `Some("")`, an unset key `None`.
+    pub fn get(&self, groups: &[&str], key: &str) -> Option<&str> {
+        let (key, _) = normalize_key(key);
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.key == key && in_groups(&e.group, groups))
+            .map(|e| e.value.as_deref().unwrap_or(""))
+    }
+
+    /// Every key set in any of `groups`, with its effective value (last read wins; a bare flag is `""`).
+    pub fn group_values(&self, groups: &[&str]) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for e in self.entries.iter().filter(|e| in_groups(&e.group, groups)) {
+            out.insert(e.key.clone(), e.value.clone().unwrap_or_default());
+        }
+        out
+    }
+}
+
+fn in_groups(group: &str, groups: &[&str]) -> bool {
+    groups.iter().any(|g| g.to_lowercase() == group)
+}
+
+/// `Foo-Bar` → `foo_bar`; `loose-foo` / `loose_foo` → (`foo`, true).
+fn normalize_key(key: &str) -> (String, bool) {
+    let key = key.trim().to_lowercase().replace('-', "_");
+    match key.strip_prefix("loose_") {
+        Some(rest) if !rest.is_empty() => (rest.to_string(), true),
+        _ => (key, false),
+    }
+}
+
+enum Line<'a> {
+    Blank,
+    Group(String),
+    BadGroup,
+    Include(&'a str),
+    IncludeDir(&'a str),
+    OtherDirective,
+    /// Key as written (not normalised) and the raw value text (comment removed, not yet unquoted).
+    Option { key: &'a str, value: Option<String> },
+}
+
+fn parse_line(raw: &str) -> Line<'_> {
+    let s = raw.trim();
+    if s.is_empty() || s.starts_with('#') || s.starts_with(';') {
+        return Line::Blank;
+    }
+    if let Some(rest) = s.strip_prefix('!') {
+        let rest = rest.trim_start();
+        if let Some(arg) = directive_arg(rest, "includedir") {
+            return Line::IncludeDir(arg);
+        }
+        if let Some(arg) = directive_arg(rest, "include") {
+            return Line::Include(arg);
+        }
+        return Line::OtherDirective;
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        // The server matches the text between the brackets exactly (`[ client ]` is not `[client]`), ignoring case.
+        return match rest.find(']') {
+            Some(end) => Line::Group(rest[..end].to_lowercase()),
+            None => Line::BadGroup,
+        };
+    }
+    let content = &s[..comment_start(s).unwrap_or(s.len())];
+    match content.split_once('=') {
+        Some((k, v)) => Line::Option { key: k.trim(), value: Some(v.trim().to_string()) },
+        None => Line::Option { key: content.trim(), value: None },
+    }
+}
+
+/// `include /x` → `/x`; the keyword must be followed by whitespace, as the server requires.
+fn directive_arg<'a>(rest: &'a str, keyword: &str) -> Option<&'a str> {
+    let after = rest.strip_prefix(keyword)?;
+    if !after.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let arg = after.trim();
+    (!arg.is_empty()).then_some(arg)
+}
+
+/// Byte index of the `#` that starts an inline comment, outside quotes (a backslash escapes a quote inside
+/// quotes). MariaDB 10.11 ends the value at any such `#`, with or without whitespace before it
+/// (`k=a#b` reads as `a`); quote a value that contains `#`.
+fn comment_start(s: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut escape = false;
+    for (i, c) in s.char_indices() {
+        if (c == '\'' || c == '"') && !escape {
+            match quote {
+                None => quote = Some(c),
+                Some(q) if q == c => quote = None,
+                Some(_) => {}
+            }
+        }
+        if quote.is_none() && c == '#' {
+            return Some(i);
+        }
+        escape = quote.is_some() && c == '\\' && !escape;
+    }
+    None
+}
+
+/// Removes matching surrounding quotes, then applies the option-file escapes (`\b \t \n \r \s \\ \" \'`);
+/// a backslash before any other character stays.
+fn unquote_value(v: &str) -> String {
+    let v = v.trim();
+    let inner = match v.as_bytes() {
+        [q @ (b'\'' | b'"'), .., last] if v.len() >= 2 && last == q => &v[1..v.len() - 1],
+        _ => v,
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let replacement = match chars.peek() {
+            Some('b') => Some('\u{8}'),
+            Some('t') => Some('\t'),
+            Some('n') => Some('\n'),
+            Some('r') => Some('\r'),
+            Some('s') => Some(' '),
+            Some('\\') => Some('\\'),
+            Some('"') => Some('"'),
+            Some('\'') => Some('\''),
+            _ => None,
+        };
+        match replacement {
+            Some(r) => {
+                out.push(r);
+                chars.next();
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Writes `value` so that [`read`] gives it back unchanged.
+fn format_value(value: &str) -> String {
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t");
+    let needs_quotes = value.is_empty()
+        || value.trim() != value
+        || value.contains(['#', '"', '\''])
+        || value.starts_with([';']);
+    if needs_quotes {
+        format!("\"{}\"", escaped.replace('"', "\\\""))
+    } else {
+        escaped
+    }
+}
+
+/// A planned change of one option file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConfigChange {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: String,
+}
+
+/// Sets or removes keys in one group of an option file's text, keeping comments and every unrelated line.
+///
+/// `(key, Some(v))` replaces the line that sets `key` in `[group]` (matched by normalised name, so
+/// `loose-key` and `Key` match too; the last such line is rewritten in place, keeping its indentation and
+/// trailing comment, and earlier duplicates in the group are dropped) or appends `key = v` at the end of the
+/// group; a missing group is created at the end of the text. `(key, None)` removes the key's lines from the
+/// group. The result ends with a newline (an empty result stays empty).
+pub fn set_options(text: &str, group: &str, settings: &[(&str, Option<&str>)]) -> String {
+    let wanted = group.trim().to_lowercase();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for &(key, value) in settings {
+        let (norm, _) = normalize_key(key);
+        let sections = group_sections(&lines, &wanted);
+        let matching: Vec<usize> = sections
+            .iter()
+            .flat_map(|&(start, end)| start + 1..end)
+            .filter(|&i| line_key(&lines[i]).as_deref() == Some(norm.as_str()))
+            .collect();
+        match value {
+            Some(v) => {
+                if let Some((&last, earlier)) = matching.split_last() {
+                    lines[last] = rewrite_line(&lines[last], key, v);
+                    for &i in earlier.iter().rev() {
+                        lines.remove(i);
+                    }
+                } else if let Some(&(start, end)) = sections.last() {
+                    let mut at = end;
+                    while at > start + 1 && lines[at - 1].trim().is_empty() {
+                        at -= 1;
+                    }
+                    lines.insert(at, format!("{} = {}", key.trim(), format_value(v)));
+                } else {
+                    if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+                        lines.push(String::new());
+                    }
+                    lines.push(format!("[{}]", group.trim()));
+                    lines.push(format!("{} = {}", key.trim(), format_value(v)));
+                }
+            }
+            None => {
+                for &i in matching.iter().rev() {
+                    lines.remove(i);
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// `(header line, end exclusive)` of every section of `group` in the text.
+fn group_sections(lines: &[String], group: &str) -> Vec<(usize, usize)> {
+    let mut sections = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(name) = header_name(l) {
+            if let Some(start) = open.take() {
+                sections.push((start, i));
+            }
+            if name == group {
+                open = Some(i);
+            }
+        }
+    }
+    if let Some(start) = open {
+        sections.push((start, lines.len()));
+    }
+    sections
+}
+
+/// The group a header line opens; an unterminated `[` line also ends the current section.
+fn header_name(l: &str) -> Option<String> {
+    match parse_line(l) {
+        Line::Group(name) => Some(name),
+        Line::BadGroup => Some(String::new()),
+        _ => None,
+    }
+}
+
+fn line_key(l: &str) -> Option<String> {
+    match parse_line(l) {
+        Line::Option { key, .. } => Some(normalize_key(key).0),
+        _ => None,
+    }
+}
+
+/// `key = value`, keeping the old line's indentation and its trailing `# comment`.
+fn rewrite_line(old: &str, key: &str, value: &str) -> String {
+    let indent = &old[..old.len() - old.trim_start().len()];
+    let mut line = format!("{indent}{} = {}", key.trim(), format_value(value));
+    if let Some(pos) = comment_start(old) {
+        let before_comment = &old[..pos];
+        let gap = &before_comment[before_comment.trim_end().len()..];
+        line.push_str(if gap.is_empty() { " " } else { gap });
+        line.push_str(&old[pos..]);
+    }
+    line
+}
+
+/// Plans setting/removing `settings` in `[group]` of the file at `path` (absent → created).
+pub fn plan_change(path: &Path, group: &str, settings: &[(&str, Option<&str>)]) -> anyhow::Result<ConfigChange> {
+    let before = read_optional(path)?;
+    let after = set_options(before.as_deref().unwrap_or(""), group, settings);
+    Ok(ConfigChange { path: path.to_path_buf(), before, after })
+}
+
+fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read option file {}", path.display())),
+    }
+}
+
+impl ConfigChange {
+    /// A unified diff from the current text to the planned one (empty when nothing changes). An absent file
+    /// diffs from `/dev/null`.
+    pub fn diff(&self) -> String {
+        let path = self.path.display().to_string();
+        let old_label = if self.before.is_some() { path.as_str() } else { "/dev/null" };
+        similar::TextDiff::from_lines(self.before.as_deref().unwrap_or(""), self.after.as_str())
+            .unified_diff()
+            .header(old_label, &path)
+            .to_string()
+    }
+    pub fn is_noop(&self) -> bool {
+        self.before.as_deref() == Some(self.after.as_str())
+    }
+
+    /// Saves the previous content into `backup_dir` (`<file name>`, or `<file name>.absent` when there was no
+    /// file), then writes `after` atomically. Refuses when the file no longer holds what the plan was made
+    /// from; applying twice is harmless.
+    pub fn apply(&self, backup_dir: &Path) -> anyhow::Result<()> {
+        let current = read_optional(&self.path)?;
+        if current != self.before && current.as_deref() != Some(self.after.as_str()) {
+            bail!(
+                "{} changed since the change was planned; plan again so the backup and diff match what is there",
+                self.path.display()
+            );
+        }
+        let name = self
+            .path
+            .file_name()
+            .with_context(|| format!("{} has no file name", self.path.display()))?;
+        std::fs::create_dir_all(backup_dir)
+            .with_context(|| format!("cannot create backup directory {}", backup_dir.display()))?;
+        match &self.before {
+            Some(text) => {
+                let backup = backup_dir.join(name);
+                std::fs::write(&backup, text)
+                    .with_context(|| format!("cannot write backup {}", backup.display()))?;
+            }
+            None => {
+                let mut marker_name = name.to_os_string();
+                marker_name.push(".absent");
+                let marker = backup_dir.join(marker_name);
+                std::fs::write(&marker, format!("{} did not exist before innops changed it\n", self.path.display()))
+                    .with_context(|| format!("cannot write backup marker {}", marker.display()))?;
+            }
+        }
+        if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create directory {}", parent.display()))?;
+        }
+        write_atomically(&self.path, &self.after)
+    }
+
+    /// Puts the previous content back (atomically), or removes the file when there was none.
+    pub fn restore(&self) -> anyhow::Result<()> {
+        match &self.before {
+            Some(text) => write_atomically(&self.path, text),
+            None => match std::fs::remove_file(&self.path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.path.display())),
+            },
+        }
+    }
+}
+
+/// Writes a temporary file next to `path` and renames it over `path`, so a reader (or a crash) sees either the
+/// old or the new content, never a mix. An existing file's permissions and owner are kept.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().with_context(|| format!("{} has no file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".innops-tmp-{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| -> anyhow::Result<()> {
+        let mut file =
+            std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            use std::os::unix::fs::MetadataExt;
+            file.set_permissions(meta.permissions())
+                .with_context(|| format!("cannot set permissions of {}", tmp.display()))?;
+            // Keeping the owner needs privileges; without them the file belongs to us, which the
+            // permissions copied above still make readable where the original was.
+            let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
+        }
+        file.sync_all().with_context(|| format!("cannot sync {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Where innops keeps its own settings: `99-innops.cnf` in the last `!includedir` directory that
+/// `config_file` reaches, so the server reads it after the distribution's files.
+pub fn choose_dropin(config_file: &Path) -> anyhow::Result<PathBuf> {
+    let set = read(config_file)?;
+    match set.include_dirs.last() {
+        Some(dir) => Ok(dir.join(DROPIN_FILE_NAME)),
+        None => bail!(
+            "{f} includes no drop-in directory: add `!includedir DIR` to {f}, or pass (--config-file) the option \
+             file that includes a drop-in directory",
+            f = config_file.display()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(path: &Path, text: &str) {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn reads_groups_keys_loose_quotes_and_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let my = dir.path().join("my.cnf");
+        write(
+            &my,
+            "# top comment\n\
+             [MySQLD]\n\
+             Innodb-Buffer-Pool-Size = 1G   # inline\n\
+             loose-innodb_redo_log_capacity=2G\n\
+             loose_Foo-Bar = 'q'\n\
+             skip-name-resolve\n\
+             ; semicolon comment\n\
+             datadir = \"/var/lib/my sql\"  # quoted\n\
+             hash = \"a # b\"\n\
+             bare_hash = a#b\n\
+             escapes = a\\sb\\\\c\\d\n\
+             empty =\n\
+             [client]\n\
+             socket = /run/mysqld/mysqld.sock\n",
+        );
+        let set = read(&my).unwrap();
+        assert_eq!(set.files, vec![my.clone()]);
+        assert_eq!(set.get(&["mysqld"], "innodb_buffer_pool_size"), Some("1G"));
+        assert_eq!(set.get(&["mysqld"], "INNODB-BUFFER-POOL-SIZE"), Some("1G"));
+        let redo = set.entries.iter().find(|e| e.key == "innodb_redo_log_capacity").unwrap();
+        assert!(redo.loose);
+        assert_eq!(redo.value.as_deref(), Some("2G"));
+        assert_eq!((redo.group.as_str(), redo.line), ("mysqld", 4));
+        assert_eq!(set.get(&["mysqld"], "loose-foo-bar"), Some("q"));
+        let flag = set.entries.iter().find(|e| e.key == "skip_name_resolve").unwrap();
+        assert_eq!(flag.value, None);
+        assert!(!flag.loose);
+        assert_eq!(set.get(&["mysqld"], "skip_name_resolve"), Some(""));
+        assert_eq!(set.get(&["mysqld"], "datadir"), Some("/var/lib/my sql"));
+        assert_eq!(set.get(&["mysqld"], "hash"), Some("a # b"));
+        // MariaDB 10.11's my_print_defaults prints `--bare_hash=a` for this line.
+        assert_eq!(set.get(&["mysqld"], "bare_hash"), Some("a"));
+        assert_eq!(set.get(&["mysqld"], "escapes"), Some("a b\\c\\d"));
+        assert_eq!(set.get(&["mysqld"], "empty"), Some(""));
+        assert_eq!(set.get(&["mysqld"], "socket"), None);
+        assert_eq!(set.get(&["client", "mysqld"], "socket"), Some("/run/mysqld/mysqld.sock"));
+        let client = set.group_values(&["CLIENT"]);
+        assert_eq!(client.len(), 1);
+        assert_eq!(client["socket"], "/run/mysqld/mysqld.sock");
+        assert_eq!(set.group_values(&["mysqld"])["skip_name_resolve"], "");
+    }
+
+    #[test]
+    fn includes_and_includedir_in_order_with_cnf_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let my = dir.path().join("my.cnf");
+        // A relative !include, a relative !includedir, then an absolute one.
+        let second = dir.path().join("second.d");
+        write(
+            &my,
+            &format!(
+                "[mysqld]\nmax_connections = 10\n!include extra/one.cnf\n!includedir conf.d\n!includedir {}\n",
+                second.display()
+            ),
+        );
+        write(&dir.path().join("extra/one.cnf"), "[mysqld]\nmax_connections = 20\n");
+        write(&dir.path().join("conf.d/50-b.cnf"), "[mysqld]\nmax_connections = 40\n");
+        write(&dir.path().join("conf.d/10-a.cnf"), "[mysqld]\nmax_connections = 30\nonly_a = 1\n");
+        write(&dir.path().join("conf.d/zz.txt"), "[mysqld]\nmax_connections = 99\n");
+        write(&dir.path().join("conf.d/old.cnf.bak"), "[mysqld]\nmax_connections = 98\n");
+        fs::create_dir_all(dir.path().join("conf.d/dir.cnf")).unwrap();
+        write(&second.join("70-x.cnf"), "[client]\nuser = me\n");
+        let set = read(&my).unwrap();
+        assert_eq!(
+            set.files,
+            vec![
+                my.clone(),
+                dir.path().join("extra/one.cnf"),
+                dir.path().join("conf.d/10-a.cnf"),
+                dir.path().join("conf.d/50-b.cnf"),
+                second.join("70-x.cnf"),
+            ]
+        );
+        assert_eq!(set.include_dirs, vec![dir.path().join("conf.d"), second.clone()]);
+        assert_eq!(set.get(&["mysqld"], "max_connections"), Some("40"));
+        assert_eq!(set.get(&["mysqld"], "only_a"), Some("1"));
+        let from = set.entries.iter().find(|e| e.key == "only_a").unwrap();
+        assert_eq!((from.file.clone(), from.line), (dir.path().join("conf.d/10-a.cnf"), 3));
+        assert_eq!(choose_dropin(&my).unwrap(), second.join("99-innops.cnf"));
+    }
+
+    #[test]
+    fn missing_files_are_errors_naming_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.cnf");
+        let err = format!("{:#}", read(&missing).unwrap_err());
+        assert!(err.contains("nope.cnf"), "{err}");
+
+        let my = dir.path().join("my.cnf");
+        write(&my, "[mysqld]\n!include gone.cnf\n");
+        let err = format!("{:#}", read(&my).unwrap_err());
+        assert!(err.contains("gone.cnf") && err.contains("my.cnf line 2"), "{err}");
+
+        write(&my, "[mysqld]\n!includedir gone.d\n");
+        let err = format!("{:#}", read(&my).unwrap_err());
+        assert!(err.contains("gone.d"), "{err}");
+
+        write(&my, "x = 1\n[mysqld]\n");
+        let err = format!("{:#}", read(&my).unwrap_err());
+        assert!(err.contains("before any [group]"), "{err}");
+    }
+
+    #[test]
+    fn include_cycles_terminate() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.cnf");
+        let b = dir.path().join("b.cnf");
+        write(&a, "[mysqld]\nx = a\n!include b.cnf\n");
+        write(&b, "[mysqld]\ny = b\n!include a.cnf\n");
+        let set = read(&a).unwrap();
+        assert_eq!(set.files, vec![a.clone(), b.clone()]);
+        assert_eq!(set.get(&["mysqld"], "y"), Some("b"));
+
+        let d = dir.path().join("self.d");
+        write(&d.join("loop.cnf"), &format!("[mysqld]\nz = 1\n!includedir {}\n", d.display()));
+        let set = read(&d.join("loop.cnf")).unwrap();
+        assert_eq!(set.files.len(), 1);
+    }
+
+    #[test]
+    fn choose_dropin_needs_an_includedir() {
+        let dir = tempfile::tempdir().unwrap();
+        let my = dir.path().join("my.cnf");
+        write(&my, "[mysqld]\nport = 3306\n");
+        let err = choose_dropin(&my).unwrap_err().to_string();
+        assert!(err.contains("includes no drop-in directory") && err.contains("!includedir DIR"), "{err}");
+        assert!(err.contains(&my.display().to_string()), "{err}");
+
+        // Debian's layout: the last directory reached wins, even through an !include.
+        write(&my, "[client-server]\n!includedir conf.d/\n!include mariadb.cnf\n");
+        write(&dir.path().join("mariadb.cnf"), "!includedir mariadb.conf.d/\n");
+        write(&dir.path().join("conf.d/mysql.cnf"), "[mysql]\n");
+        write(&dir.path().join("mariadb.conf.d/50-server.cnf"), "[mysqld]\nport = 3306\n");
+        let dropin = choose_dropin(&my).unwrap();
+        assert_eq!(dropin, dir.path().join("mariadb.conf.d/").join("99-innops.cnf"));
+    }
+
+    const SERVER_CNF: &str = "\
+# The MariaDB server
+[server]
+
+[mysqld]
+# Basic settings
+user = mysql
+innodb_log_file_size = 96M   # default
+loose-innodb_change_buffering = all
+
+[mariadb]
+innodb_log_file_size = 1G
+";
+
+    #[test]
+    fn set_options_replaces_keeps_comments_and_other_groups() {
+        let out = set_options(SERVER_CNF, "mysqld", &[("innodb_log_file_size", Some("2G"))]);
+        assert_eq!(out, SERVER_CNF.replace("innodb_log_file_size = 96M   # default", "innodb_log_file_size = 2G   # default"));
+        // The loose- spelling is the same key.
+        let out = set_options(SERVER_CNF, "MYSQLD", &[("innodb-change-buffering", Some("none"))]);
+        assert!(out.contains("\ninnodb-change-buffering = none\n"), "{out}");
+        assert!(!out.contains("loose-innodb_change_buffering"), "{out}");
+        assert!(out.contains("# The MariaDB server\n") && out.contains("# Basic settings\n"));
+        assert!(out.contains("[mariadb]\ninnodb_log_file_size = 1G\n"));
+    }
+
+    #[test]
+    fn set_options_adds_at_end_of_group_and_creates_groups() {
+        let out = set_options(SERVER_CNF, "mysqld", &[("innodb_fast_shutdown", Some("0"))]);
+        assert!(
+            out.contains("loose-innodb_change_buffering = all\ninnodb_fast_shutdown = 0\n\n[mariadb]"),
+            "{out}"
+        );
+        let out = set_options(SERVER_CNF, "mariadb-10.11", &[("innodb_read_only", Some("1"))]);
+        assert_eq!(out, format!("{SERVER_CNF}\n[mariadb-10.11]\ninnodb_read_only = 1\n"));
+        let out = set_options("", "mysqld", &[("a", Some("1")), ("b", Some("x # y"))]);
+        assert_eq!(out, "[mysqld]\na = 1\nb = \"x # y\"\n");
+        let no_newline = set_options("[mysqld]\na = 1", "mysqld", &[("b", Some("2"))]);
+        assert_eq!(no_newline, "[mysqld]\na = 1\nb = 2\n");
+    }
+
+    #[test]
+    fn set_options_removes_and_dedupes() {
+        let out = set_options(SERVER_CNF, "mysqld", &[("innodb_log_file_size", None), ("nothing_here", None)]);
+        assert_eq!(out, SERVER_CNF.replace("innodb_log_file_size = 96M   # default\n", ""));
+        let text = "[mysqld]\nx = 1\n[client]\nx = 9\n[mysqld]\n  X = 2 # two\n";
+        let out = set_options(text, "mysqld", &[("x", Some("3"))]);
+        assert_eq!(out, "[mysqld]\n[client]\nx = 9\n[mysqld]\n  x = 3 # two\n");
+        assert_eq!(set_options(text, "mysqld", &[("x", None)]), "[mysqld]\n[client]\nx = 9\n[mysqld]\n");
+    }
+
+    #[test]
+    fn set_options_values_read_back_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.cnf");
+        let values = ["plain", "with space", " padded ", "a#b", "'q'", "back\\slash", "", "say \"hi\""];
+        let settings: Vec<(String, Option<&str>)> =
+            values.iter().enumerate().map(|(i, v)| (format!("k{i}"), Some(*v))).collect();
+        let settings: Vec<(&str, Option<&str>)> = settings.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        write(&path, &set_options("", "mysqld", &settings));
+        let set = read(&path).unwrap();
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(set.get(&["mysqld"], &format!("k{i}")), Some(*v), "value {v:?}");
+        }
+    }
+
+    #[test]
+    fn apply_and_restore_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("conf.d/99-innops.cnf");
+        write(&path, SERVER_CNF);
+        let change = plan_change(&path, "mysqld", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        assert_eq!(change.before.as_deref(), Some(SERVER_CNF));
+        assert!(!change.is_noop());
+        let diff = change.diff();
+        assert!(diff.contains(&format!("--- {}", path.display())), "{diff}");
+        assert!(diff.contains(&format!("+++ {}", path.display())), "{diff}");
+        assert!(diff.contains("-innodb_log_file_size = 96M   # default\n"), "{diff}");
+        assert!(diff.contains("+innodb_log_file_size = 2G   # default\n"), "{diff}");
+
+        let backups = dir.path().join("run/backup");
+        change.apply(&backups).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), change.after);
+        assert_eq!(fs::read_to_string(backups.join("99-innops.cnf")).unwrap(), SERVER_CNF);
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "no temp file left behind");
+        change.apply(&backups).unwrap(); // again, as a resumed run would
+        assert_eq!(fs::read_to_string(&path).unwrap(), change.after);
+
+        change.restore().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), SERVER_CNF);
+
+        let same = plan_change(&path, "mysqld", &[("innodb_log_file_size", Some("96M"))]).unwrap();
+        assert!(same.is_noop(), "{:?}", same.after);
+        assert_eq!(same.diff(), "");
+    }
+
+    #[test]
+    fn apply_refuses_a_file_changed_since_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        write(&path, "[mysqld]\n");
+        let change = plan_change(&path, "mysqld", &[("a", Some("1"))]).unwrap();
+        write(&path, "[mysqld]\nb = 2\n");
+        let err = change.apply(&dir.path().join("bk")).unwrap_err().to_string();
+        assert!(err.contains("changed since"), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "[mysqld]\nb = 2\n");
+    }
+
+    #[test]
+    fn apply_and_restore_absent_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.d/99-innops.cnf");
+        let change = plan_change(&path, "mariadb", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        assert_eq!(change.before, None);
+        assert_eq!(change.after, "[mariadb]\ninnodb_log_file_size = 2G\n");
+        let diff = change.diff();
+        assert!(diff.starts_with("--- /dev/null\n"), "{diff}");
+        assert!(diff.contains("+[mariadb]\n+innodb_log_file_size = 2G\n"), "{diff}");
+
+        let backups = dir.path().join("backup");
+        change.apply(&backups).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), change.after);
+        assert!(backups.join("99-innops.cnf.absent").exists());
+        assert!(!backups.join("99-innops.cnf").exists());
+        change.restore().unwrap();
+        assert!(!path.exists());
+        change.restore().unwrap(); // already gone: still fine
+    }
+
+    #[test]
+    fn apply_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        write(&path, "[mysqld]\n");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        let change = plan_change(&path, "mysqld", &[("a", Some("1"))]).unwrap();
+        change.apply(&dir.path().join("bk")).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+    }
+}
