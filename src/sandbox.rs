@@ -141,6 +141,10 @@ impl Sandbox {
         }
     }
 
+    fn tmpdir(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
     fn meta_path(dir: &Path) -> PathBuf {
         dir.join("sandbox.json")
     }
@@ -163,7 +167,9 @@ impl Sandbox {
                 root.display()
             )));
         }
-        std::fs::create_dir_all(&sb.conf_dir).with_context(|| format!("creating {}", sb.conf_dir.display()))?;
+        for d in [&sb.conf_dir, &sb.tmpdir()] {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
         sb.write_option_file(opts)?;
         sb.init_datadir().inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&sb.datadir);
@@ -217,6 +223,7 @@ impl Sandbox {
         s.push_str("bind-address = 127.0.0.1\n");
         s.push_str(&format!("pid-file = {}\n", self.pid_file.display()));
         s.push_str(&format!("log-error = {}\n", self.error_log.display()));
+        s.push_str(&format!("tmpdir = {}\n", self.tmpdir().display()));
         s.push_str(&format!("innodb_buffer_pool_size = {}\n", opts.buffer_pool.as_deref().unwrap_or("128M")));
         s.push_str("skip-name-resolve\n");
         if is_root() {
@@ -255,6 +262,8 @@ impl Sandbox {
                 let mut c = Command::new(installer);
                 c.arg("--no-defaults")
                     .arg(format!("--datadir={}", self.datadir.display()))
+                    // Concurrent bootstraps sharing /tmp collide on temporary-table names.
+                    .arg(format!("--tmpdir={}", self.tmpdir().display()))
                     .arg("--auth-root-authentication-method=normal")
                     .arg("--skip-test-db");
                 if is_root() {
@@ -264,7 +273,10 @@ impl Sandbox {
             }
             ServerKind::MySQL => {
                 let mut c = Command::new(&self.binary);
-                c.arg("--no-defaults").arg("--initialize-insecure").arg(format!("--datadir={}", self.datadir.display()));
+                c.arg("--no-defaults")
+                    .arg("--initialize-insecure")
+                    .arg(format!("--datadir={}", self.datadir.display()))
+                    .arg(format!("--tmpdir={}", self.tmpdir().display()));
                 if is_root() {
                     c.arg("--user=root");
                 }

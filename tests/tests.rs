@@ -1,0 +1,5 @@
+//! The one integration-test binary: every test runs against a real mariadbd in a sandbox of its own.
+
+mod common;
+mod foundation;
+mod redo;
