@@ -25,7 +25,9 @@ pub struct Env {
 }
 
 fn sandbox_root(args: &ConnArgs) -> PathBuf {
-    args.sandbox_root.clone().unwrap_or_else(sandbox::default_root)
+    args.sandbox_root
+        .clone()
+        .unwrap_or_else(sandbox::default_root)
 }
 
 /// Resolve connection, control and option file from the flags.
@@ -33,7 +35,14 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
     let (conn, control_spec, option_file) = if let Some(name) = &args.sandbox {
         let root = sandbox_root(args);
         let sb = Sandbox::open(&root, name)?;
-        (sb.conn_spec(), Some(ControlSpec::Sandbox { root, name: name.clone() }), Some(sb.option_file))
+        (
+            sb.conn_spec(),
+            Some(ControlSpec::Sandbox {
+                root,
+                name: name.clone(),
+            }),
+            Some(sb.option_file),
+        )
     } else {
         let conn = ConnSpec {
             socket: args.socket.clone(),
@@ -44,12 +53,19 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
             defaults_file: args.defaults_file.clone(),
         };
         let control = match (&args.service, &args.start_cmd) {
-            (Some(_), Some(_)) => return Err(bad_input("--service and --start-cmd both say how to start the server: give one")),
-            (Some(s), None) => Some(ControlSpec::parse_service(s)?),
-            (None, Some(start)) => Some(ControlSpec::Commands { start: start.clone(), stop: args.stop_cmd.clone() }),
-            (None, None) if args.stop_cmd.is_some() => {
-                return Err(bad_input("--stop-cmd needs --start-cmd too: innops must be able to start the server again"))
+            (Some(_), Some(_)) => {
+                return Err(bad_input(
+                    "--service and --start-cmd both say how to start the server: give one",
+                ))
             }
+            (Some(s), None) => Some(ControlSpec::parse_service(s)?),
+            (None, Some(start)) => Some(ControlSpec::Commands {
+                start: start.clone(),
+                stop: args.stop_cmd.clone(),
+            }),
+            (None, None) if args.stop_cmd.is_some() => return Err(bad_input(
+                "--stop-cmd needs --start-cmd too: innops must be able to start the server again",
+            )),
             (None, None) => None,
         };
         let option_file = args.config_file.clone().or_else(|| {
@@ -59,19 +75,33 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
         });
         if let Some(f) = &args.config_file {
             if !f.is_file() {
-                return Err(bad_input(format!("--config-file {} does not exist: give the option file the server reads", f.display())));
+                return Err(bad_input(format!(
+                    "--config-file {} does not exist: give the option file the server reads",
+                    f.display()
+                )));
             }
         }
         (conn, control, option_file)
     };
-    let target = if args.sandbox.is_some() { conn.resolve_plain() } else { conn.resolve()? };
+    let target = if args.sandbox.is_some() {
+        conn.resolve_plain()
+    } else {
+        conn.resolve()?
+    };
     let dropin = match &option_file {
         Some(f) => optionfile::choose_dropin(f).map_err(|e| crate::error::display_of(&e)),
         None => Err("innops does not know the server's option file: pass --config-file (for example /etc/mysql/my.cnf) so the new setting survives a restart".to_string()),
     };
     let control = control_spec.clone().map(|spec| Control::new(spec, None));
     Ok(Env {
-        plan_env: PlanEnv { conn, target, control: control_spec, option_file, dropin, bench_time },
+        plan_env: PlanEnv {
+            conn,
+            target,
+            control: control_spec,
+            option_file,
+            dropin,
+            bench_time,
+        },
         control,
         format: args.format,
     })
@@ -81,14 +111,20 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
 fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
     if let Some(c) = env.control.as_mut() {
         if c.error_log.is_none() && env.plan_env.target.local {
-            c.error_log = control::error_log_of(facts.var("log_error").unwrap_or(""), facts.var("datadir").unwrap_or(""));
+            c.error_log = control::error_log_of(
+                facts.var("log_error").unwrap_or(""),
+                facts.var("datadir").unwrap_or(""),
+            );
         }
     }
 }
 
 fn print_report(report: &Report, format: Format) {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(report).unwrap_or_default()),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(report).unwrap_or_default()
+        ),
         Format::Text => print!("{}", report.render_text()),
     }
 }
@@ -111,7 +147,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Inspect(a) => {
             let env = env_from(&a.conn, None)?;
-            let i = procedures::inspect::inspect(&env.plan_env.target, Duration::from_secs(a.sample))?;
+            let i =
+                procedures::inspect::inspect(&env.plan_env.target, Duration::from_secs(a.sample))?;
             match env.format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&i)?),
                 Format::Text => print!("{}", procedures::inspect::render(&i)),
@@ -122,25 +159,38 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let bench_time = (!a.run.no_bench).then_some(a.run.bench_time);
             let mut env = env_from(&a.conn, bench_time)?;
             if a.advise {
-                let adv = procedures::redo::advise(&env.plan_env.target, Duration::from_secs(a.interval))?;
+                let adv = procedures::redo::advise(
+                    &env.plan_env.target,
+                    Duration::from_secs(a.interval),
+                )?;
                 match env.format {
                     Format::Json => println!("{}", serde_json::to_string_pretty(&adv)?),
                     Format::Text => print!("{}", procedures::redo::render_advice(&adv)),
                 }
                 return Ok(());
             }
-            let params = procedures::redo::params(a.size.as_deref().unwrap_or_default(), a.offline)?;
+            let params =
+                procedures::redo::params(a.size.as_deref().unwrap_or_default(), a.offline)?;
             let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
             attach_error_log(&mut env, &facts);
             let plan = procedures::redo::plan(&params, &facts, &env.plan_env)?;
-            let opts = RunOptions { execute: a.run.execute, yes: a.run.yes, run_dir: a.run.run_dir.clone(), no_bench: a.run.no_bench };
+            let opts = RunOptions {
+                execute: a.run.execute,
+                yes: a.run.yes,
+                run_dir: a.run.run_dir.clone(),
+                no_bench: a.run.no_bench,
+            };
             run_plan(plan, &env, &opts, None)
         }
         Command::Resume(a) => {
             let pf = crate::plan::journal::read_plan(&a.run_dir)?;
             let mut args = a.conn.clone();
             // The run's own target and control, unless the flags say otherwise.
-            if args.socket.is_none() && args.host.is_none() && args.port.is_none() && args.sandbox.is_none() {
+            if args.socket.is_none()
+                && args.host.is_none()
+                && args.port.is_none()
+                && args.sandbox.is_none()
+            {
                 if let Some(ControlSpec::Sandbox { root, name }) = &pf.header.control {
                     args.sandbox = Some(name.clone());
                     args.sandbox_root = Some(root.clone());
@@ -149,9 +199,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     args.host = pf.header.conn.host.clone();
                     args.port = pf.header.conn.port;
                     args.user = args.user.or(pf.header.conn.user.clone());
-                    args.defaults_file = args.defaults_file.or(pf.header.conn.defaults_file.clone());
+                    args.defaults_file =
+                        args.defaults_file.or(pf.header.conn.defaults_file.clone());
                     match &pf.header.control {
-                        Some(ControlSpec::Systemd { unit }) if args.service.is_none() => args.service = Some(format!("systemd:{unit}")),
+                        Some(ControlSpec::Systemd { unit }) if args.service.is_none() => {
+                            args.service = Some(format!("systemd:{unit}"))
+                        }
                         Some(ControlSpec::Commands { start, stop }) if args.start_cmd.is_none() => {
                             args.start_cmd = Some(start.clone());
                             args.stop_cmd = stop.clone();
@@ -167,21 +220,43 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let mut plan = procedures::rebuild(&pf.header, &facts, &env.plan_env)?;
             // The figures must be comparable: the same workload as before the crash.
             if let Ok(text) = std::fs::read_to_string(a.run_dir.join("bench/before.json")) {
-                if let (Ok(before), Some(b)) = (serde_json::from_str::<crate::bench::BenchResult>(&text), plan.bench.as_mut()) {
+                if let (Ok(before), Some(b)) = (
+                    serde_json::from_str::<crate::bench::BenchResult>(&text),
+                    plan.bench.as_mut(),
+                ) {
                     b.time = Duration::from_secs_f64(before.time_s.round().max(1.0));
                 }
             }
-            let opts = RunOptions { execute: true, yes: a.yes, run_dir: None, no_bench: a.no_bench };
+            let opts = RunOptions {
+                execute: true,
+                yes: a.yes,
+                run_dir: None,
+                no_bench: a.no_bench,
+            };
             run_plan(plan, &env, &opts, Some(a.run_dir))
         }
         Command::Sandbox(a) => sandbox_cmd(a.action, &a.conn),
-        Command::Drill(a) => crate::drill::run(&a.conn, sandbox_root(&a.conn), a.out, a.keep, a.bench_time),
+        Command::Drill(a) => {
+            crate::drill::run(&a.conn, sandbox_root(&a.conn), a.out, a.keep, a.bench_time)
+        }
     }
 }
 
-pub fn run_plan(plan: crate::plan::Plan, env: &Env, opts: &RunOptions, resume: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run_plan(
+    plan: crate::plan::Plan,
+    env: &Env,
+    opts: &RunOptions,
+    resume: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let abort = abort_flag();
-    let (report, result) = runner::run(plan, &env.plan_env.target, env.control.as_ref(), opts, &abort, resume);
+    let (report, result) = runner::run(
+        plan,
+        &env.plan_env.target,
+        env.control.as_ref(),
+        opts,
+        &abort,
+        resume,
+    );
     print_report(&report, env.format);
     result
 }
@@ -192,7 +267,14 @@ fn sandbox_cmd(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
     let json = args.format == Format::Json;
     match action {
         SandboxAction::Up { name, buffer_pool } => {
-            let mut sb = Sandbox::create(&root, &name, &SandboxOptions { buffer_pool, extra: Vec::new() })?;
+            let mut sb = Sandbox::create(
+                &root,
+                &name,
+                &SandboxOptions {
+                    buffer_pool,
+                    extra: Vec::new(),
+                },
+            )?;
             sb.start(&[], timeout)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&sb)?);
@@ -212,16 +294,38 @@ fn sandbox_cmd(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
         SandboxAction::Stop { name } => {
             let sb = Sandbox::open(&root, &name)?;
             if !sb.is_running() {
-                return Err(refused(format!("sandbox '{name}' is not running: nothing to stop")));
+                return Err(refused(format!(
+                    "sandbox '{name}' is not running: nothing to stop"
+                )));
             }
-            let control = Control::new(ControlSpec::Sandbox { root: root.clone(), name: name.clone() }, None);
-            let rec = control.stop(&sb.conn_spec().resolve_plain(), control::StopMode::Clean, "innops:sandbox:stop")?;
-            println!("sandbox '{name}' stopped ({})", if rec.clean { "clean shutdown" } else { "no clean-shutdown line in the log" });
+            let control = Control::new(
+                ControlSpec::Sandbox {
+                    root: root.clone(),
+                    name: name.clone(),
+                },
+                None,
+            );
+            let rec = control.stop(
+                &sb.conn_spec().resolve_plain(),
+                control::StopMode::Clean,
+                "innops:sandbox:stop",
+            )?;
+            println!(
+                "sandbox '{name}' stopped ({})",
+                if rec.clean {
+                    "clean shutdown"
+                } else {
+                    "no clean-shutdown line in the log"
+                }
+            );
         }
         SandboxAction::Start { name } => {
             let mut sb = Sandbox::open(&root, &name)?;
             sb.start(&[], timeout)?;
-            println!("sandbox '{name}' started: mariadb -S {} -uroot", sb.socket.display());
+            println!(
+                "sandbox '{name}' started: mariadb -S {} -uroot",
+                sb.socket.display()
+            );
         }
         SandboxAction::Down { name } => {
             let sb = Sandbox::open(&root, &name)?;

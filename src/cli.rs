@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "innops", version, about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act")]
+#[command(
+    name = "innops",
+    version,
+    about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -48,7 +52,13 @@ pub struct ConnArgs {
     #[arg(long, short = 'u', global = true)]
     pub user: Option<String>,
     /// Password; prefer MYSQL_PWD or ~/.my.cnf so it stays out of the process list.
-    #[arg(long, short = 'p', global = true, env = "MYSQL_PWD", hide_env_values = true)]
+    #[arg(
+        long,
+        short = 'p',
+        global = true,
+        env = "MYSQL_PWD",
+        hide_env_values = true
+    )]
     pub password: Option<String>,
     /// Option file whose [client] group holds connection options (instead of ~/.my.cnf).
     #[arg(long, global = true)]

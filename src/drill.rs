@@ -30,12 +30,28 @@ struct DrillReport {
     passed: bool,
 }
 
-pub fn run(args: &ConnArgs, root: PathBuf, out: Option<PathBuf>, keep: bool, bench_time: u64) -> anyhow::Result<()> {
+pub fn run(
+    args: &ConnArgs,
+    root: PathBuf,
+    out: Option<PathBuf>,
+    keep: bool,
+    bench_time: u64,
+) -> anyhow::Result<()> {
     let out = out.unwrap_or_else(|| crate::plan::journal::RunDir::default_path("drill"));
     std::fs::create_dir_all(&out)?;
     let name = format!("drill-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
-    eprintln!("innops drill: creating sandbox '{name}' in {}", root.display());
-    let mut sb = Sandbox::create(&root, &name, &SandboxOptions { buffer_pool: Some("128M".into()), extra: Vec::new() })?;
+    eprintln!(
+        "innops drill: creating sandbox '{name}' in {}",
+        root.display()
+    );
+    let mut sb = Sandbox::create(
+        &root,
+        &name,
+        &SandboxOptions {
+            buffer_pool: Some("128M".into()),
+            extra: Vec::new(),
+        },
+    )?;
     let result = (|| -> anyhow::Result<DrillReport> {
         sb.start(&[], Duration::from_secs(600))?;
         let mut conn_args = args.clone();
@@ -43,21 +59,46 @@ pub fn run(args: &ConnArgs, root: PathBuf, out: Option<PathBuf>, keep: bool, ben
         conn_args.sandbox_root = Some(root.clone());
         let mut sections = Vec::new();
         let mut server = String::new();
-        for (label, size, offline) in [("redo-online", 192u64 << 20, false), ("redo-offline", 128u64 << 20, true)] {
+        for (label, size, offline) in [
+            ("redo-online", 192u64 << 20, false),
+            ("redo-offline", 128u64 << 20, true),
+        ] {
             let mut env = crate::app::env_from(&conn_args, Some(bench_time))?;
             let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
             server = facts.version_string.clone();
             if let Some(c) = env.control.as_mut() {
                 c.error_log = Some(sb.error_log.clone());
             }
-            let plan = procedures::redo::plan(&procedures::redo::RedoParams { size, offline }, &facts, &env.plan_env)?;
+            let plan = procedures::redo::plan(
+                &procedures::redo::RedoParams { size, offline },
+                &facts,
+                &env.plan_env,
+            )?;
             let run_dir = out.join(label);
-            let opts = RunOptions { execute: true, yes: true, run_dir: Some(run_dir.clone()), no_bench: false };
+            let opts = RunOptions {
+                execute: true,
+                yes: true,
+                run_dir: Some(run_dir.clone()),
+                no_bench: false,
+            };
             let abort = AtomicBool::new(false);
-            eprintln!("innops drill: {label}: resize the redo log to {}", crate::units::format_size(size));
-            let (report, r) = runner::run(plan, &env.plan_env.target, env.control.as_ref(), &opts, &abort, None);
+            eprintln!(
+                "innops drill: {label}: resize the redo log to {}",
+                crate::units::format_size(size)
+            );
+            let (report, r) = runner::run(
+                plan,
+                &env.plan_env.target,
+                env.control.as_ref(),
+                &opts,
+                &abort,
+                None,
+            );
             let detail = match (&report.bench.before, &report.bench.after) {
-                (Some(b), Some(a)) => format!("tps {:.0} → {:.0}, p95 {:.2} → {:.2} ms", b.tps, a.tps, b.latency_ms.p95, a.latency_ms.p95),
+                (Some(b), Some(a)) => format!(
+                    "tps {:.0} → {:.0}, p95 {:.2} → {:.2} ms",
+                    b.tps, a.tps, b.latency_ms.p95, a.latency_ms.p95
+                ),
                 _ => String::new(),
             };
             sections.push(Section {
@@ -72,21 +113,40 @@ pub fn run(args: &ConnArgs, root: PathBuf, out: Option<PathBuf>, keep: bool, ben
         }
         // The size must survive a plain restart.
         let control = crate::target::control::Control::new(
-            crate::target::control::ControlSpec::Sandbox { root: root.clone(), name: name.clone() },
+            crate::target::control::ControlSpec::Sandbox {
+                root: root.clone(),
+                name: name.clone(),
+            },
             None,
         );
         let target = sb.conn_spec().resolve_plain();
-        control.stop(&target, crate::target::control::StopMode::Clean, "innops:drill:restart")?;
+        control.stop(
+            &target,
+            crate::target::control::StopMode::Clean,
+            "innops:drill:restart",
+        )?;
         control.start(&target, &[])?;
         let after = ServerFacts::collect(&mut target.connect()?)?.redo_size_bytes();
         sections.push(Section {
             name: "redo-survives-restart".into(),
-            status: if after == Some(128 << 20) { "passed".into() } else { format!("failed: size after restart {after:?}") },
+            status: if after == Some(128 << 20) {
+                "passed".into()
+            } else {
+                format!("failed: size after restart {after:?}")
+            },
             run_dir: String::new(),
-            detail: format!("innodb_log_file_size after restart: {}", after.map(crate::units::format_size).unwrap_or_default()),
+            detail: format!(
+                "innodb_log_file_size after restart: {}",
+                after.map(crate::units::format_size).unwrap_or_default()
+            ),
         });
         let passed = sections.iter().all(|s| s.status == "passed");
-        Ok(DrillReport { sandbox: name.clone(), server, sections, passed })
+        Ok(DrillReport {
+            sandbox: name.clone(),
+            server,
+            sections,
+            passed,
+        })
     })();
     if !keep {
         let _ = sb.destroy();
@@ -109,6 +169,8 @@ pub fn run(args: &ConnArgs, root: PathBuf, out: Option<PathBuf>, keep: bool, ben
     if report.passed {
         Ok(())
     } else {
-        Err(post_check("the drill failed: read the sections above and their run directories"))
+        Err(post_check(
+            "the drill failed: read the sections above and their run directories",
+        ))
     }
 }

@@ -37,7 +37,10 @@ impl Failure {
 
     pub fn message(&self) -> &str {
         match self {
-            Failure::BadInput(m) | Failure::Refused(m) | Failure::PostCheck(m) | Failure::Interrupted(m) => m,
+            Failure::BadInput(m)
+            | Failure::Refused(m)
+            | Failure::PostCheck(m)
+            | Failure::Interrupted(m) => m,
         }
     }
 }
@@ -93,7 +96,9 @@ mod tests {
 
     #[test]
     fn a_failure_wrapped_in_context_still_decides_the_exit_code() {
-        let err = Err::<(), _>(bad_input("no such socket")).context("connecting").unwrap_err();
+        let err = Err::<(), _>(bad_input("no such socket"))
+            .context("connecting")
+            .unwrap_err();
         assert_eq!(exit_code_of(&err), 2);
     }
 }

@@ -6,7 +6,10 @@ fn main() {
         Ok(()) => {}
         Err(e) => {
             // A closed pipe (innops ... | head) is not an error.
-            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return;
             }
             eprintln!("innops: {}", innops::error::display_of(&e));

@@ -25,7 +25,9 @@ pub fn default_root() -> PathBuf {
     if let Some(d) = std::env::var_os(ROOT_ENV) {
         return PathBuf::from(d);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
     home.join(".local/share/innops/sandboxes")
 }
 
@@ -73,9 +75,14 @@ pub struct SandboxStatus {
 
 /// Find the server binary: `mariadbd`, then `mysqld`, on PATH or in the usual sbin directories.
 pub fn find_server_binary() -> anyhow::Result<(PathBuf, ServerKind)> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
     dirs.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from));
-    for (name, kind) in [("mariadbd", ServerKind::MariaDB), ("mysqld", ServerKind::MySQL)] {
+    for (name, kind) in [
+        ("mariadbd", ServerKind::MariaDB),
+        ("mysqld", ServerKind::MySQL),
+    ] {
         for d in &dirs {
             let p = d.join(name);
             if p.is_file() {
@@ -91,7 +98,9 @@ pub fn find_server_binary() -> anyhow::Result<(PathBuf, ServerKind)> {
 fn validate_name(name: &str) -> anyhow::Result<()> {
     if name.is_empty()
         || name.len() > 64
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
         return Err(bad_input(format!(
             "sandbox name '{name}' is not allowed: use 1-64 letters, digits, '-' or '_'"
@@ -116,7 +125,9 @@ pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
             // The state follows the parenthesised command name.
-            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
             !matches!(state, Some('Z') | Some('X') | None)
         }
         Err(_) => false,
@@ -194,13 +205,19 @@ impl Sandbox {
     /// Every sandbox under `root`, sorted by name.
     pub fn list(root: &Path) -> anyhow::Result<Vec<SandboxStatus>> {
         let mut out = Vec::new();
-        let Ok(rd) = std::fs::read_dir(root) else { return Ok(out) };
+        let Ok(rd) = std::fs::read_dir(root) else {
+            return Ok(out);
+        };
         for e in rd.flatten() {
             let meta = Sandbox::meta_path(&e.path());
             if let Ok(text) = std::fs::read_to_string(&meta) {
                 if let Ok(sandbox) = serde_json::from_str::<Sandbox>(&text) {
                     let pid = sandbox.running_pid();
-                    out.push(SandboxStatus { running: pid.is_some(), pid, sandbox });
+                    out.push(SandboxStatus {
+                        running: pid.is_some(),
+                        pid,
+                        sandbox,
+                    });
                 }
             }
         }
@@ -210,12 +227,15 @@ impl Sandbox {
 
     fn save(&self) -> anyhow::Result<()> {
         let meta = Sandbox::meta_path(&self.dir);
-        std::fs::write(&meta, serde_json::to_string_pretty(self)?).with_context(|| format!("writing {}", meta.display()))
+        std::fs::write(&meta, serde_json::to_string_pretty(self)?)
+            .with_context(|| format!("writing {}", meta.display()))
     }
 
     fn write_option_file(&self, opts: &SandboxOptions) -> anyhow::Result<()> {
         let mut s = String::new();
-        s.push_str("# innops sandbox option file: the server starts with --defaults-file pointing here.\n");
+        s.push_str(
+            "# innops sandbox option file: the server starts with --defaults-file pointing here.\n",
+        );
         s.push_str("[mysqld]\n");
         s.push_str(&format!("datadir = {}\n", self.datadir.display()));
         s.push_str(&format!("socket = {}\n", self.socket.display()));
@@ -224,7 +244,10 @@ impl Sandbox {
         s.push_str(&format!("pid-file = {}\n", self.pid_file.display()));
         s.push_str(&format!("log-error = {}\n", self.error_log.display()));
         s.push_str(&format!("tmpdir = {}\n", self.tmpdir().display()));
-        s.push_str(&format!("innodb_buffer_pool_size = {}\n", opts.buffer_pool.as_deref().unwrap_or("128M")));
+        s.push_str(&format!(
+            "innodb_buffer_pool_size = {}\n",
+            opts.buffer_pool.as_deref().unwrap_or("128M")
+        ));
         s.push_str("skip-name-resolve\n");
         if is_root() {
             s.push_str("user = root\n");
@@ -234,7 +257,8 @@ impl Sandbox {
             s.push('\n');
         }
         s.push_str(&format!("\n!includedir {}\n", self.conf_dir.display()));
-        std::fs::write(&self.option_file, s).with_context(|| format!("writing {}", self.option_file.display()))
+        std::fs::write(&self.option_file, s)
+            .with_context(|| format!("writing {}", self.option_file.display()))
     }
 
     fn set_port(&mut self, port: u16) -> anyhow::Result<()> {
@@ -303,7 +327,11 @@ impl Sandbox {
 
     /// The pid of the running server, if any.
     pub fn running_pid(&self) -> Option<u32> {
-        let pid: u32 = std::fs::read_to_string(&self.pid_file).ok()?.trim().parse().ok()?;
+        let pid: u32 = std::fs::read_to_string(&self.pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
         process_alive(pid).then_some(pid)
     }
 
@@ -313,7 +341,11 @@ impl Sandbox {
 
     /// How to connect to it.
     pub fn conn_spec(&self) -> ConnSpec {
-        ConnSpec { socket: Some(self.socket.clone()), user: Some("root".into()), ..Default::default() }
+        ConnSpec {
+            socket: Some(self.socket.clone()),
+            user: Some("root".into()),
+            ..Default::default()
+        }
     }
 
     /// Start the server with extra command-line options and wait until it accepts connections. When the port
@@ -331,8 +363,12 @@ impl Sandbox {
             match self.wait_ready(pid, offset, timeout) {
                 Ok(()) => return Ok(()),
                 Err(e) => {
-                    let lines = errorlog::read_since(&self.error_log, offset).map(|t| t.lines).unwrap_or_default();
-                    let port_taken = lines.iter().any(|l| l.contains("Address already in use") || l.contains("Bind on TCP/IP port"));
+                    let lines = errorlog::read_since(&self.error_log, offset)
+                        .map(|t| t.lines)
+                        .unwrap_or_default();
+                    let port_taken = lines.iter().any(|l| {
+                        l.contains("Address already in use") || l.contains("Bind on TCP/IP port")
+                    });
                     if port_taken && attempt < 2 {
                         wait_exit(pid, Duration::from_secs(30));
                         self.set_port(free_port()?)?;
@@ -348,7 +384,10 @@ impl Sandbox {
     fn spawn(&self, extra: &[String]) -> anyhow::Result<u32> {
         // A shell backgrounds the server and prints its pid, so the server is not our child: it outlives
         // innops and never lingers as our zombie. Its own process group keeps Ctrl-C in the terminal away.
-        let mut args = vec![self.binary.display().to_string(), format!("--defaults-file={}", self.option_file.display())];
+        let mut args = vec![
+            self.binary.display().to_string(),
+            format!("--defaults-file={}", self.option_file.display()),
+        ];
         args.extend(extra.iter().cloned());
         let out = Command::new("/bin/sh")
             .arg("-c")
@@ -363,7 +402,12 @@ impl Sandbox {
         String::from_utf8_lossy(&out.stdout)
             .trim()
             .parse()
-            .with_context(|| format!("reading the started server's pid from {:?}", String::from_utf8_lossy(&out.stdout)))
+            .with_context(|| {
+                format!(
+                    "reading the started server's pid from {:?}",
+                    String::from_utf8_lossy(&out.stdout)
+                )
+            })
     }
 
     fn wait_ready(&self, pid: u32, log_offset: u64, timeout: Duration) -> anyhow::Result<()> {
@@ -374,7 +418,9 @@ impl Sandbox {
                 return Ok(());
             }
             if !process_alive(pid) {
-                let lines = errorlog::read_since(&self.error_log, log_offset).map(|t| t.lines).unwrap_or_default();
+                let lines = errorlog::read_since(&self.error_log, log_offset)
+                    .map(|t| t.lines)
+                    .unwrap_or_default();
                 let summary = errorlog::summarize(&lines);
                 let why = summary
                     .aborted
@@ -420,7 +466,8 @@ impl Sandbox {
                 wait_exit(pid, Duration::from_secs(60));
             }
         }
-        std::fs::remove_dir_all(&self.dir).with_context(|| format!("removing {}", self.dir.display()))
+        std::fs::remove_dir_all(&self.dir)
+            .with_context(|| format!("removing {}", self.dir.display()))
     }
 }
 

@@ -21,10 +21,15 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
 
 /// `268435456` → `256M`, `1610612736` → `1.5G`; exact where it can be.
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(1 << 40, "T"), (1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
     for (u, name) in UNITS {
         if bytes >= u {
-            if bytes % u == 0 {
+            if bytes.is_multiple_of(u) {
                 return format!("{}{name}", bytes / u);
             }
             return format!("{:.1}{name}", bytes as f64 / u as f64);
@@ -43,7 +48,10 @@ mod tests {
         assert_eq!(parse_size("2g").unwrap(), 2 << 30);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size(" 1K ").unwrap(), 1024);
-        assert_eq!(crate::error::exit_code_of(&parse_size("lots").unwrap_err()), 2);
+        assert_eq!(
+            crate::error::exit_code_of(&parse_size("lots").unwrap_err()),
+            2
+        );
         assert!(parse_size("-1M").is_err());
         assert!(parse_size("99999999999T").is_err());
     }

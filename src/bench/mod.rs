@@ -37,7 +37,14 @@ pub struct PlanBench {
 
 impl PlanBench {
     pub fn writes(time: Duration) -> PlanBench {
-        PlanBench { workload: "write".into(), threads: 2, time, seed: 1, db: "innops_bench".into(), table_size: 10_000 }
+        PlanBench {
+            workload: "write".into(),
+            threads: 2,
+            time,
+            seed: 1,
+            db: "innops_bench".into(),
+            table_size: 10_000,
+        }
     }
 }
 
@@ -98,12 +105,22 @@ pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
 }
 
 fn status_counters(conn: &mut mysql::Conn) -> anyhow::Result<BTreeMap<String, u64>> {
-    let rows: Vec<(String, String)> = conn.query("SHOW /* innops:bench:counters */ GLOBAL STATUS LIKE 'Innodb_%'")?;
-    Ok(rows.into_iter().filter(|(k, _)| COUNTERS.contains(&k.as_str())).filter_map(|(k, v)| Some((k, v.parse().ok()?))).collect())
+    let rows: Vec<(String, String)> =
+        conn.query("SHOW /* innops:bench:counters */ GLOBAL STATUS LIKE 'Innodb_%'")?;
+    Ok(rows
+        .into_iter()
+        .filter(|(k, _)| COUNTERS.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect())
 }
 
 /// Run the plan's workload once and return its figures. Creates its schema and table when missing.
-pub fn plan_bench(target: &Target, spec: &PlanBench, procedure: &str, abort: &AtomicBool) -> anyhow::Result<BenchResult> {
+pub fn plan_bench(
+    target: &Target,
+    spec: &PlanBench,
+    procedure: &str,
+    abort: &AtomicBool,
+) -> anyhow::Result<BenchResult> {
     let tag = format!("/* innops:{procedure}:bench */");
     let db = crate::sql::quote_ident(&spec.db);
     let mut conn = target.connect()?;
@@ -121,16 +138,24 @@ pub fn plan_bench(target: &Target, spec: &PlanBench, procedure: &str, abort: &At
                 let (tag, db) = (&tag, &db);
                 s.spawn(move || -> anyhow::Result<(Histogram<u64>, u64, u64)> {
                     let mut conn = target.connect()?;
-                    let mut rng = rand::rngs::SmallRng::seed_from_u64(spec.seed.wrapping_add(t as u64));
-                    let ins = conn.prep(format!("REPLACE {tag} INTO {db}.`writes` (id, k, c) VALUES (?, ?, ?)"))?;
-                    let upd = conn.prep(format!("UPDATE {tag} {db}.`writes` SET k = k + 1 WHERE id = ?"))?;
+                    let mut rng =
+                        rand::rngs::SmallRng::seed_from_u64(spec.seed.wrapping_add(t as u64));
+                    let ins = conn.prep(format!(
+                        "REPLACE {tag} INTO {db}.`writes` (id, k, c) VALUES (?, ?, ?)"
+                    ))?;
+                    let upd = conn.prep(format!(
+                        "UPDATE {tag} {db}.`writes` SET k = k + 1 WHERE id = ?"
+                    ))?;
                     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
                     let (mut txns, mut errors) = (0u64, 0u64);
                     while Instant::now() < deadline && !abort.load(Ordering::SeqCst) {
                         let id = rng.gen_range(1..=spec.table_size.max(1));
                         let t0 = Instant::now();
                         let r = conn
-                            .exec_drop(&ins, (id, rng.gen::<u32>(), format!("{:0>120}", rng.gen::<u64>())))
+                            .exec_drop(
+                                &ins,
+                                (id, rng.gen::<u32>(), format!("{:0>120}", rng.gen::<u64>())),
+                            )
                             .and_then(|_| conn.exec_drop(&upd, (id,)));
                         match r {
                             Ok(()) => {
@@ -144,7 +169,10 @@ pub fn plan_bench(target: &Target, spec: &PlanBench, procedure: &str, abort: &At
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("bench thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench thread panicked"))
+            .collect()
     });
     let elapsed = started.elapsed().as_secs_f64();
     let after = status_counters(&mut conn)?;
@@ -161,7 +189,14 @@ pub fn plan_bench(target: &Target, spec: &PlanBench, procedure: &str, abort: &At
         .iter()
         .filter_map(|k| {
             let d = after.get(*k)?.saturating_sub(*before.get(*k)?);
-            Some((k.to_string(), if txns == 0 { 0.0 } else { d as f64 / txns as f64 }))
+            Some((
+                k.to_string(),
+                if txns == 0 {
+                    0.0
+                } else {
+                    d as f64 / txns as f64
+                },
+            ))
         })
         .collect();
     Ok(BenchResult {

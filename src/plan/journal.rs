@@ -23,18 +23,51 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
-    RunStarted { procedure: String, target: String },
-    Resumed { after_step: Option<String> },
-    StepStarted { step: String },
-    Check { step: String, phase: String, verdict: Verdict },
-    ActionSkipped { step: String, reason: String },
-    ActionDone { step: String, result: serde_json::Value },
-    StepDone { step: String },
-    StepRefused { step: String, reason: String },
-    StepFailed { step: String, reason: String, recovery: Option<String> },
-    Bench { label: String, file: String },
-    Interrupted { before_step: String },
-    RunDone { status: String },
+    RunStarted {
+        procedure: String,
+        target: String,
+    },
+    Resumed {
+        after_step: Option<String>,
+    },
+    StepStarted {
+        step: String,
+    },
+    Check {
+        step: String,
+        phase: String,
+        verdict: Verdict,
+    },
+    ActionSkipped {
+        step: String,
+        reason: String,
+    },
+    ActionDone {
+        step: String,
+        result: serde_json::Value,
+    },
+    StepDone {
+        step: String,
+    },
+    StepRefused {
+        step: String,
+        reason: String,
+    },
+    StepFailed {
+        step: String,
+        reason: String,
+        recovery: Option<String>,
+    },
+    Bench {
+        label: String,
+        file: String,
+    },
+    Interrupted {
+        before_step: String,
+    },
+    RunDone {
+        status: String,
+    },
 }
 
 /// The plan as written to `plan.json`.
@@ -54,7 +87,10 @@ pub struct RunDir {
 impl RunDir {
     /// The default run directory: `./innops-runs/<UTC time>-<procedure>`.
     pub fn default_path(procedure: &str) -> PathBuf {
-        PathBuf::from("innops-runs").join(format!("{}-{procedure}", Utc::now().format("%Y%m%dT%H%M%S%.3fZ")))
+        PathBuf::from("innops-runs").join(format!(
+            "{}-{procedure}",
+            Utc::now().format("%Y%m%dT%H%M%S%.3fZ")
+        ))
     }
 
     /// Create a new run directory and write `plan.json`.
@@ -66,7 +102,8 @@ impl RunDir {
                 path.display()
             )));
         }
-        std::fs::create_dir_all(path.join("bench")).with_context(|| format!("creating {}", path.display()))?;
+        std::fs::create_dir_all(path.join("bench"))
+            .with_context(|| format!("creating {}", path.display()))?;
         write_json_atomic(&path.join("plan.json"), plan)?;
         RunDir::open(path)
     }
@@ -78,11 +115,17 @@ impl RunDir {
             .append(true)
             .open(path.join("journal.jsonl"))
             .with_context(|| format!("opening the journal in {}", path.display()))?;
-        Ok(RunDir { path: path.to_path_buf(), journal })
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            journal,
+        })
     }
 
     pub fn log(&mut self, kind: EventKind) -> anyhow::Result<()> {
-        let ev = Event { ts: Utc::now(), kind };
+        let ev = Event {
+            ts: Utc::now(),
+            kind,
+        };
         let mut line = serde_json::to_string(&ev)?;
         line.push('\n');
         self.journal.write_all(line.as_bytes())?;
@@ -98,7 +141,10 @@ impl RunDir {
 pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
     let p = dir.join("plan.json");
     let text = std::fs::read_to_string(&p).map_err(|_| {
-        crate::error::bad_input(format!("{} is not an innops run directory (no plan.json): pass the directory a run printed", dir.display()))
+        crate::error::bad_input(format!(
+            "{} is not an innops run directory (no plan.json): pass the directory a run printed",
+            dir.display()
+        ))
     })?;
     serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
 }
@@ -107,7 +153,10 @@ pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
 pub fn read_journal(dir: &Path) -> anyhow::Result<Vec<Event>> {
     let p = dir.join("journal.jsonl");
     let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }
 
 /// Where a run stands, from its journal.
@@ -139,7 +188,8 @@ pub fn progress(events: &[Event]) -> Progress {
 
 pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(value)?).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::write(&tmp, serde_json::to_string_pretty(value)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))
 }
 
@@ -148,7 +198,10 @@ mod tests {
     use super::*;
 
     fn ev(kind: EventKind) -> Event {
-        Event { ts: Utc::now(), kind }
+        Event {
+            ts: Utc::now(),
+            kind,
+        }
     }
 
     #[test]
@@ -170,7 +223,10 @@ mod tests {
         let mut rd = RunDir::open(dir.path()).unwrap();
         rd.log(EventKind::StepStarted { step: "a".into() }).unwrap();
         rd.log(EventKind::StepDone { step: "a".into() }).unwrap();
-        let mut f = OpenOptions::new().append(true).open(dir.path().join("journal.jsonl")).unwrap();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("journal.jsonl"))
+            .unwrap();
         f.write_all(b"{\"ts\":\"2026-").unwrap();
         let events = read_journal(dir.path()).unwrap();
         assert_eq!(events.len(), 2);

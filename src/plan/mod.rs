@@ -78,14 +78,30 @@ impl Verdict {
             deferred: false,
         }
     }
-    pub fn fail(observed: impl Into<String>, expected: impl Into<String>, fix: impl Into<String>) -> Verdict {
-        Verdict { passed: false, fix: Some(fix.into()), ..Verdict::pass(observed, expected) }
+    pub fn fail(
+        observed: impl Into<String>,
+        expected: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Verdict {
+        Verdict {
+            passed: false,
+            fix: Some(fix.into()),
+            ..Verdict::pass(observed, expected)
+        }
     }
     pub fn done(observed: impl Into<String>, expected: impl Into<String>) -> Verdict {
-        Verdict { already_done: true, ..Verdict::pass(observed, expected) }
+        Verdict {
+            already_done: true,
+            ..Verdict::pass(observed, expected)
+        }
     }
     /// Pass when `ok`, else fail with `fix`.
-    pub fn check(ok: bool, observed: impl Into<String>, expected: impl Into<String>, fix: impl Into<String>) -> Verdict {
+    pub fn check(
+        ok: bool,
+        observed: impl Into<String>,
+        expected: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Verdict {
         if ok {
             Verdict::pass(observed, expected)
         } else {
@@ -107,12 +123,26 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn new(name: impl Into<String>, run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static) -> Check {
-        Check { name: name.into(), needs_prior: false, run: Box::new(run) }
+    pub fn new(
+        name: impl Into<String>,
+        run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            needs_prior: false,
+            run: Box::new(run),
+        }
     }
     /// A check that depends on earlier steps having acted.
-    pub fn after_prior(name: impl Into<String>, run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static) -> Check {
-        Check { name: name.into(), needs_prior: true, run: Box::new(run) }
+    pub fn after_prior(
+        name: impl Into<String>,
+        run: impl Fn(&mut Ctx) -> anyhow::Result<Verdict> + 'static,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            needs_prior: true,
+            run: Box::new(run),
+        }
     }
 }
 
@@ -158,7 +188,10 @@ impl Step {
         self.post.push(c);
         self
     }
-    pub fn act(mut self, f: impl Fn(&mut Ctx) -> anyhow::Result<serde_json::Value> + 'static) -> Step {
+    pub fn act(
+        mut self,
+        f: impl Fn(&mut Ctx) -> anyhow::Result<serde_json::Value> + 'static,
+    ) -> Step {
         self.act = Some(Box::new(f));
         self
     }
@@ -235,8 +268,21 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(target: &'a Target, control: Option<&'a Control>, procedure: &str, abort: &'a AtomicBool) -> Ctx<'a> {
-        Ctx { target, control, procedure: procedure.to_string(), step: String::new(), run_dir: None, abort, conn: None }
+    pub fn new(
+        target: &'a Target,
+        control: Option<&'a Control>,
+        procedure: &str,
+        abort: &'a AtomicBool,
+    ) -> Ctx<'a> {
+        Ctx {
+            target,
+            control,
+            procedure: procedure.to_string(),
+            step: String::new(),
+            run_dir: None,
+            abort,
+            conn: None,
+        }
     }
 
     /// The comment every statement of this step starts with.

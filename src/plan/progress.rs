@@ -31,7 +31,12 @@ impl Progress {
             ProgressBar::hidden()
         };
         bar.set_length(total);
-        Progress { bar, tty, label: label.to_string(), last_line: Instant::now() }
+        Progress {
+            bar,
+            tty,
+            label: label.to_string(),
+            last_line: Instant::now(),
+        }
     }
 
     pub fn set(&mut self, pos: u64) {

@@ -57,7 +57,13 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(procedure: &str, target: &str, server: &str, notes: Vec<String>, steps: &[StepPreview]) -> Report {
+    pub fn new(
+        procedure: &str,
+        target: &str,
+        server: &str,
+        notes: Vec<String>,
+        steps: &[StepPreview],
+    ) -> Report {
         Report {
             procedure: procedure.into(),
             target: target.into(),
@@ -86,25 +92,53 @@ impl Report {
     }
 
     pub fn step_mut(&mut self, id: &str) -> &mut StepReport {
-        self.steps.iter_mut().find(|s| s.id == id).expect("report has every step of the plan")
+        self.steps
+            .iter_mut()
+            .find(|s| s.id == id)
+            .expect("report has every step of the plan")
     }
 
     /// The report as text.
     pub fn render_text(&self) -> String {
         let mut s = String::new();
-        let what = if self.executed { "run" } else { "plan (dry run: nothing was changed; add --execute to act)" };
-        s.push_str(&format!("innops {} {what}\n  target: {} ({})\n", self.procedure, self.target, self.server));
+        let what = if self.executed {
+            "run"
+        } else {
+            "plan (dry run: nothing was changed; add --execute to act)"
+        };
+        s.push_str(&format!(
+            "innops {} {what}\n  target: {} ({})\n",
+            self.procedure, self.target, self.server
+        ));
         for n in &self.notes {
             s.push_str(&format!("  note: {n}\n"));
         }
         for (i, st) in self.steps.iter().enumerate() {
             let status = match st.status {
                 StepStatus::Pending if !self.executed => String::new(),
-                ref other => format!("  [{}]", serde_json::to_value(other).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+                ref other => format!(
+                    "  [{}]",
+                    serde_json::to_value(other)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
             };
-            s.push_str(&format!("\n{:>3}. {} ({}, risk {}){status}\n", i + 1, st.title, st.id, st.risk.as_str()));
+            s.push_str(&format!(
+                "\n{:>3}. {} ({}, risk {}){status}\n",
+                i + 1,
+                st.title,
+                st.id,
+                st.risk.as_str()
+            ));
             for c in &st.commands {
-                s.push_str(&format!("       $ {c}\n"));
+                let mut lines = c.lines();
+                if let Some(first) = lines.next() {
+                    s.push_str(&format!("       $ {first}\n"));
+                }
+                for l in lines {
+                    s.push_str(&format!("         {l}\n"));
+                }
             }
             for (phase, vs) in [("pre ", &st.pre), ("post", &st.post)] {
                 for v in vs {
@@ -115,8 +149,18 @@ impl Report {
                     } else {
                         "✗"
                     };
-                    s.push_str(&format!("       {phase} {mark} {}: {}", v.check, v.observed));
-                    if !v.passed || v.deferred {
+                    if v.deferred {
+                        s.push_str(&format!(
+                            "       {phase} {mark} {} (checked when the step runs)\n",
+                            v.check
+                        ));
+                        continue;
+                    }
+                    s.push_str(&format!(
+                        "       {phase} {mark} {}: {}",
+                        v.check, v.observed
+                    ));
+                    if !v.passed {
                         s.push_str(&format!(" (expected {})", v.expected));
                     }
                     if v.already_done {

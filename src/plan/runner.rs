@@ -57,7 +57,10 @@ fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> anyhow::Result<Vec<
     let mut out = Vec::new();
     for c in checks {
         let mut v = if dry && c.needs_prior {
-            Verdict { deferred: true, ..Verdict::pass("runs after the earlier steps", "checked at execution") }
+            Verdict {
+                deferred: true,
+                ..Verdict::pass("runs after the earlier steps", "checked at execution")
+            }
         } else {
             (c.run)(ctx)?
         };
@@ -78,7 +81,11 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
         let verdicts = run_checks(ctx, &step.pre, true)?;
         if refusal.is_none() {
             if let Some(v) = first_failure(&verdicts) {
-                refusal = Some(format!("step {} would be refused: {}", step.id, v.fix.clone().unwrap_or_default()));
+                refusal = Some(format!(
+                    "step {} would be refused: {}",
+                    step.id,
+                    v.fix.clone().unwrap_or_default()
+                ));
             }
         }
         let sr = report.step_mut(&step.id);
@@ -121,12 +128,17 @@ fn confirm(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
         ))
         .into());
     }
-    eprint!("The plan will run {}. Type 'yes' to go on: ", risky.join(", "));
+    eprint!(
+        "The plan will run {}. Type 'yes' to go on: ",
+        risky.join(", ")
+    );
     std::io::stderr().flush().ok();
     let mut line = String::new();
     stdin.lock().read_line(&mut line)?;
     if line.trim() != "yes" {
-        return Err(Failure::Refused("not confirmed at the prompt: nothing was changed".into()).into());
+        return Err(
+            Failure::Refused("not confirmed at the prompt: nothing was changed".into()).into(),
+        );
     }
     Ok(())
 }
@@ -146,14 +158,26 @@ fn execute(
             let events = journal::read_journal(dir)?;
             let progress = journal::progress(&events);
             let mut rd = RunDir::open(dir)?;
-            rd.log(EventKind::Resumed { after_step: progress.done.last().cloned() })?;
+            rd.log(EventKind::Resumed {
+                after_step: progress.done.last().cloned(),
+            })?;
             (rd, Some(progress))
         }
         None => {
-            let path = opts.run_dir.clone().unwrap_or_else(|| RunDir::default_path(&plan.header.procedure));
-            let file = PlanFile { header: plan.header.clone(), steps: plan.previews(), created: chrono::Utc::now() };
+            let path = opts
+                .run_dir
+                .clone()
+                .unwrap_or_else(|| RunDir::default_path(&plan.header.procedure));
+            let file = PlanFile {
+                header: plan.header.clone(),
+                steps: plan.previews(),
+                created: chrono::Utc::now(),
+            };
             let mut rd = RunDir::create(&path, &file)?;
-            rd.log(EventKind::RunStarted { procedure: plan.header.procedure.clone(), target: plan.header.target.clone() })?;
+            rd.log(EventKind::RunStarted {
+                procedure: plan.header.procedure.clone(),
+                target: plan.header.target.clone(),
+            })?;
             (rd, None)
         }
     };
@@ -172,7 +196,9 @@ fn execute(
     if let Err(e) = &result {
         report.message = Some(crate::error::display_of(e));
     }
-    rd.log(EventKind::RunDone { status: status.into() })?;
+    rd.log(EventKind::RunDone {
+        status: status.into(),
+    })?;
     rd.write_json("report.json", report)?;
     result
 }
@@ -185,7 +211,11 @@ fn execute_steps(
     rd: &mut RunDir,
     prior: Option<&journal::Progress>,
 ) -> anyhow::Result<()> {
-    let bench = if opts.no_bench { None } else { plan.bench.as_ref() };
+    let bench = if opts.no_bench {
+        None
+    } else {
+        plan.bench.as_ref()
+    };
     let first_bench = plan.steps.iter().position(|s| s.bench);
     let last_bench = plan.steps.iter().rposition(|s| s.bench);
     // Resuming keeps the figures measured before the crash.
@@ -204,13 +234,19 @@ fn execute_steps(
                 let post = run_checks(ctx, &step.post, false)?;
                 let all_pass = post.iter().all(|v| v.passed);
                 for v in &post {
-                    rd.log(EventKind::Check { step: step.id.clone(), phase: "resume-post".into(), verdict: v.clone() })?;
+                    rd.log(EventKind::Check {
+                        step: step.id.clone(),
+                        phase: "resume-post".into(),
+                        verdict: v.clone(),
+                    })?;
                 }
                 if all_pass {
                     let sr = report.step_mut(&step.id);
                     sr.post = post;
                     sr.status = StepStatus::Done;
-                    rd.log(EventKind::StepDone { step: step.id.clone() })?;
+                    rd.log(EventKind::StepDone {
+                        step: step.id.clone(),
+                    })?;
                     rd.write_json("report.json", report)?;
                     if Some(i) == last_bench {
                         bench_point(bench, ctx, report, rd, "after")?;
@@ -220,7 +256,9 @@ fn execute_steps(
             }
         }
         if ctx.aborted() {
-            rd.log(EventKind::Interrupted { before_step: step.id.clone() })?;
+            rd.log(EventKind::Interrupted {
+                before_step: step.id.clone(),
+            })?;
             return Err(Failure::Interrupted(format!(
                 "interrupted before step {}: nothing of that step was done; continue with `innops resume {}`",
                 step.id,
@@ -228,19 +266,32 @@ fn execute_steps(
             ))
             .into());
         }
-        rd.log(EventKind::StepStarted { step: step.id.clone() })?;
+        rd.log(EventKind::StepStarted {
+            step: step.id.clone(),
+        })?;
         report.step_mut(&step.id).status = StepStatus::Running;
         rd.write_json("report.json", report)?;
 
         let pre = run_checks(ctx, &step.pre, false)?;
         for v in &pre {
-            rd.log(EventKind::Check { step: step.id.clone(), phase: "pre".into(), verdict: v.clone() })?;
+            rd.log(EventKind::Check {
+                step: step.id.clone(),
+                phase: "pre".into(),
+                verdict: v.clone(),
+            })?;
         }
-        let refusal = first_failure(&pre).map(|v| v.fix.clone().unwrap_or_else(|| format!("{} failed", v.check)));
+        let refusal = first_failure(&pre).map(|v| {
+            v.fix
+                .clone()
+                .unwrap_or_else(|| format!("{} failed", v.check))
+        });
         let already_done = pre.iter().any(|v| v.already_done);
         report.step_mut(&step.id).pre = pre;
         if let Some(reason) = refusal {
-            rd.log(EventKind::StepRefused { step: step.id.clone(), reason: reason.clone() })?;
+            rd.log(EventKind::StepRefused {
+                step: step.id.clone(),
+                reason: reason.clone(),
+            })?;
             report.step_mut(&step.id).status = StepStatus::Refused;
             return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
         }
@@ -248,28 +299,41 @@ fn execute_steps(
             bench_point(bench, ctx, report, rd, "before")?;
         }
         if already_done || step.act.is_none() {
-            let reason = if already_done { "a pre-check found it already done" } else { "the step only checks" };
-            rd.log(EventKind::ActionSkipped { step: step.id.clone(), reason: reason.into() })?;
+            let reason = if already_done {
+                "a pre-check found it already done"
+            } else {
+                "the step only checks"
+            };
+            rd.log(EventKind::ActionSkipped {
+                step: step.id.clone(),
+                reason: reason.into(),
+            })?;
         } else if let Some(act) = &step.act {
             match act(ctx) {
                 Ok(result) => {
-                    rd.log(EventKind::ActionDone { step: step.id.clone(), result: result.clone() })?;
+                    rd.log(EventKind::ActionDone {
+                        step: step.id.clone(),
+                        result: result.clone(),
+                    })?;
                     report.step_mut(&step.id).result = Some(result);
                 }
                 Err(e) => {
                     let msg = crate::error::display_of(&e);
-                    let recovery = match &step.recover {
-                        Some(r) => Some(r(ctx).unwrap_or_else(|re| format!("recovery failed too: {}", crate::error::display_of(&re)))),
-                        None => None,
-                    };
-                    rd.log(EventKind::StepFailed { step: step.id.clone(), reason: msg.clone(), recovery: recovery.clone() })?;
+                    let recovery = recover(step, ctx);
+                    rd.log(EventKind::StepFailed {
+                        step: step.id.clone(),
+                        reason: msg.clone(),
+                        recovery: recovery.clone(),
+                    })?;
                     let sr = report.step_mut(&step.id);
                     sr.status = StepStatus::Failed;
                     sr.error = Some(msg.clone());
                     let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
                     // A refusal inside the action (a guard) changed nothing; anything else needs a human.
                     return Err(match crate::error::exit_code_of(&e) {
-                        1 | 2 => Failure::Refused(format!("step {} refused: {msg}{state}", step.id)),
+                        1 | 2 => {
+                            Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
+                        }
                         _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
                     }
                     .into());
@@ -279,25 +343,45 @@ fn execute_steps(
         }
         let post = run_checks(ctx, &step.post, false)?;
         for v in &post {
-            rd.log(EventKind::Check { step: step.id.clone(), phase: "post".into(), verdict: v.clone() })?;
+            rd.log(EventKind::Check {
+                step: step.id.clone(),
+                phase: "post".into(),
+                verdict: v.clone(),
+            })?;
         }
         let failed = first_failure(&post).map(|v| {
-            format!("{} (observed {}, expected {}): {}", v.check, v.observed, v.expected, v.fix.clone().unwrap_or_default())
+            format!(
+                "{} (observed {}, expected {}): {}",
+                v.check,
+                v.observed,
+                v.expected,
+                v.fix.clone().unwrap_or_default()
+            )
         });
         report.step_mut(&step.id).post = post;
         if let Some(why) = failed {
-            let recovery = match &step.recover {
-                Some(r) => Some(r(ctx).unwrap_or_else(|re| format!("recovery failed too: {}", crate::error::display_of(&re)))),
-                None => None,
-            };
-            rd.log(EventKind::StepFailed { step: step.id.clone(), reason: why.clone(), recovery: recovery.clone() })?;
+            let recovery = recover(step, ctx);
+            rd.log(EventKind::StepFailed {
+                step: step.id.clone(),
+                reason: why.clone(),
+                recovery: recovery.clone(),
+            })?;
             report.step_mut(&step.id).status = StepStatus::Failed;
             let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
-            return Err(Failure::PostCheck(format!("step {} post-check failed: {why}{state}", step.id)).into());
+            return Err(Failure::PostCheck(format!(
+                "step {} post-check failed: {why}{state}",
+                step.id
+            ))
+            .into());
         }
-        rd.log(EventKind::StepDone { step: step.id.clone() })?;
-        report.step_mut(&step.id).status =
-            if already_done { StepStatus::Skipped } else { StepStatus::Done };
+        rd.log(EventKind::StepDone {
+            step: step.id.clone(),
+        })?;
+        report.step_mut(&step.id).status = if already_done {
+            StepStatus::Skipped
+        } else {
+            StepStatus::Done
+        };
         rd.write_json("report.json", report)?;
         if Some(i) == last_bench {
             bench_point(bench, ctx, report, rd, "after")?;
@@ -318,7 +402,10 @@ fn bench_point(
     let result = crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)?;
     let file = format!("bench/{label}.json");
     rd.write_json(&file, &result)?;
-    rd.log(EventKind::Bench { label: label.into(), file })?;
+    rd.log(EventKind::Bench {
+        label: label.into(),
+        file,
+    })?;
     if label == "before" {
         report.bench.before = Some(result);
     } else {
@@ -328,6 +415,15 @@ fn bench_point(
         report.bench.after = Some(result);
     }
     rd.write_json("report.json", report)
+}
+
+/// Run the step's recovery after a failure; the sentence says what state it left.
+fn recover(step: &crate::plan::Step, ctx: &mut Ctx) -> Option<String> {
+    let r = step.recover.as_ref()?;
+    Some(
+        r(ctx)
+            .unwrap_or_else(|re| format!("Recovery failed too: {}", crate::error::display_of(&re))),
+    )
 }
 
 fn fault_point(step: &str) {

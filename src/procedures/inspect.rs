@@ -69,16 +69,24 @@ pub fn hazards(f: &ServerFacts, redo_rate: Option<f64>, myisam: usize) -> Vec<St
             ));
         }
     }
-    if let (Some(age), Some(max)) = (f.status_u64("Innodb_checkpoint_age"), f.status_u64("Innodb_checkpoint_max_age")) {
+    if let (Some(age), Some(max)) = (
+        f.status_u64("Innodb_checkpoint_age"),
+        f.status_u64("Innodb_checkpoint_max_age"),
+    ) {
         if max > 0 && age * 4 > max * 3 {
             h.push(format!("checkpoint age {} is over 75% of its maximum {}: the redo log is too small for the write load", format_size(age), format_size(max)));
         }
     }
     if myisam > 0 {
-        h.push(format!("{myisam} MyISAM table(s) outside the system schemas: they are not crash-safe"));
+        h.push(format!(
+            "{myisam} MyISAM table(s) outside the system schemas: they are not crash-safe"
+        ));
     }
     if f.var("innodb_fast_shutdown") == Some("2") {
-        h.push("innodb_fast_shutdown=2: the next shutdown is a crash as far as InnoDB is concerned".into());
+        h.push(
+            "innodb_fast_shutdown=2: the next shutdown is a crash as far as InnoDB is concerned"
+                .into(),
+        );
     }
     h
 }
@@ -91,12 +99,16 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
     if !sample.is_zero() {
         std::thread::sleep(sample);
         facts = ServerFacts::collect(&mut conn)?;
-        if let (Some((name, a)), Some(b)) = (redo::redo_counter(&f0), redo::redo_counter(&facts).map(|c| c.1)) {
+        if let (Some((name, a)), Some(b)) = (
+            redo::redo_counter(&f0),
+            redo::redo_counter(&facts).map(|c| c.1),
+        ) {
             let _ = name;
             rate = Some(b.saturating_sub(a) as f64 / sample.as_secs_f64());
         }
     }
-    let rows: Vec<(String, String, Option<u64>, Option<u64>, Option<u64>)> = conn.query(
+    type Row = (String, String, Option<u64>, Option<u64>, Option<u64>);
+    let rows: Vec<Row> = conn.query(
         "SELECT /* innops:inspect:myisam */ TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH \
          FROM information_schema.TABLES WHERE ENGINE = 'MyISAM' AND TABLE_TYPE = 'BASE TABLE' \
          AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') \
@@ -127,7 +139,10 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
         flavor: facts.flavor,
         version: facts.version.to_string(),
         version_string: facts.version_string.clone(),
-        settings: SETTINGS.iter().map(|s| (s.to_string(), facts.var(s).map(str::to_string))).collect(),
+        settings: SETTINGS
+            .iter()
+            .map(|s| (s.to_string(), facts.var(s).map(str::to_string)))
+            .collect(),
         matrix,
         hazards: hazards(&facts, rate, myisam.len()),
         myisam_tables: myisam,
@@ -136,7 +151,10 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
 }
 
 pub fn render(i: &Inspection) -> String {
-    let mut s = format!("{} — {} ({})\n\nsettings:\n", i.target, i.version_string, i.version);
+    let mut s = format!(
+        "{} — {} ({})\n\nsettings:\n",
+        i.target, i.version_string, i.version
+    );
     for (k, v) in &i.settings {
         if let Some(v) = v {
             s.push_str(&format!("  {k:<32} {v}\n"));
@@ -145,11 +163,20 @@ pub fn render(i: &Inspection) -> String {
     s.push_str("\ncapabilities:\n");
     if let Some(m) = i.matrix.as_object() {
         for (k, v) in m {
-            s.push_str(&format!("  {k:<32} {}\n", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())));
+            s.push_str(&format!(
+                "  {k:<32} {}\n",
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            ));
         }
     }
     if let Some(r) = i.redo_bytes_per_sec {
-        s.push_str(&format!("  {:<32} {}/s\n", "redo write rate (sampled)", format_size(r as u64)));
+        s.push_str(&format!(
+            "  {:<32} {}/s\n",
+            "redo write rate (sampled)",
+            format_size(r as u64)
+        ));
     }
     s.push_str(&format!("\nMyISAM tables: {}\n", i.myisam_tables.len()));
     for t in &i.myisam_tables {
@@ -162,7 +189,10 @@ pub fn render(i: &Inspection) -> String {
             format_size(t.index_bytes)
         ));
     }
-    s.push_str(&format!("\nhazards: {}\n", if i.hazards.is_empty() { "none" } else { "" }));
+    s.push_str(&format!(
+        "\nhazards: {}\n",
+        if i.hazards.is_empty() { "none" } else { "" }
+    ));
     for h in &i.hazards {
         s.push_str(&format!("  ! {h}\n"));
     }
@@ -178,9 +208,11 @@ mod tests {
     fn hazards_name_forced_recovery_read_only_and_a_small_redo_log() {
         let mut f = ServerFacts::synthetic(Flavor::MariaDB, Version::new(10, 11, 19));
         assert!(hazards(&f, None, 0).is_empty());
-        f.variables.insert("innodb_force_recovery".into(), "3".into());
+        f.variables
+            .insert("innodb_force_recovery".into(), "3".into());
         f.variables.insert("innodb_read_only".into(), "ON".into());
-        f.variables.insert("innodb_log_file_size".into(), (96u64 << 20).to_string());
+        f.variables
+            .insert("innodb_log_file_size".into(), (96u64 << 20).to_string());
         // 1 MiB/s fills 96M in 1.6 minutes.
         let h = hazards(&f, Some((1u64 << 20) as f64), 2);
         assert_eq!(h.len(), 4, "{h:?}");

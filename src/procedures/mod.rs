@@ -26,7 +26,13 @@ pub struct PlanEnv {
 }
 
 impl PlanEnv {
-    pub fn header(&self, procedure: &str, facts: &ServerFacts, params: serde_json::Value, notes: Vec<String>) -> PlanHeader {
+    pub fn header(
+        &self,
+        procedure: &str,
+        facts: &ServerFacts,
+        params: serde_json::Value,
+        notes: Vec<String>,
+    ) -> PlanHeader {
         PlanHeader {
             procedure: procedure.to_string(),
             target: self.target.label.clone(),

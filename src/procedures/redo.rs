@@ -55,7 +55,11 @@ pub fn size_problem(facts: &ServerFacts, size: u64, online: bool) -> Option<Stri
             format_size(size),
             facts.describe(),
             format_size(min),
-            if min == buffer { ", innodb_log_buffer_size" } else { "" },
+            if min == buffer {
+                ", innodb_log_buffer_size"
+            } else {
+                ""
+            },
             format_size(min)
         ));
     }
@@ -67,7 +71,7 @@ pub fn size_problem(facts: &ServerFacts, size: u64, online: bool) -> Option<Stri
             format_size(max)
         ));
     }
-    if size % granule != 0 {
+    if !size.is_multiple_of(granule) {
         let up = size.div_ceil(granule) * granule;
         return Some(format!(
             "{size} bytes is not a multiple of {granule} bytes, and the server would silently round it: use {up} ({})",
@@ -92,7 +96,11 @@ pub fn minutes_held(size: u64, bytes_per_sec: f64) -> Option<f64> {
 
 /// The counter that grows with every redo byte written: the LSN where the server reports it.
 pub fn redo_counter(facts: &ServerFacts) -> Option<(&'static str, u64)> {
-    for name in ["Innodb_lsn_current", "Innodb_redo_log_current_lsn", "Innodb_os_log_written"] {
+    for name in [
+        "Innodb_lsn_current",
+        "Innodb_redo_log_current_lsn",
+        "Innodb_os_log_written",
+    ] {
         if let Some(v) = facts.status_u64(name) {
             return Some((name, v));
         }
@@ -160,13 +168,23 @@ pub fn render_advice(a: &Advice) -> String {
         format_size(a.bytes_per_hour as u64)
     ));
     if let Some(c) = a.current_size {
-        let held = a.minutes_held_now.map(|m| format!("{m:.0} minutes of writes")).unwrap_or_else(|| "no writes measured".into());
+        let held = a
+            .minutes_held_now
+            .map(|m| format!("{m:.0} minutes of writes"))
+            .unwrap_or_else(|| "no writes measured".into());
         s.push_str(&format!("current redo size: {} ({held})\n", format_size(c)));
     }
     if let (Some(age), Some(max)) = (a.checkpoint_age, a.checkpoint_max_age) {
-        s.push_str(&format!("checkpoint age: {} of at most {}\n", format_size(age), format_size(max)));
+        s.push_str(&format!(
+            "checkpoint age: {} of at most {}\n",
+            format_size(age),
+            format_size(max)
+        ));
     }
-    s.push_str(&format!("recommended: {} (about an hour of writes)\n  {}\n", a.recommended, a.command));
+    s.push_str(&format!(
+        "recommended: {} (about an hour of writes)\n  {}\n",
+        a.recommended, a.command
+    ));
     s
 }
 
@@ -174,7 +192,9 @@ pub fn render_advice(a: &Advice) -> String {
 pub fn params(size: &str, offline: bool) -> anyhow::Result<RedoParams> {
     let size = crate::units::parse_size(size)?;
     if size == 0 {
-        return Err(bad_input("--size 0 is not a redo size: give the new total size, for example --size 256M"));
+        return Err(bad_input(
+            "--size 0 is not a redo size: give the new total size, for example --size 256M",
+        ));
     }
     Ok(RedoParams { size, offline })
 }
@@ -185,7 +205,11 @@ fn log_file_path(facts: &ServerFacts) -> Option<PathBuf> {
     }
     let datadir = facts.var("datadir")?;
     let home = facts.var("innodb_log_group_home_dir").unwrap_or("./");
-    let dir = if Path::new(home).is_absolute() { PathBuf::from(home) } else { Path::new(datadir).join(home) };
+    let dir = if Path::new(home).is_absolute() {
+        PathBuf::from(home)
+    } else {
+        Path::new(datadir).join(home)
+    };
     Some(dir.join("ib_logfile0"))
 }
 
@@ -208,10 +232,16 @@ pub fn effective_config(option_file: &Path, key: &str) -> anyhow::Result<Option<
 fn current_size(ctx: &mut Ctx, facts_var: RedoSizeVariable) -> anyhow::Result<u64> {
     let tag = ctx.tag();
     let sql = match facts_var {
-        RedoSizeVariable::InnodbRedoLogCapacity => format!("SELECT {tag} @@GLOBAL.innodb_redo_log_capacity"),
-        RedoSizeVariable::InnodbLogFileSize => format!("SELECT {tag} @@GLOBAL.innodb_log_file_size"),
+        RedoSizeVariable::InnodbRedoLogCapacity => {
+            format!("SELECT {tag} @@GLOBAL.innodb_redo_log_capacity")
+        }
+        RedoSizeVariable::InnodbLogFileSize => {
+            format!("SELECT {tag} @@GLOBAL.innodb_log_file_size")
+        }
         RedoSizeVariable::LogFileSizeTimesFiles => {
-            format!("SELECT {tag} @@GLOBAL.innodb_log_file_size * @@GLOBAL.innodb_log_files_in_group")
+            format!(
+                "SELECT {tag} @@GLOBAL.innodb_log_file_size * @@GLOBAL.innodb_log_files_in_group"
+            )
         }
     };
     let v: Option<u64> = ctx.conn()?.query_first(sql)?;
@@ -225,7 +255,9 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
     let var = facts.redo_size_variable();
     // What one config key can express: on old MySQL the size is per file.
     let files = match var {
-        RedoSizeVariable::LogFileSizeTimesFiles => facts.var_u64("innodb_log_files_in_group").unwrap_or(2),
+        RedoSizeVariable::LogFileSizeTimesFiles => {
+            facts.var_u64("innodb_log_files_in_group").unwrap_or(2)
+        }
         _ => 1,
     };
     let config_key = var.config_key();
@@ -249,58 +281,71 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         ),
     }];
     if let Some(cur) = facts.redo_size_bytes() {
-        notes.push(format!("redo log now {}, target {}", format_size(cur), format_size(size)));
+        notes.push(format!(
+            "redo log now {}, target {}",
+            format_size(cur),
+            format_size(size)
+        ));
     }
-    let header = env.header(
-        "redo",
-        facts,
-        serde_json::to_value(p)?,
-        notes,
-    );
+    let header = env.header("redo", facts, serde_json::to_value(p)?, notes);
 
     let mut steps = Vec::new();
     steps.push(preflight(p, facts, env, online));
 
     let dropin = env.dropin.clone();
     let option_file = env.option_file.clone();
-    let persist = persist_step(&dropin, option_file.clone(), config_key, &config_value, size, var);
+    let persist = persist_step(
+        &dropin,
+        option_file.clone(),
+        config_key,
+        &config_value,
+        size,
+        var,
+    );
 
     if online {
         let set_sql = match path {
-            RedoResize::OnlineRedoLogCapacity => format!("SET GLOBAL innodb_redo_log_capacity = {size}"),
+            RedoResize::OnlineRedoLogCapacity => {
+                format!("SET GLOBAL innodb_redo_log_capacity = {size}")
+            }
             _ => format!("SET GLOBAL innodb_log_file_size = {size}"),
         };
         let set_sql2 = set_sql.clone();
         let logfile = log_file_path(facts);
-        let resize = Step::new("resize", format!("Resize the redo log online to {}", format_size(size)), Risk::Online)
-            .preview(format!("/* innops:redo:resize */ {set_sql}"))
-            .pre(Check::new("current size", move |ctx| {
-                let cur = current_size(ctx, var)?;
-                Ok(if cur == size {
-                    Verdict::done(format_size(cur), format!("≠ {}", format_size(size)))
-                } else {
-                    Verdict::pass(format_size(cur), format!("≠ {}", format_size(size)))
-                })
-            }))
-            .act(move |ctx| {
-                let offset = ctx.control.map(|c| c.log_offset()).unwrap_or(0);
-                let tag = ctx.tag();
-                let t0 = std::time::Instant::now();
-                ctx.conn()?.query_drop(format!("SET {tag} {}", set_sql2.trim_start_matches("SET ")))?;
-                Ok(serde_json::json!({ "log_offset": offset, "seconds": t0.elapsed().as_secs_f64() }))
+        let resize = Step::new(
+            "resize",
+            format!("Resize the redo log online to {}", format_size(size)),
+            Risk::Online,
+        )
+        .preview(format!("/* innops:redo:resize */ {set_sql}"))
+        .pre(Check::new("current size", move |ctx| {
+            let cur = current_size(ctx, var)?;
+            Ok(if cur == size {
+                Verdict::done(format_size(cur), format!("≠ {}", format_size(size)))
+            } else {
+                Verdict::pass(format_size(cur), format!("≠ {}", format_size(size)))
             })
-            .post(Check::new("variable shows the new size", move |ctx| {
-                let cur = current_size(ctx, var)?;
-                Ok(Verdict::check(
-                    cur == size,
-                    format_size(cur),
-                    format_size(size),
-                    "the server did not take the new size: read its error log",
-                ))
-            }))
-            .post(error_log_check(false))
-            .post(log_file_check(logfile))
-            .bench();
+        }))
+        .act(move |ctx| {
+            let offset = ctx.control.map(|c| c.log_offset()).unwrap_or(0);
+            let tag = ctx.tag();
+            let t0 = std::time::Instant::now();
+            ctx.conn()?
+                .query_drop(format!("SET {tag} {}", set_sql2.trim_start_matches("SET ")))?;
+            Ok(serde_json::json!({ "log_offset": offset, "seconds": t0.elapsed().as_secs_f64() }))
+        })
+        .post(Check::new("variable shows the new size", move |ctx| {
+            let cur = current_size(ctx, var)?;
+            Ok(Verdict::check(
+                cur == size,
+                format_size(cur),
+                format_size(size),
+                "the server did not take the new size: read its error log",
+            ))
+        }))
+        .post(error_log_check(false))
+        .post(log_file_check(logfile))
+        .bench();
         steps.push(resize);
         steps.push(persist);
     } else {
@@ -338,30 +383,48 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
             }))
             .bench();
         let dropin2 = dropin.clone();
-        let start = Step::new("start", "Start the server with the new redo size", Risk::Restart)
-            .preview("start the server (it resizes the redo log at startup)")
-            .pre(Check::after_prior("server is down", |ctx| {
-                let up = ctx.target.connect().is_ok();
-                Ok(if up { Verdict::done("server answers", "down") } else { Verdict::pass("down", "down") })
-            }))
-            .act(|ctx| {
-                let control = ctx.control()?;
-                ctx.drop_conn();
-                let lines = control.start(ctx.target, &[])?;
-                Ok(serde_json::json!({ "log": lines }))
+        let start = Step::new(
+            "start",
+            "Start the server with the new redo size",
+            Risk::Restart,
+        )
+        .preview("start the server (it resizes the redo log at startup)")
+        .pre(Check::after_prior("server is down", |ctx| {
+            let up = ctx.target.connect().is_ok();
+            Ok(if up {
+                Verdict::done("server answers", "down")
+            } else {
+                Verdict::pass("down", "down")
             })
-            .post(Check::new("server accepts connections", |ctx| {
-                ctx.drop_conn();
-                let ok = ctx.conn().is_ok();
-                Ok(Verdict::check(ok, if ok { "connected" } else { "refused" }, "connected", "the server did not come back: read its error log"))
-            }))
-            .post(Check::new("variable shows the new size", move |ctx| {
-                let cur = current_size(ctx, var)?;
-                Ok(Verdict::check(cur == size, format_size(cur), format_size(size), "the server started with another size: check which option file sets it last"))
-            }))
-            .post(error_log_check(true))
-            .recover(move |ctx| restore_and_start(ctx, &dropin2))
-            .bench();
+        }))
+        .act(|ctx| {
+            let control = ctx.control()?;
+            ctx.drop_conn();
+            let lines = control.start(ctx.target, &[])?;
+            Ok(serde_json::json!({ "log": lines }))
+        })
+        .post(Check::new("server accepts connections", |ctx| {
+            ctx.drop_conn();
+            let ok = ctx.conn().is_ok();
+            Ok(Verdict::check(
+                ok,
+                if ok { "connected" } else { "refused" },
+                "connected",
+                "the server did not come back: read its error log",
+            ))
+        }))
+        .post(Check::new("variable shows the new size", move |ctx| {
+            let cur = current_size(ctx, var)?;
+            Ok(Verdict::check(
+                cur == size,
+                format_size(cur),
+                format_size(size),
+                "the server started with another size: check which option file sets it last",
+            ))
+        }))
+        .post(error_log_check(true))
+        .recover(move |ctx| restore_and_start(ctx, &dropin2))
+        .bench();
         steps.push(stop);
         steps.push(start);
         let logfile = log_file_path(facts);
@@ -370,15 +433,28 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
                 .post(log_file_check(logfile)),
         );
     }
-    let bench = env.bench_time.map(|t| crate::bench::PlanBench::writes(Duration::from_secs(t)));
-    Ok(Plan { header, steps, bench })
+    let bench = env
+        .bench_time
+        .map(|t| crate::bench::PlanBench::writes(Duration::from_secs(t)));
+    Ok(Plan {
+        header,
+        steps,
+        bench,
+    })
 }
 
 /// The lines from the last occurrence of `marker`'s shutdown/startup cycle: everything after the previous
 /// "ready for connections", so a check reads only the latest stop.
 fn tail_from_last(lines: &[String], marker: &str) -> Vec<String> {
-    let end = lines.iter().rposition(|l| l.contains(marker)).map(|i| i + 1).unwrap_or(lines.len());
-    let start = lines[..end].iter().rposition(|l| l.contains("ready for connections")).unwrap_or(0);
+    let end = lines
+        .iter()
+        .rposition(|l| l.contains(marker))
+        .map(|i| i + 1)
+        .unwrap_or(lines.len());
+    let start = lines[..end]
+        .iter()
+        .rposition(|l| l.contains("ready for connections"))
+        .unwrap_or(0);
     lines[start..end].to_vec()
 }
 
@@ -475,7 +551,9 @@ fn persist_step(
 ) -> Step {
     let preview = match dropin {
         Ok(path) => match optionfile::plan_change(path, "mysqld", &[(key, Some(value))]) {
-            Ok(change) if change.is_noop() => format!("{} already sets {key} = {value}", path.display()),
+            Ok(change) if change.is_noop() => {
+                format!("{} already sets {key} = {value}", path.display())
+            }
             Ok(change) => format!("edit {}:\n{}", path.display(), change.diff().trim_end()),
             Err(e) => format!("edit {} ({e:#})", path.display()),
         },
@@ -519,32 +597,69 @@ fn persist_step(
 }
 
 fn error_log_check(startup: bool) -> Check {
-    let name = if startup { "error log: resized at startup, no errors" } else { "error log: resize line, no errors" };
+    let name = if startup {
+        "error log: resized at startup, no errors"
+    } else {
+        "error log: resize line, no errors"
+    };
     Check::new(name, move |ctx| {
         let Some(control) = ctx.control else {
-            return Ok(Verdict::pass("not checked: the error log is not readable here", "a resize line"));
+            return Ok(Verdict::pass(
+                "not checked: the error log is not readable here",
+                "a resize line",
+            ));
         };
         if control.error_log.is_none() {
-            return Ok(Verdict::pass("not checked: the error log is not readable here", "a resize line"));
+            return Ok(Verdict::pass(
+                "not checked: the error log is not readable here",
+                "a resize line",
+            ));
         }
         let lines = control.log_since(0);
         let recent = if startup {
-            let start = lines.iter().rposition(|l| l.contains("Shutdown complete")).map(|i| i + 1).unwrap_or(0);
+            let start = lines
+                .iter()
+                .rposition(|l| l.contains("Shutdown complete"))
+                .map(|i| i + 1)
+                .unwrap_or(0);
             lines[start..].to_vec()
         } else {
-            let start = lines.iter().rposition(|l| l.contains("Resized log to") || l.contains("redo log")).unwrap_or(0);
+            let start = lines
+                .iter()
+                .rposition(|l| l.contains("Resized log to") || l.contains("redo log"))
+                .unwrap_or(0);
             lines[start..].to_vec()
         };
         let s = errorlog::summarize(&recent);
-        let resized = s.redo_resized_to.is_some() || recent.iter().any(|l| l.contains("Resized log") || l.contains("Resizing redo log"));
+        let resized = s.redo_resized_to.is_some()
+            || recent
+                .iter()
+                .any(|l| l.contains("Resized log") || l.contains("Resizing redo log"));
         Ok(if !s.errors.is_empty() {
-            Verdict::fail(s.errors.join(" | "), "no [ERROR] lines", "the server logged errors during the resize: read them before going on")
+            Verdict::fail(
+                s.errors.join(" | "),
+                "no [ERROR] lines",
+                "the server logged errors during the resize: read them before going on",
+            )
         } else if startup && s.crash_recovery {
-            Verdict::fail("crash recovery ran at startup", "a clean start", "the server was not shut down cleanly: check the data before going on")
+            Verdict::fail(
+                "crash recovery ran at startup",
+                "a clean start",
+                "the server was not shut down cleanly: check the data before going on",
+            )
         } else {
             Verdict::check(
                 resized,
-                if resized { format!("resized to {}", s.redo_resized_to.map(format_size).unwrap_or_else(|| "new size".into())) } else { "no resize line".into() },
+                if resized {
+                    format!(
+                        "resized to {}",
+                        s.redo_resized_to
+                            .map(format_size)
+                            .unwrap_or_else(|| "new size".into())
+                    )
+                } else {
+                    "no resize line".into()
+                },
                 "a resize line",
                 "the server did not log a resize: read its error log",
             )
@@ -555,9 +670,14 @@ fn error_log_check(startup: bool) -> Check {
 fn log_file_check(file: Option<PathBuf>) -> Check {
     Check::new("redo log file on disk has the new size", move |ctx| {
         let Some(file) = file.clone().filter(|_| ctx.target.local) else {
-            return Ok(Verdict::pass("not checked: the redo log file is not on this machine", "the new size"));
+            return Ok(Verdict::pass(
+                "not checked: the redo log file is not on this machine",
+                "the new size",
+            ));
         };
-        let cur: Option<u64> = ctx.conn()?.query_first("SELECT /* innops:redo:verify */ @@GLOBAL.innodb_log_file_size")?;
+        let cur: Option<u64> = ctx
+            .conn()?
+            .query_first("SELECT /* innops:redo:verify */ @@GLOBAL.innodb_log_file_size")?;
         let want = cur.unwrap_or(0);
         Ok(match std::fs::metadata(&file) {
             Ok(m) => Verdict::check(
@@ -566,7 +686,10 @@ fn log_file_check(file: Option<PathBuf>) -> Check {
                 format_size(want),
                 "the redo log file does not have the configured size: read the error log",
             ),
-            Err(_) => Verdict::pass(format!("not checked: {} is not readable here", file.display()), format_size(want)),
+            Err(_) => Verdict::pass(
+                format!("not checked: {} is not readable here", file.display()),
+                format_size(want),
+            ),
         })
     })
 }
@@ -575,8 +698,15 @@ fn log_file_check(file: Option<PathBuf>) -> Check {
 fn restore_and_start(ctx: &mut Ctx, dropin: &Result<PathBuf, String>) -> anyhow::Result<String> {
     let control = ctx.control()?;
     let path = dropin.clone().map_err(crate::error::refused)?;
-    let backup = ctx.run_dir.clone().unwrap_or_else(std::env::temp_dir).join("backup");
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let backup = ctx
+        .run_dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("backup");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let saved = backup.join(&name);
     if saved.is_file() {
         std::fs::copy(&saved, &path)?;
@@ -584,10 +714,16 @@ fn restore_and_start(ctx: &mut Ctx, dropin: &Result<PathBuf, String>) -> anyhow:
         let _ = std::fs::remove_file(&path);
     }
     if ctx.target.connect().is_ok() {
-        return Ok(format!("The server is running; the previous {} was restored.", path.display()));
+        return Ok(format!(
+            "The server is running; the previous {} was restored.",
+            path.display()
+        ));
     }
     control.start(ctx.target, &[])?;
-    Ok(format!("The previous {} was restored and the server started again with it.", path.display()))
+    Ok(format!(
+        "The previous {} was restored and the server started again with it.",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -597,8 +733,10 @@ mod tests {
 
     fn maria() -> ServerFacts {
         let mut f = ServerFacts::synthetic(Flavor::MariaDB, Version::new(10, 11, 19));
-        f.variables.insert("innodb_log_buffer_size".into(), (16u64 << 20).to_string());
-        f.variables.insert("innodb_log_file_size".into(), (96u64 << 20).to_string());
+        f.variables
+            .insert("innodb_log_buffer_size".into(), (16u64 << 20).to_string());
+        f.variables
+            .insert("innodb_log_file_size".into(), (96u64 << 20).to_string());
         f
     }
 
@@ -610,7 +748,9 @@ mod tests {
         assert!(small.contains("innodb_log_buffer_size"), "{small}");
         // Offline, the startup minimum is 4M.
         assert!(size_problem(&f, 8 << 20, false).is_none());
-        assert!(size_problem(&f, (256 << 20) + 1, true).unwrap().contains("268439552"));
+        assert!(size_problem(&f, (256 << 20) + 1, true)
+            .unwrap()
+            .contains("268439552"));
         assert!(size_problem(&f, 1 << 40, true).unwrap().contains("largest"));
         let mysql = ServerFacts::synthetic(Flavor::MySQL, Version::new(8, 0, 36));
         assert!(size_problem(&mysql, 4 << 20, true).unwrap().contains("8M"));
@@ -638,12 +778,21 @@ mod tests {
 
     #[test]
     fn only_the_latest_stop_counts() {
-        let lines: Vec<String> = ["a ready for connections", "x Shutdown complete", "b ready for connections", "c [ERROR] boom", "y Shutdown complete"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let lines: Vec<String> = [
+            "a ready for connections",
+            "x Shutdown complete",
+            "b ready for connections",
+            "c [ERROR] boom",
+            "y Shutdown complete",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let t = tail_from_last(&lines, "Shutdown complete");
-        assert_eq!(t.first().map(String::as_str), Some("b ready for connections"));
+        assert_eq!(
+            t.first().map(String::as_str),
+            Some("b ready for connections")
+        );
         assert_eq!(t.len(), 3);
     }
 }

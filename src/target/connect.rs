@@ -51,11 +51,14 @@ impl ConnSpec {
                 )))
             }
             Some(f) => Some(f.clone()),
-            None => std::env::var_os("HOME").map(|h| Path::new(&h).join(".my.cnf")).filter(|p| p.is_file()),
+            None => std::env::var_os("HOME")
+                .map(|h| Path::new(&h).join(".my.cnf"))
+                .filter(|p| p.is_file()),
         };
         if let Some(file) = file {
-            let set = optionfile::read(&file)
-                .map_err(|e| bad_input(format!("cannot read option file {}: {e:#}", file.display())))?;
+            let set = optionfile::read(&file).map_err(|e| {
+                bad_input(format!("cannot read option file {}: {e:#}", file.display()))
+            })?;
             let groups = ["client", "innops"];
             if spec.user.is_none() {
                 spec.user = set.get(&groups, "user").map(str::to_string);
@@ -72,7 +75,10 @@ impl ConnSpec {
             if spec.port.is_none() {
                 if let Some(p) = set.get(&groups, "port") {
                     spec.port = Some(p.parse().map_err(|_| {
-                        bad_input(format!("port '{p}' in {} is not a number: fix the [client] group", file.display()))
+                        bad_input(format!(
+                            "port '{p}' in {} is not a number: fix the [client] group",
+                            file.display()
+                        ))
                     })?);
                 }
             }
@@ -93,17 +99,31 @@ pub(crate) fn to_target(spec: &ConnSpec) -> Target {
         .tcp_connect_timeout(Some(Duration::from_secs(10)))
         .prefer_socket(false);
     let (label, local) = if use_socket {
-        let socket = spec.socket.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET));
+        let socket = spec
+            .socket
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET));
         b = b.socket(Some(socket.to_string_lossy().to_string()));
-        (format!("{user}@localhost via socket {}", socket.display()), true)
+        (
+            format!("{user}@localhost via socket {}", socket.display()),
+            true,
+        )
     } else {
         let port = spec.port.unwrap_or(3306);
-        let ip = if host == "localhost" { "127.0.0.1".to_string() } else { host.clone() };
+        let ip = if host == "localhost" {
+            "127.0.0.1".to_string()
+        } else {
+            host.clone()
+        };
         let local = ip == "::1" || ip.starts_with("127.");
         b = b.ip_or_hostname(Some(ip)).tcp_port(port);
         (format!("{user}@{host}:{port}"), local)
     };
-    Target { opts: Opts::from(b), label, local }
+    Target {
+        opts: Opts::from(b),
+        label,
+        local,
+    }
 }
 
 impl Target {
@@ -168,14 +188,22 @@ mod tests {
     #[test]
     fn no_options_means_root_on_the_default_socket() {
         let t = to_target(&ConnSpec::default());
-        assert_eq!(t.label, format!("root@localhost via socket {DEFAULT_SOCKET}"));
+        assert_eq!(
+            t.label,
+            format!("root@localhost via socket {DEFAULT_SOCKET}")
+        );
         assert!(t.local);
         assert_eq!(t.opts.get_socket(), Some(DEFAULT_SOCKET));
     }
 
     #[test]
     fn a_port_means_tcp_and_the_label_never_holds_the_password() {
-        let spec = ConnSpec { port: Some(3307), user: Some("dba".into()), password: Some("s3cret".into()), ..Default::default() };
+        let spec = ConnSpec {
+            port: Some(3307),
+            user: Some("dba".into()),
+            password: Some("s3cret".into()),
+            ..Default::default()
+        };
         let t = to_target(&spec);
         assert_eq!(t.label, "dba@localhost:3307");
         assert!(!t.label.contains("s3cret"));
@@ -187,7 +215,10 @@ mod tests {
 
     #[test]
     fn a_missing_defaults_file_is_bad_input_naming_the_file() {
-        let spec = ConnSpec { defaults_file: Some("/nonexistent/my.cnf".into()), ..Default::default() };
+        let spec = ConnSpec {
+            defaults_file: Some("/nonexistent/my.cnf".into()),
+            ..Default::default()
+        };
         let err = spec.resolve().unwrap_err();
         assert_eq!(crate::error::exit_code_of(&err), 2);
         assert!(err.to_string().contains("/nonexistent/my.cnf"));

@@ -31,7 +31,9 @@ impl ControlSpec {
     /// Parse `--service systemd:UNIT`.
     pub fn parse_service(s: &str) -> anyhow::Result<ControlSpec> {
         match s.split_once(':') {
-            Some(("systemd", unit)) if !unit.is_empty() => Ok(ControlSpec::Systemd { unit: unit.to_string() }),
+            Some(("systemd", unit)) if !unit.is_empty() => Ok(ControlSpec::Systemd {
+                unit: unit.to_string(),
+            }),
             _ => Err(bad_input(format!(
                 "--service '{s}' is not understood: use systemd:UNIT (for example systemd:mariadb)"
             ))),
@@ -78,10 +80,18 @@ pub struct Control {
 impl Control {
     pub fn new(spec: ControlSpec, error_log: Option<PathBuf>) -> Control {
         let error_log = match &spec {
-            ControlSpec::Sandbox { root, name } => Sandbox::open(root, name).ok().map(|s| s.error_log).or(error_log),
+            ControlSpec::Sandbox { root, name } => Sandbox::open(root, name)
+                .ok()
+                .map(|s| s.error_log)
+                .or(error_log),
             _ => error_log,
         };
-        Control { spec, error_log, start_timeout: Duration::from_secs(600), stop_timeout: Duration::from_secs(3600) }
+        Control {
+            spec,
+            error_log,
+            start_timeout: Duration::from_secs(600),
+            stop_timeout: Duration::from_secs(3600),
+        }
     }
 
     fn sandbox(&self) -> anyhow::Result<Option<Sandbox>> {
@@ -92,7 +102,10 @@ impl Control {
     }
 
     pub fn log_offset(&self) -> u64 {
-        self.error_log.as_deref().map(errorlog::end_offset).unwrap_or(0)
+        self.error_log
+            .as_deref()
+            .map(errorlog::end_offset)
+            .unwrap_or(0)
     }
 
     pub fn log_since(&self, offset: u64) -> Vec<String> {
@@ -187,7 +200,10 @@ impl Control {
             }
             ControlSpec::Systemd { unit } => {
                 let opts = extra.join(" ");
-                run_cmd("systemctl", &["set-environment", &format!("MYSQLD_OPTS={opts}")])?;
+                run_cmd(
+                    "systemctl",
+                    &["set-environment", &format!("MYSQLD_OPTS={opts}")],
+                )?;
                 let r = run_cmd("systemctl", &["start", unit]);
                 run_cmd("systemctl", &["unset-environment", "MYSQLD_OPTS"])?;
                 r?;
@@ -227,13 +243,23 @@ pub fn error_log_of(log_error: &str, datadir: &str) -> Option<PathBuf> {
         return None;
     }
     let p = Path::new(v);
-    Some(if p.is_absolute() { p.to_path_buf() } else { Path::new(datadir).join(p) })
+    Some(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        Path::new(datadir).join(p)
+    })
 }
 
 fn run_cmd(prog: &str, args: &[&str]) -> anyhow::Result<()> {
-    let st = Command::new(prog).args(args).status().with_context(|| format!("running {prog}"))?;
+    let st = Command::new(prog)
+        .args(args)
+        .status()
+        .with_context(|| format!("running {prog}"))?;
     if !st.success() {
-        return Err(refused(format!("`{prog} {}` failed ({st}): run it by hand to see why", args.join(" "))));
+        return Err(refused(format!(
+            "`{prog} {}` failed ({st}): run it by hand to see why",
+            args.join(" ")
+        )));
     }
     Ok(())
 }
@@ -246,7 +272,9 @@ fn run_shell(cmd: &str, env: &[(&str, String)]) -> anyhow::Result<()> {
     }
     let st = c.status().with_context(|| format!("running `{cmd}`"))?;
     if !st.success() {
-        return Err(refused(format!("the command `{cmd}` failed ({st}): run it by hand to see why")));
+        return Err(refused(format!(
+            "the command `{cmd}` failed ({st}): run it by hand to see why"
+        )));
     }
     Ok(())
 }
@@ -257,15 +285,29 @@ mod tests {
 
     #[test]
     fn service_flag_parses_systemd_units_only() {
-        assert_eq!(ControlSpec::parse_service("systemd:mariadb").unwrap(), ControlSpec::Systemd { unit: "mariadb".into() });
-        assert_eq!(crate::error::exit_code_of(&ControlSpec::parse_service("init:mysql").unwrap_err()), 2);
+        assert_eq!(
+            ControlSpec::parse_service("systemd:mariadb").unwrap(),
+            ControlSpec::Systemd {
+                unit: "mariadb".into()
+            }
+        );
+        assert_eq!(
+            crate::error::exit_code_of(&ControlSpec::parse_service("init:mysql").unwrap_err()),
+            2
+        );
         assert!(ControlSpec::parse_service("systemd:").is_err());
     }
 
     #[test]
     fn relative_error_logs_live_in_the_datadir() {
-        assert_eq!(error_log_of("./host.err", "/var/lib/mysql/"), Some(PathBuf::from("/var/lib/mysql/./host.err")));
-        assert_eq!(error_log_of("/var/log/mysql/error.log", "/x"), Some(PathBuf::from("/var/log/mysql/error.log")));
+        assert_eq!(
+            error_log_of("./host.err", "/var/lib/mysql/"),
+            Some(PathBuf::from("/var/lib/mysql/./host.err"))
+        );
+        assert_eq!(
+            error_log_of("/var/log/mysql/error.log", "/x"),
+            Some(PathBuf::from("/var/log/mysql/error.log"))
+        );
         assert_eq!(error_log_of("", "/x"), None);
     }
 }

@@ -25,13 +25,22 @@ pub fn read_since(path: &Path, offset: u64) -> anyhow::Result<LogTail> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(LogTail { lines: Vec::new(), end_offset: 0 })
+            return Ok(LogTail {
+                lines: Vec::new(),
+                end_offset: 0,
+            })
         }
-        Err(e) => return Err(e).with_context(|| format!("cannot open error log {}", path.display())),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot open error log {}", path.display()))
+        }
     };
-    let len = file.metadata().with_context(|| format!("cannot stat error log {}", path.display()))?.len();
+    let len = file
+        .metadata()
+        .with_context(|| format!("cannot stat error log {}", path.display()))?
+        .len();
     let start = if len < offset { 0 } else { offset };
-    file.seek(SeekFrom::Start(start)).with_context(|| format!("cannot seek in error log {}", path.display()))?;
+    file.seek(SeekFrom::Start(start))
+        .with_context(|| format!("cannot seek in error log {}", path.display()))?;
     let mut bytes = Vec::new();
     // The server may append while we read; stop at the length we saw so end_offset is exact.
     file.take(len - start)
@@ -42,7 +51,10 @@ pub fn read_since(path: &Path, offset: u64) -> anyhow::Result<LogTail> {
         .lines()
         .map(|l| l.trim_end_matches('\r').to_string())
         .collect();
-    Ok(LogTail { lines, end_offset: start + complete as u64 })
+    Ok(LogTail {
+        lines,
+        end_offset: start + complete as u64,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -78,15 +90,22 @@ pub fn classify(lines: &[String]) -> Vec<LogEvent> {
             // InnoDB's line; the server's own `Shutdown complete` follows and is the event.
             last_shutdown_lsn = number_after(line, "log sequence number ");
         } else if is_shutdown_complete(line) {
-            events.push(LogEvent::ShutdownComplete { lsn: last_shutdown_lsn.take() });
+            events.push(LogEvent::ShutdownComplete {
+                lsn: last_shutdown_lsn.take(),
+            });
         } else if line.contains("Starting crash recovery") {
-            events.push(LogEvent::CrashRecoveryStarted { checkpoint_lsn: number_after(line, "LSN=") });
+            events.push(LogEvent::CrashRecoveryStarted {
+                checkpoint_lsn: number_after(line, "LSN="),
+            });
         } else if line.contains("Started in read only mode") {
             events.push(LogEvent::ReadOnlyStarted);
         } else if let Some(to_bytes) = online_resize(line) {
             events.push(LogEvent::RedoResizedOnline { to_bytes });
         } else if let Some((from_bytes, to_bytes)) = startup_resize(line) {
-            events.push(LogEvent::RedoResizedAtStartup { from_bytes, to_bytes });
+            events.push(LogEvent::RedoResizedAtStartup {
+                from_bytes,
+                to_bytes,
+            });
         } else if is_error && message(line) == "Aborting" {
             let reason = abort_reason(&lines[attempt_start..i]);
             events.push(LogEvent::StartupAborted { reason });
@@ -103,7 +122,11 @@ pub fn classify(lines: &[String]) -> Vec<LogEvent> {
 /// last occurrence; `errors` is every `[ERROR]` line, including corruption and `Aborting`.
 pub fn summarize(lines: &[String]) -> LogSummary {
     let mut summary = LogSummary {
-        errors: lines.iter().filter(|l| l.contains("[ERROR]")).cloned().collect(),
+        errors: lines
+            .iter()
+            .filter(|l| l.contains("[ERROR]"))
+            .cloned()
+            .collect(),
         ..LogSummary::default()
     };
     for event in classify(lines) {
@@ -112,7 +135,8 @@ pub fn summarize(lines: &[String]) -> LogSummary {
             LogEvent::CrashRecoveryStarted { .. } => summary.crash_recovery = true,
             LogEvent::ReadyForConnections => summary.ready = true,
             LogEvent::StartupAborted { reason } => summary.aborted = Some(reason),
-            LogEvent::RedoResizedOnline { to_bytes } | LogEvent::RedoResizedAtStartup { to_bytes, .. } => {
+            LogEvent::RedoResizedOnline { to_bytes }
+            | LogEvent::RedoResizedAtStartup { to_bytes, .. } => {
                 summary.redo_resized_to = Some(to_bytes)
             }
             LogEvent::ReadOnlyStarted => summary.read_only = true,
@@ -209,9 +233,15 @@ fn startup_resize(line: &str) -> Option<(u64, u64)> {
 /// `256.000MiB`, `2.000GiB`, `512B`, or `N*M` (files × bytes) → bytes.
 fn parse_size(s: &str) -> Option<u64> {
     if let Some((n, m)) = s.split_once('*') {
-        return n.trim().parse::<u64>().ok()?.checked_mul(m.trim().parse::<u64>().ok()?);
+        return n
+            .trim()
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(m.trim().parse::<u64>().ok()?);
     }
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let exp = match unit.trim() {
         "" | "B" => 0,
@@ -249,7 +279,8 @@ mod tests {
 2026-11-30  5:53:54 0 [Note] /usr/sbin/mariadbd: ready for connections.
 Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  Debian 12
 ";
-    const ONLINE_RESIZE: &str = "2026-11-30  5:53:56 0 [Note] InnoDB: Resized log to 256.000MiB; start LSN=45056\n";
+    const ONLINE_RESIZE: &str =
+        "2026-11-30  5:53:56 0 [Note] InnoDB: Resized log to 256.000MiB; start LSN=45056\n";
     const SHUTDOWN: &str = "\
 2026-11-30  5:53:58 0 [Note] /usr/sbin/mariadbd (initiated by: root[root] @ localhost []): Normal shutdown
 2026-11-30  5:53:58 0 [Note] InnoDB: FTS optimize thread exiting.
@@ -317,28 +348,51 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
         assert_eq!(classify(&lines(START)), vec![LogEvent::ReadyForConnections]);
         let s = summarize(&lines(START));
         assert!(s.ready && !s.clean_shutdown && !s.crash_recovery && !s.read_only);
-        assert_eq!((s.aborted, s.redo_resized_to, s.errors.len()), (None, None, 0));
+        assert_eq!(
+            (s.aborted, s.redo_resized_to, s.errors.len()),
+            (None, None, 0)
+        );
     }
 
     #[test]
     fn clean_shutdown_with_lsn() {
-        assert_eq!(classify(&lines(SHUTDOWN)), vec![LogEvent::ShutdownComplete { lsn: Some(45080) }]);
+        assert_eq!(
+            classify(&lines(SHUTDOWN)),
+            vec![LogEvent::ShutdownComplete { lsn: Some(45080) }]
+        );
         let s = summarize(&lines(SHUTDOWN));
         assert!(s.clean_shutdown && !s.ready);
         // MySQL 8.0 framing.
         let mysql = "2024-01-01T00:00:00.000000Z 0 [System] [MY-010910] [Server] /usr/sbin/mysqld: Shutdown complete (mysqld 8.0.36)  MySQL Community Server - GPL.";
-        assert_eq!(classify(&[mysql.to_string()]), vec![LogEvent::ShutdownComplete { lsn: None }]);
+        assert_eq!(
+            classify(&[mysql.to_string()]),
+            vec![LogEvent::ShutdownComplete { lsn: None }]
+        );
     }
 
     #[test]
     fn redo_resizes_in_bytes() {
-        assert_eq!(classify(&lines(ONLINE_RESIZE)), vec![LogEvent::RedoResizedOnline { to_bytes: 268_435_456 }]);
+        assert_eq!(
+            classify(&lines(ONLINE_RESIZE)),
+            vec![LogEvent::RedoResizedOnline {
+                to_bytes: 268_435_456
+            }]
+        );
         assert_eq!(
             classify(&lines(STARTUP_RESIZE)),
-            vec![LogEvent::RedoResizedAtStartup { from_bytes: 268_435_456, to_bytes: 134_217_728 }]
+            vec![LogEvent::RedoResizedAtStartup {
+                from_bytes: 268_435_456,
+                to_bytes: 134_217_728
+            }]
         );
-        assert_eq!(summarize(&lines(STARTUP_RESIZE)).redo_resized_to, Some(134_217_728));
-        assert_eq!(summarize(&lines(ONLINE_RESIZE)).redo_resized_to, Some(268_435_456));
+        assert_eq!(
+            summarize(&lines(STARTUP_RESIZE)).redo_resized_to,
+            Some(134_217_728)
+        );
+        assert_eq!(
+            summarize(&lines(ONLINE_RESIZE)).redo_resized_to,
+            Some(268_435_456)
+        );
         assert_eq!(parse_size("2.000GiB"), Some(2 << 30));
         assert_eq!(parse_size("1*50331648"), Some(50_331_648));
     }
@@ -347,7 +401,12 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
     fn crash_recovery_then_ready() {
         assert_eq!(
             classify(&lines(CRASH_RECOVERY)),
-            vec![LogEvent::CrashRecoveryStarted { checkpoint_lsn: Some(45080) }, LogEvent::ReadyForConnections]
+            vec![
+                LogEvent::CrashRecoveryStarted {
+                    checkpoint_lsn: Some(45080)
+                },
+                LogEvent::ReadyForConnections
+            ]
         );
         let s = summarize(&lines(CRASH_RECOVERY));
         assert!(s.crash_recovery && s.ready && !s.clean_shutdown);
@@ -355,7 +414,10 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
 
     #[test]
     fn read_only_start() {
-        assert_eq!(classify(&lines(READ_ONLY)), vec![LogEvent::ReadOnlyStarted, LogEvent::ReadyForConnections]);
+        assert_eq!(
+            classify(&lines(READ_ONLY)),
+            vec![LogEvent::ReadOnlyStarted, LogEvent::ReadyForConnections]
+        );
         let s = summarize(&lines(READ_ONLY));
         assert!(s.read_only && s.ready);
     }
@@ -366,8 +428,19 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
         let reason = "InnoDB: innodb_read_only prevents crash recovery; \
                       InnoDB: Plugin initialization aborted with error Read only transaction";
         assert_eq!(events.first(), Some(&LogEvent::ReadOnlyStarted));
-        assert_eq!(events.last(), Some(&LogEvent::StartupAborted { reason: reason.to_string() }));
-        assert_eq!(events.iter().filter(|e| matches!(e, LogEvent::Error { .. })).count(), 3);
+        assert_eq!(
+            events.last(),
+            Some(&LogEvent::StartupAborted {
+                reason: reason.to_string()
+            })
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, LogEvent::Error { .. }))
+                .count(),
+            3
+        );
         let s = summarize(&lines(READ_ONLY_AFTER_CRASH));
         assert_eq!(s.aborted.as_deref(), Some(reason));
         assert!(!s.ready);
@@ -384,7 +457,8 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
         assert!(!s.ready);
         assert_eq!(s.redo_resized_to, Some(96 << 20));
         // A whole session: the abort's reason comes from its own start attempt, not an earlier one.
-        let session = format!("{READ_ONLY_AFTER_CRASH}{CRASH_RECOVERY}{SHUTDOWN}{UNKNOWN_VARIABLE}");
+        let session =
+            format!("{READ_ONLY_AFTER_CRASH}{CRASH_RECOVERY}{SHUTDOWN}{UNKNOWN_VARIABLE}");
         let aborts: Vec<_> = classify(&lines(&session))
             .into_iter()
             .filter_map(|e| match e {
@@ -393,7 +467,10 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
             })
             .collect();
         assert_eq!(aborts.len(), 2);
-        assert_eq!(aborts[1], "/usr/sbin/mariadbd: unknown variable 'innodb-redo-log-capacity=1G'");
+        assert_eq!(
+            aborts[1],
+            "/usr/sbin/mariadbd: unknown variable 'innodb-redo-log-capacity=1G'"
+        );
     }
 
     #[test]
@@ -409,27 +486,55 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
             .collect();
         assert_eq!(
             kinds,
-            ["corruption", "corruption", "corruption", "corruption", "corruption", "error", "corruption"]
+            [
+                "corruption",
+                "corruption",
+                "corruption",
+                "corruption",
+                "corruption",
+                "error",
+                "corruption"
+            ]
         );
         assert_eq!(summarize(&lines(CORRUPT_PAGE)).errors.len(), 7);
         // Not corruption: an unknown variable whose name mentions it.
         let line = "2026-11-30  5:54:00 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'innodb_corrupt_table_action=1'";
-        assert_eq!(classify(&[line.to_string()]), vec![LogEvent::Error { line: line.to_string() }]);
+        assert_eq!(
+            classify(&[line.to_string()]),
+            vec![LogEvent::Error {
+                line: line.to_string()
+            }]
+        );
     }
 
     #[test]
     fn read_since_offsets_partial_lines_and_truncation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("err.log");
-        assert_eq!(read_since(&path, 0).unwrap(), LogTail { lines: vec![], end_offset: 0 });
-        assert_eq!(read_since(&path, 500).unwrap(), LogTail { lines: vec![], end_offset: 0 });
+        assert_eq!(
+            read_since(&path, 0).unwrap(),
+            LogTail {
+                lines: vec![],
+                end_offset: 0
+            }
+        );
+        assert_eq!(
+            read_since(&path, 500).unwrap(),
+            LogTail {
+                lines: vec![],
+                end_offset: 0
+            }
+        );
 
         std::fs::write(&path, "one\ntwo\nthr").unwrap();
         let tail = read_since(&path, 0).unwrap();
         assert_eq!(tail.lines, ["one", "two"]);
         assert_eq!(tail.end_offset, 8);
 
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"ee\nfour\n").unwrap();
         let tail = read_since(&path, tail.end_offset).unwrap();
         assert_eq!(tail.lines, ["three", "four"]);
@@ -437,11 +542,26 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
         assert_eq!(tail.end_offset, end_offset(&path));
 
         let tail = read_since(&path, 19).unwrap();
-        assert_eq!(tail, LogTail { lines: vec![], end_offset: 19 });
-        assert_eq!(read_since(&path, 4).unwrap().lines, ["two", "three", "four"]);
+        assert_eq!(
+            tail,
+            LogTail {
+                lines: vec![],
+                end_offset: 19
+            }
+        );
+        assert_eq!(
+            read_since(&path, 4).unwrap().lines,
+            ["two", "three", "four"]
+        );
 
         // Rotated: the new file is shorter than the old offset.
         std::fs::write(&path, "new\n").unwrap();
-        assert_eq!(read_since(&path, 19).unwrap(), LogTail { lines: vec!["new".into()], end_offset: 4 });
+        assert_eq!(
+            read_since(&path, 19).unwrap(),
+            LogTail {
+                lines: vec!["new".into()],
+                end_offset: 4
+            }
+        );
     }
 }

@@ -26,17 +26,31 @@ pub struct Version {
 
 impl Version {
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        Version { major, minor, patch }
+        Version {
+            major,
+            minor,
+            patch,
+        }
     }
 
     /// Parse `10.11.19-MariaDB-0+deb12u1`, `8.0.36`, `5.7.44-log`.
     pub fn parse(s: &str) -> Option<Version> {
-        let head: String = s.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-        let mut it = head.split('.').filter(|p| !p.is_empty()).map(|p| p.parse::<u32>());
+        let head: String = s
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut it = head
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse::<u32>());
         let major = it.next()?.ok()?;
         let minor = it.next()?.ok()?;
         let patch = it.next().and_then(Result::ok).unwrap_or(0);
-        Some(Version { major, minor, patch })
+        Some(Version {
+            major,
+            minor,
+            patch,
+        })
     }
 }
 
@@ -105,8 +119,14 @@ pub enum ChangeBuffering {
 impl ServerFacts {
     /// Read version, variables and status over one connection.
     pub fn collect(conn: &mut Conn) -> anyhow::Result<ServerFacts> {
-        let version_string: String = conn.query_first("SELECT /* innops:inspect:facts */ VERSION()")?.unwrap_or_default();
-        let variables = show_map(conn, "SHOW /* innops:inspect:facts */ GLOBAL VARIABLES", true)?;
+        let version_string: String = conn
+            .query_first("SELECT /* innops:inspect:facts */ VERSION()")?
+            .unwrap_or_default();
+        let variables = show_map(
+            conn,
+            "SHOW /* innops:inspect:facts */ GLOBAL VARIABLES",
+            true,
+        )?;
         let status = show_map(conn, "SHOW /* innops:inspect:facts */ GLOBAL STATUS", false)?;
         Ok(ServerFacts::from_parts(&version_string, variables, status))
     }
@@ -117,7 +137,10 @@ impl ServerFacts {
         variables: BTreeMap<String, String>,
         status: BTreeMap<String, String>,
     ) -> ServerFacts {
-        let comment = variables.get("version_comment").map(String::as_str).unwrap_or("");
+        let comment = variables
+            .get("version_comment")
+            .map(String::as_str)
+            .unwrap_or("");
         let flavor = if version_string.to_ascii_lowercase().contains("mariadb")
             || comment.to_ascii_lowercase().contains("mariadb")
         {
@@ -126,7 +149,13 @@ impl ServerFacts {
             Flavor::MySQL
         };
         let version = Version::parse(version_string).unwrap_or(Version::new(0, 0, 0));
-        ServerFacts { flavor, version, version_string: version_string.to_string(), variables, status }
+        ServerFacts {
+            flavor,
+            version,
+            version_string: version_string.to_string(),
+            variables,
+            status,
+        }
     }
 
     /// A synthetic snapshot for unit tests.
@@ -139,7 +168,9 @@ impl ServerFacts {
     }
 
     pub fn var(&self, name: &str) -> Option<&str> {
-        self.variables.get(&name.to_ascii_lowercase()).map(String::as_str)
+        self.variables
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
     }
 
     pub fn var_u64(&self, name: &str) -> Option<u64> {
@@ -147,7 +178,10 @@ impl ServerFacts {
     }
 
     pub fn var_on(&self, name: &str) -> bool {
-        matches!(self.var(name).map(str::to_ascii_uppercase).as_deref(), Some("ON" | "1" | "YES" | "TRUE"))
+        matches!(
+            self.var(name).map(str::to_ascii_uppercase).as_deref(),
+            Some("ON" | "1" | "YES" | "TRUE")
+        )
     }
 
     pub fn status_u64(&self, name: &str) -> Option<u64> {
@@ -164,7 +198,11 @@ impl ServerFacts {
 
     /// Short description: `MariaDB 10.11.19`.
     pub fn describe(&self) -> String {
-        let f = if self.is_mariadb() { "MariaDB" } else { "MySQL" };
+        let f = if self.is_mariadb() {
+            "MariaDB"
+        } else {
+            "MySQL"
+        };
         format!("{f} {}", self.version)
     }
 
@@ -271,7 +309,12 @@ fn show_map(conn: &mut Conn, sql: &str, lower: bool) -> anyhow::Result<BTreeMap<
     let rows: Vec<(String, Option<String>)> = conn.query(sql)?;
     Ok(rows
         .into_iter()
-        .map(|(k, v)| (if lower { k.to_ascii_lowercase() } else { k }, v.unwrap_or_default()))
+        .map(|(k, v)| {
+            (
+                if lower { k.to_ascii_lowercase() } else { k },
+                v.unwrap_or_default(),
+            )
+        })
         .collect())
 }
 
@@ -288,11 +331,18 @@ mod tests {
 
     #[test]
     fn versions_parse_from_real_version_strings() {
-        assert_eq!(Version::parse("10.11.19-MariaDB-0+deb12u1"), Some(Version::new(10, 11, 19)));
+        assert_eq!(
+            Version::parse("10.11.19-MariaDB-0+deb12u1"),
+            Some(Version::new(10, 11, 19))
+        );
         assert_eq!(Version::parse("8.0.36"), Some(Version::new(8, 0, 36)));
         assert_eq!(Version::parse("5.7.44-log"), Some(Version::new(5, 7, 44)));
         assert_eq!(Version::parse("garbage"), None);
-        let f = ServerFacts::from_parts("10.11.19-MariaDB-0+deb12u1", BTreeMap::new(), BTreeMap::new());
+        let f = ServerFacts::from_parts(
+            "10.11.19-MariaDB-0+deb12u1",
+            BTreeMap::new(),
+            BTreeMap::new(),
+        );
         assert_eq!(f.flavor, Flavor::MariaDB);
         assert_eq!(f.describe(), "MariaDB 10.11.19");
     }
@@ -301,25 +351,51 @@ mod tests {
     fn matrix_online_redo_resize() {
         assert_eq!(mysql(5, 7, 44).redo_resize(), RedoResize::RestartOnly);
         assert_eq!(mysql(8, 0, 29).redo_resize(), RedoResize::RestartOnly);
-        assert_eq!(mysql(8, 0, 30).redo_resize(), RedoResize::OnlineRedoLogCapacity);
-        assert_eq!(mysql(8, 4, 0).redo_resize(), RedoResize::OnlineRedoLogCapacity);
+        assert_eq!(
+            mysql(8, 0, 30).redo_resize(),
+            RedoResize::OnlineRedoLogCapacity
+        );
+        assert_eq!(
+            mysql(8, 4, 0).redo_resize(),
+            RedoResize::OnlineRedoLogCapacity
+        );
         assert_eq!(maria(10, 5, 0).redo_resize(), RedoResize::RestartOnly);
         assert_eq!(maria(10, 8, 8).redo_resize(), RedoResize::RestartOnly);
         assert_eq!(maria(10, 9, 0).redo_resize(), RedoResize::OnlineLogFileSize);
-        assert_eq!(maria(10, 11, 19).redo_resize(), RedoResize::OnlineLogFileSize);
+        assert_eq!(
+            maria(10, 11, 19).redo_resize(),
+            RedoResize::OnlineLogFileSize
+        );
         assert_eq!(maria(11, 4, 2).redo_resize(), RedoResize::OnlineLogFileSize);
     }
 
     #[test]
     fn matrix_redo_size_variable() {
-        assert_eq!(mysql(5, 7, 44).redo_size_variable(), RedoSizeVariable::LogFileSizeTimesFiles);
-        assert_eq!(mysql(8, 0, 30).redo_size_variable(), RedoSizeVariable::InnodbRedoLogCapacity);
-        assert_eq!(mysql(8, 4, 0).redo_size_variable(), RedoSizeVariable::InnodbRedoLogCapacity);
-        assert_eq!(maria(10, 6, 0).redo_size_variable(), RedoSizeVariable::InnodbLogFileSize);
-        assert_eq!(maria(11, 4, 0).redo_size_variable(), RedoSizeVariable::InnodbLogFileSize);
+        assert_eq!(
+            mysql(5, 7, 44).redo_size_variable(),
+            RedoSizeVariable::LogFileSizeTimesFiles
+        );
+        assert_eq!(
+            mysql(8, 0, 30).redo_size_variable(),
+            RedoSizeVariable::InnodbRedoLogCapacity
+        );
+        assert_eq!(
+            mysql(8, 4, 0).redo_size_variable(),
+            RedoSizeVariable::InnodbRedoLogCapacity
+        );
+        assert_eq!(
+            maria(10, 6, 0).redo_size_variable(),
+            RedoSizeVariable::InnodbLogFileSize
+        );
+        assert_eq!(
+            maria(11, 4, 0).redo_size_variable(),
+            RedoSizeVariable::InnodbLogFileSize
+        );
         let mut old = mysql(5, 7, 44);
-        old.variables.insert("innodb_log_file_size".into(), "50331648".into());
-        old.variables.insert("innodb_log_files_in_group".into(), "2".into());
+        old.variables
+            .insert("innodb_log_file_size".into(), "50331648".into());
+        old.variables
+            .insert("innodb_log_files_in_group".into(), "2".into());
         assert_eq!(old.redo_size_bytes(), Some(100663296));
     }
 
@@ -329,7 +405,10 @@ mod tests {
         assert_eq!(mysql(8, 0, 36).change_buffering(), ChangeBuffering::Disable);
         assert_eq!(mysql(8, 4, 0).change_buffering(), ChangeBuffering::Disable);
         assert_eq!(maria(10, 6, 0).change_buffering(), ChangeBuffering::Disable);
-        assert_eq!(maria(10, 11, 0).change_buffering(), ChangeBuffering::Ignored);
+        assert_eq!(
+            maria(10, 11, 0).change_buffering(),
+            ChangeBuffering::Ignored
+        );
         assert_eq!(maria(11, 0, 0).change_buffering(), ChangeBuffering::Gone);
     }
 
@@ -339,18 +418,42 @@ mod tests {
         assert_eq!(mysql(8, 0, 36).shared_lock_clause(), "FOR SHARE");
         assert_eq!(maria(10, 6, 0).shared_lock_clause(), "LOCK IN SHARE MODE");
         assert_eq!(maria(11, 4, 0).shared_lock_clause(), "LOCK IN SHARE MODE");
-        assert_eq!(mysql(5, 7, 44).lock_waits_view(), "information_schema.INNODB_LOCK_WAITS");
-        assert_eq!(mysql(8, 4, 0).lock_waits_view(), "performance_schema.data_lock_waits");
-        assert_eq!(maria(10, 6, 0).lock_waits_view(), "information_schema.INNODB_LOCK_WAITS");
-        assert_eq!(maria(11, 4, 0).lock_waits_view(), "information_schema.INNODB_LOCK_WAITS");
+        assert_eq!(
+            mysql(5, 7, 44).lock_waits_view(),
+            "information_schema.INNODB_LOCK_WAITS"
+        );
+        assert_eq!(
+            mysql(8, 4, 0).lock_waits_view(),
+            "performance_schema.data_lock_waits"
+        );
+        assert_eq!(
+            maria(10, 6, 0).lock_waits_view(),
+            "information_schema.INNODB_LOCK_WAITS"
+        );
+        assert_eq!(
+            maria(11, 4, 0).lock_waits_view(),
+            "information_schema.INNODB_LOCK_WAITS"
+        );
     }
 
     #[test]
     fn matrix_deadlock_holder_heading_and_shutdown() {
-        assert_eq!(mysql(5, 7, 44).deadlock_holder_heading(), "HOLDS THE LOCK(S)");
-        assert_eq!(mysql(8, 0, 36).deadlock_holder_heading(), "HOLDS THE LOCK(S)");
-        assert_eq!(maria(10, 6, 0).deadlock_holder_heading(), "CONFLICTING WITH");
-        assert_eq!(maria(11, 4, 0).deadlock_holder_heading(), "CONFLICTING WITH");
+        assert_eq!(
+            mysql(5, 7, 44).deadlock_holder_heading(),
+            "HOLDS THE LOCK(S)"
+        );
+        assert_eq!(
+            mysql(8, 0, 36).deadlock_holder_heading(),
+            "HOLDS THE LOCK(S)"
+        );
+        assert_eq!(
+            maria(10, 6, 0).deadlock_holder_heading(),
+            "CONFLICTING WITH"
+        );
+        assert_eq!(
+            maria(11, 4, 0).deadlock_holder_heading(),
+            "CONFLICTING WITH"
+        );
         assert!(!mysql(5, 7, 8).has_shutdown_statement());
         assert!(mysql(5, 7, 9).has_shutdown_statement());
         assert!(mysql(8, 0, 0).has_shutdown_statement());
@@ -360,7 +463,10 @@ mod tests {
 
     #[test]
     fn old_servers_are_refused_with_a_sentence() {
-        assert!(maria(10, 4, 30).supported().unwrap_err().contains("MariaDB 10.4.30"));
+        assert!(maria(10, 4, 30)
+            .supported()
+            .unwrap_err()
+            .contains("MariaDB 10.4.30"));
         assert!(mysql(5, 6, 51).supported().is_err());
         assert!(maria(10, 11, 0).supported().is_ok());
     }

@@ -55,7 +55,8 @@ fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyh
         // yields the same effective values.
         return Ok(());
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read option file {}", path.display()))?;
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read option file {}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     set.files.push(path.to_path_buf());
     stack.push(identity);
@@ -75,8 +76,9 @@ fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyh
             Line::Group(name) => group = Some(name),
             Line::Include(arg) => {
                 let target = base.join(arg);
-                read_into(&target, set, stack)
-                    .with_context(|| format!("included from {} line {}", path.display(), line_no))?;
+                read_into(&target, set, stack).with_context(|| {
+                    format!("included from {} line {}", path.display(), line_no)
+                })?;
             }
             Line::IncludeDir(arg) => {
                 let dir = base.join(arg);
@@ -84,8 +86,9 @@ fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyh
                 for file in cnf_files_in(&dir)
                     .with_context(|| format!("included from {} line {}", path.display(), line_no))?
                 {
-                    read_into(&file, set, stack)
-                        .with_context(|| format!("included from {} line {}", path.display(), line_no))?;
+                    read_into(&file, set, stack).with_context(|| {
+                        format!("included from {} line {}", path.display(), line_no)
+                    })?;
                 }
             }
             Line::Option { key, value } => {
@@ -115,11 +118,12 @@ fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyh
 
 /// The files an `!includedir` reads: names ending in `.cnf`, sorted by name, as the server does on Unix.
 fn cnf_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let listing =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read option directory {}", dir.display()))?;
+    let listing = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read option directory {}", dir.display()))?;
     let mut names = Vec::new();
     for entry in listing {
-        let entry = entry.with_context(|| format!("cannot read option directory {}", dir.display()))?;
+        let entry =
+            entry.with_context(|| format!("cannot read option directory {}", dir.display()))?;
         let name = entry.file_name();
         let is_cnf = name.to_str().is_some_and(|n| n.ends_with(".cnf"));
         if is_cnf && !entry.path().is_dir() {
@@ -173,7 +177,10 @@ enum Line<'a> {
     IncludeDir(&'a str),
     OtherDirective,
     /// Key as written (not normalised) and the raw value text (comment removed, not yet unquoted).
-    Option { key: &'a str, value: Option<String> },
+    Option {
+        key: &'a str,
+        value: Option<String>,
+    },
 }
 
 fn parse_line(raw: &str) -> Line<'_> {
@@ -200,8 +207,14 @@ fn parse_line(raw: &str) -> Line<'_> {
     }
     let content = &s[..comment_start(s).unwrap_or(s.len())];
     match content.split_once('=') {
-        Some((k, v)) => Line::Option { key: k.trim(), value: Some(v.trim().to_string()) },
-        None => Line::Option { key: content.trim(), value: None },
+        Some((k, v)) => Line::Option {
+            key: k.trim(),
+            value: Some(v.trim().to_string()),
+        },
+        None => Line::Option {
+            key: content.trim(),
+            value: None,
+        },
     }
 }
 
@@ -404,10 +417,18 @@ fn rewrite_line(old: &str, key: &str, value: &str) -> String {
 }
 
 /// Plans setting/removing `settings` in `[group]` of the file at `path` (absent → created).
-pub fn plan_change(path: &Path, group: &str, settings: &[(&str, Option<&str>)]) -> anyhow::Result<ConfigChange> {
+pub fn plan_change(
+    path: &Path,
+    group: &str,
+    settings: &[(&str, Option<&str>)],
+) -> anyhow::Result<ConfigChange> {
     let before = read_optional(path)?;
     let after = set_options(before.as_deref().unwrap_or(""), group, settings);
-    Ok(ConfigChange { path: path.to_path_buf(), before, after })
+    Ok(ConfigChange {
+        path: path.to_path_buf(),
+        before,
+        after,
+    })
 }
 
 fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
@@ -423,7 +444,11 @@ impl ConfigChange {
     /// diffs from `/dev/null`.
     pub fn diff(&self) -> String {
         let path = self.path.display().to_string();
-        let old_label = if self.before.is_some() { path.as_str() } else { "/dev/null" };
+        let old_label = if self.before.is_some() {
+            path.as_str()
+        } else {
+            "/dev/null"
+        };
         similar::TextDiff::from_lines(self.before.as_deref().unwrap_or(""), self.after.as_str())
             .unified_diff()
             .header(old_label, &path)
@@ -460,8 +485,14 @@ impl ConfigChange {
                 let mut marker_name = name.to_os_string();
                 marker_name.push(".absent");
                 let marker = backup_dir.join(marker_name);
-                std::fs::write(&marker, format!("{} did not exist before innops changed it\n", self.path.display()))
-                    .with_context(|| format!("cannot write backup marker {}", marker.display()))?;
+                std::fs::write(
+                    &marker,
+                    format!(
+                        "{} did not exist before innops changed it\n",
+                        self.path.display()
+                    ),
+                )
+                .with_context(|| format!("cannot write backup marker {}", marker.display()))?;
             }
         }
         if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -491,15 +522,18 @@ fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let name = path.file_name().with_context(|| format!("{} has no file name", path.display()))?;
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} has no file name", path.display()))?;
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".innops-tmp-{}", std::process::id()));
     let tmp = dir.join(tmp_name);
     let result = (|| -> anyhow::Result<()> {
-        let mut file =
-            std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        file.write_all(text.as_bytes())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
         if let Ok(meta) = std::fs::metadata(path) {
             use std::os::unix::fs::MetadataExt;
             file.set_permissions(meta.permissions())
@@ -508,7 +542,8 @@ fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
             // permissions copied above still make readable where the original was.
             let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
         }
-        file.sync_all().with_context(|| format!("cannot sync {}", tmp.display()))?;
+        file.sync_all()
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
         Ok(())
@@ -574,12 +609,20 @@ mod tests {
         assert_eq!(set.files, vec![my.clone()]);
         assert_eq!(set.get(&["mysqld"], "innodb_buffer_pool_size"), Some("1G"));
         assert_eq!(set.get(&["mysqld"], "INNODB-BUFFER-POOL-SIZE"), Some("1G"));
-        let redo = set.entries.iter().find(|e| e.key == "innodb_redo_log_capacity").unwrap();
+        let redo = set
+            .entries
+            .iter()
+            .find(|e| e.key == "innodb_redo_log_capacity")
+            .unwrap();
         assert!(redo.loose);
         assert_eq!(redo.value.as_deref(), Some("2G"));
         assert_eq!((redo.group.as_str(), redo.line), ("mysqld", 4));
         assert_eq!(set.get(&["mysqld"], "loose-foo-bar"), Some("q"));
-        let flag = set.entries.iter().find(|e| e.key == "skip_name_resolve").unwrap();
+        let flag = set
+            .entries
+            .iter()
+            .find(|e| e.key == "skip_name_resolve")
+            .unwrap();
         assert_eq!(flag.value, None);
         assert!(!flag.loose);
         assert_eq!(set.get(&["mysqld"], "skip_name_resolve"), Some(""));
@@ -590,7 +633,10 @@ mod tests {
         assert_eq!(set.get(&["mysqld"], "escapes"), Some("a b\\c\\d"));
         assert_eq!(set.get(&["mysqld"], "empty"), Some(""));
         assert_eq!(set.get(&["mysqld"], "socket"), None);
-        assert_eq!(set.get(&["client", "mysqld"], "socket"), Some("/run/mysqld/mysqld.sock"));
+        assert_eq!(
+            set.get(&["client", "mysqld"], "socket"),
+            Some("/run/mysqld/mysqld.sock")
+        );
         let client = set.group_values(&["CLIENT"]);
         assert_eq!(client.len(), 1);
         assert_eq!(client["socket"], "/run/mysqld/mysqld.sock");
@@ -610,11 +656,26 @@ mod tests {
                 second.display()
             ),
         );
-        write(&dir.path().join("extra/one.cnf"), "[mysqld]\nmax_connections = 20\n");
-        write(&dir.path().join("conf.d/50-b.cnf"), "[mysqld]\nmax_connections = 40\n");
-        write(&dir.path().join("conf.d/10-a.cnf"), "[mysqld]\nmax_connections = 30\nonly_a = 1\n");
-        write(&dir.path().join("conf.d/zz.txt"), "[mysqld]\nmax_connections = 99\n");
-        write(&dir.path().join("conf.d/old.cnf.bak"), "[mysqld]\nmax_connections = 98\n");
+        write(
+            &dir.path().join("extra/one.cnf"),
+            "[mysqld]\nmax_connections = 20\n",
+        );
+        write(
+            &dir.path().join("conf.d/50-b.cnf"),
+            "[mysqld]\nmax_connections = 40\n",
+        );
+        write(
+            &dir.path().join("conf.d/10-a.cnf"),
+            "[mysqld]\nmax_connections = 30\nonly_a = 1\n",
+        );
+        write(
+            &dir.path().join("conf.d/zz.txt"),
+            "[mysqld]\nmax_connections = 99\n",
+        );
+        write(
+            &dir.path().join("conf.d/old.cnf.bak"),
+            "[mysqld]\nmax_connections = 98\n",
+        );
         fs::create_dir_all(dir.path().join("conf.d/dir.cnf")).unwrap();
         write(&second.join("70-x.cnf"), "[client]\nuser = me\n");
         let set = read(&my).unwrap();
@@ -628,11 +689,17 @@ mod tests {
                 second.join("70-x.cnf"),
             ]
         );
-        assert_eq!(set.include_dirs, vec![dir.path().join("conf.d"), second.clone()]);
+        assert_eq!(
+            set.include_dirs,
+            vec![dir.path().join("conf.d"), second.clone()]
+        );
         assert_eq!(set.get(&["mysqld"], "max_connections"), Some("40"));
         assert_eq!(set.get(&["mysqld"], "only_a"), Some("1"));
         let from = set.entries.iter().find(|e| e.key == "only_a").unwrap();
-        assert_eq!((from.file.clone(), from.line), (dir.path().join("conf.d/10-a.cnf"), 3));
+        assert_eq!(
+            (from.file.clone(), from.line),
+            (dir.path().join("conf.d/10-a.cnf"), 3)
+        );
         assert_eq!(choose_dropin(&my).unwrap(), second.join("99-innops.cnf"));
     }
 
@@ -646,7 +713,10 @@ mod tests {
         let my = dir.path().join("my.cnf");
         write(&my, "[mysqld]\n!include gone.cnf\n");
         let err = format!("{:#}", read(&my).unwrap_err());
-        assert!(err.contains("gone.cnf") && err.contains("my.cnf line 2"), "{err}");
+        assert!(
+            err.contains("gone.cnf") && err.contains("my.cnf line 2"),
+            "{err}"
+        );
 
         write(&my, "[mysqld]\n!includedir gone.d\n");
         let err = format!("{:#}", read(&my).unwrap_err());
@@ -669,7 +739,10 @@ mod tests {
         assert_eq!(set.get(&["mysqld"], "y"), Some("b"));
 
         let d = dir.path().join("self.d");
-        write(&d.join("loop.cnf"), &format!("[mysqld]\nz = 1\n!includedir {}\n", d.display()));
+        write(
+            &d.join("loop.cnf"),
+            &format!("[mysqld]\nz = 1\n!includedir {}\n", d.display()),
+        );
         let set = read(&d.join("loop.cnf")).unwrap();
         assert_eq!(set.files.len(), 1);
     }
@@ -680,16 +753,31 @@ mod tests {
         let my = dir.path().join("my.cnf");
         write(&my, "[mysqld]\nport = 3306\n");
         let err = choose_dropin(&my).unwrap_err().to_string();
-        assert!(err.contains("includes no drop-in directory") && err.contains("!includedir DIR"), "{err}");
+        assert!(
+            err.contains("includes no drop-in directory") && err.contains("!includedir DIR"),
+            "{err}"
+        );
         assert!(err.contains(&my.display().to_string()), "{err}");
 
         // Debian's layout: the last directory reached wins, even through an !include.
-        write(&my, "[client-server]\n!includedir conf.d/\n!include mariadb.cnf\n");
-        write(&dir.path().join("mariadb.cnf"), "!includedir mariadb.conf.d/\n");
+        write(
+            &my,
+            "[client-server]\n!includedir conf.d/\n!include mariadb.cnf\n",
+        );
+        write(
+            &dir.path().join("mariadb.cnf"),
+            "!includedir mariadb.conf.d/\n",
+        );
         write(&dir.path().join("conf.d/mysql.cnf"), "[mysql]\n");
-        write(&dir.path().join("mariadb.conf.d/50-server.cnf"), "[mysqld]\nport = 3306\n");
+        write(
+            &dir.path().join("mariadb.conf.d/50-server.cnf"),
+            "[mysqld]\nport = 3306\n",
+        );
         let dropin = choose_dropin(&my).unwrap();
-        assert_eq!(dropin, dir.path().join("mariadb.conf.d/").join("99-innops.cnf"));
+        assert_eq!(
+            dropin,
+            dir.path().join("mariadb.conf.d/").join("99-innops.cnf")
+        );
     }
 
     const SERVER_CNF: &str = "\
@@ -708,10 +796,24 @@ innodb_log_file_size = 1G
 
     #[test]
     fn set_options_replaces_keeps_comments_and_other_groups() {
-        let out = set_options(SERVER_CNF, "mysqld", &[("innodb_log_file_size", Some("2G"))]);
-        assert_eq!(out, SERVER_CNF.replace("innodb_log_file_size = 96M   # default", "innodb_log_file_size = 2G   # default"));
+        let out = set_options(
+            SERVER_CNF,
+            "mysqld",
+            &[("innodb_log_file_size", Some("2G"))],
+        );
+        assert_eq!(
+            out,
+            SERVER_CNF.replace(
+                "innodb_log_file_size = 96M   # default",
+                "innodb_log_file_size = 2G   # default"
+            )
+        );
         // The loose- spelling is the same key.
-        let out = set_options(SERVER_CNF, "MYSQLD", &[("innodb-change-buffering", Some("none"))]);
+        let out = set_options(
+            SERVER_CNF,
+            "MYSQLD",
+            &[("innodb-change-buffering", Some("none"))],
+        );
         assert!(out.contains("\ninnodb-change-buffering = none\n"), "{out}");
         assert!(!out.contains("loose-innodb_change_buffering"), "{out}");
         assert!(out.contains("# The MariaDB server\n") && out.contains("# Basic settings\n"));
@@ -722,11 +824,20 @@ innodb_log_file_size = 1G
     fn set_options_adds_at_end_of_group_and_creates_groups() {
         let out = set_options(SERVER_CNF, "mysqld", &[("innodb_fast_shutdown", Some("0"))]);
         assert!(
-            out.contains("loose-innodb_change_buffering = all\ninnodb_fast_shutdown = 0\n\n[mariadb]"),
+            out.contains(
+                "loose-innodb_change_buffering = all\ninnodb_fast_shutdown = 0\n\n[mariadb]"
+            ),
             "{out}"
         );
-        let out = set_options(SERVER_CNF, "mariadb-10.11", &[("innodb_read_only", Some("1"))]);
-        assert_eq!(out, format!("{SERVER_CNF}\n[mariadb-10.11]\ninnodb_read_only = 1\n"));
+        let out = set_options(
+            SERVER_CNF,
+            "mariadb-10.11",
+            &[("innodb_read_only", Some("1"))],
+        );
+        assert_eq!(
+            out,
+            format!("{SERVER_CNF}\n[mariadb-10.11]\ninnodb_read_only = 1\n")
+        );
         let out = set_options("", "mysqld", &[("a", Some("1")), ("b", Some("x # y"))]);
         assert_eq!(out, "[mysqld]\na = 1\nb = \"x # y\"\n");
         let no_newline = set_options("[mysqld]\na = 1", "mysqld", &[("b", Some("2"))]);
@@ -735,26 +846,53 @@ innodb_log_file_size = 1G
 
     #[test]
     fn set_options_removes_and_dedupes() {
-        let out = set_options(SERVER_CNF, "mysqld", &[("innodb_log_file_size", None), ("nothing_here", None)]);
-        assert_eq!(out, SERVER_CNF.replace("innodb_log_file_size = 96M   # default\n", ""));
+        let out = set_options(
+            SERVER_CNF,
+            "mysqld",
+            &[("innodb_log_file_size", None), ("nothing_here", None)],
+        );
+        assert_eq!(
+            out,
+            SERVER_CNF.replace("innodb_log_file_size = 96M   # default\n", "")
+        );
         let text = "[mysqld]\nx = 1\n[client]\nx = 9\n[mysqld]\n  X = 2 # two\n";
         let out = set_options(text, "mysqld", &[("x", Some("3"))]);
         assert_eq!(out, "[mysqld]\n[client]\nx = 9\n[mysqld]\n  x = 3 # two\n");
-        assert_eq!(set_options(text, "mysqld", &[("x", None)]), "[mysqld]\n[client]\nx = 9\n[mysqld]\n");
+        assert_eq!(
+            set_options(text, "mysqld", &[("x", None)]),
+            "[mysqld]\n[client]\nx = 9\n[mysqld]\n"
+        );
     }
 
     #[test]
     fn set_options_values_read_back_unchanged() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.cnf");
-        let values = ["plain", "with space", " padded ", "a#b", "'q'", "back\\slash", "", "say \"hi\""];
-        let settings: Vec<(String, Option<&str>)> =
-            values.iter().enumerate().map(|(i, v)| (format!("k{i}"), Some(*v))).collect();
-        let settings: Vec<(&str, Option<&str>)> = settings.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let values = [
+            "plain",
+            "with space",
+            " padded ",
+            "a#b",
+            "'q'",
+            "back\\slash",
+            "",
+            "say \"hi\"",
+        ];
+        let settings: Vec<(String, Option<&str>)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("k{i}"), Some(*v)))
+            .collect();
+        let settings: Vec<(&str, Option<&str>)> =
+            settings.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         write(&path, &set_options("", "mysqld", &settings));
         let set = read(&path).unwrap();
         for (i, v) in values.iter().enumerate() {
-            assert_eq!(set.get(&["mysqld"], &format!("k{i}")), Some(*v), "value {v:?}");
+            assert_eq!(
+                set.get(&["mysqld"], &format!("k{i}")),
+                Some(*v),
+                "value {v:?}"
+            );
         }
     }
 
@@ -769,14 +907,27 @@ innodb_log_file_size = 1G
         let diff = change.diff();
         assert!(diff.contains(&format!("--- {}", path.display())), "{diff}");
         assert!(diff.contains(&format!("+++ {}", path.display())), "{diff}");
-        assert!(diff.contains("-innodb_log_file_size = 96M   # default\n"), "{diff}");
-        assert!(diff.contains("+innodb_log_file_size = 2G   # default\n"), "{diff}");
+        assert!(
+            diff.contains("-innodb_log_file_size = 96M   # default\n"),
+            "{diff}"
+        );
+        assert!(
+            diff.contains("+innodb_log_file_size = 2G   # default\n"),
+            "{diff}"
+        );
 
         let backups = dir.path().join("run/backup");
         change.apply(&backups).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), change.after);
-        assert_eq!(fs::read_to_string(backups.join("99-innops.cnf")).unwrap(), SERVER_CNF);
-        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "no temp file left behind");
+        assert_eq!(
+            fs::read_to_string(backups.join("99-innops.cnf")).unwrap(),
+            SERVER_CNF
+        );
+        assert_eq!(
+            fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1,
+            "no temp file left behind"
+        );
         change.apply(&backups).unwrap(); // again, as a resumed run would
         assert_eq!(fs::read_to_string(&path).unwrap(), change.after);
 
@@ -795,7 +946,10 @@ innodb_log_file_size = 1G
         write(&path, "[mysqld]\n");
         let change = plan_change(&path, "mysqld", &[("a", Some("1"))]).unwrap();
         write(&path, "[mysqld]\nb = 2\n");
-        let err = change.apply(&dir.path().join("bk")).unwrap_err().to_string();
+        let err = change
+            .apply(&dir.path().join("bk"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("changed since"), "{err}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "[mysqld]\nb = 2\n");
     }
@@ -804,12 +958,16 @@ innodb_log_file_size = 1G
     fn apply_and_restore_absent_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.d/99-innops.cnf");
-        let change = plan_change(&path, "mariadb", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        let change =
+            plan_change(&path, "mariadb", &[("innodb_log_file_size", Some("2G"))]).unwrap();
         assert_eq!(change.before, None);
         assert_eq!(change.after, "[mariadb]\ninnodb_log_file_size = 2G\n");
         let diff = change.diff();
         assert!(diff.starts_with("--- /dev/null\n"), "{diff}");
-        assert!(diff.contains("+[mariadb]\n+innodb_log_file_size = 2G\n"), "{diff}");
+        assert!(
+            diff.contains("+[mariadb]\n+innodb_log_file_size = 2G\n"),
+            "{diff}"
+        );
 
         let backups = dir.path().join("backup");
         change.apply(&backups).unwrap();
@@ -830,6 +988,9 @@ innodb_log_file_size = 1G
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         let change = plan_change(&path, "mysqld", &[("a", Some("1"))]).unwrap();
         change.apply(&dir.path().join("bk")).unwrap();
-        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
     }
 }

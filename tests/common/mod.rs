@@ -19,16 +19,31 @@ pub struct Sandboxed {
 impl Sandboxed {
     /// A fresh, started sandbox.
     pub fn new(name: &str) -> Sandboxed {
-        Sandboxed::with(name, SandboxOptions { buffer_pool: Some("64M".into()), extra: Vec::new() })
+        Sandboxed::with(
+            name,
+            SandboxOptions {
+                buffer_pool: Some("64M".into()),
+                extra: Vec::new(),
+            },
+        )
     }
 
     pub fn with(name: &str, opts: SandboxOptions) -> Sandboxed {
         // Short paths: the socket must fit in 108 bytes.
-        let dir = tempfile::Builder::new().prefix("ino-").tempdir_in("/tmp").expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix("ino-")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
         let root = dir.path().to_path_buf();
         let mut sandbox = Sandbox::create(&root, name, &opts).expect("create sandbox");
-        sandbox.start(&[], Duration::from_secs(300)).expect("start sandbox");
-        Sandboxed { sandbox, root, _dir: dir }
+        sandbox
+            .start(&[], Duration::from_secs(300))
+            .expect("start sandbox");
+        Sandboxed {
+            sandbox,
+            root,
+            _dir: dir,
+        }
     }
 
     pub fn target(&self) -> Target {
@@ -47,7 +62,12 @@ impl Sandboxed {
     /// Run innops against this sandbox: `--sandbox NAME --sandbox-root ROOT` are appended.
     pub fn innops(&self, args: &[&str]) -> Output {
         let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        all.extend(["--sandbox".into(), self.sandbox.name.clone(), "--sandbox-root".into(), self.root.display().to_string()]);
+        all.extend([
+            "--sandbox".into(),
+            self.sandbox.name.clone(),
+            "--sandbox-root".into(),
+            self.root.display().to_string(),
+        ]);
         run_innops(&all, &[])
     }
 }
@@ -68,14 +88,18 @@ pub struct Output {
 
 impl Output {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
     }
 }
 
 /// Run the innops binary with no terminal on stdin and the given extra environment.
 pub fn run_innops(args: &[String], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_innops"));
-    c.args(args).stdin(Stdio::null()).env_remove("INNOPS_SANDBOX_DIR").env_remove("MYSQL_PWD");
+    c.args(args)
+        .stdin(Stdio::null())
+        .env_remove("INNOPS_SANDBOX_DIR")
+        .env_remove("MYSQL_PWD");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -88,6 +112,7 @@ pub fn run_innops(args: &[String], env: &[(&str, &str)]) -> Output {
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
