@@ -426,19 +426,19 @@ impl Sandbox {
                     .aborted
                     .or_else(|| summary.errors.last().cloned())
                     .unwrap_or_else(|| "no reason in the error log".to_string());
-                return Err(refused(format!(
+                return Err(anyhow::anyhow!(
                     "sandbox '{}' failed to start ({why}): read {} and fix the option that caused it",
                     self.name,
                     self.error_log.display()
-                )));
+                ));
             }
             if start.elapsed() > timeout {
-                return Err(refused(format!(
+                return Err(anyhow::anyhow!(
                     "sandbox '{}' did not accept connections within {}s: read {}",
                     self.name,
                     timeout.as_secs(),
                     self.error_log.display()
-                )));
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -275,3 +275,212 @@ fn a_run_killed_mid_plan_is_finished_by_resume() {
         1
     );
 }
+
+/// Connection flags plus user-given start/stop commands instead of `--sandbox`: the generic backend.
+fn generic_args(sb: &Sandboxed, start_cmd: &str) -> Vec<String> {
+    vec![
+        "--socket".into(),
+        sb.sandbox.socket.display().to_string(),
+        "--user".into(),
+        "root".into(),
+        "--start-cmd".into(),
+        start_cmd.into(),
+        "--config-file".into(),
+        sb.sandbox.option_file.display().to_string(),
+    ]
+}
+
+#[test]
+fn offline_resize_through_user_start_command_and_config_file() {
+    let sb = Sandboxed::new("redocmd");
+    let start = format!(
+        "{} sandbox start {} --sandbox-root {}",
+        env!("CARGO_BIN_EXE_innops"),
+        sb.sandbox.name,
+        sb.root.display()
+    );
+    let run_dir = sb.root.join("run");
+    let mut args: Vec<String> = [
+        "redo",
+        "--size",
+        "48M",
+        "--offline",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--format",
+        "json",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(generic_args(&sb, &start));
+    let out = run_innops(&args, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    let ids: Vec<&str> = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["preflight", "persist", "stop", "start", "verify"],
+        "{j}"
+    );
+    assert!(
+        j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["status"] == "done"),
+        "{j}"
+    );
+    // The error log was found through @@log_error and read: the start shows the resize.
+    let start_post = j["steps"][3]["post"].as_array().unwrap();
+    assert!(
+        start_post.iter().any(|v| v["observed"] == "resized to 48M"),
+        "{j}"
+    );
+    assert_eq!(log_file_size(&sb), 48 * MIB);
+}
+
+#[test]
+fn a_failed_restart_restores_the_previous_config_and_starts_the_server_again() {
+    let sb = Sandboxed::new("redofail");
+    // A start command that fails once, as a typo in a unit file would, then works.
+    let marker = sb.root.join("failed-once");
+    let start = format!(
+        "if [ -e {m} ]; then {bin} sandbox start {n} --sandbox-root {r}; else touch {m}; exit 1; fi",
+        m = marker.display(),
+        bin = env!("CARGO_BIN_EXE_innops"),
+        n = sb.sandbox.name,
+        r = sb.root.display()
+    );
+    let run_dir = sb.root.join("run");
+    let mut args: Vec<String> = [
+        "redo",
+        "--size",
+        "48M",
+        "--offline",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(generic_args(&sb, &start));
+    let out = run_innops(&args, &[]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("restored and the server started again"),
+        "{}",
+        out.stderr
+    );
+    // Back as before: running, old size, no drop-in.
+    assert_eq!(log_file_size(&sb), 96 * MIB);
+    assert!(!sb.sandbox.conf_dir.join("99-innops.cnf").exists());
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["steps"][3]["status"], "failed", "{report}");
+    assert!(events(&run_dir).iter().any(|e| e["event"] == "step_failed"
+        && e["recovery"]
+            .as_str()
+            .is_some_and(|r| r.contains("restored"))));
+}
+
+#[test]
+fn advise_measures_redo_writes_and_recommends_an_hour() {
+    let sb = Sandboxed::new("redoadv");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE w").unwrap();
+    c.query_drop(
+        "CREATE TABLE w.t (id INT AUTO_INCREMENT PRIMARY KEY, pad CHAR(200)) ENGINE=InnoDB",
+    )
+    .unwrap();
+    let target = sb.target();
+    let writer = std::thread::spawn(move || {
+        let mut c = target.connect().unwrap();
+        for _ in 0..400 {
+            c.query_drop("INSERT INTO w.t (pad) VALUES (REPEAT('x', 200))")
+                .unwrap();
+        }
+    });
+    let out = sb.innops(&["redo", "--advise", "--interval", "1", "--format", "json"]);
+    writer.join().unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(j["counter"], "Innodb_lsn_current");
+    assert_eq!(j["current_size"], 96 * MIB);
+    let rate = j["bytes_per_sec"].as_f64().unwrap();
+    let rec = j["recommended_size"].as_u64().unwrap();
+    assert!(rec >= 96 * MIB && rec.is_multiple_of(64 * MIB), "{j}");
+    assert!(
+        rec as f64 >= rate * 3600.0,
+        "the recommendation holds an hour of the measured rate: {j}"
+    );
+    assert!(j["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("innops redo --size "));
+}
+
+#[test]
+fn the_drill_runs_redo_online_and_offline_on_its_own_sandbox() {
+    let dir = tempfile::Builder::new()
+        .prefix("ino-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let out_dir = dir.path().join("out");
+    let args: Vec<String> = [
+        "drill",
+        "--bench-time",
+        "1",
+        "--format",
+        "json",
+        "--sandbox-root",
+        dir.path().to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_innops(&args, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(j["passed"], true, "{j}");
+    let names: Vec<&str> = j["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["redo-online", "redo-offline", "redo-survives-restart"]
+    );
+    let online = read_json(&out_dir.join("redo-online/report.json"));
+    assert!(
+        online["bench"]["before"]["tps"].as_f64().unwrap() > 0.0,
+        "{online}"
+    );
+    assert!(
+        online["bench"]["after"]["tps"].as_f64().unwrap() > 0.0,
+        "{online}"
+    );
+    // The drill cleans up its sandbox.
+    assert_eq!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().join("sandbox.json").exists())
+            .count(),
+        0
+    );
+}

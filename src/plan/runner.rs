@@ -328,13 +328,18 @@ fn execute_steps(
                     let sr = report.step_mut(&step.id);
                     sr.status = StepStatus::Failed;
                     sr.error = Some(msg.clone());
-                    let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
+                    let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
                     // A refusal inside the action (a guard) changed nothing; anything else needs a human.
-                    return Err(match crate::error::exit_code_of(&e) {
-                        1 | 2 => {
-                            Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
-                        }
-                        _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
+                    let guard = e.chain().any(|c| {
+                        matches!(
+                            c.downcast_ref::<Failure>(),
+                            Some(Failure::Refused(_) | Failure::BadInput(_))
+                        )
+                    });
+                    return Err(if guard {
+                        Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
+                    } else {
+                        Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id))
                     }
                     .into());
                 }
@@ -367,7 +372,7 @@ fn execute_steps(
                 recovery: recovery.clone(),
             })?;
             report.step_mut(&step.id).status = StepStatus::Failed;
-            let state = recovery.map(|r| format!(" {r}")).unwrap_or_default();
+            let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
             return Err(Failure::PostCheck(format!(
                 "step {} post-check failed: {why}{state}",
                 step.id

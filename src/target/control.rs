@@ -121,9 +121,14 @@ impl Control {
         let offset = self.log_offset();
         let mut rec = StopRecord::default();
         let sandbox = self.sandbox()?;
-        let pid = sandbox.as_ref().and_then(Sandbox::running_pid);
+        let mut pid = sandbox.as_ref().and_then(Sandbox::running_pid);
         match target.connect() {
             Ok(mut conn) => {
+                // The socket closes before InnoDB has finished shutting down: on a local server, wait for the
+                // process itself, found through its pid file.
+                if pid.is_none() && target.local {
+                    pid = local_pid(&mut conn, tag);
+                }
                 let current: Option<u64> = conn.query_first(format!("SELECT /* {tag} */ @@GLOBAL.innodb_fast_shutdown"))?;
                 let wanted = match (mode, current) {
                     (StopMode::Slow, _) => Some(0),
@@ -180,11 +185,11 @@ impl Control {
                 return Ok(());
             }
             if start.elapsed() > self.stop_timeout {
-                return Err(refused(format!(
+                return Err(anyhow::anyhow!(
                     "the server at {} is still running {}s after SHUTDOWN: check its error log",
                     target.label,
                     self.stop_timeout.as_secs()
-                )));
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -224,16 +229,33 @@ impl Control {
                 return Ok(());
             }
             if start.elapsed() > self.start_timeout {
-                return Err(refused(format!(
+                return Err(anyhow::anyhow!(
                     "the server at {} did not accept connections within {}s after {}: check its error log",
                     target.label,
                     self.start_timeout.as_secs(),
                     self.spec.describe()
-                )));
+                ));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+}
+
+/// The pid of a local server, from its `@@pid_file` (relative paths are in the datadir).
+fn local_pid(conn: &mut mysql::Conn, tag: &str) -> Option<u32> {
+    let (pid_file, datadir): (Option<String>, Option<String>) = conn
+        .query_first(format!(
+            "SELECT /* {tag} */ @@GLOBAL.pid_file, @@GLOBAL.datadir"
+        ))
+        .ok()??;
+    let p = PathBuf::from(pid_file?);
+    let p = if p.is_absolute() {
+        p
+    } else {
+        Path::new(&datadir?).join(p)
+    };
+    let pid: u32 = std::fs::read_to_string(p).ok()?.trim().parse().ok()?;
+    sandbox::process_alive(pid).then_some(pid)
 }
 
 /// The error log of a running server, from `@@log_error` (relative paths are in the datadir).
@@ -253,28 +275,32 @@ pub fn error_log_of(log_error: &str, datadir: &str) -> Option<PathBuf> {
 fn run_cmd(prog: &str, args: &[&str]) -> anyhow::Result<()> {
     let st = Command::new(prog)
         .args(args)
+        .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
         .with_context(|| format!("running {prog}"))?;
     if !st.success() {
-        return Err(refused(format!(
+        return Err(anyhow::anyhow!(
             "`{prog} {}` failed ({st}): run it by hand to see why",
             args.join(" ")
-        )));
+        ));
     }
     Ok(())
 }
 
 fn run_shell(cmd: &str, env: &[(&str, String)]) -> anyhow::Result<()> {
     let mut c = Command::new("/bin/sh");
-    c.arg("-c").arg(cmd);
+    // The command's output goes to stderr: stdout carries innops's report (JSON with --format json).
+    c.arg("-c")
+        .arg(cmd)
+        .stdout(std::process::Stdio::from(std::io::stderr()));
     for (k, v) in env {
         c.env(k, v);
     }
     let st = c.status().with_context(|| format!("running `{cmd}`"))?;
     if !st.success() {
-        return Err(refused(format!(
+        return Err(anyhow::anyhow!(
             "the command `{cmd}` failed ({st}): run it by hand to see why"
-        )));
+        ));
     }
     Ok(())
 }
