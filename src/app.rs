@@ -182,6 +182,42 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             run_plan(plan, &env, &opts, None)
         }
+        Command::Convert(a) => {
+            let bench_time = (!a.run.no_bench).then_some(a.run.bench_time);
+            let mut env = env_from(&a.conn, bench_time)?;
+            let mut conn = env.plan_env.target.connect()?;
+            let facts = ServerFacts::collect(&mut conn)?;
+            facts.supported().map_err(refused)?;
+            attach_error_log(&mut env, &facts);
+            let opts = RunOptions {
+                execute: a.run.execute,
+                yes: a.run.yes,
+                run_dir: a.run.run_dir.clone(),
+                no_bench: a.run.no_bench,
+            };
+            let plan = if let Some(t) = &a.rollback {
+                let (schema, table) = t.split_once('.').ok_or_else(|| {
+                    bad_input(format!(
+                        "--rollback '{t}' does not name a table: write db.table"
+                    ))
+                })?;
+                procedures::convert::rollback::plan(schema, table, &facts, &env.plan_env)?
+            } else {
+                let (tables, skipped) =
+                    procedures::convert::resolve(&mut conn, &a.tables, a.all_myisam)?;
+                let params = procedures::convert::ConvertParams {
+                    tables,
+                    strategy: procedures::convert::Strategy::parse(&a.strategy)?,
+                    drop_old: a.drop_old_table,
+                    chunk_ms: a.chunk_time.max(10),
+                    max_load: crate::plan::guard::Threshold::parse(&a.max_load)?,
+                    critical_load: crate::plan::guard::Threshold::parse(&a.critical_load)?,
+                    skipped,
+                };
+                procedures::convert::plan(&params, &facts, &env.plan_env)?
+            };
+            run_plan(plan, &env, &opts, None)
+        }
         Command::Resume(a) => {
             let pf = crate::plan::journal::read_plan(&a.run_dir)?;
             let mut args = a.conn.clone();
@@ -236,6 +272,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             run_plan(plan, &env, &opts, Some(a.run_dir))
         }
         Command::Sandbox(a) => sandbox_cmd(a.action, &a.conn),
+        Command::Bench(a) => crate::bench::command::run(&a),
         Command::Drill(a) => {
             crate::drill::run(&a.conn, sandbox_root(&a.conn), a.out, a.keep, a.bench_time)
         }

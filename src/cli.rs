@@ -28,12 +28,16 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Resize the InnoDB redo log (online where the version allows), or advise a size.
     Redo(RedoArgs),
+    /// Convert MyISAM tables to InnoDB by the fastest verified path, keeping the old table.
+    Convert(ConvertArgs),
     /// Continue an interrupted run from its run directory.
     Resume(ResumeArgs),
     /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
     Sandbox(SandboxArgs),
     /// Run every procedure end to end on a fresh sandbox and write a report.
     Drill(DrillArgs),
+    /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
+    Bench(BenchArgs),
 }
 
 /// How to reach and control the server.
@@ -136,6 +140,38 @@ pub struct RedoArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Tables to convert: db.table or db.*, comma-separated.
+    #[arg(long, value_delimiter = ',', required_unless_present_any = ["all_myisam", "rollback"])]
+    pub tables: Vec<String>,
+    /// Every MyISAM table outside the system schemas.
+    #[arg(long, conflicts_with = "rollback")]
+    pub all_myisam: bool,
+    /// auto (decided from the server's capability), bulk, deferred or alter.
+    #[arg(long, default_value = "auto")]
+    pub strategy: String,
+    /// DANGER: drop the kept MyISAM table once the InnoDB table is verified identical to it.
+    #[arg(long)]
+    pub drop_old_table: bool,
+    /// Swap back to the kept MyISAM table (db.table), if the InnoDB table has not changed since.
+    #[arg(long, conflicts_with_all = ["tables", "drop_old_table"])]
+    pub rollback: Option<String>,
+    /// Target duration of one copy chunk, in milliseconds (deferred path).
+    #[arg(long, default_value_t = 500)]
+    pub chunk_time: u64,
+    /// Pause the copy while this status variable is above the value.
+    #[arg(long, default_value = "Threads_running=25")]
+    pub max_load: String,
+    /// Abort the copy when this status variable is above the value.
+    #[arg(long, default_value = "Threads_running=50")]
+    pub critical_load: String,
+}
+
+#[derive(Debug, Args)]
 pub struct ResumeArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -189,6 +225,67 @@ pub struct DrillArgs {
     /// Seconds each benchmark runs.
     #[arg(long, default_value_t = 5)]
     pub bench_time: u64,
+}
+
+/// What `innops bench` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchAction {
+    /// Create the sbtest tables and load them.
+    Prepare,
+    /// Run the workload and report sysbench's figures.
+    Run,
+    /// Drop the sbtest tables.
+    Cleanup,
+}
+
+/// `--rand-type`: how row ids are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchRandType {
+    /// sysbench 1.0's default: most ids fall in the central 1% of the table.
+    Special,
+    Uniform,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// prepare, run or cleanup (as sysbench's commands).
+    #[arg(value_enum)]
+    pub action: BenchAction,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// oltp_point_select, oltp_read_only, oltp_read_write, oltp_insert, or table:DB.TABLE (reads a real table).
+    #[arg(long, default_value = "oltp_read_write")]
+    pub workload: String,
+    /// Client threads, one connection each.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Seconds to measure.
+    #[arg(long, default_value_t = 10)]
+    pub time: u64,
+    /// Seconds to run before measuring (not counted).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Number of sbtest tables.
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per sbtest table.
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u32,
+    /// Distribution of row ids.
+    #[arg(long, value_enum, default_value_t = BenchRandType::Special)]
+    pub rand_type: BenchRandType,
+    /// Seed of the random numbers; 0 takes one from the clock (the seed used is reported).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print intermediate figures every N seconds (0: only the final report).
+    #[arg(long, default_value_t = 0)]
+    pub report_interval: u64,
+    /// Schema of the sbtest tables (created by prepare if missing).
+    #[arg(long, default_value = "sbtest")]
+    pub db: String,
+    /// Server error codes that restart a transaction instead of ending the run: a list, all, or none.
+    #[arg(long, default_value = "1213,1020,1205")]
+    pub ignore_errors: String,
 }
 
 #[cfg(test)]

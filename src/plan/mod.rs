@@ -2,6 +2,7 @@
 //! (pre), an action, checks that prove it worked (post), a risk level, and a preview of the statements and
 //! commands it runs. Procedures build plans; the [`runner`] shows or executes them.
 
+pub mod guard;
 pub mod journal;
 pub mod progress;
 pub mod report;
@@ -264,6 +265,11 @@ pub struct Ctx<'a> {
     pub step: String,
     pub run_dir: Option<PathBuf>,
     pub abort: &'a AtomicBool,
+    /// Values one step leaves for a later step of the same process (a crash forgets them: steps that read
+    /// them must cope with their absence, as after `resume`).
+    pub memo: std::collections::BTreeMap<String, serde_json::Value>,
+    /// Sessions a step keeps open for later steps, such as a lock guard.
+    pub held: std::collections::HashMap<String, Conn>,
     conn: Option<Conn>,
 }
 
@@ -281,6 +287,8 @@ impl<'a> Ctx<'a> {
             step: String::new(),
             run_dir: None,
             abort,
+            memo: Default::default(),
+            held: Default::default(),
             conn: None,
         }
     }

@@ -1,6 +1,7 @@
 //! One module per procedure, each turning validated settings plus [`ServerFacts`] into a [`Plan`]; and the
 //! registry `resume` uses to build a plan again from its `plan.json`.
 
+pub mod convert;
 pub mod inspect;
 pub mod redo;
 
@@ -51,6 +52,14 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
         "redo" => {
             let params: redo::RedoParams = serde_json::from_value(header.params.clone())?;
             redo::plan(&params, facts, env)
+        }
+        "convert" => {
+            let params: convert::ConvertParams = serde_json::from_value(header.params.clone())?;
+            convert::plan(&params, facts, env)
+        }
+        "convert-rollback" => {
+            let p: convert::rollback::RollbackParams = serde_json::from_value(header.params.clone())?;
+            convert::rollback::plan(&p.schema, &p.table, facts, env)
         }
         other => Err(crate::error::bad_input(format!(
             "the run directory holds a '{other}' run, which this innops cannot resume: use the innops version that started it"

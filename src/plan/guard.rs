@@ -1,0 +1,108 @@
+//! The load guard of long copies, after pt-online-schema-change's `--max-load` / `--critical-load`: pause while a
+//! status variable exceeds the max, abort above the critical value. The decision is a pure function of a status
+//! snapshot, returning the reason.
+
+use std::collections::BTreeMap;
+
+use crate::error::bad_input;
+
+/// `Threads_running=25`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Threshold {
+    pub variable: String,
+    pub value: u64,
+}
+
+impl Threshold {
+    pub fn parse(s: &str) -> anyhow::Result<Threshold> {
+        let (k, v) = s.split_once('=').ok_or_else(|| {
+            bad_input(format!(
+                "load threshold '{s}' is not VARIABLE=NUMBER: write it like Threads_running=25"
+            ))
+        })?;
+        let value = v.trim().parse().map_err(|_| {
+            bad_input(format!(
+                "load threshold '{s}' has no number after '=': write it like Threads_running=25"
+            ))
+        })?;
+        if k.trim().is_empty()
+            || !k
+                .trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(bad_input(format!("load threshold '{s}' does not name a status variable: write it like Threads_running=25")));
+        }
+        Ok(Threshold {
+            variable: k.trim().to_string(),
+            value,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadDecision {
+    Go,
+    Pause(String),
+    Abort(String),
+}
+
+/// What to do given one `SHOW GLOBAL STATUS` snapshot.
+pub fn decide(
+    status: &BTreeMap<String, String>,
+    max: &Threshold,
+    critical: &Threshold,
+) -> LoadDecision {
+    let get = |t: &Threshold| status.get(&t.variable).and_then(|v| v.parse::<u64>().ok());
+    if let Some(v) = get(critical).filter(|v| *v > critical.value) {
+        return LoadDecision::Abort(format!(
+            "{}={v} is above --critical-load {}={}: the server is overloaded, so innops stopped the copy; retry when it is calmer or raise --critical-load",
+            critical.variable, critical.variable, critical.value
+        ));
+    }
+    if let Some(v) = get(max).filter(|v| *v > max.value) {
+        return LoadDecision::Pause(format!(
+            "{}={v} is above --max-load {}",
+            max.variable, max.value
+        ));
+    }
+    LoadDecision::Go
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(v: u64) -> BTreeMap<String, String> {
+        [("Threads_running".to_string(), v.to_string())]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn pause_above_max_abort_above_critical() {
+        let max = Threshold::parse("Threads_running=25").unwrap();
+        let crit = Threshold::parse("Threads_running=50").unwrap();
+        assert_eq!(decide(&snap(3), &max, &crit), LoadDecision::Go);
+        assert_eq!(decide(&snap(25), &max, &crit), LoadDecision::Go);
+        assert!(
+            matches!(decide(&snap(26), &max, &crit), LoadDecision::Pause(r) if r.contains("Threads_running=26"))
+        );
+        assert!(
+            matches!(decide(&snap(51), &max, &crit), LoadDecision::Abort(r) if r.contains("--critical-load"))
+        );
+        // A variable the server does not report never blocks.
+        assert_eq!(decide(&BTreeMap::new(), &max, &crit), LoadDecision::Go);
+    }
+
+    #[test]
+    fn thresholds_parse_or_say_how_to_write_them() {
+        assert_eq!(Threshold::parse("Threads_running=25").unwrap().value, 25);
+        assert_eq!(
+            crate::error::exit_code_of(&Threshold::parse("Threads_running").unwrap_err()),
+            2
+        );
+        assert!(Threshold::parse("x=y").is_err());
+        assert!(Threshold::parse("a;b=1").is_err());
+    }
+}

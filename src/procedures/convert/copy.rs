@@ -1,0 +1,473 @@
+//! The conversion's writes: the write guard on the source, the shadow InnoDB table, the copy (one bulk
+//! statement or primary-key chunks that resume where they stopped), the deferred index build, and the atomic
+//! swap.
+//!
+//! The guard is `FLUSH TABLES t WITH READ LOCK` in a session of its own: other sessions keep reading the
+//! source, writers wait. At the swap the RENAME is queued behind the guard before the guard lets go; the
+//! server grants the RENAME's exclusive lock ahead of the queued writers, so no write reaches the old table
+//! after it was verified, and the waiting writes land in the new one.
+
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Value};
+
+use crate::error::{refused, Failure};
+use crate::plan::guard::{decide, LoadDecision, Threshold};
+use crate::plan::progress::Progress;
+use crate::plan::Ctx;
+use crate::procedures::convert::schema::TableInfo;
+use crate::sql::{qualified, quote_ident};
+
+/// Name of the shadow table a copy fills.
+pub fn shadow_name(table: &str) -> String {
+    bounded(&format!("_{table}_innops_new"), table, "_innops_new")
+}
+
+/// Name the source keeps after the swap.
+pub fn old_name(table: &str) -> String {
+    bounded(&format!("_{table}_myisam_old"), table, "_myisam_old")
+}
+
+/// Identifiers are at most 64 characters: shorten the table part and keep it unique with a hash.
+fn bounded(full: &str, table: &str, suffix: &str) -> String {
+    if full.chars().count() <= 64 {
+        return full.to_string();
+    }
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(table.as_bytes());
+    let head: String = table.chars().take(40).collect();
+    format!("_{head}_{:02x}{:02x}{:02x}{suffix}", h[0], h[1], h[2])
+}
+
+fn guard_key(info: &TableInfo) -> String {
+    format!("guard:{}", info.display())
+}
+
+pub fn guard_held(ctx: &Ctx, info: &TableInfo) -> bool {
+    ctx.held.contains_key(&guard_key(info))
+}
+
+/// Block writes to the source (reads go on) until [`release_guard`] or the swap.
+pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
+    let key = guard_key(info);
+    if ctx.held.contains_key(&key) {
+        return Ok(());
+    }
+    let tag = ctx.tag();
+    let mut conn = ctx.target.connect()?;
+    conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+    if let Err(e) = conn.query_drop(format!(
+        "FLUSH {tag} TABLES {} WITH READ LOCK",
+        info.qualified()
+    )) {
+        return Err(refused(format!(
+            "could not block writes to {} within 60 s ({e}): a long transaction or statement holds it; find it in SHOW PROCESSLIST and retry when it is done",
+            info.display()
+        )));
+    }
+    ctx.held.insert(key, conn);
+    Ok(())
+}
+
+pub fn release_guard(ctx: &mut Ctx, info: &TableInfo) {
+    if let Some(mut conn) = ctx.held.remove(&guard_key(info)) {
+        let _ = conn.query_drop("UNLOCK TABLES");
+    }
+}
+
+/// Create the empty InnoDB shadow: the source's definition, InnoDB, and (deferred path) only the primary key.
+pub fn create_shadow(
+    conn: &mut Conn,
+    tag: &str,
+    info: &TableInfo,
+    deferred: bool,
+) -> anyhow::Result<Vec<String>> {
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let mut alter = vec!["ENGINE=InnoDB".to_string()];
+    if info.explicit_fixed_format() {
+        alter.push("ROW_FORMAT=DEFAULT".into());
+    }
+    if deferred {
+        for i in info.secondary() {
+            alter.push(format!("DROP INDEX {}", quote_ident(&i.name)));
+        }
+    }
+    let stmts = vec![
+        format!("CREATE TABLE {tag} {shadow} LIKE {}", info.qualified()),
+        format!("ALTER TABLE {tag} {shadow} {}", alter.join(", ")),
+    ];
+    for s in &stmts {
+        conn.query_drop(s)?;
+    }
+    Ok(stmts)
+}
+
+fn column_list(info: &TableInfo) -> String {
+    info.stored_columns()
+        .iter()
+        .map(|c| quote_ident(&c.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Session settings for a copy: values go in verbatim (zero dates, id 0 in an AUTO_INCREMENT column).
+fn copy_session(conn: &mut Conn, tag: &str) -> anyhow::Result<()> {
+    conn.query_drop(format!(
+        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', unique_checks = 0, foreign_key_checks = 0"
+    ))?;
+    Ok(())
+}
+
+/// One `INSERT … SELECT` in one transaction into an empty table with every index: the server's bulk path.
+/// Progress comes from the server's own count of rows the statement examined.
+pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<serde_json::Value> {
+    let tag = ctx.tag();
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let cols = column_list(info);
+    let force = if info.primary().is_some() {
+        " FORCE INDEX (PRIMARY)"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {}{force}",
+        info.qualified()
+    );
+    let mut conn = ctx.target.connect()?;
+    copy_session(&mut conn, &tag)?;
+    let id = conn.connection_id();
+    let target = ctx.target.clone();
+    let t0 = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let result = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            let mut bar = Progress::new(&format!("copy {}", info.display()), total);
+            let Ok(mut watch) = target.connect() else { return };
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let n: Option<Option<u64>> = watch
+                    .exec_first("SELECT /* innops:convert:progress */ EXAMINED_ROWS FROM information_schema.PROCESSLIST WHERE ID = ?", (id,))
+                    .ok()
+                    .flatten();
+                if let Some(Some(n)) = n {
+                    bar.set(n.min(total));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            bar.finish();
+        });
+        let r = (|| -> anyhow::Result<()> {
+            conn.query_drop("START TRANSACTION")?;
+            conn.query_drop(&sql)?;
+            conn.query_drop("COMMIT")?;
+            Ok(())
+        })();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = watcher.join();
+        r
+    });
+    result?;
+    Ok(
+        serde_json::json!({ "path": "bulk", "statement": sql, "seconds": t0.elapsed().as_secs_f64() }),
+    )
+}
+
+/// Settings of a chunked copy.
+#[derive(Debug, Clone)]
+pub struct ChunkSettings {
+    pub target_chunk: Duration,
+    pub max_load: Threshold,
+    pub critical_load: Threshold,
+}
+
+/// `WHERE (a, b) > (?, ?)` expanded so the range optimizer uses the primary key: `a > ? OR (a = ? AND b > ?)`.
+pub fn after_key_predicate(pk: &[String]) -> (String, usize) {
+    let mut ors = Vec::new();
+    let mut params = 0;
+    for i in 0..pk.len() {
+        let mut ands: Vec<String> = pk[..i]
+            .iter()
+            .map(|c| format!("{} = ?", quote_ident(c)))
+            .collect();
+        ands.push(format!("{} > ?", quote_ident(&pk[i])));
+        params += i + 1;
+        ors.push(format!("({})", ands.join(" AND ")));
+    }
+    (ors.join(" OR "), params)
+}
+
+/// The parameters for [`after_key_predicate`] from the last copied key.
+pub fn after_key_params(last: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for i in 0..last.len() {
+        out.extend(last[..=i].iter().cloned());
+    }
+    out
+}
+
+/// The next chunk size: aim at the target duration, never more than doubling or less than halving at once.
+pub fn next_chunk(rows: u64, took: Duration, target: Duration) -> u64 {
+    let secs = took.as_secs_f64().max(0.001);
+    let ideal = rows as f64 * target.as_secs_f64() / secs;
+    let bounded = ideal.clamp(rows as f64 / 2.0, rows as f64 * 2.0);
+    (bounded as u64).clamp(100, 200_000)
+}
+
+/// Test hook: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would.
+fn chunk_fault(n: u64) {
+    if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
+        if f.strip_prefix("after-chunk:")
+            .and_then(|v| v.parse::<u64>().ok())
+            == Some(n)
+        {
+            eprintln!(
+                "innops: {} ends the process after chunk {n}",
+                crate::plan::runner::FAULT_ENV
+            );
+            std::process::exit(137);
+        }
+    }
+}
+
+/// Copy in primary-key chunks into the PK-only shadow, continuing after the highest key already copied.
+pub fn copy_chunked(
+    ctx: &mut Ctx,
+    info: &TableInfo,
+    total: u64,
+    settings: &ChunkSettings,
+) -> anyhow::Result<serde_json::Value> {
+    let tag = ctx.tag();
+    let shadow_t = shadow_name(&info.name);
+    let shadow = qualified(&info.schema, &shadow_t);
+    let cols = column_list(info);
+    let pk = info.pk_columns();
+    let pk_list = pk
+        .iter()
+        .map(|c| quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let pk_desc = pk
+        .iter()
+        .map(|c| format!("{} DESC", quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut conn = ctx.target.connect()?;
+    copy_session(&mut conn, &tag)?;
+    let mut status = ctx.target.connect()?;
+    let (pred, _) = after_key_predicate(&pk);
+    let last_sql = format!("SELECT {tag} {pk_list} FROM {shadow} ORDER BY {pk_desc} LIMIT 1");
+    let mut last: Option<Vec<Value>> = conn
+        .query_first::<mysql::Row, _>(&last_sql)?
+        .map(|r| r.unwrap());
+    let already = crate::procedures::convert::verify::count_rows(
+        &mut conn,
+        &tag,
+        &info.schema,
+        &shadow_t,
+        true,
+    )?;
+    let mut copied = already;
+    let mut chunk: u64 = 1000;
+    let mut chunks = 0u64;
+    let mut paused = 0.0f64;
+    let mut bar = Progress::new(&format!("copy {}", info.display()), total);
+    bar.set(copied);
+    let t0 = Instant::now();
+    loop {
+        if ctx.aborted() {
+            bar.finish();
+            return Err(Failure::Interrupted(format!(
+                "interrupted after copying {copied} of about {total} rows of {}: continue with `innops resume {}`",
+                info.display(),
+                ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+            ))
+            .into());
+        }
+        let snap: std::collections::BTreeMap<String, String> = status
+            .query::<(String, String), _>(
+                "SHOW /* innops:convert:load */ GLOBAL STATUS LIKE 'Threads_running'",
+            )?
+            .into_iter()
+            .collect();
+        match decide(&snap, &settings.max_load, &settings.critical_load) {
+            LoadDecision::Go => {}
+            LoadDecision::Pause(_) => {
+                std::thread::sleep(Duration::from_millis(500));
+                paused += 0.5;
+                continue;
+            }
+            LoadDecision::Abort(why) => {
+                bar.finish();
+                return Err(refused(why));
+            }
+        }
+        let started = Instant::now();
+        let n = match &last {
+            None => {
+                conn.query_drop(format!(
+                    "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) ORDER BY {pk_list} LIMIT {chunk}",
+                    info.qualified()
+                ))?;
+                conn.affected_rows()
+            }
+            Some(key) => {
+                conn.exec_drop(
+                    format!(
+                        "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE {pred} ORDER BY {pk_list} LIMIT {chunk}",
+                        info.qualified()
+                    ),
+                    after_key_params(key),
+                )?;
+                conn.affected_rows()
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        copied += n;
+        chunks += 1;
+        bar.set(copied.min(total.max(copied)));
+        last = conn
+            .query_first::<mysql::Row, _>(&last_sql)?
+            .map(|r| r.unwrap());
+        chunk_fault(chunks);
+        if n < chunk {
+            // A short chunk was the last one.
+            break;
+        }
+        chunk = next_chunk(chunk, started.elapsed(), settings.target_chunk);
+    }
+    bar.finish();
+    Ok(serde_json::json!({
+        "path": "deferred",
+        "rows_copied": copied - already,
+        "rows_before_resume": already,
+        "chunks": chunks,
+        "paused_seconds": paused,
+        "seconds": t0.elapsed().as_secs_f64(),
+    }))
+}
+
+/// No primary key: one statement, no chunks (and no resuming mid-copy).
+pub fn copy_whole(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<serde_json::Value> {
+    let tag = ctx.tag();
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let cols = column_list(info);
+    let mut conn = ctx.target.connect()?;
+    copy_session(&mut conn, &tag)?;
+    let t0 = Instant::now();
+    conn.query_drop("START TRANSACTION")?;
+    conn.query_drop(format!("DELETE {tag} FROM {shadow}"))?;
+    conn.query_drop(format!(
+        "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {}",
+        info.qualified()
+    ))?;
+    conn.query_drop("COMMIT")?;
+    Ok(serde_json::json!({ "path": "whole", "seconds": t0.elapsed().as_secs_f64() }))
+}
+
+/// The deferred index build: every B-tree index in one ALTER, then each FULLTEXT index in its own (InnoDB
+/// builds one FULLTEXT index per statement).
+pub fn index_statements(info: &TableInfo) -> Vec<String> {
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let btree: Vec<String> = info
+        .secondary()
+        .filter(|i| !i.is_fulltext())
+        .map(|i| i.add_clause())
+        .collect();
+    let mut out = Vec::new();
+    if !btree.is_empty() {
+        out.push(format!("ALTER TABLE {shadow} {}", btree.join(", ")));
+    }
+    for ft in info.secondary().filter(|i| i.is_fulltext()) {
+        out.push(format!("ALTER TABLE {shadow} {}", ft.add_clause()));
+    }
+    out
+}
+
+/// RENAME source → `keep_as`, `bring_in` → source, queued behind the guard before the guard lets go.
+pub fn swap(
+    ctx: &mut Ctx,
+    info: &TableInfo,
+    keep_as: &str,
+    bring_in: &str,
+) -> anyhow::Result<serde_json::Value> {
+    let tag = ctx.tag();
+    let src = info.qualified();
+    let old = qualified(&info.schema, keep_as);
+    let shadow = qualified(&info.schema, bring_in);
+    let sql = format!("RENAME {tag} TABLE {src} TO {old}, {shadow} TO {src}");
+    let mut conn = ctx.target.connect()?;
+    conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+    let id = conn.connection_id();
+    let key = guard_key(info);
+    let guard = ctx.held.remove(&key);
+    let mut watch = ctx.target.connect()?;
+    let t0 = Instant::now();
+    let result = std::thread::scope(|s| {
+        let renamer = s.spawn(|| conn.query_drop(&sql));
+        // Let the guard go only once the RENAME waits for it: then the RENAME goes first.
+        let mut queued = false;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline && !renamer.is_finished() {
+            let state: Option<Option<String>> = watch
+                .exec_first("SELECT /* innops:convert:swap */ STATE FROM information_schema.PROCESSLIST WHERE ID = ?", (id,))
+                .ok()
+                .flatten();
+            if matches!(state, Some(Some(ref st)) if st.contains("metadata lock")) {
+                queued = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(mut g) = guard {
+            let _ = g.query_drop("UNLOCK TABLES");
+        }
+        let r = renamer.join().expect("rename thread");
+        (queued, r)
+    });
+    let (queued, r) = result;
+    r.map_err(|e| {
+        anyhow::anyhow!(
+            "the swap `{sql}` failed ({e}): {} is unchanged",
+            info.display()
+        )
+    })?;
+    Ok(
+        serde_json::json!({ "statement": sql, "queued_behind_guard": queued, "seconds": t0.elapsed().as_secs_f64() }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_within_64_characters_and_distinct() {
+        assert_eq!(shadow_name("t"), "_t_innops_new");
+        assert_eq!(old_name("t"), "_t_myisam_old");
+        let long = "x".repeat(64);
+        let other = format!("{}y", "x".repeat(63));
+        assert!(shadow_name(&long).chars().count() <= 64);
+        assert!(old_name(&long).chars().count() <= 64);
+        assert_ne!(old_name(&long), old_name(&other));
+    }
+
+    #[test]
+    fn keyset_predicate_for_composite_keys() {
+        let (p, n) = after_key_predicate(&["a".into(), "b".into()]);
+        assert_eq!(p, "(`a` > ?) OR (`a` = ? AND `b` > ?)");
+        assert_eq!(n, 3);
+        let params = after_key_params(&[Value::Int(1), Value::Int(7)]);
+        assert_eq!(params, vec![Value::Int(1), Value::Int(1), Value::Int(7)]);
+    }
+
+    #[test]
+    fn chunks_adapt_toward_the_target_time_within_bounds() {
+        let target = Duration::from_millis(500);
+        assert_eq!(next_chunk(1000, Duration::from_millis(100), target), 2000);
+        assert_eq!(next_chunk(1000, Duration::from_millis(1000), target), 500);
+        assert_eq!(next_chunk(1000, Duration::from_millis(400), target), 1250);
+        assert_eq!(next_chunk(150, Duration::from_secs(10), target), 100);
+    }
+}

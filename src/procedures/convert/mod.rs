@@ -1,0 +1,919 @@
+//! MyISAM → InnoDB, by the fastest correct path for the server at hand, verified before anything is swapped.
+//!
+//! - **bulk**: where the server sorts index entries during a bulk insert into an empty table (MariaDB's
+//!   `innodb_alter_copy_bulk=ON`), one `INSERT … SELECT` in one transaction into a shadow that has every index.
+//! - **deferred**: where the server inserts row by row, a primary-key-only shadow filled in primary-key chunks
+//!   (resumable after a crash), then every secondary index in one ALTER.
+//! - **alter**: a plain `ALTER TABLE … ENGINE=InnoDB` under `LOCK TABLES … WRITE`, checked against the checksum
+//!   taken before; it keeps no old table.
+//!
+//! The first two hold a write guard on the source from the copy to the swap (reads go on), verify row count,
+//! checksum, indexes, AUTO_INCREMENT, collation and comment, and then swap atomically, keeping the source as
+//! `_<table>_myisam_old` unless `--drop-old-table`. shared/FACTS.md §1 has the measurements behind the choice.
+
+pub mod copy;
+pub mod rollback;
+pub mod schema;
+pub mod verify;
+
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{bad_input, post_check};
+use crate::plan::guard::Threshold;
+use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
+use crate::procedures::PlanEnv;
+use crate::sql::qualified;
+use crate::target::facts::ServerFacts;
+use crate::units::format_size;
+use copy::{old_name, shadow_name};
+use schema::{TableInfo, SYSTEM_SCHEMAS};
+use verify::Fingerprint;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    Auto,
+    Bulk,
+    Deferred,
+    Alter,
+}
+
+impl Strategy {
+    pub fn parse(s: &str) -> anyhow::Result<Strategy> {
+        Ok(match s {
+            "auto" => Strategy::Auto,
+            "bulk" => Strategy::Bulk,
+            "deferred" => Strategy::Deferred,
+            "alter" => Strategy::Alter,
+            other => {
+                return Err(bad_input(format!(
+                    "--strategy '{other}' is not one of auto, bulk, deferred, alter"
+                )))
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConvertParams {
+    /// Resolved `(schema, table)` pairs, so a resumed run works on the same tables.
+    pub tables: Vec<(String, String)>,
+    pub strategy: Strategy,
+    pub drop_old: bool,
+    pub chunk_ms: u64,
+    pub max_load: Threshold,
+    pub critical_load: Threshold,
+    /// Tables named but skipped, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// The path `auto` takes on this server, and why. Decided by capability, not version number.
+pub fn choose(strategy: Strategy, facts: &ServerFacts) -> (Strategy, String) {
+    match strategy {
+        Strategy::Auto => match facts.var("innodb_alter_copy_bulk") {
+            Some(v) if v.eq_ignore_ascii_case("ON") => (
+                Strategy::Bulk,
+                "innodb_alter_copy_bulk=ON: this server sorts index entries during a bulk insert into an empty table, so one INSERT … SELECT into a fully indexed shadow is fastest".into(),
+            ),
+            Some(_) => (
+                Strategy::Deferred,
+                "innodb_alter_copy_bulk=OFF: this server inserts row by row, so innops copies into a primary-key-only shadow and builds the secondary indexes afterwards".into(),
+            ),
+            None => (
+                Strategy::Deferred,
+                "this server has no bulk insert path (no innodb_alter_copy_bulk), so innops copies into a primary-key-only shadow and builds the secondary indexes afterwards".into(),
+            ),
+        },
+        other => (other, format!("--strategy {} was asked for", serde_json::to_value(other).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())),
+    }
+}
+
+/// Turn `db.t,db2.*` (or every MyISAM table) into concrete tables; InnoDB tables are skipped with a note.
+/// Concrete tables, and the notes on tables skipped.
+pub type Resolved = (Vec<(String, String)>, Vec<String>);
+
+pub fn resolve(
+    conn: &mut mysql::Conn,
+    patterns: &[String],
+    all_myisam: bool,
+) -> anyhow::Result<Resolved> {
+    let tag = "/* innops:convert:resolve */";
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut skipped = Vec::new();
+    let push = |out: &mut Vec<(String, String)>, s: String, t: String| {
+        if !out.contains(&(s.clone(), t.clone())) {
+            out.push((s, t));
+        }
+    };
+    if all_myisam {
+        let rows: Vec<(String, String)> = conn.query(format!(
+            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MyISAM' AND TABLE_TYPE = 'BASE TABLE' \
+             AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY TABLE_SCHEMA, TABLE_NAME"
+        ))?;
+        for (s, t) in rows {
+            push(&mut out, s, t);
+        }
+    }
+    for p in patterns {
+        let (schema, table) = p.split_once('.').ok_or_else(|| {
+            bad_input(format!("'{p}' does not name a table: write db.table or db.* (for example --tables shop.orders)"))
+        })?;
+        if SYSTEM_SCHEMAS.contains(&schema.to_ascii_lowercase().as_str()) {
+            return Err(bad_input(format!("{p} is in the system schema {schema}, which innops never converts: name your own tables")));
+        }
+        let rows: Vec<(String, String, String)> = if table == "*" {
+            conn.exec(
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"),
+                (schema,),
+            )?
+        } else {
+            conn.exec(
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"),
+                (schema, table),
+            )?
+        };
+        if rows.is_empty() {
+            return Err(bad_input(if table == "*" {
+                format!("the schema {schema} has no tables: check the name in --tables {p}")
+            } else {
+                format!("the table {p} does not exist: check the name (innops inspect lists the MyISAM tables)")
+            }));
+        }
+        for (s, t, engine) in rows {
+            if t.ends_with("_innops_new") || t.ends_with("_myisam_old") {
+                skipped.push(format!(
+                    "{s}.{t}: innops's own shadow or kept table, skipped"
+                ));
+            } else if engine.eq_ignore_ascii_case("MyISAM") {
+                push(&mut out, s, t);
+            } else if engine.eq_ignore_ascii_case("InnoDB") {
+                skipped.push(format!("{s}.{t} is already InnoDB, skipped"));
+            } else if table == "*" {
+                skipped.push(format!("{s}.{t} is {engine}, not MyISAM, skipped"));
+            } else {
+                return Err(bad_input(format!("{s}.{t} uses the {engine} engine, not MyISAM: innops converts MyISAM tables only")));
+            }
+        }
+    }
+    if out.is_empty() && skipped.is_empty() {
+        return Err(bad_input(
+            "no tables to convert: pass --tables db.table[,db.*] or --all-myisam",
+        ));
+    }
+    Ok((out, skipped))
+}
+
+fn load(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Option<TableInfo>> {
+    let tag = ctx.tag();
+    TableInfo::load(ctx.conn()?, &tag, schema, table)
+}
+
+fn engine_of(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Option<String>> {
+    let tag = ctx.tag();
+    let e: Option<Option<String>> = ctx.conn()?.exec_first(
+        format!("SELECT {tag} ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
+        (schema, table),
+    )?;
+    Ok(e.flatten())
+}
+
+/// The conversion already happened: the table is InnoDB and the old one is kept.
+fn swapped(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<bool> {
+    Ok(
+        engine_of(ctx, &info.schema, &info.name)?.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
+            && engine_of(ctx, &info.schema, &old_name(&info.name))?.is_some(),
+    )
+}
+
+/// Build the conversion plan.
+pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
+    let (strategy, why) = choose(p.strategy, facts);
+    let mut notes = vec![format!(
+        "path: {} — {why}",
+        serde_json::to_value(strategy)?.as_str().unwrap_or("")
+    )];
+    notes.extend(p.skipped.iter().cloned());
+    match strategy {
+        Strategy::Alter => notes.push(
+            "users will notice: reads and writes of each table wait for its whole conversion (LOCK TABLES … WRITE around the ALTER), and there is no old table to roll back to".into(),
+        ),
+        _ => notes.push(
+            "users will notice: writes to each table wait from the copy to the swap (reads go on); the old table is kept, so `innops convert --rollback db.t` can swap back".into(),
+        ),
+    }
+    let mut conn = env.target.connect()?;
+    let tag = "/* innops:convert:plan */";
+    let mut steps = Vec::new();
+    for (schema, table) in &p.tables {
+        let info = match TableInfo::load(&mut conn, tag, schema, table)? {
+            Some(i) => i,
+            None => {
+                return Err(bad_input(format!(
+                "the table {schema}.{table} no longer exists: run the conversion again without it"
+            )))
+            }
+        };
+        // After a swap (resume), describe the table as it was: the kept old table.
+        let info = if info.engine.eq_ignore_ascii_case("InnoDB") {
+            TableInfo::load(&mut conn, tag, schema, &old_name(table))?
+                .map(|mut old| {
+                    old.name = table.clone();
+                    old
+                })
+                .unwrap_or(info)
+        } else {
+            info
+        };
+        steps.push(preflight(&info, strategy, facts, env));
+        match strategy {
+            Strategy::Alter => steps.push(alter_step(&info)),
+            _ => {
+                steps.push(copy_step(&info, strategy, p));
+                if strategy == Strategy::Deferred && info.secondary().next().is_some() {
+                    steps.push(index_step(&info));
+                }
+                steps.push(verify_step(&info));
+                steps.push(swap_step(&info));
+                if p.drop_old {
+                    steps.push(drop_old_step(&info));
+                }
+            }
+        }
+        steps.push(analyze_step(&info));
+    }
+    let bench = match (env.bench_time, p.tables.first()) {
+        (Some(t), Some((s, n))) => Some(crate::bench::PlanBench {
+            workload: format!("table:{s}.{n}"),
+            ..crate::bench::PlanBench::read_only(Duration::from_secs(t))
+        }),
+        _ => None,
+    };
+    Ok(Plan {
+        header: env.header("convert", facts, serde_json::to_value(p)?, notes),
+        steps,
+        bench,
+    })
+}
+
+fn step_id(kind: &str, info: &TableInfo) -> String {
+    format!("{kind}:{}", info.display())
+}
+
+fn preflight(info: &TableInfo, strategy: Strategy, facts: &ServerFacts, env: &PlanEnv) -> Step {
+    let i = info.clone();
+    let mut step = Step::new(
+        step_id("preflight", info),
+        format!("Check {} can convert", info.display()),
+        Risk::Read,
+    );
+    let t = i.clone();
+    step = step.pre(Check::new("MyISAM table", move |_| {
+        Ok(Verdict::check(
+            t.engine.eq_ignore_ascii_case("MyISAM"),
+            t.engine.clone(),
+            "MyISAM",
+            format!(
+                "{} is {}, not MyISAM: nothing to convert",
+                t.display(),
+                t.engine
+            ),
+        ))
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("no MERGE table over it", move |_| {
+        Ok(Verdict::check(
+            t.merge_parents.is_empty(),
+            if t.merge_parents.is_empty() { "none".into() } else { t.merge_parents.join(", ") },
+            "none",
+            format!("the MERGE table(s) {} combine {} and would break if it became InnoDB: convert or drop the MERGE table first", t.merge_parents.join(", "), t.display()),
+        ))
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("AUTO_INCREMENT leads an index", move |_| {
+        Ok(match schema::auto_increment_problem(&t) {
+            None => Verdict::pass(
+                "yes, or no AUTO_INCREMENT column",
+                "first column of an index",
+            ),
+            Some(why) => Verdict::fail(
+                "second column of a composite key",
+                "first column of an index",
+                why,
+            ),
+        })
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("row fits InnoDB", move |_| {
+        let total: u64 = t.columns.iter().map(schema::inline_bytes).sum();
+        Ok(match schema::row_size_problem(&t) {
+            None => Verdict::pass(
+                format!("~{total} bytes inline"),
+                format!("≤ {}", schema::INNODB_MAX_ROW),
+            ),
+            Some(why) => Verdict::fail(
+                format!("~{total} bytes inline"),
+                format!("≤ {}", schema::INNODB_MAX_ROW),
+                why,
+            ),
+        })
+    }));
+    let t = i.clone();
+    let force_pk = facts.var_on("innodb_force_primary_key");
+    step = step.pre(Check::new("primary key", move |_| {
+        Ok(match (t.primary().is_some(), force_pk) {
+            (true, _) => Verdict::pass(format!("PRIMARY KEY ({})", t.pk_columns().join(", ")), "a primary key"),
+            (false, true) => Verdict::fail("none", "a primary key", format!("{} has no primary key and this server sets innodb_force_primary_key=ON: add a primary key first", t.display())),
+            (false, false) => Verdict::pass("none: InnoDB will use a hidden row id, and the copy runs as one statement without chunks or resume", "a primary key"),
+        })
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("triggers", move |_| {
+        Ok(if t.triggers.is_empty() {
+            Verdict::pass("none", "none, or --strategy alter")
+        } else if strategy == Strategy::Alter {
+            Verdict::pass(format!("{} (kept by ALTER)", t.triggers.join(", ")), "none, or --strategy alter")
+        } else {
+            Verdict::fail(
+                t.triggers.join(", "),
+                "none, or --strategy alter",
+                format!("{} has triggers ({}) that the swap would move to the kept old table: use --strategy alter, which keeps them", t.display(), t.triggers.join(", ")),
+            )
+        })
+    }));
+    let t = i.clone();
+    let ft_myisam = facts.var("ft_min_word_len").unwrap_or("4").to_string();
+    let ft_innodb = facts
+        .var("innodb_ft_min_token_size")
+        .unwrap_or("3")
+        .to_string();
+    step = step.pre(Check::new("FULLTEXT indexes", move |_| {
+        let ft: Vec<&str> = t.secondary().filter(|x| x.is_fulltext()).map(|x| x.name.as_str()).collect();
+        Ok(Verdict::pass(
+            if ft.is_empty() {
+                "none".to_string()
+            } else {
+                format!(
+                    "{}: search results will change (ft_min_word_len={ft_myisam} vs innodb_ft_min_token_size={ft_innodb}, other stopwords); check the application's searches",
+                    ft.join(", ")
+                )
+            },
+            "noted",
+        ))
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("row format", move |_| {
+        Ok(Verdict::pass(
+            if t.explicit_fixed_format() {
+                "ROW_FORMAT=FIXED: converted with ROW_FORMAT=DEFAULT (InnoDB refuses FIXED)"
+                    .to_string()
+            } else {
+                t.row_format.clone()
+            },
+            "any",
+        ))
+    }));
+    if strategy != Strategy::Alter {
+        let t = i.clone();
+        step = step.pre(Check::new("names free", move |ctx| {
+            let shadow = shadow_name(&t.name);
+            let old = old_name(&t.name);
+            let taken: Vec<String> = [&shadow, &old]
+                .into_iter()
+                .filter_map(|n| engine_of(ctx, &t.schema, n).ok().flatten().map(|_| n.clone()))
+                .collect();
+            Ok(Verdict::check(
+                taken.is_empty(),
+                if taken.is_empty() { format!("{shadow}, {old} free") } else { format!("{} exist(s)", taken.join(", ")) },
+                "free",
+                format!("{}.{} already exists, probably from an interrupted conversion: resume that run, or drop or rename it yourself after checking it", t.schema, taken.join(", ")),
+            ))
+        }));
+    }
+    let t = i.clone();
+    let local = env.target.local;
+    let datadir = facts.var("datadir").map(str::to_string);
+    step = step.pre(Check::new("free disk", move |_| {
+        let need = (t.data_length + t.index_length) * 2;
+        let Some(dir) = datadir.clone().filter(|_| local) else {
+            return Ok(Verdict::pass("not checked: the datadir is not on this machine", format!("≥ {} free", format_size(need))));
+        };
+        Ok(match crate::procedures::redo::free_bytes(std::path::Path::new(&dir)) {
+            Some(free) => Verdict::check(
+                free > need,
+                format!("{} free", format_size(free)),
+                format!("> {} (twice the MyISAM data and indexes)", format_size(need)),
+                format!("{} needs about {} and the datadir's filesystem has {} free: free space first", t.display(), format_size(need), format_size(free)),
+            ),
+            None => Verdict::pass(format!("not checked: {dir} is not readable here"), format!("> {}", format_size(need))),
+        })
+    }));
+    let t = i.clone();
+    let pool = facts.var_u64("innodb_buffer_pool_size").unwrap_or(0);
+    step = step.pre(Check::new("buffer pool", move |_| {
+        let size = t.data_length + t.index_length;
+        Ok(Verdict::pass(
+            if size > pool && pool > 0 {
+                format!("{} of MyISAM data and indexes vs a {} buffer pool: the copy runs out of memory; a larger innodb_buffer_pool_size for the job would speed it up", format_size(size), format_size(pool))
+            } else {
+                format!("{} of MyISAM data and indexes fit the {} buffer pool", format_size(size), format_size(pool))
+            },
+            "advice",
+        ))
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("values strict sql_mode rejects", move |ctx| {
+        let dates: Vec<&schema::Column> = t
+            .columns
+            .iter()
+            .filter(|c| matches!(c.data_type.as_str(), "date" | "datetime" | "timestamp"))
+            .collect();
+        if dates.is_empty() {
+            return Ok(Verdict::pass("no date columns", "noted"));
+        }
+        let sums: Vec<String> = dates
+            .iter()
+            .map(|c| {
+                format!(
+                    "SUM({} < '0001-01-01' OR DAYOFMONTH({}) = 0 OR MONTH({}) = 0)",
+                    crate::sql::quote_ident(&c.name),
+                    crate::sql::quote_ident(&c.name),
+                    crate::sql::quote_ident(&c.name)
+                )
+            })
+            .collect();
+        let tag = ctx.tag();
+        let row: Option<mysql::Row> = ctx.conn()?.query_first(format!(
+            "SELECT {tag} {} FROM {}",
+            sums.join(", "),
+            t.qualified()
+        ))?;
+        let counts: Vec<u64> = row
+            .map(|r| {
+                r.unwrap()
+                    .into_iter()
+                    .map(|v| {
+                        mysql::from_value_opt::<Option<u64>>(v)
+                            .ok()
+                            .flatten()
+                            .unwrap_or(0)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let found: Vec<String> = dates
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| format!("{n} zero dates in `{}`", c.name))
+            .collect();
+        Ok(Verdict::pass(
+            if found.is_empty() {
+                "none".into()
+            } else {
+                format!(
+                    "{}: copied verbatim; applications in strict sql_mode cannot write such values",
+                    found.join(", ")
+                )
+            },
+            "noted",
+        ))
+    }));
+    let t = i;
+    step.pre(Check::new("views", move |_| {
+        Ok(Verdict::pass(
+            if t.views.is_empty() {
+                "none".to_string()
+            } else {
+                format!(
+                    "{} read the table by name and will read the InnoDB table after the swap",
+                    t.views.join(", ")
+                )
+            },
+            "noted",
+        ))
+    }))
+}
+
+fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
+    let deferred = strategy == Strategy::Deferred;
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let cols = info
+        .stored_columns()
+        .iter()
+        .map(|c| crate::sql::quote_ident(&c.name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let settings = copy::ChunkSettings {
+        target_chunk: Duration::from_millis(p.chunk_ms),
+        max_load: p.max_load.clone(),
+        critical_load: p.critical_load.clone(),
+    };
+    let title = if deferred {
+        format!(
+            "Copy {} in primary-key chunks into a primary-key-only InnoDB table",
+            info.display()
+        )
+    } else {
+        format!(
+            "Copy {} into an InnoDB table with every index, as one bulk insert",
+            info.display()
+        )
+    };
+    let mut step = Step::new(step_id("copy", info), title, Risk::Locking)
+        .preview(format!("/* guard session */ FLUSH TABLES {} WITH READ LOCK   -- writes wait, reads go on, until the swap", info.qualified()))
+        .preview(format!("CREATE TABLE {shadow} LIKE {}; ALTER TABLE {shadow} ENGINE=InnoDB{}{}", info.qualified(), if info.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" }, if deferred { ", DROP INDEX … (secondary indexes come after the copy)" } else { "" }))
+        .preview(if deferred && info.primary().is_some() {
+            format!("INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk   -- repeated, ~{} ms per chunk", info.qualified(), p.chunk_ms)
+        } else {
+            format!("SET unique_checks=0, foreign_key_checks=0; START TRANSACTION; INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY); COMMIT", info.qualified())
+        })
+        .bench();
+    let t = info.clone();
+    step = step.pre(Check::new("not converted yet", move |ctx| {
+        Ok(if swapped(ctx, &t)? {
+            Verdict::done(
+                format!(
+                    "{} is InnoDB and {} is kept",
+                    t.display(),
+                    old_name(&t.name)
+                ),
+                "MyISAM",
+            )
+        } else {
+            Verdict::pass("MyISAM", "MyISAM")
+        })
+    }));
+    let t = info.clone();
+    step = step.act(move |ctx| {
+        copy::acquire_guard(ctx, &t)?;
+        let tag = ctx.tag();
+        let shadow_t = shadow_name(&t.name);
+        let exists = engine_of(ctx, &t.schema, &shadow_t)?.is_some();
+        let created = if exists {
+            Vec::new()
+        } else {
+            copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?
+        };
+        let has_pk = t.primary().is_some();
+        let total = verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?;
+        // The source cannot change under the guard: checksum it beside the copy.
+        let method = verify::method_for(&t);
+        let target = ctx.target.clone();
+        let t2 = t.clone();
+        let tag2 = tag.clone();
+        let side = std::thread::spawn(move || -> anyhow::Result<Fingerprint> {
+            let mut c = target.connect()?;
+            verify::fingerprint(&mut c, &tag2, &t2, &t2.name, method)
+        });
+        let copied = if !has_pk {
+            copy::copy_whole(ctx, &t)
+        } else if deferred {
+            copy::copy_chunked(ctx, &t, total, &settings)
+        } else {
+            copy::copy_bulk(ctx, &t, total)
+        };
+        let source = side
+            .join()
+            .map_err(|_| anyhow::anyhow!("the checksum thread panicked"))?;
+        let copied = copied?;
+        ctx.memo.insert(
+            format!("source:{}", t.display()),
+            serde_json::to_value(source?)?,
+        );
+        Ok(serde_json::json!({ "created": created, "source_rows": total, "copy": copied }))
+    });
+    let t = info.clone();
+    step.post(Check::new("shadow has every row", move |ctx| {
+        let tag = ctx.tag();
+        let has_pk = t.primary().is_some();
+        let src = verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?;
+        let dst = verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_name(&t.name), has_pk)?;
+        Ok(Verdict::check(
+            src == dst,
+            format!("{dst} rows"),
+            format!("{src} rows"),
+            "the copy is incomplete: resume the run to continue it",
+        ))
+    }))
+}
+
+fn index_signatures(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Vec<String>> {
+    let mut s: Vec<String> = load(ctx, schema, table)?
+        .map(|i| i.indexes.iter().map(|x| x.signature()).collect())
+        .unwrap_or_default();
+    s.sort();
+    Ok(s)
+}
+
+fn source_signatures(t: &TableInfo) -> Vec<String> {
+    let mut s: Vec<String> = t.indexes.iter().map(|x| x.signature()).collect();
+    s.sort();
+    s
+}
+
+fn index_step(info: &TableInfo) -> Step {
+    let stmts = copy::index_statements(info);
+    let mut step = Step::new(
+        step_id("indexes", info),
+        format!(
+            "Build the secondary indexes of {} in one ALTER",
+            info.display()
+        ),
+        Risk::Locking,
+    );
+    for s in &stmts {
+        step = step.preview(s.clone());
+    }
+    let t = info.clone();
+    step = step.pre(Check::new("indexes missing", move |ctx| {
+        let have = index_signatures(ctx, &t.schema, &shadow_name(&t.name))?;
+        Ok(if have == source_signatures(&t) || swapped(ctx, &t)? {
+            Verdict::done("all present", "missing")
+        } else {
+            Verdict::pass(format!("{} of {}", have.len(), t.indexes.len()), "missing")
+        })
+    }));
+    step = step.act(move |ctx| {
+        let tag = ctx.tag();
+        let t0 = std::time::Instant::now();
+        for s in &stmts {
+            ctx.conn()?
+                .query_drop(s.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1))?;
+        }
+        Ok(serde_json::json!({ "statements": stmts, "seconds": t0.elapsed().as_secs_f64() }))
+    });
+    let t = info.clone();
+    step.post(Check::new("same indexes as the source", move |ctx| {
+        let have = index_signatures(ctx, &t.schema, &shadow_name(&t.name))?;
+        let want = source_signatures(&t);
+        Ok(Verdict::check(have == want, have.join("; "), want.join("; "), "the shadow's indexes differ from the source's: read the ALTER statements in the run's journal"))
+    }))
+}
+
+/// Verify the shadow against the source under the guard; the verdicts, and whether everything matched.
+fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, bool)> {
+    let key = format!("source:{}", t.display());
+    if !copy::guard_held(ctx, t) {
+        // The guard was lost (a crash and resume): the source may have changed, so measure it again.
+        ctx.memo.remove(&key);
+        copy::acquire_guard(ctx, t)?;
+    }
+    let tag = ctx.tag();
+    let shadow_t = shadow_name(&t.name);
+    let shadow = qualified(&t.schema, &shadow_t);
+    if let Some(ai) = t.auto_increment {
+        ctx.conn()?
+            .query_drop(format!("ALTER {tag} TABLE {shadow} AUTO_INCREMENT = {ai}"))?;
+    }
+    let method = verify::method_for(t);
+    let source: Fingerprint = match ctx.memo.get(&key) {
+        Some(v) => serde_json::from_value(v.clone())?,
+        None => verify::fingerprint(ctx.conn()?, &tag, t, &t.name, method)?,
+    };
+    let shadow_fp = verify::fingerprint(ctx.conn()?, &tag, t, &shadow_t, method)?;
+    let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
+        post_check(format!(
+            "the shadow table {shadow} is gone: run the conversion again"
+        ))
+    })?;
+    let mut v = vec![
+        Verdict::check(source.rows == shadow_fp.rows, format!("{} rows", shadow_fp.rows), format!("{} rows", source.rows), "row counts differ: the shadow is not a copy; run the conversion again"),
+        Verdict::check(
+            source.checksum == shadow_fp.checksum,
+            format!("{:?} {}", shadow_fp.method, shadow_fp.checksum),
+            format!("{:?} {}", source.method, source.checksum),
+            "checksums differ: the copy is not exact; the source is untouched, run the conversion again and report this",
+        ),
+        Verdict::check(
+            {
+                let mut a: Vec<String> = now.indexes.iter().map(|x| x.signature()).collect();
+                a.sort();
+                a == source_signatures(t)
+            },
+            now.indexes.iter().map(|x| x.signature()).collect::<Vec<_>>().join("; "),
+            source_signatures(t).join("; "),
+            "the indexes differ: read the index step in the journal",
+        ),
+        Verdict::check(
+            t.auto_increment.is_none() || now.auto_increment == t.auto_increment,
+            format!("AUTO_INCREMENT {:?}", now.auto_increment),
+            format!("AUTO_INCREMENT {:?}", t.auto_increment),
+            "the next AUTO_INCREMENT value would differ: set it on the shadow before the swap",
+        ),
+        Verdict::check(now.collation == t.collation, now.collation.clone(), t.collation.clone(), "the table collation changed: check the CREATE TABLE of both"),
+        Verdict::check(now.comment == t.comment, format!("comment {:?}", now.comment), format!("comment {:?}", t.comment), "the table comment changed"),
+    ];
+    for (name, x) in [
+        "row count",
+        "checksum",
+        "indexes",
+        "AUTO_INCREMENT",
+        "collation",
+        "comment",
+    ]
+    .iter()
+    .zip(v.iter_mut())
+    {
+        x.check = name.to_string();
+    }
+    let ok = v.iter().all(|x| x.passed);
+    ctx.memo.insert(key, serde_json::to_value(&source)?);
+    if ok {
+        ctx.memo
+            .insert(format!("verified:{}", t.display()), serde_json::json!(true));
+    }
+    Ok((v, ok))
+}
+
+fn verify_step(info: &TableInfo) -> Step {
+    let t = info.clone();
+    let t2 = info.clone();
+    let t3 = info.clone();
+    Step::new(step_id("verify", info), format!("Verify the copy of {} (count, checksum, indexes, options)", info.display()), Risk::Locking)
+        .preview(format!("SELECT COUNT(*) … FORCE INDEX (PRIMARY); {} on both tables", match verify::method_for(info) {
+            verify::Method::ChecksumTable => "CHECKSUM TABLE … EXTENDED",
+            verify::Method::RowHash => "innops's sha256 row hash (CHECKSUM TABLE differs between engines for these column types)",
+        }))
+        .pre(Check::after_prior("not converted yet", move |ctx| {
+            Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
+        }))
+        .act(move |ctx| {
+            let (v, ok) = verify_now(ctx, &t2)?;
+            Ok(serde_json::json!({ "verdicts": v, "identical": ok }))
+        })
+        .post(Check::new("copy identical to the source", move |ctx| {
+            let ok = ctx.memo.contains_key(&format!("verified:{}", t3.display()));
+            Ok(Verdict::check(ok, if ok { "identical" } else { "not proven in this run" }, "identical", "the copy differs from the source (see the verdicts in the step's result): nothing was swapped; run the conversion again"))
+        }))
+}
+
+fn swap_step(info: &TableInfo) -> Step {
+    let old = qualified(&info.schema, &old_name(&info.name));
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let t = info.clone();
+    let t2 = info.clone();
+    let t3 = info.clone();
+    Step::new(step_id("swap", info), format!("Swap {} atomically, keeping the MyISAM table as {}", info.display(), old_name(&info.name)), Risk::Locking)
+        .preview(format!("RENAME TABLE {} TO {old}, {shadow} TO {}   -- queued behind the guard, then the guard lets go", info.qualified(), info.qualified()))
+        .pre(Check::after_prior("verified in this run, under the guard", move |ctx| {
+            if swapped(ctx, &t)? {
+                return Ok(Verdict::done("already swapped", "verified"));
+            }
+            let verified = ctx.memo.contains_key(&format!("verified:{}", t.display())) && copy::guard_held(ctx, &t);
+            Ok(Verdict::pass(if verified { "verified, guard held" } else { "will verify again first (the run was resumed)" }, "verified"))
+        }))
+        .act(move |ctx| {
+            let verified = ctx.memo.contains_key(&format!("verified:{}", t2.display())) && copy::guard_held(ctx, &t2);
+            if !verified {
+                let (v, ok) = verify_now(ctx, &t2)?;
+                if !ok {
+                    copy::release_guard(ctx, &t2);
+                    let bad: Vec<String> = v.iter().filter(|x| !x.passed).map(|x| format!("{} ({} vs {})", x.check, x.observed, x.expected)).collect();
+                    return Err(crate::error::refused(format!("the source changed since the copy ({}): nothing was swapped; drop the shadow {} and run the conversion again", bad.join(", "), shadow_name(&t2.name))));
+                }
+            }
+            copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name))
+        })
+        .post(Check::new("InnoDB in place, MyISAM kept with the same rows", move |ctx| {
+            let tag = ctx.tag();
+            let engine = engine_of(ctx, &t3.schema, &t3.name)?.unwrap_or_default();
+            let kept = engine_of(ctx, &t3.schema, &old_name(&t3.name))?.unwrap_or_default();
+            let has_pk = t3.primary().is_some();
+            let (a, b) = if kept.is_empty() {
+                (0, 1)
+            } else {
+                (
+                    verify::count_rows(ctx.conn()?, &tag, &t3.schema, &t3.name, has_pk)?,
+                    verify::count_rows(ctx.conn()?, &tag, &t3.schema, &old_name(&t3.name), has_pk)?,
+                )
+            };
+            Ok(Verdict::check(
+                engine.eq_ignore_ascii_case("InnoDB") && kept.eq_ignore_ascii_case("MyISAM") && a >= b,
+                format!("{} is {engine} ({a} rows), {} is {kept} ({b} rows)", t3.name, old_name(&t3.name)),
+                "InnoDB in place, MyISAM kept",
+                "the swap did not complete: check both tables before anything else",
+            ))
+        }))
+}
+
+fn drop_old_step(info: &TableInfo) -> Step {
+    let old = qualified(&info.schema, &old_name(&info.name));
+    let t = info.clone();
+    let t2 = info.clone();
+    let old2 = old.clone();
+    Step::new(step_id("drop-old", info), format!("Drop the kept MyISAM table {} (--drop-old-table)", old_name(&info.name)), Risk::Destructive)
+        .preview(format!("DROP TABLE {old}"))
+        .pre(Check::new("old table identical to the new one", move |ctx| {
+            let tag = ctx.tag();
+            let Some(_) = engine_of(ctx, &t.schema, &old_name(&t.name))? else {
+                return Ok(Verdict::done("already dropped", "kept table present"));
+            };
+            let method = verify::method_for(&t);
+            let a = verify::fingerprint(ctx.conn()?, &tag, &t, &old_name(&t.name), method)?;
+            let b = verify::fingerprint(ctx.conn()?, &tag, &t, &t.name, method)?;
+            Ok(Verdict::check(
+                a == b,
+                format!("{} rows, {}", a.rows, a.checksum),
+                format!("{} rows, {}", b.rows, b.checksum),
+                "the InnoDB table already differs from the kept MyISAM table (writes since the swap): innops keeps the old table; drop it yourself once you are sure",
+            ))
+        }))
+        .act(move |ctx| {
+            let tag = ctx.tag();
+            ctx.conn()?.query_drop(format!("DROP {tag} TABLE {old2}"))?;
+            Ok(serde_json::json!({ "dropped": old2 }))
+        })
+        .post(Check::new("old table gone", move |ctx| {
+            let gone = engine_of(ctx, &t2.schema, &old_name(&t2.name))?.is_none();
+            Ok(Verdict::check(gone, if gone { "gone" } else { "still there" }, "gone", "DROP TABLE did not take effect: check the table by hand"))
+        }))
+}
+
+fn alter_step(info: &TableInfo) -> Step {
+    let t = info.clone();
+    let t2 = info.clone();
+    let t3 = info.clone();
+    let fixed = if info.explicit_fixed_format() {
+        ", ROW_FORMAT=DEFAULT"
+    } else {
+        ""
+    };
+    Step::new(step_id("alter", info), format!("ALTER {} to InnoDB in place, checked against the checksum before", info.display()), Risk::Locking)
+        .preview(format!("LOCK TABLES {q} WRITE; checksum; ALTER TABLE {q} ENGINE=InnoDB{fixed}; checksum; UNLOCK TABLES   -- no old table is kept: there is no rollback", q = info.qualified()))
+        .bench()
+        .pre(Check::new("still MyISAM", move |ctx| {
+            let e = engine_of(ctx, &t.schema, &t.name)?.unwrap_or_default();
+            Ok(if e.eq_ignore_ascii_case("InnoDB") { Verdict::done("InnoDB", "MyISAM") } else { Verdict::pass(e, "MyISAM") })
+        }))
+        .act(move |ctx| {
+            let tag = ctx.tag();
+            let method = verify::method_for(&t2);
+            let mut conn = ctx.target.connect()?;
+            conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+            conn.query_drop(format!("LOCK {tag} TABLES {} WRITE", t2.qualified()))?;
+            let r = (|| -> anyhow::Result<(Fingerprint, Fingerprint, f64)> {
+                let before = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
+                let t0 = std::time::Instant::now();
+                conn.query_drop(format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), if t2.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" }))?;
+                let secs = t0.elapsed().as_secs_f64();
+                let after = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
+                Ok((before, after, secs))
+            })();
+            let _ = conn.query_drop("UNLOCK TABLES");
+            let (before, after, secs) = r?;
+            ctx.memo.insert(format!("alter:{}", t2.display()), serde_json::json!({ "before": before, "after": after }));
+            Ok(serde_json::json!({ "before": before, "after": after, "seconds": secs }))
+        })
+        .post(Check::new("same rows and checksum as before the ALTER", move |ctx| {
+            let Some(v) = ctx.memo.get(&format!("alter:{}", t3.display())).cloned() else {
+                return Ok(Verdict::fail("the before-checksum was lost with the interrupted run", "equal", "compare the table with your backup: innops cannot prove this conversion"));
+            };
+            let before: Fingerprint = serde_json::from_value(v["before"].clone())?;
+            let after: Fingerprint = serde_json::from_value(v["after"].clone())?;
+            Ok(Verdict::check(before == after, format!("{} rows, {}", after.rows, after.checksum), format!("{} rows, {}", before.rows, before.checksum), "the table changed during the ALTER: compare it with your backup"))
+        }))
+}
+
+fn analyze_step(info: &TableInfo) -> Step {
+    let t = info.clone();
+    let t2 = info.clone();
+    Step::new(step_id("analyze", info), format!("ANALYZE {} and report its sizes", info.display()), Risk::Online)
+        .preview(format!("ANALYZE TABLE {}", info.qualified()))
+        .act(move |ctx| {
+            let tag = ctx.tag();
+            let _: Vec<mysql::Row> = ctx.conn()?.query(format!("ANALYZE {tag} TABLE {}", t.qualified()))?;
+            let now = load(ctx, &t.schema, &t.name)?;
+            Ok(serde_json::json!({
+                "before": { "engine": t.engine, "rows_estimate": t.rows_estimate, "data_bytes": t.data_length, "index_bytes": t.index_length },
+                "after": now.map(|n| serde_json::json!({ "engine": n.engine, "rows_estimate": n.rows_estimate, "data_bytes": n.data_length, "index_bytes": n.index_length })),
+            }))
+        })
+        .post(Check::new("table is InnoDB", move |ctx| {
+            let e = engine_of(ctx, &t2.schema, &t2.name)?.unwrap_or_default();
+            Ok(Verdict::check(e.eq_ignore_ascii_case("InnoDB"), e, "InnoDB", "the table is not InnoDB after the conversion: read the journal"))
+        }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::facts::{Flavor, Version};
+
+    #[test]
+    fn auto_follows_the_bulk_capability_not_the_version() {
+        let mut f = ServerFacts::synthetic(Flavor::MariaDB, Version::new(10, 11, 19));
+        f.variables
+            .insert("innodb_alter_copy_bulk".into(), "ON".into());
+        assert_eq!(choose(Strategy::Auto, &f).0, Strategy::Bulk);
+        f.variables
+            .insert("innodb_alter_copy_bulk".into(), "OFF".into());
+        assert_eq!(choose(Strategy::Auto, &f).0, Strategy::Deferred);
+        let mysql = ServerFacts::synthetic(Flavor::MySQL, Version::new(8, 0, 36));
+        assert_eq!(choose(Strategy::Auto, &mysql).0, Strategy::Deferred);
+        assert_eq!(choose(Strategy::Alter, &mysql).0, Strategy::Alter);
+        assert!(Strategy::parse("fast").is_err());
+    }
+}

@@ -1,0 +1,539 @@
+//! What a table is, read from information_schema: columns, indexes, options, and what hangs on it (triggers,
+//! MERGE tables, views); and the pure judgements the conversion's pre-flight checks make from it.
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use serde::{Deserialize, Serialize};
+
+use crate::sql::{qualified, quote_ident};
+
+/// InnoDB's limit for the inline part of a row (half a 16 KiB page, less headers).
+pub const INNODB_MAX_ROW: u64 = 8126;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub data_type: String,
+    pub column_type: String,
+    /// Bytes for character and binary types.
+    pub octet_length: Option<u64>,
+    pub auto_increment: bool,
+    pub generated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexPart {
+    pub column: String,
+    pub sub_part: Option<u64>,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Index {
+    pub name: String,
+    pub unique: bool,
+    /// BTREE, FULLTEXT, SPATIAL, HASH.
+    pub kind: String,
+    pub parts: Vec<IndexPart>,
+    pub comment: String,
+}
+
+impl Index {
+    pub fn is_primary(&self) -> bool {
+        self.name == "PRIMARY"
+    }
+    pub fn is_fulltext(&self) -> bool {
+        self.kind == "FULLTEXT"
+    }
+
+    /// The `ADD ...` clause that recreates this secondary index.
+    pub fn add_clause(&self) -> String {
+        let kind = match (self.kind.as_str(), self.unique) {
+            ("FULLTEXT", _) => "FULLTEXT INDEX",
+            ("SPATIAL", _) => "SPATIAL INDEX",
+            (_, true) => "UNIQUE INDEX",
+            _ => "INDEX",
+        };
+        let cols: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| {
+                let mut c = quote_ident(&p.column);
+                if let Some(n) = p.sub_part {
+                    c.push_str(&format!("({n})"));
+                }
+                if p.desc {
+                    c.push_str(" DESC");
+                }
+                c
+            })
+            .collect();
+        let mut s = format!(
+            "ADD {kind} {} ({})",
+            quote_ident(&self.name),
+            cols.join(", ")
+        );
+        if !self.comment.is_empty() {
+            s.push_str(&format!(
+                " COMMENT '{}'",
+                self.comment.replace('\\', "\\\\").replace('\'', "''")
+            ));
+        }
+        s
+    }
+
+    /// Names, columns, prefixes, order and uniqueness: what verification compares.
+    pub fn signature(&self) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}{}{}",
+                    p.column,
+                    p.sub_part.map(|n| format!("({n})")).unwrap_or_default(),
+                    if p.desc { " DESC" } else { "" }
+                )
+            })
+            .collect();
+        format!(
+            "{}{} {} ({})",
+            if self.unique { "UNIQUE " } else { "" },
+            self.kind,
+            self.name,
+            parts.join(", ")
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableInfo {
+    pub schema: String,
+    pub name: String,
+    pub engine: String,
+    pub row_format: String,
+    pub create_options: String,
+    pub collation: String,
+    pub auto_increment: Option<u64>,
+    pub comment: String,
+    pub rows_estimate: u64,
+    pub data_length: u64,
+    pub index_length: u64,
+    pub columns: Vec<Column>,
+    pub indexes: Vec<Index>,
+    pub triggers: Vec<String>,
+    pub merge_parents: Vec<String>,
+    pub views: Vec<String>,
+}
+
+/// Schemas innops never converts.
+pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "information_schema", "performance_schema", "sys"];
+
+type TableRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<u64>,
+    Option<String>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+);
+
+impl TableInfo {
+    /// Read a table's description; None when it does not exist or is a view.
+    pub fn load(
+        conn: &mut Conn,
+        tag: &str,
+        schema: &str,
+        name: &str,
+    ) -> anyhow::Result<Option<TableInfo>> {
+        let row: Option<TableRow> = conn.exec_first(
+            format!(
+                "SELECT {tag} IFNULL(ENGINE, ''), ROW_FORMAT, CREATE_OPTIONS, TABLE_COLLATION, AUTO_INCREMENT, TABLE_COMMENT, \
+                 TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"
+            ),
+            (schema, name),
+        )?;
+        let Some((
+            engine,
+            row_format,
+            create_options,
+            collation,
+            auto_increment,
+            comment,
+            rows,
+            data,
+            index,
+        )) = row
+        else {
+            return Ok(None);
+        };
+        let cols: Vec<(String, String, String, Option<u64>, String, String)> = conn.exec(
+            format!(
+                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_OCTET_LENGTH, EXTRA, IS_GENERATED \
+                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+            ),
+            (schema, name),
+        )?;
+        let columns = cols
+            .into_iter()
+            .map(
+                |(name, data_type, column_type, octet_length, extra, generated)| Column {
+                    auto_increment: extra.to_ascii_lowercase().contains("auto_increment"),
+                    generated: generated != "NEVER",
+                    name,
+                    data_type: data_type.to_ascii_lowercase(),
+                    column_type,
+                    octet_length,
+                },
+            )
+            .collect();
+        let indexes = load_indexes(conn, tag, schema, name)?;
+        let triggers: Vec<String> = conn.exec(
+            format!("SELECT {tag} TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? ORDER BY TRIGGER_NAME"),
+            (schema, name),
+        )?;
+        let needle = format!("{}.{}", quote_ident(schema), quote_ident(name));
+        let views: Vec<(String, String)> = conn.exec(
+            format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.VIEWS WHERE INSTR(VIEW_DEFINITION, ?) > 0"),
+            (needle,),
+        )?;
+        let merges: Vec<(String, String)> = conn.query(format!(
+            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MRG_MyISAM'"
+        ))?;
+        let mut merge_parents = Vec::new();
+        for (ms, mt) in merges {
+            let create: Option<(String, String)> =
+                conn.query_first(format!("SHOW {tag} CREATE TABLE {}", qualified(&ms, &mt)))?;
+            if let Some((_, ddl)) = create {
+                if merge_union_includes(&ddl, &ms, schema, name) {
+                    merge_parents.push(format!("{ms}.{mt}"));
+                }
+            }
+        }
+        Ok(Some(TableInfo {
+            schema: schema.to_string(),
+            name: name.to_string(),
+            engine,
+            row_format: row_format.unwrap_or_default(),
+            create_options: create_options.unwrap_or_default(),
+            collation: collation.unwrap_or_default(),
+            auto_increment,
+            comment: comment.unwrap_or_default(),
+            rows_estimate: rows.unwrap_or(0),
+            data_length: data.unwrap_or(0),
+            index_length: index.unwrap_or(0),
+            columns,
+            indexes,
+            triggers,
+            merge_parents,
+            views: views.into_iter().map(|(s, t)| format!("{s}.{t}")).collect(),
+        }))
+    }
+
+    pub fn qualified(&self) -> String {
+        qualified(&self.schema, &self.name)
+    }
+
+    pub fn display(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    pub fn primary(&self) -> Option<&Index> {
+        self.indexes.iter().find(|i| i.is_primary())
+    }
+
+    pub fn secondary(&self) -> impl Iterator<Item = &Index> {
+        self.indexes.iter().filter(|i| !i.is_primary())
+    }
+
+    pub fn pk_columns(&self) -> Vec<String> {
+        self.primary()
+            .map(|p| p.parts.iter().map(|c| c.column.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Columns a copy writes (generated columns compute themselves).
+    pub fn stored_columns(&self) -> Vec<&Column> {
+        self.columns.iter().filter(|c| !c.generated).collect()
+    }
+
+    pub fn explicit_fixed_format(&self) -> bool {
+        self.create_options
+            .to_ascii_lowercase()
+            .contains("row_format=fixed")
+    }
+
+    pub fn has_bit_columns(&self) -> bool {
+        self.columns.iter().any(|c| c.data_type == "bit")
+    }
+}
+
+fn load_indexes(
+    conn: &mut Conn,
+    tag: &str,
+    schema: &str,
+    name: &str,
+) -> anyhow::Result<Vec<Index>> {
+    type Row = (
+        String,
+        u64,
+        String,
+        Option<u64>,
+        u64,
+        String,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = conn.exec(
+        format!(
+            "SELECT {tag} INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, SUB_PART, NON_UNIQUE, INDEX_TYPE, COLLATION, INDEX_COMMENT \
+             FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX"
+        ),
+        (schema, name),
+    )?;
+    let mut out: Vec<Index> = Vec::new();
+    for (iname, _seq, column, sub_part, non_unique, kind, collation, comment) in rows {
+        let part = IndexPart {
+            column,
+            sub_part,
+            desc: collation.as_deref() == Some("D"),
+        };
+        match out.last_mut() {
+            Some(last) if last.name == iname => last.parts.push(part),
+            _ => out.push(Index {
+                name: iname,
+                unique: non_unique == 0,
+                kind,
+                parts: vec![part],
+                comment: comment.unwrap_or_default(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a MERGE table's `UNION=(...)` names `schema.name` (entries without a schema are in the MERGE table's).
+pub fn merge_union_includes(ddl: &str, merge_schema: &str, schema: &str, name: &str) -> bool {
+    let Some(start) = ddl.find("UNION=(") else {
+        return false;
+    };
+    let rest = &ddl[start + 7..];
+    let list = &rest[..rest.find(')').unwrap_or(rest.len())];
+    list.split(',').any(|entry| {
+        let parts: Vec<String> = entry
+            .trim()
+            .split("`.`")
+            .map(|p| p.trim_matches('`').replace("``", "`"))
+            .collect();
+        match parts.as_slice() {
+            [t] => merge_schema == schema && t == name,
+            [s, t] => s == schema && t == name,
+            _ => false,
+        }
+    })
+}
+
+/// MyISAM keeps one AUTO_INCREMENT sequence per prefix group when the column is not the first of an index;
+/// InnoDB cannot, so such a table refuses.
+pub fn auto_increment_problem(t: &TableInfo) -> Option<String> {
+    let col = t.columns.iter().find(|c| c.auto_increment)?;
+    let leads = t
+        .indexes
+        .iter()
+        .any(|i| i.parts.first().is_some_and(|p| p.column == col.name));
+    if leads {
+        return None;
+    }
+    let idx = t
+        .indexes
+        .iter()
+        .find(|i| i.parts.iter().any(|p| p.column == col.name))
+        .map(|i| i.name.clone())
+        .unwrap_or_default();
+    Some(format!(
+        "{}: AUTO_INCREMENT column `{}` is not the first column of any index (it is part {} of `{idx}`), so MyISAM numbers it per group and InnoDB would refuse or renumber it; add an index that starts with `{}` if one global sequence is acceptable, or keep the table MyISAM",
+        t.display(),
+        col.name,
+        t.indexes.iter().find(|i| i.name == idx).and_then(|i| i.parts.iter().position(|p| p.column == col.name)).map(|p| p + 1).unwrap_or(0),
+        col.name
+    ))
+}
+
+/// The inline bytes a column takes in an InnoDB DYNAMIC row: long variable-length columns move off-page and
+/// leave a 20-byte pointer, fixed-size ones stay whole.
+pub fn inline_bytes(c: &Column) -> u64 {
+    let fixed = |n: u64| n;
+    match c.data_type.as_str() {
+        "tinyint" | "bool" | "boolean" => 1,
+        "smallint" | "year" => fixed(2),
+        "mediumint" | "date" | "time" => 3,
+        "int" | "integer" | "float" => 4,
+        "bigint" | "double" | "real" | "datetime" | "timestamp" => 8,
+        "decimal" | "numeric" => 16,
+        "bit" => 8,
+        "enum" => 2,
+        "set" => 8,
+        "char" | "binary" => {
+            let n = c.octet_length.unwrap_or(0);
+            // CHAR of 768 bytes or more is stored like VARCHAR.
+            if n >= 768 {
+                20
+            } else {
+                n
+            }
+        }
+        "varchar" | "varbinary" => {
+            let n = c.octet_length.unwrap_or(0);
+            if n > 255 {
+                20
+            } else {
+                n + 1
+            }
+        }
+        // TEXT, BLOB, JSON, GEOMETRY: off-page.
+        _ => 20,
+    }
+}
+
+/// Refuse rows that cannot fit InnoDB's inline limit, naming the widest columns.
+pub fn row_size_problem(t: &TableInfo) -> Option<String> {
+    let total: u64 = t.columns.iter().map(inline_bytes).sum();
+    if total <= INNODB_MAX_ROW {
+        return None;
+    }
+    let mut widest: Vec<(&Column, u64)> = t.columns.iter().map(|c| (c, inline_bytes(c))).collect();
+    widest.sort_by_key(|w| std::cmp::Reverse(w.1));
+    let names: Vec<String> = widest
+        .iter()
+        .take(3)
+        .map(|(c, n)| format!("`{}` {} ({n} bytes)", c.name, c.column_type))
+        .collect();
+    Some(format!(
+        "{}: a row needs about {total} bytes inline and InnoDB allows {INNODB_MAX_ROW} (widest: {}): turn wide CHAR columns into VARCHAR or TEXT before converting",
+        t.display(),
+        names.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(name: &str, ty: &str, octets: Option<u64>) -> Column {
+        Column {
+            name: name.into(),
+            data_type: ty.into(),
+            column_type: ty.into(),
+            octet_length: octets,
+            auto_increment: false,
+            generated: false,
+        }
+    }
+
+    fn idx(name: &str, cols: &[&str]) -> Index {
+        Index {
+            name: name.into(),
+            unique: name == "PRIMARY",
+            kind: "BTREE".into(),
+            parts: cols
+                .iter()
+                .map(|c| IndexPart {
+                    column: c.to_string(),
+                    sub_part: None,
+                    desc: false,
+                })
+                .collect(),
+            comment: String::new(),
+        }
+    }
+
+    fn table(columns: Vec<Column>, indexes: Vec<Index>) -> TableInfo {
+        TableInfo {
+            schema: "d".into(),
+            name: "t".into(),
+            engine: "MyISAM".into(),
+            row_format: "Dynamic".into(),
+            create_options: String::new(),
+            collation: "latin1_swedish_ci".into(),
+            auto_increment: None,
+            comment: String::new(),
+            rows_estimate: 0,
+            data_length: 0,
+            index_length: 0,
+            columns,
+            indexes,
+            triggers: vec![],
+            merge_parents: vec![],
+            views: vec![],
+        }
+    }
+
+    #[test]
+    fn auto_increment_second_in_a_composite_key_is_refused() {
+        let mut id = col("id", "int", None);
+        id.auto_increment = true;
+        let t = table(
+            vec![col("grp", "int", None), id.clone()],
+            vec![idx("PRIMARY", &["grp", "id"])],
+        );
+        let why = auto_increment_problem(&t).unwrap();
+        assert!(
+            why.contains("part 2 of `PRIMARY`")
+                && why.contains("add an index that starts with `id`"),
+            "{why}"
+        );
+        let ok = table(
+            vec![col("grp", "int", None), id],
+            vec![idx("PRIMARY", &["grp", "id"]), idx("k", &["id"])],
+        );
+        assert!(auto_increment_problem(&ok).is_none());
+    }
+
+    #[test]
+    fn forty_char_255_latin1_columns_do_not_fit() {
+        let cols: Vec<Column> = (0..40)
+            .map(|i| col(&format!("c{i}"), "char", Some(255)))
+            .collect();
+        let why = row_size_problem(&table(cols, vec![])).unwrap();
+        assert!(why.contains("10200 bytes") && why.contains("`c0`"), "{why}");
+        let fits: Vec<Column> = (0..40)
+            .map(|i| col(&format!("c{i}"), "varchar", Some(1020)))
+            .collect();
+        assert!(row_size_problem(&table(fits, vec![])).is_none());
+    }
+
+    #[test]
+    fn index_clauses_quote_and_keep_prefixes_order_and_kind() {
+        let mut i = idx("we`ird", &["a`b", "c"]);
+        i.parts[1].sub_part = Some(10);
+        i.parts[1].desc = true;
+        i.unique = true;
+        assert_eq!(
+            i.add_clause(),
+            "ADD UNIQUE INDEX `we``ird` (`a``b`, `c`(10) DESC)"
+        );
+        let mut ft = idx("ft", &["body"]);
+        ft.kind = "FULLTEXT".into();
+        assert_eq!(ft.add_clause(), "ADD FULLTEXT INDEX `ft` (`body`)");
+        assert_eq!(i.signature(), "UNIQUE BTREE we`ird (a`b, c(10) DESC)");
+    }
+
+    #[test]
+    fn merge_unions_are_matched_with_and_without_schema() {
+        let ddl = "CREATE TABLE `m` (\n  `id` int\n) ENGINE=MRG_MyISAM UNION=(`t1`,`other`.`t2`)";
+        assert!(merge_union_includes(ddl, "d", "d", "t1"));
+        assert!(!merge_union_includes(ddl, "d", "x", "t1"));
+        assert!(merge_union_includes(ddl, "d", "other", "t2"));
+        assert!(!merge_union_includes(ddl, "d", "d", "t2"));
+        assert!(!merge_union_includes(
+            "CREATE TABLE x (a int)",
+            "d",
+            "d",
+            "x"
+        ));
+    }
+}
