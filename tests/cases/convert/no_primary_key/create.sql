@@ -1,0 +1,2 @@
+CREATE TABLE t (a INT, b VARCHAR(20), KEY ka (a)) ENGINE=MyISAM;
+INSERT INTO t VALUES (1,'x'),(1,'x'),(2,NULL),(NULL,'y');

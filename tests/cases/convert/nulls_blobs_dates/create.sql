@@ -1,0 +1,3 @@
+CREATE TABLE t (id BIGINT PRIMARY KEY, d DATE, dt DATETIME, b BLOB, t TEXT, dec1 DECIMAL(10,3), f FLOAT, e ENUM('a','b'), s SET('x','y')) ENGINE=MyISAM;
+SET SESSION sql_mode='';
+INSERT INTO t VALUES (0, '0000-00-00', '2020-01-01 10:00:00', 0x00FF00, REPEAT('long', 5000), 12.345, 1.5, 'b', 'x,y'), (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (-5, '2024-02-29', '0000-00-00 00:00:00', '', '', -0.001, -2, 'a', '');
