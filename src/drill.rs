@@ -1,16 +1,19 @@
-//! `innops drill`: every procedure innops has, end to end, on a fresh sandbox, with one report. Today that is
-//! the redo resize, online and offline, and proof that the size survives a restart.
+//! `innops drill`: every procedure innops has, end to end, on a fresh sandbox, with one report: the redo resize
+//! online and offline (and proof the size survives a restart), and MyISAM → InnoDB conversion by the bulk and
+//! the deferred-index paths.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use mysql::prelude::Queryable;
 use serde::Serialize;
 
 use crate::cli::{ConnArgs, Format};
 use crate::error::post_check;
 use crate::plan::runner::{self, RunOptions};
-use crate::procedures;
+use crate::plan::Plan;
+use crate::procedures::{self, convert, PlanEnv};
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::target::facts::ServerFacts;
 
@@ -28,6 +31,71 @@ struct DrillReport {
     server: String,
     sections: Vec<Section>,
     passed: bool,
+}
+
+/// The table the conversion sections convert: sysbench's shape, with secondary indexes.
+const ORDERS: &str = "CREATE TABLE /* innops:drill:setup */ `drill`.`{t}` (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+    k INT UNSIGNED NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+    KEY k_1 (k), KEY c_1 (c(20))) ENGINE=MyISAM";
+
+struct Drill<'a> {
+    conn_args: ConnArgs,
+    out: &'a Path,
+    bench_time: u64,
+    sb: &'a Sandbox,
+}
+
+impl Drill<'_> {
+    /// Build a plan with fresh facts and run it to the end; one section of the report.
+    fn section(
+        &self,
+        label: &str,
+        build: impl FnOnce(&ServerFacts, &PlanEnv) -> anyhow::Result<Plan>,
+    ) -> anyhow::Result<(Section, String)> {
+        let mut env = crate::app::env_from(&self.conn_args, Some(self.bench_time))?;
+        let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
+        if let Some(c) = env.control.as_mut() {
+            c.error_log = Some(self.sb.error_log.clone());
+        }
+        let plan = build(&facts, &env.plan_env)?;
+        let run_dir = self.out.join(label);
+        let opts = RunOptions {
+            execute: true,
+            yes: true,
+            run_dir: Some(run_dir.clone()),
+            no_bench: false,
+        };
+        let abort = AtomicBool::new(false);
+        eprintln!("innops drill: {label}");
+        let (report, r) = runner::run(
+            plan,
+            &env.plan_env.target,
+            env.control.as_ref(),
+            &opts,
+            &abort,
+            None,
+        );
+        let detail = match (&report.bench.before, &report.bench.after) {
+            (Some(b), Some(a)) => format!(
+                "tps {:.0} → {:.0}, p95 {:.2} → {:.2} ms",
+                b.tps, a.tps, b.latency_ms.p95, a.latency_ms.p95
+            ),
+            _ => String::new(),
+        };
+        let status = match &r {
+            Ok(()) => "passed".into(),
+            Err(e) => format!("failed: {}", crate::error::display_of(e)),
+        };
+        Ok((
+            Section {
+                name: label.into(),
+                status,
+                run_dir: run_dir.display().to_string(),
+                detail,
+            },
+            facts.version_string,
+        ))
+    }
 }
 
 pub fn run(
@@ -57,59 +125,23 @@ pub fn run(
         let mut conn_args = args.clone();
         conn_args.sandbox = Some(name.clone());
         conn_args.sandbox_root = Some(root.clone());
+        let drill = Drill {
+            conn_args,
+            out: &out,
+            bench_time,
+            sb: &sb,
+        };
         let mut sections = Vec::new();
         let mut server = String::new();
         for (label, size, offline) in [
             ("redo-online", 192u64 << 20, false),
             ("redo-offline", 128u64 << 20, true),
         ] {
-            let mut env = crate::app::env_from(&conn_args, Some(bench_time))?;
-            let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
-            server = facts.version_string.clone();
-            if let Some(c) = env.control.as_mut() {
-                c.error_log = Some(sb.error_log.clone());
-            }
-            let plan = procedures::redo::plan(
-                &procedures::redo::RedoParams { size, offline },
-                &facts,
-                &env.plan_env,
-            )?;
-            let run_dir = out.join(label);
-            let opts = RunOptions {
-                execute: true,
-                yes: true,
-                run_dir: Some(run_dir.clone()),
-                no_bench: false,
-            };
-            let abort = AtomicBool::new(false);
-            eprintln!(
-                "innops drill: {label}: resize the redo log to {}",
-                crate::units::format_size(size)
-            );
-            let (report, r) = runner::run(
-                plan,
-                &env.plan_env.target,
-                env.control.as_ref(),
-                &opts,
-                &abort,
-                None,
-            );
-            let detail = match (&report.bench.before, &report.bench.after) {
-                (Some(b), Some(a)) => format!(
-                    "tps {:.0} → {:.0}, p95 {:.2} → {:.2} ms",
-                    b.tps, a.tps, b.latency_ms.p95, a.latency_ms.p95
-                ),
-                _ => String::new(),
-            };
-            sections.push(Section {
-                name: label.into(),
-                status: match &r {
-                    Ok(()) => "passed".into(),
-                    Err(e) => format!("failed: {}", crate::error::display_of(e)),
-                },
-                run_dir: run_dir.display().to_string(),
-                detail,
-            });
+            let (s, v) = drill.section(label, |facts, env| {
+                procedures::redo::plan(&procedures::redo::RedoParams { size, offline }, facts, env)
+            })?;
+            sections.push(s);
+            server = v;
         }
         // The size must survive a plain restart.
         let control = crate::target::control::Control::new(
@@ -140,6 +172,48 @@ pub fn run(
                 after.map(crate::units::format_size).unwrap_or_default()
             ),
         });
+
+        // Conversions: the server's bulk path, then the deferred path as on a row-by-row server.
+        let mut conn = target.connect()?;
+        conn.query_drop("CREATE DATABASE /* innops:drill:setup */ IF NOT EXISTS `drill`")?;
+        for (label, table, bulk) in [
+            ("convert-bulk", "orders", "ON"),
+            ("convert-deferred", "orders2", "OFF"),
+        ] {
+            conn.query_drop(ORDERS.replace("{t}", table))?;
+            conn.query_drop(format!(
+                "INSERT /* innops:drill:setup */ INTO `drill`.`{table}` (k, c, pad) SELECT seq % 997, CONCAT('c-', seq), REPEAT('p', seq % 60) FROM `drill`.`seq_1_to_50000`"
+            ))?;
+            conn.query_drop(format!(
+                "SET /* innops:drill:setup */ GLOBAL innodb_alter_copy_bulk = {bulk}"
+            ))?;
+            let (mut s, _) = drill.section(label, |facts, env| {
+                let mut c = env.target.connect()?;
+                let (tables, skipped) =
+                    convert::resolve(&mut c, &[format!("drill.{table}")], false)?;
+                let params = convert::ConvertParams {
+                    tables,
+                    strategy: convert::Strategy::Auto,
+                    drop_old: false,
+                    chunk_ms: 500,
+                    max_load: crate::plan::guard::Threshold::parse("Threads_running=25")?,
+                    critical_load: crate::plan::guard::Threshold::parse("Threads_running=50")?,
+                    skipped,
+                };
+                convert::plan(&params, facts, env)
+            })?;
+            let engine: Option<String> = conn.exec_first(
+                "SELECT /* innops:drill:check */ ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'drill' AND TABLE_NAME = ?",
+                (table,),
+            )?;
+            if s.status == "passed" && engine.as_deref() != Some("InnoDB") {
+                s.status = format!("failed: drill.{table} is {engine:?} after the run");
+            }
+            s.detail = format!("innodb_alter_copy_bulk={bulk}; {}", s.detail);
+            sections.push(s);
+        }
+        conn.query_drop("SET /* innops:drill:setup */ GLOBAL innodb_alter_copy_bulk = ON")?;
+
         let passed = sections.iter().all(|s| s.status == "passed");
         Ok(DrillReport {
             sandbox: name.clone(),
