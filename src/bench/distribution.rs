@@ -94,7 +94,9 @@ impl SbRng {
         out.clear();
         for ch in template.chars() {
             if ch == '#' {
-                out.push(char::from(self.uniform(u32::from(b'0'), u32::from(b'9')) as u8));
+                out.push(char::from(
+                    self.uniform(u32::from(b'0'), u32::from(b'9')) as u8
+                ));
             } else {
                 out.push(ch);
             }
@@ -138,7 +140,10 @@ mod tests {
     fn special_puts_about_three_quarters_of_ids_in_the_central_one_percent() {
         let (a, b) = (1u32, 100_000u32);
         let t = f64::from(b - a);
-        let (lo, hi) = (a as f64 + t / 2.0 - t * 0.005, a as f64 + t / 2.0 + t * 0.005 + 1.0);
+        let (lo, hi) = (
+            a as f64 + t / 2.0 - t * 0.005,
+            a as f64 + t / 2.0 + t * 0.005 + 1.0,
+        );
         let mut rng = SbRng::new(42, 0);
         let n = 400_000;
         let inside = (0..n)
@@ -150,13 +155,18 @@ mod tests {
             .count();
         let share = inside as f64 / n as f64;
         // 75% from the special window plus the Gaussian's share of the centre (about 1.2%): sysbench's ~76%.
-        assert!((0.755..0.772).contains(&share), "share in the central 1%: {share}");
+        assert!(
+            (0.755..0.772).contains(&share),
+            "share in the central 1%: {share}"
+        );
     }
 
     #[test]
     fn special_reuses_the_branch_draw_as_sysbench_does() {
         // rnd = 0.5 selects the special window; the value is a + t/2 - t*pct/200 + rnd*(t*pct/100 + 1).
-        let v = special_from(1, 10_001, 0.5, || panic!("no further draws in the special branch"));
+        let v = special_from(1, 10_001, 0.5, || {
+            panic!("no further draws in the special branch")
+        });
         assert_eq!(v, 1 + (0.5 * 101.0 + 5000.0 - 50.0) as u32);
         // rnd just above 0.25 lands at the bottom of the upper three quarters of the window, never below.
         let low = special_from(1, 10_001, 0.2500001, || unreachable!());

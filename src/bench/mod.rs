@@ -1,19 +1,35 @@
-//! Benchmarks around plans: a workload run for a fixed time on a few threads, with throughput, latency
-//! percentiles from an HDR histogram, and server-side I/O counters per transaction.
+//! Benchmarks: sysbench 1.0's OLTP workloads reimplemented (same statements, prepared where sysbench
+//! prepares, same transaction mix, same `special` key distribution) plus a read workload generated from a real
+//! table, with sysbench's figures — transactions, queries by class, tps, qps, ignored errors, reconnects,
+//! latency percentiles from an HDR histogram, per-interval lines — and the server's I/O counters per
+//! transaction. Plans use it to measure a server before and after they change it.
 //!
-//! For now the one workload is a simple write mix (an insert and an update by primary key per transaction) in
-//! the `innops_bench` schema; the sysbench-compatible workloads replace it (issue: benchmarks).
+//! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads,
+//! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
+//! latencies into sysbench's text, [`html`] draws the run report, [`command`] is `innops bench`.
+
+pub mod command;
+pub mod distribution;
+pub mod html;
+pub mod prepare;
+pub mod run;
+pub mod stats;
+pub mod table;
+pub mod workloads;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use hdrhistogram::Histogram;
 use mysql::prelude::Queryable;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use crate::error::refused;
 use crate::target::connect::Target;
+
+pub use distribution::RandType;
+pub use run::{IgnoreErrors, RunSpec};
+pub use workloads::Workload;
 
 /// Status counters measured as deltas per transaction.
 pub const COUNTERS: [&str; 5] = [
@@ -24,7 +40,11 @@ pub const COUNTERS: [&str; 5] = [
     "Innodb_buffer_pool_reads",
 ];
 
-/// The benchmark a plan runs before and after it changes the server.
+/// The schema plans benchmark in, apart from the DBA's own `sbtest`.
+pub const PLAN_DB: &str = "innops_bench";
+
+/// The benchmark a plan runs before and after it changes the server: a sysbench workload on a small table set
+/// of its own (1 table × 10,000 rows in `innops_bench`, prepared on first use), so it costs seconds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PlanBench {
     pub workload: String,
@@ -33,18 +53,61 @@ pub struct PlanBench {
     pub seed: u64,
     pub db: String,
     pub table_size: u64,
+    #[serde(default = "one")]
+    pub tables: u32,
+    #[serde(default)]
+    pub rand_type: RandType,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl PlanBench {
-    pub fn writes(time: Duration) -> PlanBench {
+    /// sysbench's oltp_read_write: the default for plans on a writable server.
+    pub fn read_write(time: Duration) -> PlanBench {
         PlanBench {
-            workload: "write".into(),
-            threads: 2,
+            workload: Workload::ReadWrite.name(),
+            threads: 4,
             time,
             seed: 1,
-            db: "innops_bench".into(),
+            db: PLAN_DB.into(),
             table_size: 10_000,
+            tables: 1,
+            rand_type: RandType::Special,
         }
+    }
+
+    /// sysbench's oltp_read_only, for plans whose server ends read-only (it needs the tables prepared while the
+    /// server was still writable, which the "before" run does).
+    pub fn read_only(time: Duration) -> PlanBench {
+        PlanBench {
+            workload: Workload::ReadOnly.name(),
+            ..PlanBench::read_write(time)
+        }
+    }
+
+    /// The default plan workload; kept under its first name for the procedures that call it.
+    pub fn writes(time: Duration) -> PlanBench {
+        PlanBench::read_write(time)
+    }
+
+    /// What to run, validated.
+    pub fn run_spec(&self, procedure: &str) -> anyhow::Result<RunSpec> {
+        Ok(RunSpec {
+            workload: Workload::parse(&self.workload)?,
+            db: self.db.clone(),
+            threads: self.threads.max(1),
+            time: self.time,
+            warmup: Duration::ZERO,
+            tables: self.tables.max(1),
+            table_size: u32::try_from(self.table_size.max(1)).unwrap_or(u32::MAX),
+            rand_type: self.rand_type,
+            seed: self.seed,
+            report_interval: Duration::ZERO,
+            ignore_errors: IgnoreErrors::default(),
+            tag: format!("/* innops:{procedure}:bench */"),
+        })
     }
 }
 
@@ -55,22 +118,82 @@ pub struct Latency {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    /// Sum of all transaction latencies, as sysbench prints it.
+    #[serde(default)]
+    pub sum: f64,
+}
+
+/// One `--report-interval` line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Interval {
+    /// Seconds since the measured run started, at the end of the interval.
+    pub t: f64,
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_ps: f64,
+    pub writes_ps: f64,
+    pub other_ps: f64,
+    pub p95_ms: f64,
+    pub err_ps: f64,
+    pub reconn_ps: f64,
+}
+
+/// sysbench's "Threads fairness": how evenly the threads shared the work.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    /// Seconds each thread spent inside transactions.
+    pub exec_time_avg: f64,
+    pub exec_time_stddev: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BenchResult {
     pub workload: String,
     pub threads: u32,
+    /// sysbench's "total time": from the start of measurement until the last thread finished.
     pub time_s: f64,
     pub transactions: u64,
+    /// All statements: reads + writes + other.
     pub queries: u64,
+    /// Statements that returned a result set.
+    #[serde(default)]
+    pub reads: u64,
+    /// Statements that changed rows.
+    #[serde(default)]
+    pub writes: u64,
+    /// Everything else (BEGIN, COMMIT, a write that matched no row).
+    #[serde(default)]
+    pub other: u64,
+    /// Ignored errors (deadlocks, lock wait timeouts by default); the transaction was restarted.
     pub errors: u64,
+    #[serde(default)]
+    pub reconnects: u64,
     pub tps: f64,
     pub qps: f64,
-    /// Milliseconds.
+    /// Transaction latency in milliseconds.
     pub latency_ms: Latency,
     /// Server-side counter deltas divided by transactions.
     pub per_transaction: BTreeMap<String, f64>,
+    /// Server-side counter deltas over the run.
+    #[serde(default)]
+    pub counters: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub intervals: Vec<Interval>,
+    #[serde(default)]
+    pub fairness: Fairness,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub rand_type: String,
+    #[serde(default)]
+    pub tables: u32,
+    #[serde(default)]
+    pub table_size: u32,
+    #[serde(default)]
+    pub warmup_s: f64,
 }
 
 /// After relative to before, in percent.
@@ -79,142 +202,166 @@ pub struct Comparison {
     pub tps_pct: f64,
     pub p95_pct: f64,
     pub avg_pct: f64,
+    #[serde(default)]
+    pub qps_pct: f64,
+    #[serde(default)]
+    pub p99_pct: f64,
+}
+
+fn pct(b: f64, a: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        (a - b) / b * 100.0
+    }
 }
 
 pub fn compare(before: &BenchResult, after: &BenchResult) -> Comparison {
-    fn pct(b: f64, a: f64) -> f64 {
-        if b == 0.0 {
-            0.0
-        } else {
-            (a - b) / b * 100.0
-        }
-    }
     Comparison {
         tps_pct: pct(before.tps, after.tps),
         p95_pct: pct(before.latency_ms.p95, after.latency_ms.p95),
         avg_pct: pct(before.latency_ms.avg, after.latency_ms.avg),
+        qps_pct: pct(before.qps, after.qps),
+        p99_pct: pct(before.latency_ms.p99, after.latency_ms.p99),
     }
 }
 
+/// Before and after side by side, with the change in percent.
 pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
     let c = compare(b, a);
-    format!(
-        "  {:<14}{:>12}{:>12}{:>10}\n  {:<14}{:>12.1}{:>12.1}{:>+9.1}%\n  {:<14}{:>12.2}{:>12.2}{:>+9.1}%\n",
-        "", "before", "after", "change", "tps", b.tps, a.tps, c.tps_pct, "p95 ms", b.latency_ms.p95, a.latency_ms.p95, c.p95_pct
-    )
+    let mut s = format!(
+        "  {} ({} threads, {:.0} s each)\n",
+        b.workload, b.threads, b.time_s
+    );
+    s.push_str(&format!(
+        "  {:<14}{:>12}{:>12}{:>10}\n",
+        "", "before", "after", "change"
+    ));
+    for (label, bv, av, ch, prec) in [
+        ("tps", b.tps, a.tps, c.tps_pct, 1),
+        ("qps", b.qps, a.qps, c.qps_pct, 1),
+        ("avg ms", b.latency_ms.avg, a.latency_ms.avg, c.avg_pct, 2),
+        ("p95 ms", b.latency_ms.p95, a.latency_ms.p95, c.p95_pct, 2),
+        ("p99 ms", b.latency_ms.p99, a.latency_ms.p99, c.p99_pct, 2),
+    ] {
+        s.push_str(&format!(
+            "  {label:<14}{bv:>12.prec$}{av:>12.prec$}{ch:>+9.1}%\n"
+        ));
+    }
+    s
 }
 
-fn status_counters(conn: &mut mysql::Conn) -> anyhow::Result<BTreeMap<String, u64>> {
-    let rows: Vec<(String, String)> =
-        conn.query("SHOW /* innops:bench:counters */ GLOBAL STATUS LIKE 'Innodb_%'")?;
-    Ok(rows
-        .into_iter()
-        .filter(|(k, _)| COUNTERS.contains(&k.as_str()))
-        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-        .collect())
-}
-
-/// Run the plan's workload once and return its figures. Creates its schema and table when missing.
+/// Run the plan's workload once and return its figures. Prepares its table set on first use.
 pub fn plan_bench(
     target: &Target,
     spec: &PlanBench,
     procedure: &str,
     abort: &AtomicBool,
 ) -> anyhow::Result<BenchResult> {
-    let tag = format!("/* innops:{procedure}:bench */");
-    let db = crate::sql::quote_ident(&spec.db);
+    let run = spec.run_spec(procedure)?;
     let mut conn = target.connect()?;
-    conn.query_drop(format!("CREATE DATABASE {tag} IF NOT EXISTS {db}"))?;
-    conn.query_drop(format!(
-        "CREATE TABLE {tag} IF NOT EXISTS {db}.`writes` (id INT UNSIGNED NOT NULL PRIMARY KEY, k INT UNSIGNED NOT NULL, \
-         c CHAR(120) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB"
+    let read_only: Option<(i64, i64)> = conn.query_first(format!(
+        "SELECT {} @@innodb_read_only, @@read_only",
+        run.tag
     ))?;
-    let before = status_counters(&mut conn)?;
-    let deadline = Instant::now() + spec.time;
-    let started = Instant::now();
-    let results: Vec<anyhow::Result<(Histogram<u64>, u64, u64)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..spec.threads.max(1))
-            .map(|t| {
-                let (tag, db) = (&tag, &db);
-                s.spawn(move || -> anyhow::Result<(Histogram<u64>, u64, u64)> {
-                    let mut conn = target.connect()?;
-                    let mut rng =
-                        rand::rngs::SmallRng::seed_from_u64(spec.seed.wrapping_add(t as u64));
-                    let ins = conn.prep(format!(
-                        "REPLACE {tag} INTO {db}.`writes` (id, k, c) VALUES (?, ?, ?)"
-                    ))?;
-                    let upd = conn.prep(format!(
-                        "UPDATE {tag} {db}.`writes` SET k = k + 1 WHERE id = ?"
-                    ))?;
-                    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
-                    let (mut txns, mut errors) = (0u64, 0u64);
-                    while Instant::now() < deadline && !abort.load(Ordering::SeqCst) {
-                        let id = rng.gen_range(1..=spec.table_size.max(1));
-                        let t0 = Instant::now();
-                        let r = conn
-                            .exec_drop(
-                                &ins,
-                                (id, rng.gen::<u32>(), format!("{:0>120}", rng.gen::<u64>())),
-                            )
-                            .and_then(|_| conn.exec_drop(&upd, (id,)));
-                        match r {
-                            Ok(()) => {
-                                hist.record((t0.elapsed().as_micros() as u64).max(1))?;
-                                txns += 1;
-                            }
-                            Err(_) => errors += 1,
-                        }
-                    }
-                    Ok((hist, txns, errors))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("bench thread panicked"))
-            .collect()
-    });
-    let elapsed = started.elapsed().as_secs_f64();
-    let after = status_counters(&mut conn)?;
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
-    let (mut txns, mut errors) = (0, 0);
-    for r in results {
-        let (h, t, e) = r?;
-        hist.add(h)?;
-        txns += t;
-        errors += e;
+    let server_read_only = read_only.is_some_and(|(a, b)| a != 0 || b != 0);
+    if server_read_only && !run.workload.is_read_only() {
+        return Err(refused(format!(
+            "{} is read-only and the plan's benchmark ({}) writes: use a read-only workload for this plan, or --no-bench",
+            target.label, run.workload
+        )));
     }
-    let ms = |us: u64| us as f64 / 1000.0;
-    let per_txn = COUNTERS
-        .iter()
-        .filter_map(|k| {
-            let d = after.get(*k)?.saturating_sub(*before.get(*k)?);
-            Some((
-                k.to_string(),
-                if txns == 0 {
-                    0.0
-                } else {
-                    d as f64 / txns as f64
-                },
-            ))
-        })
-        .collect();
-    Ok(BenchResult {
-        workload: spec.workload.clone(),
-        threads: spec.threads,
-        time_s: elapsed,
-        transactions: txns,
-        queries: txns * 2,
-        errors,
-        tps: txns as f64 / elapsed,
-        qps: (txns * 2) as f64 / elapsed,
-        latency_ms: Latency {
-            min: if txns == 0 { 0.0 } else { ms(hist.min()) },
-            avg: hist.mean() / 1000.0,
-            p95: ms(hist.value_at_quantile(0.95)),
-            p99: ms(hist.value_at_quantile(0.99)),
-            max: ms(hist.max()),
-        },
-        per_transaction: per_txn,
-    })
+    if let Workload::Table { .. } = run.workload {
+    } else if !prepare::is_prepared(&mut conn, &run.db, run.tables, run.table_size)? {
+        if server_read_only {
+            return Err(refused(format!(
+                "{} is read-only and the benchmark tables {}.sbtest1..{} are missing: benchmark while it is writable first, or pass --no-bench",
+                target.label, run.db, run.tables
+            )));
+        }
+        prepare::prepare(target, &run, true, false)?;
+    }
+    drop(conn);
+    run::run(target, &run, abort, &mut |_| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(tps: f64, p95: f64) -> BenchResult {
+        BenchResult {
+            workload: "oltp_read_write".into(),
+            threads: 4,
+            time_s: 10.0,
+            transactions: (tps * 10.0) as u64,
+            queries: (tps * 200.0) as u64,
+            reads: 0,
+            writes: 0,
+            other: 0,
+            errors: 0,
+            reconnects: 0,
+            tps,
+            qps: tps * 20.0,
+            latency_ms: Latency {
+                p95,
+                avg: p95 / 2.0,
+                p99: p95 * 2.0,
+                ..Default::default()
+            },
+            per_transaction: BTreeMap::new(),
+            counters: BTreeMap::new(),
+            intervals: Vec::new(),
+            fairness: Fairness::default(),
+            seed: 1,
+            rand_type: "special".into(),
+            tables: 1,
+            table_size: 10_000,
+            warmup_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn changes_are_percent_of_before() {
+        let c = compare(&result(1000.0, 4.0), &result(1100.0, 3.0));
+        assert!((c.tps_pct - 10.0).abs() < 1e-9);
+        assert!((c.p95_pct + 25.0).abs() < 1e-9);
+        assert_eq!(compare(&result(0.0, 0.0), &result(5.0, 1.0)).tps_pct, 0.0);
+        let text = render_comparison(&result(1000.0, 4.0), &result(1100.0, 3.0));
+        assert!(text.contains("+10.0%") && text.contains("-25.0%"), "{text}");
+    }
+
+    #[test]
+    fn older_results_without_the_new_fields_still_load() {
+        let old = r#"{"workload":"write","threads":2,"time_s":1.0,"transactions":10,"queries":20,"errors":0,
+            "tps":10.0,"qps":20.0,"latency_ms":{"min":1.0,"avg":2.0,"p95":3.0,"p99":4.0,"max":5.0},
+            "per_transaction":{}}"#;
+        let r: BenchResult = serde_json::from_str(old).unwrap();
+        assert_eq!(r.latency_ms.p95, 3.0);
+        let spec = r#"{"workload":"oltp_read_write","threads":4,"time":{"secs":1,"nanos":0},"seed":1,
+            "db":"innops_bench","table_size":10000}"#;
+        let p: PlanBench = serde_json::from_str(spec).unwrap();
+        assert_eq!((p.tables, p.rand_type), (1, RandType::Special));
+    }
+
+    #[test]
+    fn plan_workloads_are_sysbench_s_on_a_small_table_set() {
+        let rw = PlanBench::read_write(Duration::from_secs(3))
+            .run_spec("redo")
+            .unwrap();
+        assert_eq!(rw.workload, Workload::ReadWrite);
+        assert_eq!(
+            (rw.db.as_str(), rw.tables, rw.table_size),
+            (PLAN_DB, 1, 10_000)
+        );
+        assert_eq!(rw.tag, "/* innops:redo:bench */");
+        let ro = PlanBench::read_only(Duration::from_secs(3))
+            .run_spec("readonly")
+            .unwrap();
+        assert!(ro.workload.is_read_only());
+        assert_eq!(
+            PlanBench::writes(Duration::from_secs(3)),
+            PlanBench::read_write(Duration::from_secs(3))
+        );
+    }
 }

@@ -200,6 +200,7 @@ fn execute(
         status: status.into(),
     })?;
     rd.write_json("report.json", report)?;
+    crate::bench::html::write_report(&rd.path, report)?;
     result
 }
 

@@ -1,0 +1,395 @@
+//! `innops bench prepare|run|cleanup`: the flags become a validated [`RunSpec`] here (the only place in this
+//! module that sees clap's types), then the work runs and prints sysbench's text or JSON.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::distribution::RandType;
+use super::run::{IgnoreErrors, RunSpec};
+use super::workloads::Workload;
+use super::{prepare, run, stats, table, BenchResult};
+use crate::cli::{BenchAction, BenchArgs, BenchRandType, Format};
+use crate::error::{bad_input, Failure};
+use crate::target::connect::Target;
+
+/// What the command will do, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub action: BenchAction,
+    pub spec: RunSpec,
+    pub json: bool,
+}
+
+/// Check the flags and turn them into settings.
+pub fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
+    let workload = Workload::parse(&a.workload)?;
+    if a.threads == 0 {
+        return Err(bad_input("--threads 0 runs nothing: give at least 1"));
+    }
+    if a.action == BenchAction::Run && a.time == 0 {
+        return Err(bad_input(
+            "--time 0 measures nothing: give the seconds to run, for example --time 10",
+        ));
+    }
+    if a.tables == 0 || a.table_size == 0 {
+        return Err(bad_input("--tables and --table-size must be at least 1"));
+    }
+    if a.db.is_empty() {
+        return Err(bad_input(
+            "--db is empty: name the schema of the sbtest tables",
+        ));
+    }
+    let seed = if a.seed == 0 {
+        // sysbench's --rand-seed=0: from the clock; the seed used is reported so a run can be repeated.
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1)
+    } else {
+        a.seed
+    };
+    Ok(Settings {
+        action: a.action,
+        spec: RunSpec {
+            workload,
+            db: a.db.clone(),
+            threads: a.threads,
+            time: Duration::from_secs(a.time),
+            warmup: Duration::from_secs(a.warmup),
+            tables: a.tables,
+            table_size: a.table_size,
+            rand_type: match a.rand_type {
+                BenchRandType::Special => RandType::Special,
+                BenchRandType::Uniform => RandType::Uniform,
+            },
+            seed,
+            report_interval: Duration::from_secs(a.report_interval),
+            ignore_errors: IgnoreErrors::parse(&a.ignore_errors)?,
+            tag: format!(
+                "/* innops:bench:{} */",
+                match a.action {
+                    BenchAction::Prepare => "prepare",
+                    BenchAction::Run => "run",
+                    BenchAction::Cleanup => "cleanup",
+                }
+            ),
+        },
+        json: a.conn.format == Format::Json,
+    })
+}
+
+/// Entry point from `app`.
+pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    let s = settings(a)?;
+    let env = crate::app::env_from(&a.conn, None)?;
+    execute(&env.plan_env.target, &s)
+}
+
+fn abort_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    // Only one handler per process; if one is installed already, Ctrl-C keeps its behaviour.
+    let _ = ctrlc::set_handler(move || {
+        if f.swap(true, Ordering::SeqCst) {
+            std::process::exit(crate::error::EXIT_INTERRUPTED);
+        }
+        eprintln!("\ninnops: stopping the benchmark (Ctrl-C again to quit at once)");
+    });
+    flag
+}
+
+fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
+    Ok(())
+}
+
+/// The JSON of a run: the result, plus tps, qps and the latency figures as top-level numbers for scripts.
+pub fn result_json(r: &BenchResult) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        let l = &r.latency_ms;
+        for (k, x) in [
+            ("latency_min_ms", l.min),
+            ("latency_avg_ms", l.avg),
+            ("latency_p95_ms", l.p95),
+            ("latency_p99_ms", l.p99),
+            ("latency_max_ms", l.max),
+        ] {
+            m.insert(k.into(), serde_json::json!(x));
+        }
+    }
+    v
+}
+
+pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
+    let spec = &s.spec;
+    match (&spec.workload, s.action) {
+        (Workload::Table { db, table }, BenchAction::Prepare | BenchAction::Cleanup) => {
+            // Nothing to create or drop: show what a run would send, which also checks the table is usable.
+            let mut conn = target.connect()?;
+            let plan = table::plan(&mut conn, db, table, spec)?;
+            let statements: Vec<String> = [plan.point_sql.clone(), plan.range_sql.clone()]
+                .into_iter()
+                .chain(plan.index_sql.iter().cloned())
+                .collect();
+            if s.json {
+                print_json(&serde_json::json!({
+                    "workload": spec.workload.name(),
+                    "key": plan.shape.key,
+                    "indexes": plan.shape.indexes.iter().map(|(n, c)| serde_json::json!({"name": n, "columns": c})).collect::<Vec<_>>(),
+                    "sampled_rows": plan.samples.len(),
+                    "statements": statements,
+                }))?;
+            } else {
+                let what = if s.action == BenchAction::Prepare {
+                    "nothing to prepare"
+                } else {
+                    "nothing to clean up"
+                };
+                println!("{what}: the table workload only reads {db}.{table}");
+                println!(
+                    "key {} ({}), {} secondary index(es), {} rows sampled; a transaction sends:",
+                    plan.shape.key_name,
+                    plan.shape.key.join(", "),
+                    plan.shape.indexes.len(),
+                    plan.samples.len()
+                );
+                println!("  BEGIN\n  10 × {}\n  {}", plan.point_sql, plan.range_sql);
+                for sql in &plan.index_sql {
+                    println!("  {sql}");
+                }
+                println!("  COMMIT");
+            }
+            Ok(())
+        }
+        (_, BenchAction::Prepare) => {
+            let sum = prepare::prepare(target, spec, false, s.json)?;
+            if s.json {
+                print_json(&serde_json::to_value(&sum)?)?;
+            } else {
+                println!(
+                    "prepared {}.{} ({} rows) in {:.1} s on {}",
+                    sum.db,
+                    sum.tables.join(", "),
+                    sum.rows,
+                    sum.seconds,
+                    target.label
+                );
+            }
+            Ok(())
+        }
+        (_, BenchAction::Cleanup) => {
+            let sum = prepare::cleanup(target, spec)?;
+            if s.json {
+                print_json(&serde_json::to_value(&sum)?)?;
+            } else if sum.tables.is_empty() {
+                println!(
+                    "no sbtest tables in {} on {}: nothing dropped",
+                    sum.db, target.label
+                );
+            } else {
+                println!(
+                    "dropped {}.{} on {}",
+                    sum.db,
+                    sum.tables.join(", "),
+                    target.label
+                );
+            }
+            Ok(())
+        }
+        (_, BenchAction::Run) => run_cmd(target, s),
+    }
+}
+
+fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
+    let spec = &s.spec;
+    if !matches!(spec.workload, Workload::Table { .. }) {
+        let mut conn = target.connect()?;
+        let missing = prepare::missing_tables(&mut conn, &spec.db, spec.tables, &spec.tag)?;
+        if let Some(t) = missing.first() {
+            return Err(bad_input(format!(
+                "table {}.sbtest{t} does not exist on {}: run `innops bench prepare --db {} --tables {} --table-size {}` first",
+                spec.db, target.label, spec.db, spec.tables, spec.table_size
+            )));
+        }
+    }
+    let abort = abort_flag();
+    if !s.json {
+        let header = BenchResult {
+            workload: spec.workload.name(),
+            threads: spec.threads,
+            seed: spec.seed,
+            rand_type: spec.rand_type.as_str().into(),
+            warmup_s: spec.warmup.as_secs_f64(),
+            ..empty_result()
+        };
+        print!(
+            "{}",
+            stats::render_header(&header, spec.report_interval.as_secs())
+        );
+        println!("Initializing worker threads...\n\nThreads started!\n");
+        std::io::stdout().flush().ok();
+    }
+    let json = s.json;
+    let result = run::run(target, spec, &abort, &mut |line| {
+        if !json {
+            println!("{}", stats::render_interval(line));
+            std::io::stdout().flush().ok();
+        }
+    })?;
+    if json {
+        print_json(&result_json(&result))?;
+    } else {
+        if !result.intervals.is_empty() {
+            println!();
+        }
+        print!("{}", stats::render_result(&result));
+    }
+    if abort.load(Ordering::SeqCst) {
+        return Err(Failure::Interrupted(
+            "benchmark interrupted: the figures cover the time it ran".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn empty_result() -> BenchResult {
+    BenchResult {
+        workload: String::new(),
+        threads: 0,
+        time_s: 0.0,
+        transactions: 0,
+        queries: 0,
+        reads: 0,
+        writes: 0,
+        other: 0,
+        errors: 0,
+        reconnects: 0,
+        tps: 0.0,
+        qps: 0.0,
+        latency_ms: Default::default(),
+        per_transaction: Default::default(),
+        counters: Default::default(),
+        intervals: Vec::new(),
+        fairness: Default::default(),
+        seed: 0,
+        rand_type: String::new(),
+        tables: 0,
+        table_size: 0,
+        warmup_s: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Settings> {
+        let mut all = vec!["innops", "bench"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all)?.command {
+            Command::Bench(a) => settings(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_sysbench_s() {
+        let s = parse(&["run", "--seed", "5"]).unwrap();
+        assert_eq!(s.action, BenchAction::Run);
+        assert_eq!(s.spec.workload, Workload::ReadWrite);
+        assert_eq!(
+            (s.spec.threads, s.spec.tables, s.spec.table_size),
+            (1, 1, 10_000)
+        );
+        assert_eq!(s.spec.rand_type, RandType::Special);
+        assert_eq!(s.spec.ignore_errors, IgnoreErrors::default());
+        assert_eq!(s.spec.db, "sbtest");
+        assert_eq!(s.spec.seed, 5);
+        assert_eq!(s.spec.tag, "/* innops:bench:run */");
+        assert!(!s.json);
+    }
+
+    #[test]
+    fn flags_reach_the_spec_and_seed_zero_means_the_clock() {
+        let s = parse(&[
+            "run",
+            "--workload",
+            "oltp_point_select",
+            "--threads",
+            "4",
+            "--time",
+            "3",
+            "--warmup",
+            "1",
+            "--tables",
+            "2",
+            "--table-size",
+            "500",
+            "--rand-type",
+            "uniform",
+            "--report-interval",
+            "1",
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(s.spec.workload, Workload::PointSelect);
+        assert_eq!(
+            (s.spec.threads, s.spec.tables, s.spec.table_size),
+            (4, 2, 500)
+        );
+        assert_eq!(
+            (s.spec.time, s.spec.warmup, s.spec.report_interval),
+            (
+                Duration::from_secs(3),
+                Duration::from_secs(1),
+                Duration::from_secs(1)
+            )
+        );
+        assert_eq!(s.spec.rand_type, RandType::Uniform);
+        assert!(s.spec.seed > 0);
+        assert!(s.json);
+    }
+
+    #[test]
+    fn bad_flags_are_bad_input_with_the_fix() {
+        for args in [
+            &["run", "--threads", "0"][..],
+            &["run", "--time", "0"],
+            &["run", "--workload", "tpcc"],
+            &["run", "--ignore-errors", "x"],
+        ] {
+            let e = parse(args).unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&e), 2, "{args:?}: {e}");
+        }
+        assert!(
+            parse(&["prepare", "--time", "0"]).is_ok(),
+            "prepare does not need a time"
+        );
+    }
+
+    #[test]
+    fn json_has_tps_qps_and_latency_at_the_top() {
+        let r = BenchResult {
+            tps: 10.0,
+            qps: 200.0,
+            latency_ms: crate::bench::Latency {
+                p95: 4.0,
+                ..Default::default()
+            },
+            ..empty_result()
+        };
+        let v = result_json(&r);
+        assert_eq!(v["tps"], 10.0);
+        assert_eq!(v["qps"], 200.0);
+        assert_eq!(v["latency_p95_ms"], 4.0);
+        assert_eq!(v["latency_ms"]["p95"], 4.0);
+    }
+}

@@ -1,0 +1,321 @@
+//! `report.html`: a run's report as one self-contained page (inline CSS and SVG, no scripts, nothing fetched),
+//! with before/after bar charts of tps and p95 latency. It is written as well-formed XHTML so any XML parser
+//! can check it.
+
+use std::fmt::Write as _;
+
+use super::{compare, BenchResult};
+use crate::plan::report::Report;
+
+/// Escape text for HTML/XML.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A vertical bar chart as inline SVG: one bar per (label, value, colour), scaled to the largest value.
+pub fn bar_chart(title: &str, unit: &str, bars: &[(&str, f64, &str)]) -> String {
+    let (w, h, top, bottom) = (360.0, 220.0, 36.0, 36.0);
+    let plot_h = h - top - bottom;
+    let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
+    let scale = if max > 0.0 { plot_h / max } else { 0.0 };
+    let slot = w / bars.len().max(1) as f64;
+    let bar_w = (slot * 0.5).min(90.0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{t}">"#,
+        t = esc(title)
+    );
+    let _ = write!(s, r#"<title>{}</title>"#, esc(title));
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="20" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    let base = h - bottom;
+    let _ = write!(
+        s,
+        r##"<line x1="10" y1="{base}" x2="{}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
+        w - 10.0
+    );
+    for (i, (label, v, colour)) in bars.iter().enumerate() {
+        let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
+        let bh = v * scale;
+        let x = slot * i as f64 + (slot - bar_w) / 2.0;
+        let _ = write!(
+            s,
+            r#"<rect x="{x:.1}" y="{:.1}" width="{bar_w:.1}" height="{bh:.1}" fill="{}"><title>{}: {} {}</title></rect>"#,
+            base - bh,
+            esc(colour),
+            esc(label),
+            fmt_value(v),
+            esc(unit)
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{} {}</text>"#,
+            x + bar_w / 2.0,
+            (base - bh - 6.0).max(top - 4.0),
+            fmt_value(v),
+            esc(unit)
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
+            x + bar_w / 2.0,
+            base + 18.0,
+            esc(label)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn fmt_value(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One figure of a result, for the before/after table.
+type Figure = fn(&BenchResult) -> f64;
+
+fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
+    let mut s = String::from("<table><thead><tr><th></th><th>before</th><th>after</th><th>change</th></tr></thead><tbody>");
+    let change = match (b, a) {
+        (Some(b), Some(a)) => Some(compare(b, a)),
+        _ => None,
+    };
+    let cell = |r: Option<&BenchResult>, f: Figure| {
+        r.map(|r| fmt_value(f(r))).unwrap_or_else(|| "–".into())
+    };
+    let rows: [(&str, Figure, Option<f64>); 6] = [
+        (
+            "transactions/s",
+            |r| r.tps,
+            change.as_ref().map(|c| c.tps_pct),
+        ),
+        ("queries/s", |r| r.qps, change.as_ref().map(|c| c.qps_pct)),
+        (
+            "latency avg (ms)",
+            |r| r.latency_ms.avg,
+            change.as_ref().map(|c| c.avg_pct),
+        ),
+        (
+            "latency p95 (ms)",
+            |r| r.latency_ms.p95,
+            change.as_ref().map(|c| c.p95_pct),
+        ),
+        (
+            "latency p99 (ms)",
+            |r| r.latency_ms.p99,
+            change.as_ref().map(|c| c.p99_pct),
+        ),
+        ("ignored errors", |r| r.errors as f64, None),
+    ];
+    for (label, f, pct) in rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(label),
+            cell(b, f),
+            cell(a, f),
+            pct.map(|p| format!("{p:+.1}%"))
+                .unwrap_or_else(|| "–".into())
+        );
+    }
+    let keys: Vec<&String> = b
+        .or(a)
+        .map(|r| r.per_transaction.keys().collect())
+        .unwrap_or_default();
+    for k in keys {
+        let pt = |r: Option<&BenchResult>| {
+            r.and_then(|r| r.per_transaction.get(k))
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_else(|| "–".into())
+        };
+        let _ = write!(
+            s,
+            "<tr><td>{} per transaction</td><td>{}</td><td>{}</td><td></td></tr>",
+            esc(k),
+            pt(b),
+            pt(a)
+        );
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}\
+.charts{display:flex;flex-wrap:wrap;gap:2em}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}";
+
+/// The whole run report as a page.
+pub fn render_report(r: &Report) -> String {
+    let mut s = String::from("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>");
+    let _ = write!(
+        s,
+        "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
+        esc(&r.procedure),
+        esc(&r.status)
+    );
+    let class = if r.status == "done" { "ok" } else { "bad" };
+    let _ = write!(s, "<h1>innops {}</h1>", esc(&r.procedure));
+    let _ = write!(
+        s,
+        "<table><tbody><tr><th>target</th><td>{}</td></tr><tr><th>server</th><td>{}</td></tr>",
+        esc(&r.target),
+        esc(&r.server)
+    );
+    let _ = write!(
+        s,
+        "<tr><th>status</th><td class=\"{class}\">{}</td></tr>",
+        esc(&r.status)
+    );
+    if let Some(d) = &r.run_dir {
+        let _ = write!(
+            s,
+            "<tr><th>run directory</th><td><code>{}</code></td></tr>",
+            esc(d)
+        );
+    }
+    s.push_str("</tbody></table>");
+    if let Some(m) = &r.message {
+        let _ = write!(s, "<p class=\"{class}\">{}</p>", esc(m));
+    }
+    for n in &r.notes {
+        let _ = write!(s, "<p>note: {}</p>", esc(n));
+    }
+    s.push_str("<h2>Benchmark before and after</h2>");
+    let (b, a) = (r.bench.before.as_ref(), r.bench.after.as_ref());
+    match b.or(a) {
+        None => s.push_str("<p>No benchmark was run (--no-bench, or the run stopped before its first measured step).</p>"),
+        Some(any) => {
+            let _ = write!(
+                s,
+                "<p>{} with {} threads, {:.0} s each, seed {}, {} distribution, {} table(s) of {} rows.</p>",
+                esc(&any.workload),
+                any.threads,
+                any.time_s,
+                any.seed,
+                esc(&any.rand_type),
+                any.tables,
+                any.table_size
+            );
+            let mut tps = Vec::new();
+            let mut p95 = Vec::new();
+            if let Some(b) = b {
+                tps.push(("before", b.tps, "#6b8fd6"));
+                p95.push(("before", b.latency_ms.p95, "#6b8fd6"));
+            }
+            if let Some(a) = a {
+                tps.push(("after", a.tps, "#e39a3b"));
+                p95.push(("after", a.latency_ms.p95, "#e39a3b"));
+            }
+            let _ = write!(
+                s,
+                "<div class=\"charts\">{}{}</div>",
+                bar_chart("Transactions per second (higher is better)", "tps", &tps),
+                bar_chart("95th percentile latency (lower is better)", "ms", &p95)
+            );
+            s.push_str(&bench_table(b, a));
+        }
+    }
+    s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>checks</th></tr></thead><tbody>");
+    for (i, st) in r.steps.iter().enumerate() {
+        let status = serde_json::to_value(&st.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let checks: Vec<String> = st
+            .pre
+            .iter()
+            .chain(st.post.iter())
+            .map(|v| {
+                format!(
+                    "{} {}: {}",
+                    if v.passed { "✓" } else { "✗" },
+                    v.check,
+                    v.observed
+                )
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            esc(&st.title),
+            esc(&st.id),
+            esc(st.risk.as_str()),
+            esc(&status),
+            checks
+                .iter()
+                .map(|c| esc(c))
+                .collect::<Vec<_>>()
+                .join("<br/>")
+        );
+    }
+    s.push_str("</tbody></table></body></html>\n");
+    s
+}
+
+/// Write `report.html` into the run directory.
+pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
+    let path = dir.join("report.html");
+    std::fs::write(&path, render_report(r))
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(esc("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
+    }
+
+    #[test]
+    fn bars_scale_to_the_largest_value() {
+        let svg = bar_chart(
+            "tps",
+            "tps",
+            &[("before", 100.0, "#111"), ("after", 50.0, "#222")],
+        );
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        // plot height 148: the larger bar fills it, the other is half.
+        assert!(svg.contains(r#"height="148.0""#), "{svg}");
+        assert!(svg.contains(r#"height="74.0""#), "{svg}");
+        let empty = bar_chart("p95", "ms", &[("before", 0.0, "#111")]);
+        assert!(empty.contains(r#"height="0.0""#));
+    }
+
+    #[test]
+    fn a_report_without_bench_says_so() {
+        let r = Report::new(
+            "redo",
+            "root@localhost",
+            "10.11",
+            vec!["a <note>".into()],
+            &[],
+        );
+        let html = render_report(&r);
+        assert!(html.contains("No benchmark was run"));
+        assert!(html.contains("a &lt;note&gt;"));
+        assert!(!html.contains("<script"));
+    }
+}

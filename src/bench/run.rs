@@ -1,0 +1,825 @@
+//! Driving a workload: one connection and one thread per `--threads`, statements prepared before the clock
+//! starts, each transaction timed from its first statement to its last (retries included, as sysbench times an
+//! event), counted the way sysbench counts, and reported per interval by the calling thread.
+//!
+//! Errors follow sysbench's `--mysql-ignore-errors` (default 1213, 1020, 1205): an ignored error restarts the
+//! transaction and is counted; a lost connection is re-established when its code is ignored; any other error
+//! stops every thread and ends the run with that error.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use mysql::prelude::{Protocol, Queryable};
+use mysql::{Conn, OptsBuilder, Params, QueryResult, Statement, Value};
+
+use super::distribution::{RandType, SbRng};
+use super::stats::{self, latency_of, mean_stddev, new_histogram, record_ns};
+use super::table::TablePlan;
+use super::workloads::{self as wl, Group, GroupKind, QueryClass, Workload};
+use super::{BenchResult, Fairness, Interval, COUNTERS};
+use crate::target::connect::Target;
+
+/// `--ignore-errors`: which server error codes restart a transaction instead of ending the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    All,
+    Codes(Vec<u16>),
+}
+
+impl Default for IgnoreErrors {
+    /// sysbench's `--mysql-ignore-errors` default: deadlock, record changed since last read, lock wait timeout.
+    fn default() -> Self {
+        IgnoreErrors::Codes(vec![1213, 1020, 1205])
+    }
+}
+
+impl IgnoreErrors {
+    /// `all`, `none`, or a comma-separated list of codes.
+    pub fn parse(s: &str) -> anyhow::Result<IgnoreErrors> {
+        match s.trim() {
+            "all" => Ok(IgnoreErrors::All),
+            "none" | "" => Ok(IgnoreErrors::Codes(Vec::new())),
+            list => list
+                .split(',')
+                .map(|c| {
+                    c.trim().parse::<u16>().map_err(|_| {
+                        crate::error::bad_input(format!(
+                            "--ignore-errors '{s}': '{c}' is not an error code; give codes like 1213,1205, or all, or none"
+                        ))
+                    })
+                })
+                .collect::<anyhow::Result<Vec<u16>>>()
+                .map(IgnoreErrors::Codes),
+        }
+    }
+
+    fn ignores(&self, code: u16) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.contains(&code),
+        }
+    }
+}
+
+/// Client-side codes for a lost connection (CR_SERVER_GONE_ERROR, CR_TCP_CONNECTION, CR_SERVER_LOST,
+/// CR_SERVER_LOST_EXTENDED): when ignored, sysbench reconnects.
+const RECONNECT_CODES: [u16; 4] = [2006, 2011, 2013, 2055];
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub workload: Workload,
+    /// Schema of the sbtest tables (for `table:` the table's own schema is used).
+    pub db: String,
+    pub threads: u32,
+    pub time: Duration,
+    pub warmup: Duration,
+    pub tables: u32,
+    pub table_size: u32,
+    pub rand_type: RandType,
+    pub seed: u64,
+    /// Zero: no interval lines.
+    pub report_interval: Duration,
+    pub ignore_errors: IgnoreErrors,
+    /// The comment every statement carries.
+    pub tag: String,
+}
+
+/// Statement counts of one thread, by sysbench's classes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    txns: u64,
+    reads: u64,
+    writes: u64,
+    other: u64,
+    errors: u64,
+    reconnects: u64,
+    busy_ns: u128,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.txns += o.txns;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.other += o.other;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+        self.busy_ns += o.busy_ns;
+    }
+    fn queries(&self) -> u64 {
+        self.reads + self.writes + self.other
+    }
+}
+
+/// What a thread measured since the reporter last looked.
+struct Window {
+    hist: Histogram<u64>,
+    counts: Counts,
+}
+
+/// The sbtest statements prepared on one connection for one table.
+#[derive(Default)]
+struct TableStmts {
+    point: Option<Statement>,
+    simple: Option<Statement>,
+    sum: Option<Statement>,
+    order: Option<Statement>,
+    distinct: Option<Statement>,
+    index_update: Option<Statement>,
+    non_index_update: Option<Statement>,
+    delete: Option<Statement>,
+    insert: Option<Statement>,
+}
+
+/// BEGIN and COMMIT are prepared as sysbench prepares them, or sent as text where the server refuses.
+enum Control {
+    Prepared(Statement),
+    Text(String),
+}
+
+struct Statements {
+    begin: Control,
+    commit: Control,
+    tables: Vec<TableStmts>,
+    /// table workload: point read, PK range, one per secondary index.
+    table_point: Option<Statement>,
+    table_range: Option<Statement>,
+    table_index: Vec<Statement>,
+}
+
+struct Worker<'a> {
+    spec: &'a RunSpec,
+    plan: Option<&'a TablePlan>,
+    opts: mysql::Opts,
+    conn: Conn,
+    stmts: Statements,
+    rng: SbRng,
+    script: Vec<Group>,
+    c_buf: String,
+    pad_buf: String,
+}
+
+fn prepare_control(conn: &mut Conn, sql: &str) -> Result<Control, mysql::Error> {
+    match conn.prep(sql) {
+        Ok(s) => Ok(Control::Prepared(s)),
+        // ER_UNSUPPORTED_PS: sysbench falls back to client-side emulation, i.e. plain text.
+        Err(mysql::Error::MySqlError(e)) if e.code == 1295 => Ok(Control::Text(sql.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+fn prepare_statements(
+    conn: &mut Conn,
+    spec: &RunSpec,
+    plan: Option<&TablePlan>,
+) -> Result<Statements, mysql::Error> {
+    let tag = spec.tag.as_str();
+    let begin = prepare_control(conn, &wl::tag_sql("BEGIN", tag))?;
+    let commit = prepare_control(conn, &wl::tag_sql("COMMIT", tag))?;
+    let mut tables = Vec::new();
+    let w = &spec.workload;
+    let reads = matches!(
+        w,
+        Workload::PointSelect | Workload::ReadOnly | Workload::ReadWrite
+    );
+    let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite);
+    let writes = matches!(w, Workload::ReadWrite);
+    if reads {
+        for t in 1..=spec.tables {
+            let mut p = |tmpl: &str, on: bool| -> Result<Option<Statement>, mysql::Error> {
+                if on {
+                    conn.prep(wl::tagged(tmpl, t, tag)).map(Some)
+                } else {
+                    Ok(None)
+                }
+            };
+            tables.push(TableStmts {
+                point: p(wl::STMT_POINT_SELECT, true)?,
+                simple: p(wl::STMT_SIMPLE_RANGE, ranges)?,
+                sum: p(wl::STMT_SUM_RANGE, ranges)?,
+                order: p(wl::STMT_ORDER_RANGE, ranges)?,
+                distinct: p(wl::STMT_DISTINCT_RANGE, ranges)?,
+                index_update: p(wl::STMT_INDEX_UPDATE, writes)?,
+                non_index_update: p(wl::STMT_NON_INDEX_UPDATE, writes)?,
+                delete: p(wl::STMT_DELETE, writes)?,
+                insert: p(wl::STMT_INSERT, writes)?,
+            });
+        }
+    }
+    let (mut table_point, mut table_range, mut table_index) = (None, None, Vec::new());
+    if let Some(plan) = plan {
+        table_point = Some(conn.prep(&plan.point_sql)?);
+        table_range = Some(conn.prep(&plan.range_sql)?);
+        for sql in &plan.index_sql {
+            table_index.push(conn.prep(sql)?);
+        }
+    }
+    Ok(Statements {
+        begin,
+        commit,
+        tables,
+        table_point,
+        table_range,
+        table_index,
+    })
+}
+
+/// A server error code for `e`, with lost connections mapped to CR_SERVER_LOST (2013) as libmysqlclient
+/// reports them.
+fn error_code(e: &mysql::Error) -> Option<u16> {
+    match e {
+        mysql::Error::MySqlError(me) => Some(me.code),
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => Some(2013),
+        mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync) => Some(2013),
+        _ => None,
+    }
+}
+
+/// Read the whole result (as sysbench stores it) and classify the statement.
+fn drain<T: Protocol>(
+    mut r: QueryResult<'_, '_, '_, T>,
+    c: &mut Counts,
+) -> Result<(), mysql::Error> {
+    let class = if !r.columns().as_ref().is_empty() {
+        if let Some(set) = r.iter() {
+            for row in set {
+                row?;
+            }
+        }
+        QueryClass::Read
+    } else if r.affected_rows() > 0 {
+        QueryClass::Write
+    } else {
+        QueryClass::Other
+    };
+    match class {
+        QueryClass::Read => c.reads += 1,
+        QueryClass::Write => c.writes += 1,
+        QueryClass::Other => c.other += 1,
+    }
+    Ok(())
+}
+
+fn exec(
+    conn: &mut Conn,
+    stmt: &Statement,
+    params: Vec<Value>,
+    c: &mut Counts,
+) -> Result<(), mysql::Error> {
+    let r = conn.exec_iter(stmt, Params::Positional(params))?;
+    drain(r, c)
+}
+
+fn exec_control(conn: &mut Conn, ctl: &Control, c: &mut Counts) -> Result<(), mysql::Error> {
+    match ctl {
+        Control::Prepared(s) => {
+            let r = conn.exec_iter(s, ())?;
+            drain(r, c)
+        }
+        Control::Text(sql) => {
+            let r = conn.query_iter(sql)?;
+            drain(r, c)
+        }
+    }
+}
+
+fn stmt(s: &Option<Statement>) -> &Statement {
+    s.as_ref().expect("statement prepared for this workload")
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        spec: &'a RunSpec,
+        plan: Option<&'a TablePlan>,
+        opts: mysql::Opts,
+        thread: u32,
+    ) -> anyhow::Result<Worker<'a>> {
+        let mut conn = Conn::new(opts.clone())?;
+        let stmts = prepare_statements(&mut conn, spec, plan)?;
+        Ok(Worker {
+            spec,
+            plan,
+            opts,
+            conn,
+            stmts,
+            rng: SbRng::new(spec.seed, u64::from(thread)),
+            script: spec.workload.script(plan.map_or(0, |p| p.index_sql.len())),
+            c_buf: String::with_capacity(wl::C_TEMPLATE.len()),
+            pad_buf: String::with_capacity(wl::PAD_TEMPLATE.len()),
+        })
+    }
+
+    /// `get_table_num()`: uniform over the tables; 0-based here.
+    fn table_index(&mut self) -> usize {
+        (self.rng.uniform(1, self.spec.tables) - 1) as usize
+    }
+
+    /// `get_id()`: the default distribution over [1, table_size].
+    fn id(&mut self) -> u32 {
+        self.rng
+            .default(self.spec.rand_type, 1, self.spec.table_size)
+    }
+
+    /// A sampled row of the table workload, drawn with the run's distribution.
+    fn sample(&mut self) -> usize {
+        let n = self.plan.map_or(1, |p| p.samples.len()) as u32;
+        (self.rng.default(self.spec.rand_type, 1, n.max(1)) - 1) as usize
+    }
+
+    /// One event of the script. Returns at the first failing statement.
+    fn transaction(&mut self, c: &mut Counts) -> Result<(), mysql::Error> {
+        let script = std::mem::take(&mut self.script);
+        let r = self.run_script(&script, c);
+        self.script = script;
+        r
+    }
+
+    fn run_script(&mut self, script: &[Group], c: &mut Counts) -> Result<(), mysql::Error> {
+        let range = wl::RANGE_SIZE - 1;
+        for g in script {
+            match g.kind {
+                GroupKind::Begin => exec_control(&mut self.conn, &self.stmts.begin, c)?,
+                GroupKind::Commit => exec_control(&mut self.conn, &self.stmts.commit, c)?,
+                GroupKind::PointSelects => {
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        let id = self.id();
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.tables[t].point),
+                            vec![Value::from(id)],
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::SimpleRanges
+                | GroupKind::SumRanges
+                | GroupKind::OrderRanges
+                | GroupKind::DistinctRanges => {
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        let id = self.id();
+                        let ts = &self.stmts.tables[t];
+                        let s = match g.kind {
+                            GroupKind::SimpleRanges => &ts.simple,
+                            GroupKind::SumRanges => &ts.sum,
+                            GroupKind::OrderRanges => &ts.order,
+                            _ => &ts.distinct,
+                        };
+                        exec(
+                            &mut self.conn,
+                            stmt(s),
+                            vec![Value::from(id), Value::from(id + range)],
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::IndexUpdates => {
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        let id = self.id();
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.tables[t].index_update),
+                            vec![Value::from(id)],
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::NonIndexUpdates => {
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
+                        let id = self.id();
+                        let params = vec![Value::from(self.c_buf.as_str()), Value::from(id)];
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.tables[t].non_index_update),
+                            params,
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::DeleteInserts => {
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        let id = self.id();
+                        let k = self.id();
+                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
+                        self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.tables[t].delete),
+                            vec![Value::from(id)],
+                            c,
+                        )?;
+                        let params = vec![
+                            Value::from(id),
+                            Value::from(k),
+                            Value::from(self.c_buf.as_str()),
+                            Value::from(self.pad_buf.as_str()),
+                        ];
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.tables[t].insert),
+                            params,
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::InsertText => {
+                    // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it.
+                    let t = self.rng.uniform(1, self.spec.tables);
+                    let k = self.id();
+                    self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
+                    self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
+                    let sql = format!(
+                        "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
+                        self.spec.tag, self.c_buf, self.pad_buf
+                    );
+                    let r = self.conn.query_iter(sql)?;
+                    drain(r, c)?;
+                }
+                GroupKind::TablePoints => {
+                    for _ in 0..g.count {
+                        let row = self.sample();
+                        let p = self.plan.expect("table plan");
+                        exec(
+                            &mut self.conn,
+                            stmt(&self.stmts.table_point),
+                            p.point_params(row),
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::TableRange => {
+                    let row = self.sample();
+                    let p = self.plan.expect("table plan");
+                    exec(
+                        &mut self.conn,
+                        stmt(&self.stmts.table_range),
+                        p.range_params(row),
+                        c,
+                    )?;
+                }
+                GroupKind::TableIndex(i) => {
+                    let row = self.sample();
+                    let p = self.plan.expect("table plan");
+                    exec(
+                        &mut self.conn,
+                        &self.stmts.table_index[i],
+                        p.index_params(i, row),
+                        c,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn reconnect(&mut self, stop: &AtomicBool, deadline: Instant) -> bool {
+        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            if let Ok(mut conn) = Conn::new(self.opts.clone()) {
+                if let Ok(stmts) = prepare_statements(&mut conn, self.spec, self.plan) {
+                    self.conn = conn;
+                    self.stmts = stmts;
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    /// Run transactions until the deadline; what started after `measure_from` goes into `window`.
+    fn run(
+        mut self,
+        window: &Mutex<Window>,
+        measure_from: Instant,
+        deadline: Instant,
+        stop: &AtomicBool,
+        abort: &AtomicBool,
+    ) -> anyhow::Result<()> {
+        loop {
+            if Instant::now() >= deadline
+                || stop.load(Ordering::Relaxed)
+                || abort.load(Ordering::Relaxed)
+            {
+                return Ok(());
+            }
+            let mut c = Counts::default();
+            let start = Instant::now();
+            loop {
+                match self.transaction(&mut c) {
+                    Ok(()) => break,
+                    Err(e) => {
+                        let code = error_code(&e);
+                        let ignored =
+                            code.is_some_and(|code| self.spec.ignore_errors.ignores(code));
+                        if !ignored {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err(anyhow::anyhow!(
+                                "the benchmark stopped on an error the run does not ignore: {e}{}",
+                                code.map(|c| format!(" (code {c}; add it to --ignore-errors to retry such transactions)")).unwrap_or_default()
+                            ));
+                        }
+                        if code.is_some_and(|code| RECONNECT_CODES.contains(&code)) {
+                            c.reconnects += 1;
+                            if !self.reconnect(stop, deadline) {
+                                return Ok(());
+                            }
+                        } else {
+                            c.errors += 1;
+                        }
+                        if Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            if start >= measure_from {
+                let ns = start.elapsed().as_nanos();
+                c.txns = 1;
+                c.busy_ns = ns;
+                let mut w = window.lock().expect("bench window lock");
+                record_ns(&mut w.hist, ns);
+                w.counts.add(&c);
+            }
+        }
+    }
+}
+
+/// `SHOW GLOBAL STATUS` values of [`COUNTERS`].
+pub fn status_counters(conn: &mut Conn, tag: &str) -> anyhow::Result<BTreeMap<String, u64>> {
+    let rows: Vec<(String, String)> =
+        conn.query(format!("SHOW {tag} GLOBAL STATUS LIKE 'Innodb\\_%'"))?;
+    Ok(rows
+        .into_iter()
+        .filter(|(k, _)| COUNTERS.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
+        .collect())
+}
+
+/// Connection options for the run's threads: the target's, in the workload's schema, with room in the
+/// statement cache for every statement (an evicted statement would be closed on the server).
+pub fn worker_opts(target: &Target, db: &str, tables: u32) -> mysql::Opts {
+    OptsBuilder::from_opts(target.opts.clone())
+        .db_name(Some(db.to_string()))
+        .stmt_cache_size(Some(tables as usize * 10 + 64))
+        .into()
+}
+
+fn sleep_until(t: Instant, stop: &AtomicBool, abort: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) && !abort.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        std::thread::sleep((t - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Run the workload and return its figures; `on_interval` sees each `--report-interval` line as it happens.
+pub fn run(
+    target: &Target,
+    spec: &RunSpec,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> anyhow::Result<BenchResult> {
+    let db = match &spec.workload {
+        Workload::Table { db, .. } => db.clone(),
+        _ => spec.db.clone(),
+    };
+    let opts = worker_opts(target, &db, spec.tables);
+    let worker_target = Target {
+        opts: opts.clone(),
+        label: target.label.clone(),
+        local: target.local,
+    };
+    let mut main = worker_target.connect()?;
+    let plan = match &spec.workload {
+        Workload::Table { db, table } => Some(super::table::plan(&mut main, db, table, spec)?),
+        _ => None,
+    };
+    let threads = spec.threads.max(1);
+    let mut workers = Vec::new();
+    for t in 0..threads {
+        workers.push(
+            Worker::new(spec, plan.as_ref(), opts.clone(), t).map_err(|e| {
+                anyhow::anyhow!(
+                    "thread {} could not connect and prepare its statements on {}: {e:#}",
+                    t + 1,
+                    target.label
+                )
+            })?,
+        );
+    }
+    let windows: Vec<Mutex<Window>> = (0..threads)
+        .map(|_| {
+            Mutex::new(Window {
+                hist: new_histogram(),
+                counts: Counts::default(),
+            })
+        })
+        .collect();
+    let stop = AtomicBool::new(false);
+    let mut before = status_counters(&mut main, &spec.tag)?;
+    let t0 = Instant::now();
+    let measure_from = t0 + spec.warmup;
+    let deadline = measure_from + spec.time;
+
+    let mut total_hist = new_histogram();
+    let mut per_thread = vec![Counts::default(); threads as usize];
+    let mut intervals = Vec::new();
+    let drain_windows = |hist: &mut Histogram<u64>, per_thread: &mut [Counts]| -> Counts {
+        let mut sum = Counts::default();
+        for (i, w) in windows.iter().enumerate() {
+            let mut w = w.lock().expect("bench window lock");
+            hist.add(&w.hist).expect("histograms share their bounds");
+            w.hist.reset();
+            sum.add(&w.counts);
+            per_thread[i].add(&w.counts);
+            w.counts = Counts::default();
+        }
+        sum
+    };
+
+    let (results, end) = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .zip(windows.iter())
+            .map(|(w, win)| {
+                let stop = &stop;
+                s.spawn(move || w.run(win, measure_from, deadline, stop, abort))
+            })
+            .collect();
+        if !spec.warmup.is_zero() {
+            sleep_until(measure_from, &stop, abort);
+            if let Ok(b) = status_counters(&mut main, &spec.tag) {
+                before = b;
+            }
+        }
+        let mut interval_hist = new_histogram();
+        let mut last = measure_from;
+        let mut k = 1u32;
+        while !spec.report_interval.is_zero() {
+            let next = measure_from + spec.report_interval * k;
+            if next > deadline {
+                break;
+            }
+            loop {
+                let now = Instant::now();
+                if now >= next
+                    || handles.iter().all(|h| h.is_finished())
+                    || abort.load(Ordering::Relaxed)
+                {
+                    break;
+                }
+                std::thread::sleep((next - now).min(Duration::from_millis(20)));
+            }
+            if Instant::now() < next {
+                break;
+            }
+            let now = Instant::now();
+            let c = drain_windows(&mut interval_hist, &mut per_thread);
+            total_hist
+                .add(&interval_hist)
+                .expect("histograms share their bounds");
+            let secs = (now - last).as_secs_f64().max(1e-9);
+            let line = Interval {
+                t: (spec.report_interval * k).as_secs_f64(),
+                threads,
+                tps: c.txns as f64 / secs,
+                qps: c.queries() as f64 / secs,
+                reads_ps: c.reads as f64 / secs,
+                writes_ps: c.writes as f64 / secs,
+                other_ps: c.other as f64 / secs,
+                p95_ms: stats::percentile_ms(&interval_hist, 0.95),
+                err_ps: c.errors as f64 / secs,
+                reconn_ps: c.reconnects as f64 / secs,
+            };
+            interval_hist.reset();
+            on_interval(&line);
+            intervals.push(line);
+            last = now;
+            k += 1;
+        }
+        let results: Vec<anyhow::Result<()>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
+            })
+            .collect();
+        (results, Instant::now())
+    });
+    for r in results {
+        r?;
+    }
+    drain_windows(&mut total_hist, &mut per_thread);
+    let after = status_counters(&mut main, &spec.tag)?;
+    let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
+        a.add(c);
+        a
+    });
+    let elapsed = end
+        .saturating_duration_since(measure_from)
+        .as_secs_f64()
+        .max(1e-9);
+    let counters: BTreeMap<String, u64> = COUNTERS
+        .iter()
+        .filter_map(|k| {
+            Some((
+                k.to_string(),
+                after.get(*k)?.saturating_sub(*before.get(*k)?),
+            ))
+        })
+        .collect();
+    let per_transaction = counters
+        .iter()
+        .map(|(k, d)| {
+            (
+                k.clone(),
+                if total.txns == 0 {
+                    0.0
+                } else {
+                    *d as f64 / total.txns as f64
+                },
+            )
+        })
+        .collect();
+    let (events_avg, events_stddev) =
+        mean_stddev(&per_thread.iter().map(|c| c.txns as f64).collect::<Vec<_>>());
+    let (exec_time_avg, exec_time_stddev) = mean_stddev(
+        &per_thread
+            .iter()
+            .map(|c| c.busy_ns as f64 / 1e9)
+            .collect::<Vec<_>>(),
+    );
+    Ok(BenchResult {
+        workload: spec.workload.name(),
+        threads,
+        time_s: elapsed,
+        transactions: total.txns,
+        queries: total.queries(),
+        reads: total.reads,
+        writes: total.writes,
+        other: total.other,
+        errors: total.errors,
+        reconnects: total.reconnects,
+        tps: total.txns as f64 / elapsed,
+        qps: total.queries() as f64 / elapsed,
+        latency_ms: latency_of(&total_hist, total.busy_ns),
+        per_transaction,
+        counters,
+        intervals,
+        fairness: Fairness {
+            events_avg,
+            events_stddev,
+            exec_time_avg,
+            exec_time_stddev,
+        },
+        seed: spec.seed,
+        rand_type: spec.rand_type.as_str().into(),
+        tables: spec.tables,
+        table_size: spec.table_size,
+        warmup_s: spec.warmup.as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignore_errors_parse_like_sysbench_s_option() {
+        assert_eq!(
+            IgnoreErrors::default(),
+            IgnoreErrors::Codes(vec![1213, 1020, 1205])
+        );
+        assert_eq!(IgnoreErrors::parse("all").unwrap(), IgnoreErrors::All);
+        assert_eq!(
+            IgnoreErrors::parse("none").unwrap(),
+            IgnoreErrors::Codes(vec![])
+        );
+        assert_eq!(
+            IgnoreErrors::parse("1213, 2013").unwrap(),
+            IgnoreErrors::Codes(vec![1213, 2013])
+        );
+        let e = IgnoreErrors::parse("1213,x").unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), 2);
+        assert!(IgnoreErrors::All.ignores(1062));
+        assert!(!IgnoreErrors::default().ignores(1062));
+    }
+
+    #[test]
+    fn lost_connections_map_to_cr_server_lost() {
+        let io = mysql::Error::IoError(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
+        assert_eq!(error_code(&io), Some(2013));
+        assert!(RECONNECT_CODES.contains(&2013));
+    }
+}
