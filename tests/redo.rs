@@ -432,7 +432,7 @@ fn advise_measures_redo_writes_and_recommends_an_hour() {
 }
 
 #[test]
-fn the_drill_runs_redo_online_and_offline_on_its_own_sandbox() {
+fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     let dir = tempfile::Builder::new()
         .prefix("ino-")
         .tempdir_in("/tmp")
@@ -464,7 +464,13 @@ fn the_drill_runs_redo_online_and_offline_on_its_own_sandbox() {
         .collect();
     assert_eq!(
         names,
-        ["redo-online", "redo-offline", "redo-survives-restart"]
+        ["redo-online", "redo-offline", "redo-survives-restart", "convert-bulk", "convert-deferred"]
+    );
+    let deferred = read_json(&out_dir.join("convert-deferred/report.json"));
+    assert!(deferred["notes"][0].as_str().unwrap().starts_with("path: deferred"), "{deferred}");
+    assert!(
+        deferred["bench"]["after"]["tps"].as_f64().unwrap() > 0.0,
+        "the conversion is measured on the table itself: {deferred}"
     );
     let online = read_json(&out_dir.join("redo-online/report.json"));
     assert!(
