@@ -103,7 +103,7 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
     let cell = |r: Option<&BenchResult>, f: Figure| {
         r.map(|r| fmt_value(f(r))).unwrap_or_else(|| "–".into())
     };
-    let rows: [(&str, Figure, Option<f64>); 6] = [
+    let rows: [(&str, Figure, Option<f64>); 5] = [
         (
             "transactions/s",
             |r| r.tps,
@@ -125,7 +125,6 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
             |r| r.latency_ms.p99,
             change.as_ref().map(|c| c.p99_pct),
         ),
-        ("ignored errors", |r| r.errors as f64, None),
     ];
     for (label, f, pct) in rows {
         let _ = write!(
@@ -138,6 +137,16 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
                 .unwrap_or_else(|| "–".into())
         );
     }
+    let count = |r: Option<&BenchResult>| {
+        r.map(|r| r.errors.to_string())
+            .unwrap_or_else(|| "–".into())
+    };
+    let _ = write!(
+        s,
+        "<tr><td>ignored errors</td><td>{}</td><td>{}</td><td></td></tr>",
+        count(b),
+        count(a)
+    );
     let keys: Vec<&String> = b
         .or(a)
         .map(|r| r.per_transaction.keys().collect())

@@ -1,0 +1,410 @@
+//! `innops bench` on sandboxes: prepare/run/cleanup of every sysbench workload with statement counts checked
+//! exactly (and against sysbench itself when it is installed), the `table:` workload on a table with secondary
+//! indexes, and a plan whose report holds before/after figures and a well-formed report.html.
+//! Nothing here asserts on speed: runs are 1-2 seconds and only counts and shapes are checked.
+
+use std::process::Command;
+
+use mysql::prelude::Queryable;
+
+use crate::common::{read_json, Output, Sandboxed};
+
+/// Statements per transaction as sysbench 1.0.20 counts them (read, write, other).
+const MIX: [(&str, u64, u64, u64); 4] = [
+    ("oltp_point_select", 1, 0, 0),
+    ("oltp_read_only", 14, 0, 2),
+    ("oltp_read_write", 14, 4, 2),
+    ("oltp_insert", 0, 1, 0),
+];
+
+fn ok(out: &Output) -> &Output {
+    assert_eq!(out.code, 0, "{out:?}");
+    out
+}
+
+fn table_count(sb: &Sandboxed, db: &str) -> u64 {
+    sb.conn()
+        .exec_first(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'sbtest%'",
+            (db,),
+        )
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn each_oltp_workload_prepares_runs_and_cleans_up_with_sysbench_s_statement_mix() {
+    let sb = Sandboxed::new("bencholtp");
+    for (workload, r, w, o) in MIX {
+        let common = [
+            "--workload",
+            workload,
+            "--db",
+            "sbt",
+            "--tables",
+            "2",
+            "--table-size",
+            "500",
+        ];
+        let prep = sb.innops(&[&["bench", "prepare"][..], &common].concat());
+        ok(&prep);
+        assert_eq!(table_count(&sb, "sbt"), 2, "{prep:?}");
+        let rows: u64 = sb
+            .conn()
+            .query_first("SELECT COUNT(*) FROM sbt.sbtest2")
+            .unwrap()
+            .unwrap();
+        assert_eq!(rows, 500);
+        let idx: Option<String> = sb
+            .conn()
+            .query_first("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='sbt' AND TABLE_NAME='sbtest2' AND INDEX_NAME='k_2'")
+            .unwrap();
+        assert_eq!(
+            idx.as_deref(),
+            Some("k_2"),
+            "prepare adds sysbench's secondary index"
+        );
+
+        // One thread: no deadlocks, so every transaction runs its statements exactly once.
+        let run = sb.innops(
+            &[
+                &[
+                    "bench",
+                    "run",
+                    "--threads",
+                    "1",
+                    "--time",
+                    "1",
+                    "--seed",
+                    "7",
+                    "--format",
+                    "json",
+                ][..],
+                &common,
+            ]
+            .concat(),
+        );
+        let j = ok(&run).json();
+        let txns = j["transactions"].as_u64().unwrap();
+        assert!(txns > 0, "{j}");
+        assert_eq!(j["errors"], 0, "{j}");
+        assert_eq!(j["reads"].as_u64().unwrap(), r * txns, "{workload}: {j}");
+        assert_eq!(j["writes"].as_u64().unwrap(), w * txns, "{workload}: {j}");
+        assert_eq!(j["other"].as_u64().unwrap(), o * txns, "{workload}: {j}");
+        assert_eq!(
+            j["queries"].as_u64().unwrap(),
+            (r + w + o) * txns,
+            "{workload}: {j}"
+        );
+        for k in [
+            "tps",
+            "qps",
+            "latency_avg_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "latency_min_ms",
+            "latency_max_ms",
+        ] {
+            assert!(
+                j[k].as_f64().is_some_and(|v| v > 0.0),
+                "{k} missing at the top level: {j}"
+            );
+        }
+        assert!(
+            j["latency_ms"]["p95"].as_f64().unwrap() >= j["latency_ms"]["min"].as_f64().unwrap()
+        );
+        let per = &j["per_transaction"];
+        for c in [
+            "Innodb_data_written",
+            "Innodb_os_log_written",
+            "Innodb_dblwr_pages_written",
+            "Innodb_pages_written",
+            "Innodb_buffer_pool_reads",
+        ] {
+            assert!(per[c].is_number(), "{c} missing: {j}");
+        }
+        if w > 0 {
+            assert!(
+                per["Innodb_os_log_written"].as_f64().unwrap() > 0.0,
+                "writes must write redo: {j}"
+            );
+        }
+
+        let clean = sb.innops(&[&["bench", "cleanup"][..], &common].concat());
+        assert!(
+            ok(&clean).stdout.contains("dropped sbt.sbtest1, sbtest2"),
+            "{clean:?}"
+        );
+        assert_eq!(table_count(&sb, "sbt"), 0);
+    }
+}
+
+#[test]
+fn text_output_uses_sysbench_s_sections_and_interval_lines() {
+    let sb = Sandboxed::new("benchtext");
+    ok(&sb.innops(&["bench", "prepare", "--table-size", "300"]));
+    let out = sb.innops(&[
+        "bench",
+        "run",
+        "--table-size",
+        "300",
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--report-interval",
+        "1",
+    ]);
+    let text = &ok(&out).stdout;
+    for section in [
+        "SQL statistics:",
+        "queries performed:",
+        "transactions:",
+        "ignored errors:",
+        "reconnects:",
+        "General statistics:",
+        "total number of events:",
+        "Latency (ms):",
+        "95th percentile:",
+        "Threads fairness:",
+        "Innodb_os_log_written:",
+        "[ 1s ] thds: 2 tps: ",
+    ] {
+        assert!(text.contains(section), "no {section:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn running_before_prepare_or_preparing_twice_says_what_to_do() {
+    let sb = Sandboxed::new("benchmisuse");
+    let out = sb.innops(&["bench", "run", "--time", "1"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("innops bench prepare"), "{out:?}");
+    ok(&sb.innops(&["bench", "prepare", "--table-size", "100"]));
+    let again = sb.innops(&["bench", "prepare", "--table-size", "100"]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(again.stderr.contains("innops bench cleanup"), "{again:?}");
+}
+
+/// sysbench's own counts on the same tables, when sysbench is installed: reads, writes, other per transaction.
+fn sysbench_mix(sb: &Sandboxed, workload: &str) -> Option<(f64, f64, f64)> {
+    let out = Command::new("sysbench")
+        .args([
+            "--db-driver=mysql",
+            &format!("--mysql-socket={}", sb.sandbox.socket.display()),
+            "--mysql-user=root",
+            "--mysql-db=sbtest",
+            "--tables=1",
+            "--table-size=500",
+            "--threads=1",
+            "--time=1",
+            workload,
+            "run",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(name.split_whitespace().count()))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in sysbench output:\n{text}"))
+    };
+    let txns = field("transactions:");
+    Some((
+        field("read:") / txns,
+        field("write:") / txns,
+        field("other:") / txns,
+    ))
+}
+
+#[test]
+fn statement_counts_per_transaction_equal_sysbench_s_own() {
+    if Command::new("sysbench").arg("--version").output().is_err() {
+        eprintln!("sysbench is not installed: compared with the counts of sysbench 1.0.20 only");
+        return;
+    }
+    let sb = Sandboxed::new("benchvs");
+    ok(&sb.innops(&["bench", "prepare", "--table-size", "500"]));
+    for (workload, ..) in MIX {
+        let Some(theirs) = sysbench_mix(&sb, workload) else {
+            return;
+        };
+        let j = ok(&sb.innops(&[
+            "bench",
+            "run",
+            "--workload",
+            workload,
+            "--table-size",
+            "500",
+            "--time",
+            "1",
+            "--format",
+            "json",
+        ]))
+        .json();
+        let t = j["transactions"].as_f64().unwrap();
+        let ours = (
+            j["reads"].as_f64().unwrap() / t,
+            j["writes"].as_f64().unwrap() / t,
+            j["other"].as_f64().unwrap() / t,
+        );
+        assert_eq!(
+            ours, theirs,
+            "{workload}: innops (r, w, o) per transaction vs sysbench's"
+        );
+    }
+}
+
+#[test]
+fn the_table_workload_reads_by_key_and_through_each_secondary_index() {
+    let sb = Sandboxed::new("benchtable");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE shop").unwrap();
+    c.query_drop(
+        "CREATE TABLE shop.orders (id INT AUTO_INCREMENT PRIMARY KEY, customer INT, sku VARCHAR(20), created DATETIME, \
+         note TEXT, KEY by_customer (customer, created), KEY by_sku (sku)) ENGINE=MyISAM",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO shop.orders (customer, sku, created, note) SELECT seq % 97, CONCAT('sku', seq % 13), \
+         '2024-01-01' + INTERVAL seq MINUTE, IF(seq % 5 = 0, NULL, 'n') FROM mysql.seq_1_to_3000",
+    )
+    .unwrap();
+    // A table keyed by a string: sampled by a scan instead of integer probes.
+    c.query_drop("CREATE TABLE shop.kv (k VARCHAR(40) PRIMARY KEY, v INT, KEY by_v (v))")
+        .unwrap();
+    c.query_drop(
+        "INSERT INTO shop.kv SELECT CONCAT('key', seq), seq % 100 FROM mysql.seq_1_to_2000",
+    )
+    .unwrap();
+
+    let show = sb.innops(&[
+        "bench",
+        "prepare",
+        "--workload",
+        "table:shop.orders",
+        "--format",
+        "json",
+    ]);
+    let j = ok(&show).json();
+    assert_eq!(j["key"], serde_json::json!(["id"]));
+    assert_eq!(j["indexes"].as_array().unwrap().len(), 2, "{j}");
+    assert_eq!(j["statements"].as_array().unwrap().len(), 4, "{j}");
+
+    for (workload, indexes) in [("table:shop.orders", 2u64), ("table:shop.kv", 1)] {
+        let out = sb.innops(&[
+            "bench",
+            "run",
+            "--workload",
+            workload,
+            "--threads",
+            "2",
+            "--time",
+            "1",
+            "--format",
+            "json",
+        ]);
+        let j = ok(&out).json();
+        let t = j["transactions"].as_u64().unwrap();
+        assert!(t > 0, "{j}");
+        // BEGIN, 10 point reads, 1 key range, one lookup per secondary index, COMMIT; every one a result set.
+        assert_eq!(
+            j["reads"].as_u64().unwrap(),
+            (11 + indexes) * t,
+            "{workload}: {j}"
+        );
+        assert_eq!(j["other"].as_u64().unwrap(), 2 * t, "{workload}: {j}");
+        assert_eq!(j["writes"], 0, "the table workload never writes: {j}");
+    }
+    let n: u64 = sb
+        .conn()
+        .query_first("SELECT COUNT(*) FROM shop.orders")
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 3000);
+
+    let missing = sb.innops(&[
+        "bench",
+        "run",
+        "--workload",
+        "table:shop.nope",
+        "--time",
+        "1",
+    ]);
+    assert_eq!(missing.code, 2, "{missing:?}");
+    assert!(
+        missing.stderr.contains("shop.nope does not exist"),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn a_redo_plan_reports_before_and_after_and_writes_a_well_formed_html_report() {
+    let sb = Sandboxed::new("benchplan");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "redo",
+        "--size",
+        "128M",
+        "--execute",
+        "--yes",
+        "--bench-time",
+        "1",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("benchmark before → after"), "{out:?}");
+
+    let report = read_json(&run_dir.join("report.json"));
+    for side in ["before", "after"] {
+        let b = &report["bench"][side];
+        assert_eq!(b["workload"], "oltp_read_write", "{report}");
+        assert!(b["tps"].as_f64().unwrap() > 0.0, "{report}");
+        assert!(b["latency_ms"]["p95"].as_f64().unwrap() > 0.0, "{report}");
+        assert!(run_dir.join(format!("bench/{side}.json")).is_file());
+    }
+    assert!(report["bench"]["change"]["tps_pct"].is_number(), "{report}");
+    // The plan's tables live in innops_bench, apart from the DBA's own sbtest.
+    let rows: u64 = sb
+        .conn()
+        .query_first("SELECT COUNT(*) FROM innops_bench.sbtest1")
+        .unwrap()
+        .unwrap();
+    assert_eq!(rows, 10_000);
+
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("report.html is not well-formed: {e}\n{html}"));
+    let svgs: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "svg")
+        .collect();
+    assert_eq!(svgs.len(), 2, "a tps chart and a p95 chart");
+    for svg in svgs {
+        let bars = svg
+            .descendants()
+            .filter(|n| n.tag_name().name() == "rect")
+            .count();
+        assert_eq!(bars, 2, "before and after bars");
+    }
+    // Readable without a network: nothing to fetch, nothing to run.
+    assert!(
+        !doc.descendants()
+            .any(|n| matches!(n.tag_name().name(), "script" | "link" | "img")),
+        "{html}"
+    );
+    assert!(
+        !doc.descendants()
+            .any(|n| n.has_attribute("src") || n.has_attribute("href")),
+        "{html}"
+    );
+}
