@@ -109,6 +109,14 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
 
 /// Learn the error log of a local server once connected, for control backends that do not know it.
 fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
+    // A loopback port may lead into a container or a VM: the datadir is on this machine only when the server
+    // says it runs on this host.
+    if env.plan_env.conn.socket.is_none() && env.plan_env.target.local {
+        let ours = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        if facts.var("hostname").is_some_and(|h| h != ours.trim()) {
+            env.plan_env.target.local = false;
+        }
+    }
     if let Some(c) = env.control.as_mut() {
         if c.error_log.is_none() && env.plan_env.target.local {
             c.error_log = control::error_log_of(
@@ -251,7 +259,24 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let bench_time = if a.no_bench { None } else { Some(10) };
             let mut env = env_from(&args, bench_time)?;
-            let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
+            let facts = match env
+                .plan_env
+                .target
+                .connect()
+                .and_then(|mut c| ServerFacts::collect(&mut c))
+            {
+                Ok(f) => f,
+                // Stopped between a shutdown and a start: the server is down, and the plan can say so.
+                Err(e) => {
+                    match pf.header.facts.clone() {
+                        Some(f) => {
+                            eprintln!("innops: {} — resuming with the facts recorded when the run started", crate::error::display_of(&e));
+                            f
+                        }
+                        None => return Err(e),
+                    }
+                }
+            };
             attach_error_log(&mut env, &facts);
             let mut plan = procedures::rebuild(&pf.header, &facts, &env.plan_env)?;
             // The figures must be comparable: the same workload as before the crash.

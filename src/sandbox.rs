@@ -174,7 +174,7 @@ impl Sandbox {
         // The socket path must fit sun_path (108 bytes).
         if sb.socket.as_os_str().len() > 100 {
             return Err(bad_input(format!(
-                "the sandbox root {} is too deep for a Unix socket path: use a shorter --root or {ROOT_ENV}",
+                "the sandbox root {} is too deep for a Unix socket path: use a shorter --sandbox-root or {ROOT_ENV}",
                 root.display()
             )));
         }

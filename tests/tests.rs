@@ -1,5 +1,6 @@
 //! The one integration-test binary: every test runs against a real mariadbd in a sandbox of its own.
 
+mod bench;
 mod common;
 mod convert;
 mod docker;

@@ -218,6 +218,10 @@ pub struct PlanHeader {
     pub control: Option<crate::target::control::ControlSpec>,
     /// Lines the DBA should read before executing (choices made, warnings).
     pub notes: Vec<String>,
+    /// The server as the plan saw it: `resume` rebuilds the plan from these when the server is down (a run
+    /// stopped between a shutdown and a start).
+    #[serde(default)]
+    pub facts: Option<ServerFacts>,
 }
 
 /// An ordered list of steps.
@@ -255,6 +259,19 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// A step id (which may hold a table name) made safe inside a `/* … */` comment.
+pub fn tag_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._:-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// What steps see while they run.
@@ -295,7 +312,11 @@ impl<'a> Ctx<'a> {
 
     /// The comment every statement of this step starts with.
     pub fn tag(&self) -> String {
-        format!("/* innops:{}:{} */", self.procedure, self.step)
+        format!(
+            "/* innops:{}:{} */",
+            tag_safe(&self.procedure),
+            tag_safe(&self.step)
+        )
     }
 
     /// A connection, opened on first use and again after [`Ctx::drop_conn`].
@@ -328,5 +349,16 @@ impl<'a> Ctx<'a> {
 
     pub fn aborted(&self) -> bool {
         self.abort.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_name_cannot_close_the_statement_tag() {
+        assert_eq!(tag_safe("copy:d.we*/ DROP"), "copy:d.we___DROP");
+        assert_eq!(tag_safe("verify:shop.orders"), "verify:shop.orders");
     }
 }

@@ -298,6 +298,17 @@ fn execute_steps(
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
             bench_point(bench, ctx, report, rd, "before")?;
+            if ctx.aborted() {
+                rd.log(EventKind::Interrupted {
+                    before_step: step.id.clone(),
+                })?;
+                return Err(Failure::Interrupted(format!(
+                    "interrupted during the benchmark before step {}: nothing of that step was done; continue with `innops resume {}`",
+                    step.id,
+                    rd.path.display()
+                ))
+                .into());
+            }
         }
         if already_done || step.act.is_none() {
             let reason = if already_done {
@@ -330,24 +341,28 @@ fn execute_steps(
                     sr.status = StepStatus::Failed;
                     sr.error = Some(msg.clone());
                     let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
-                    // A refusal inside the action (a guard) changed nothing; anything else needs a human.
-                    let guard = e.chain().any(|c| {
-                        matches!(
-                            c.downcast_ref::<Failure>(),
-                            Some(Failure::Refused(_) | Failure::BadInput(_))
-                        )
-                    });
-                    return Err(if guard {
-                        Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
-                    } else {
-                        Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id))
+                    // A refusal inside the action (a guard) changed nothing; Ctrl-C stopped at a safe point
+                    // inside it; anything else needs a human.
+                    let kind = e.chain().find_map(|c| c.downcast_ref::<Failure>());
+                    return Err(match kind {
+                        Some(Failure::Refused(_) | Failure::BadInput(_)) => {
+                            Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
+                        }
+                        Some(Failure::Interrupted(_)) => Failure::Interrupted(msg),
+                        _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
                     }
                     .into());
                 }
             }
             fault_point(&step.id);
         }
-        let post = run_checks(ctx, &step.post, false)?;
+        // A step a pre-check found already done did not act: its end state was observed by that check, and
+        // its post-checks (a clean shutdown, say) may describe an action that was rightly never taken.
+        let post = if already_done {
+            Vec::new()
+        } else {
+            run_checks(ctx, &step.post, false)?
+        };
         for v in &post {
             rd.log(EventKind::Check {
                 step: step.id.clone(),

@@ -42,6 +42,7 @@ impl PlanEnv {
             conn: self.conn.clone(),
             control: self.control.clone(),
             notes,
+            facts: Some(facts.clone()),
         }
     }
 }

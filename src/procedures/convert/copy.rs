@@ -213,6 +213,28 @@ pub fn next_chunk(rows: u64, took: Duration, target: Duration) -> u64 {
     (bounded as u64).clamp(100, 200_000)
 }
 
+/// The status variables the load guard watches. Their names were validated as plain identifiers.
+pub fn load_snapshot(
+    conn: &mut Conn,
+    settings: &ChunkSettings,
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut snap = std::collections::BTreeMap::new();
+    for v in [
+        &settings.max_load.variable,
+        &settings.critical_load.variable,
+    ] {
+        if !snap.contains_key(v) {
+            let row: Option<(String, String)> = conn.query_first(format!(
+                "SHOW /* innops:convert:load */ GLOBAL STATUS LIKE '{v}'"
+            ))?;
+            if let Some((_, value)) = row {
+                snap.insert(v.clone(), value);
+            }
+        }
+    }
+    Ok(snap)
+}
+
 /// Test hook: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would.
 fn chunk_fault(n: u64) {
     if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
@@ -283,12 +305,7 @@ pub fn copy_chunked(
             ))
             .into());
         }
-        let snap: std::collections::BTreeMap<String, String> = status
-            .query::<(String, String), _>(
-                "SHOW /* innops:convert:load */ GLOBAL STATUS LIKE 'Threads_running'",
-            )?
-            .into_iter()
-            .collect();
+        let snap = load_snapshot(&mut status, settings)?;
         match decide(&snap, &settings.max_load, &settings.critical_load) {
             LoadDecision::Go => {}
             LoadDecision::Pause(_) => {
@@ -390,7 +407,9 @@ pub fn index_statements(info: &TableInfo) -> Vec<String> {
 pub const HOLD_ENV: &str = "INNOPS_TEST_HOLD_BEFORE_SWAP";
 
 fn hold_before_swap() {
-    let Some(dir) = std::env::var_os(HOLD_ENV).map(std::path::PathBuf::from) else { return };
+    let Some(dir) = std::env::var_os(HOLD_ENV).map(std::path::PathBuf::from) else {
+        return;
+    };
     let _ = std::fs::write(dir.join("holding"), b"");
     let deadline = Instant::now() + Duration::from_secs(600);
     while !dir.join("go").exists() && Instant::now() < deadline {

@@ -227,7 +227,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         } else {
             info
         };
-        steps.push(preflight(&info, strategy, facts, env));
+        steps.push(preflight(&info, strategy, facts, env, p));
         match strategy {
             Strategy::Alter => steps.push(alter_step(&info)),
             _ => {
@@ -262,13 +262,32 @@ fn step_id(kind: &str, info: &TableInfo) -> String {
     format!("{kind}:{}", info.display())
 }
 
-fn preflight(info: &TableInfo, strategy: Strategy, facts: &ServerFacts, env: &PlanEnv) -> Step {
+fn preflight(
+    info: &TableInfo,
+    strategy: Strategy,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+    p: &ConvertParams,
+) -> Step {
     let i = info.clone();
     let mut step = Step::new(
         step_id("preflight", info),
         format!("Check {} can convert", info.display()),
         Risk::Read,
     );
+    let unknown: Vec<String> = [&p.max_load.variable, &p.critical_load.variable]
+        .into_iter()
+        .filter(|v| !facts.status.contains_key(v.as_str()))
+        .cloned()
+        .collect();
+    step = step.pre(Check::new("load thresholds name status variables", move |_| {
+        Ok(Verdict::check(
+            unknown.is_empty(),
+            if unknown.is_empty() { "known".to_string() } else { format!("{} unknown", unknown.join(", ")) },
+            "variables of SHOW GLOBAL STATUS",
+            format!("the server has no status variable {}: fix --max-load/--critical-load (they are case-sensitive, like Threads_running=25)", unknown.join(", ")),
+        ))
+    }));
     let t = i.clone();
     step = step.pre(Check::new("MyISAM table", move |_| {
         Ok(Verdict::check(
@@ -746,7 +765,7 @@ fn verify_step(info: &TableInfo) -> Step {
         })
         .post(Check::new("copy identical to the source", move |ctx| {
             let ok = ctx.memo.contains_key(&format!("verified:{}", t3.display()));
-            Ok(Verdict::check(ok, if ok { "identical" } else { "not proven in this run" }, "identical", "the copy differs from the source (see the verdicts in the step's result): nothing was swapped; run the conversion again"))
+            Ok(Verdict::check(ok, if ok { "identical" } else { "not proven in this run" }, "identical", format!("the copy differs from the source (see the verdicts in the step's result): nothing was swapped; drop the shadow {}.{} and run the conversion again", t3.schema, shadow_name(&t3.name))))
         }))
 }
 
@@ -880,8 +899,10 @@ fn alter_step(info: &TableInfo) -> Step {
 fn analyze_step(info: &TableInfo) -> Step {
     let t = info.clone();
     let t2 = info.clone();
+    // Marked for the benchmark so the "after" figures are taken once the InnoDB table is in place.
     Step::new(step_id("analyze", info), format!("ANALYZE {} and report its sizes", info.display()), Risk::Online)
         .preview(format!("ANALYZE TABLE {}", info.qualified()))
+        .bench()
         .act(move |ctx| {
             let tag = ctx.tag();
             let _: Vec<mysql::Row> = ctx.conn()?.query(format!("ANALYZE {tag} TABLE {}", t.qualified()))?;
