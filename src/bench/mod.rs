@@ -87,6 +87,16 @@ impl PlanBench {
         }
     }
 
+    /// The workload that can run on this server: read-only when the server is (`innodb_read_only` or
+    /// `read_only`), else read/write.
+    pub fn for_server(time: Duration, facts: &crate::target::facts::ServerFacts) -> PlanBench {
+        if facts.var_on("innodb_read_only") || facts.var_on("read_only") {
+            PlanBench::read_only(time)
+        } else {
+            PlanBench::read_write(time)
+        }
+    }
+
     /// The default plan workload; kept under its first name for the procedures that call it.
     pub fn writes(time: Duration) -> PlanBench {
         PlanBench::read_write(time)
@@ -363,5 +373,13 @@ mod tests {
             PlanBench::writes(Duration::from_secs(3)),
             PlanBench::read_write(Duration::from_secs(3))
         );
+        use crate::target::facts::{Flavor, ServerFacts, Version};
+        let mut facts = ServerFacts::synthetic(Flavor::MariaDB, Version::parse("10.11.6").unwrap());
+        let t = Duration::from_secs(1);
+        assert_eq!(PlanBench::for_server(t, &facts).workload, "oltp_read_write");
+        facts
+            .variables
+            .insert("innodb_read_only".into(), "ON".into());
+        assert_eq!(PlanBench::for_server(t, &facts).workload, "oltp_read_only");
     }
 }

@@ -435,7 +435,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
     }
     let bench = env
         .bench_time
-        .map(|t| crate::bench::PlanBench::read_write(Duration::from_secs(t)));
+        .map(|t| crate::bench::PlanBench::for_server(Duration::from_secs(t), facts));
     Ok(Plan {
         header,
         steps,
