@@ -137,18 +137,39 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
     let mut conn = ctx.target.connect()?;
     copy_session(&mut conn, &tag)?;
     let id = conn.connection_id();
-    let target = ctx.target.clone();
     let t0 = Instant::now();
+    let label = format!("copy {}", info.display());
+    watch_progress(ctx.target, id, &label, total, "EXAMINED_ROWS", || {
+        conn.query_drop("START TRANSACTION")?;
+        conn.query_drop(&sql)?;
+        conn.query_drop("COMMIT")?;
+        Ok(())
+    })?;
+    Ok(
+        serde_json::json!({ "path": "bulk", "statement": sql, "seconds": t0.elapsed().as_secs_f64() }),
+    )
+}
+
+/// Run `body` while a progress bar follows the server's own view of connection `conn_id`'s statement:
+/// `EXAMINED_ROWS` for an `INSERT … SELECT`, `PROGRESS` (percent) for an ALTER.
+pub fn watch_progress<R>(
+    target: &crate::target::Target,
+    conn_id: u32,
+    label: &str,
+    total: u64,
+    column: &'static str,
+    body: impl FnOnce() -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
     let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let watcher = s.spawn(|| {
-            let mut bar = Progress::new(&format!("copy {}", info.display()), total);
+            let mut bar = Progress::new(label, total);
             let Ok(mut watch) = target.connect() else { return };
+            let sql = format!(
+                "SELECT /* innops:convert:progress */ ROUND({column}) FROM information_schema.PROCESSLIST WHERE ID = ?"
+            );
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                let n: Option<Option<u64>> = watch
-                    .exec_first("SELECT /* innops:convert:progress */ EXAMINED_ROWS FROM information_schema.PROCESSLIST WHERE ID = ?", (id,))
-                    .ok()
-                    .flatten();
+                let n: Option<Option<u64>> = watch.exec_first(&sql, (conn_id,)).ok().flatten();
                 if let Some(Some(n)) = n {
                     bar.set(n.min(total));
                 }
@@ -156,20 +177,11 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
             }
             bar.finish();
         });
-        let r = (|| -> anyhow::Result<()> {
-            conn.query_drop("START TRANSACTION")?;
-            conn.query_drop(&sql)?;
-            conn.query_drop("COMMIT")?;
-            Ok(())
-        })();
+        let r = body();
         done.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = watcher.join();
         r
-    });
-    result?;
-    Ok(
-        serde_json::json!({ "path": "bulk", "statement": sql, "seconds": t0.elapsed().as_secs_f64() }),
-    )
+    })
 }
 
 /// Settings of a chunked copy.

@@ -876,7 +876,10 @@ fn alter_step(info: &TableInfo) -> Step {
             let r = (|| -> anyhow::Result<(Fingerprint, Fingerprint, f64)> {
                 let before = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
                 let t0 = std::time::Instant::now();
-                conn.query_drop(format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), if t2.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" }))?;
+                let alter = format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), if t2.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" });
+                let id = conn.connection_id();
+                let label = format!("alter {}", t2.display());
+                copy::watch_progress(ctx.target, id, &label, 100, "PROGRESS", || Ok(conn.query_drop(&alter)?))?;
                 let secs = t0.elapsed().as_secs_f64();
                 let after = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
                 Ok((before, after, secs))
