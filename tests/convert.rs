@@ -280,3 +280,18 @@ fn drop_old_table_needs_its_flag_and_drops_only_after_verification() {
     assert_eq!(rows(&mut c, "t"), before);
     assert!(engine(&mut c, "_t_myisam_old").is_none());
 }
+
+#[test]
+fn critical_load_refuses_before_anything_is_locked_or_created() {
+    let sb = Sandboxed::new("cv-load");
+    let mut c = setup(&sb, SHAPE);
+    // Threads_running is at least 1 (innops's own status query), so 0 is always exceeded.
+    let out = convert(&sb, &args(&["--tables", "d.t", "--critical-load", "Threads_running=0", "--execute", "--no-bench", "--run-dir", sb.root.join("r").to_str().unwrap()]), &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("above --critical-load Threads_running=0"), "{}", out.stderr);
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert!(engine(&mut c, "_t_innops_new").is_none(), "nothing created");
+    let typo = convert(&sb, &args(&["--tables", "d.t", "--max-load", "threads_running=5"]), &[]);
+    assert_eq!(typo.code, 1, "{typo:?}");
+    assert!(typo.stderr.contains("no status variable threads_running"), "{}", typo.stderr);
+}

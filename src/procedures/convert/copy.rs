@@ -247,6 +247,30 @@ pub fn load_snapshot(
     Ok(snap)
 }
 
+/// Wait while the server is above `--max-load`; refuse above `--critical-load` (and stop on Ctrl-C).
+pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> {
+    let mut status = ctx.target.connect()?;
+    loop {
+        match decide(
+            &load_snapshot(&mut status, settings)?,
+            &settings.max_load,
+            &settings.critical_load,
+        ) {
+            LoadDecision::Go => return Ok(()),
+            LoadDecision::Abort(why) => return Err(refused(why)),
+            LoadDecision::Pause(why) => {
+                if ctx.aborted() {
+                    return Err(Failure::Interrupted(format!(
+                        "interrupted while waiting for the load to drop ({why})"
+                    ))
+                    .into());
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
 /// Test hook: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would.
 fn chunk_fault(n: u64) {
     if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
@@ -327,7 +351,13 @@ pub fn copy_chunked(
             }
             LoadDecision::Abort(why) => {
                 bar.finish();
-                return Err(refused(why));
+                return Err(refused(format!(
+                    "{why} ({copied} rows copied so far are kept: `innops resume {}` continues)",
+                    ctx.run_dir
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                )));
             }
         }
         let started = Instant::now();

@@ -567,6 +567,8 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
     }));
     let t = info.clone();
     step = step.act(move |ctx| {
+        // Wait for a calm server before blocking writes or creating anything.
+        copy::wait_for_load(ctx, &settings)?;
         copy::acquire_guard(ctx, &t)?;
         let tag = ctx.tag();
         let shadow_t = shadow_name(&t.name);
@@ -587,12 +589,15 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
             let mut c = target.connect()?;
             verify::fingerprint(&mut c, &tag2, &t2, &t2.name, method)
         });
-        let copied = if !has_pk {
-            copy::copy_whole(ctx, &t)
-        } else if deferred {
+        let copied = if deferred && has_pk {
             copy::copy_chunked(ctx, &t, total, &settings)
         } else {
-            copy::copy_bulk(ctx, &t, total)
+            // One statement cannot pause midway: the load was checked just before.
+            if has_pk {
+                copy::copy_bulk(ctx, &t, total)
+            } else {
+                copy::copy_whole(ctx, &t)
+            }
         };
         let source = side
             .join()
