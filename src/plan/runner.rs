@@ -331,6 +331,16 @@ fn execute_steps(
                 }
                 Err(e) => {
                     let msg = crate::error::display_of(&e);
+                    if let Some(Failure::Interrupted(_)) =
+                        e.chain().find_map(|c| c.downcast_ref::<Failure>())
+                    {
+                        // A safe point inside the action: nothing to recover, the step resumes.
+                        rd.log(EventKind::Interrupted {
+                            before_step: step.id.clone(),
+                        })?;
+                        report.step_mut(&step.id).error = Some(msg.clone());
+                        return Err(Failure::Interrupted(msg).into());
+                    }
                     let recovery = recover(step, ctx);
                     rd.log(EventKind::StepFailed {
                         step: step.id.clone(),
