@@ -328,6 +328,8 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         }))
         .act(move |ctx| {
             let offset = ctx.control.map(|c| c.log_offset()).unwrap_or(0);
+            ctx.memo
+                .insert("redo:log_offset".into(), serde_json::json!(offset));
             let tag = ctx.tag();
             let t0 = std::time::Instant::now();
             ctx.conn()?
@@ -343,7 +345,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
                 "the server did not take the new size: read its error log",
             ))
         }))
-        .post(error_log_check(false))
+        .post(error_log_check(false, size))
         .post(log_file_check(logfile))
         .bench();
         steps.push(resize);
@@ -422,7 +424,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
                 "the server started with another size: check which option file sets it last",
             ))
         }))
-        .post(error_log_check(true))
+        .post(error_log_check(true, size))
         .recover(move |ctx| restore_and_start(ctx, &dropin2))
         .bench();
         steps.push(stop);
@@ -596,7 +598,7 @@ fn persist_step(
         }))
 }
 
-fn error_log_check(startup: bool) -> Check {
+fn error_log_check(startup: bool, size: u64) -> Check {
     let name = if startup {
         "error log: resized at startup, no errors"
     } else {
@@ -624,17 +626,20 @@ fn error_log_check(startup: bool) -> Check {
                 .unwrap_or(0);
             lines[start..].to_vec()
         } else {
-            let start = lines
-                .iter()
-                .rposition(|l| l.contains("Resized log to") || l.contains("redo log"))
-                .unwrap_or(0);
-            lines[start..].to_vec()
+            // Since the SET (its offset was noted when it ran); after a resume, since the last start.
+            match ctx.memo.get("redo:log_offset").and_then(|v| v.as_u64()) {
+                Some(offset) => control.log_since(offset),
+                None => {
+                    let start = lines
+                        .iter()
+                        .rposition(|l| l.contains("ready for connections"))
+                        .unwrap_or(0);
+                    lines[start..].to_vec()
+                }
+            }
         };
         let s = errorlog::summarize(&recent);
-        let resized = s.redo_resized_to.is_some()
-            || recent
-                .iter()
-                .any(|l| l.contains("Resized log") || l.contains("Resizing redo log"));
+        let resized = s.redo_resized_to == Some(size);
         Ok(if !s.errors.is_empty() {
             Verdict::fail(
                 s.errors.join(" | "),
@@ -650,18 +655,12 @@ fn error_log_check(startup: bool) -> Check {
         } else {
             Verdict::check(
                 resized,
-                if resized {
-                    format!(
-                        "resized to {}",
-                        s.redo_resized_to
-                            .map(format_size)
-                            .unwrap_or_else(|| "new size".into())
-                    )
-                } else {
-                    "no resize line".into()
+                match s.redo_resized_to {
+                    Some(to) => format!("resized to {}", format_size(to)),
+                    None => "no resize line".into(),
                 },
-                "a resize line",
-                "the server did not log a resize: read its error log",
+                format!("resized to {}", format_size(size)),
+                "the server did not log a resize to the new size: read its error log",
             )
         })
     })
