@@ -295,3 +295,26 @@ fn critical_load_refuses_before_anything_is_locked_or_created() {
     assert_eq!(typo.code, 1, "{typo:?}");
     assert!(typo.stderr.contains("no status variable threads_running"), "{}", typo.stderr);
 }
+
+#[test]
+fn ctrl_c_mid_copy_stops_at_a_chunk_boundary_with_130_and_resume_finishes() {
+    let sb = Sandboxed::new("cv-sigint");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let run_dir = sb.root.join("run");
+    let a = args(&["--tables", "d.t", "--strategy", "deferred", "--chunk-time", "10", "--execute", "--no-bench", "--run-dir", run_dir.to_str().unwrap()]);
+    let stopped = convert(&sb, &a, &[("INNOPS_FAULT", "sigint-after-chunk:2")]);
+    assert_eq!(stopped.code, 130, "{stopped:?}");
+    assert!(stopped.stderr.contains("innops resume"), "{}", stopped.stderr);
+    let partial: u64 = c.query_first("SELECT COUNT(*) FROM d._t_innops_new").unwrap().unwrap();
+    assert!(partial > 0 && partial < 30000, "{partial}");
+    let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).unwrap();
+    assert!(journal.contains("\"event\":\"interrupted\""), "{journal}");
+    assert!(!journal.contains("step_failed"), "{journal}");
+    assert_eq!(read_json(&run_dir.join("report.json"))["status"], "interrupted");
+
+    let resumed = run_innops(&args(&["resume", run_dir.to_str().unwrap(), "--no-bench"]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(rows(&mut c, "t"), before);
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}

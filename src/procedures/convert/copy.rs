@@ -271,7 +271,8 @@ pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> 
     }
 }
 
-/// Test hook: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would.
+/// Test hooks: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would;
+/// `INNOPS_FAULT=sigint-after-chunk:N` sends it a SIGINT there, as Ctrl-C would.
 fn chunk_fault(n: u64) {
     if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
         if f.strip_prefix("after-chunk:")
@@ -283,6 +284,14 @@ fn chunk_fault(n: u64) {
                 crate::plan::runner::FAULT_ENV
             );
             std::process::exit(137);
+        }
+        // As a DBA's Ctrl-C would: the copy must stop at the next chunk boundary.
+        if f.strip_prefix("sigint-after-chunk:")
+            .and_then(|v| v.parse::<u64>().ok())
+            == Some(n)
+        {
+            // SAFETY: raise(2) on our own process; the handler installed by the app only sets a flag.
+            unsafe { libc::raise(libc::SIGINT) };
         }
     }
 }
