@@ -9,7 +9,9 @@
 # Settings (environment): THREADS (4), TIME seconds per run (10), TABLES (1), TABLE_SIZE (100000),
 # WORKLOADS ("oltp_point_select oltp_read_only oltp_read_write oltp_insert"), ROUNDS (1; with more, the order
 # alternates each round and medians are reported), WARMUP seconds of reads before measuring (5),
-# BUFFER_POOL (1G), KEEP=1 keeps the sandbox, INNOPS (target/release/innops, built if missing).
+# BUFFER_POOL (1G), KEEP=1 keeps the sandbox, INNOPS (target/release/innops, built if missing),
+# NICE (for example -10, needs root): run the server and both tools at that priority, so other work on a shared
+# machine disturbs the comparison less.
 # Needs: sysbench, jq, the mariadb (or mysql) client, and mariadbd/mysqld on PATH.
 set -euo pipefail
 
@@ -46,16 +48,25 @@ cleanup() {
 trap cleanup EXIT
 
 "$INNOPS" sandbox up "$NAME" --sandbox-root "$ROOT" --buffer-pool "$BUFFER_POOL" >/dev/null
-SOCK=$("$INNOPS" sandbox list --sandbox-root "$ROOT" --format json | jq -r ".[] | select(.name == \"$NAME\") | .socket")
+LIST=$("$INNOPS" sandbox list --sandbox-root "$ROOT" --format json)
+SOCK=$(jq -r ".[] | select(.name == \"$NAME\") | .socket" <<<"$LIST")
+PRIO=()
+if [ -n "${NICE:-}" ]; then
+    # Every server thread, so the connection threads it creates later inherit the priority.
+    PID=$(jq -r ".[] | select(.name == \"$NAME\") | .pid" <<<"$LIST")
+    for task in /proc/"$PID"/task/*; do renice -n "$NICE" -p "${task##*/}" >/dev/null; done
+    PRIO=(nice -n "$NICE")
+fi
 [ -S "$SOCK" ] || { echo "vs-sysbench: sandbox socket $SOCK not found" >&2; exit 1; }
 VERSION=$("$CLIENT" -S "$SOCK" -uroot -N -e "SELECT VERSION()")
 "$CLIENT" -S "$SOCK" -uroot -e "CREATE DATABASE sbtest"
 
-SB=(sysbench --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db=sbtest
+SB=("${PRIO[@]}" sysbench --db-driver=mysql --mysql-socket="$SOCK" --mysql-user=root --mysql-db=sbtest
     --tables="$TABLES" --table-size="$TABLE_SIZE")
-IN=("$INNOPS" bench --sandbox "$NAME" --sandbox-root "$ROOT" --db sbtest --tables "$TABLES" --table-size "$TABLE_SIZE")
+IN=("${PRIO[@]}" "$INNOPS" bench --sandbox "$NAME" --sandbox-root "$ROOT" --db sbtest --tables "$TABLES" --table-size "$TABLE_SIZE")
 
-echo "server $VERSION, $THREADS threads, $TIME s per run, $TABLES table(s) x $TABLE_SIZE rows, $ROUNDS round(s)"
+echo "server $VERSION, $THREADS threads, $TIME s per run, $TABLES table(s) x $TABLE_SIZE rows, $ROUNDS round(s)${NICE:+, nice $NICE}"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
 "${SB[@]}" --threads="$THREADS" oltp_read_write prepare >"$OUT/prepare.txt"
 # Warm the buffer pool so neither tool measures a cold start.
 "${IN[@]}" run --workload oltp_read_only --threads "$THREADS" --time "$WARMUP" --seed 1 >/dev/null
@@ -106,3 +117,4 @@ done
 printf '\ninnops/sysbench (medians of %s round(s)):\n' "$ROUNDS"
 printf '%-18s %12s %12s %8s %10s %10s %8s\n' workload "sysb tps" "innops tps" "tps x" "sysb p95" "innops p95" "p95 x"
 printf '%s' "$SUMMARY"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -408,3 +408,94 @@ fn a_redo_plan_reports_before_and_after_and_writes_a_well_formed_html_report() {
         "{html}"
     );
 }
+
+#[test]
+fn ignored_errors_restart_the_transaction_and_other_errors_stop_the_run() {
+    let sb = Sandboxed::new("bencherr");
+    ok(&sb.innops(&["bench", "prepare", "--table-size", "100"]));
+    let mut holder = sb.conn();
+    holder
+        .query_drop("SET GLOBAL innodb_lock_wait_timeout = 1")
+        .unwrap();
+    holder.query_drop("BEGIN").unwrap();
+    // Every row locked: each UPDATE of oltp_read_write waits a second and gets ERROR 1205.
+    let _: Option<u64> = holder
+        .query_first("SELECT COUNT(*) FROM sbtest.sbtest1 FOR UPDATE")
+        .unwrap();
+    let args = [
+        "bench",
+        "run",
+        "--table-size",
+        "100",
+        "--threads",
+        "1",
+        "--time",
+        "2",
+        "--format",
+        "json",
+    ];
+    let j = ok(&sb.innops(&args)).json();
+    assert!(
+        j["errors"].as_u64().unwrap() >= 1,
+        "lock wait timeouts are ignored and counted: {j}"
+    );
+
+    let out = sb.innops(&[&args[..], &["--ignore-errors", "none"]].concat());
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("1205"),
+        "the error names its code: {out:?}"
+    );
+    holder.query_drop("ROLLBACK").unwrap();
+}
+
+#[test]
+fn a_killed_connection_is_reestablished_when_its_error_is_ignored() {
+    let sb = Sandboxed::new("benchkill");
+    ok(&sb.innops(&["bench", "prepare", "--table-size", "100"]));
+    let child = Command::new(env!("CARGO_BIN_EXE_innops"))
+        .args([
+            "bench",
+            "run",
+            "--workload",
+            "oltp_point_select",
+            "--table-size",
+            "100",
+            "--threads",
+            "2",
+            "--time",
+            "4",
+        ])
+        .args([
+            "--ignore-errors",
+            "1927,2013",
+            "--format",
+            "json",
+            "--sandbox",
+            &sb.sandbox.name,
+        ])
+        .args(["--sandbox-root", sb.root.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut c = sb.conn();
+    let ids: Vec<u64> = c
+        .query("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = 'sbtest' AND ID <> CONNECTION_ID()")
+        .unwrap();
+    assert!(!ids.is_empty(), "the benchmark's sessions are visible");
+    for id in ids {
+        let _ = c.query_drop(format!("KILL CONNECTION {id}"));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(j["reconnects"].as_u64().unwrap() >= 1, "{j}");
+    assert!(j["transactions"].as_u64().unwrap() > 0, "{j}");
+}

@@ -6,7 +6,8 @@
 //!
 //! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads,
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
-//! latencies into sysbench's text, [`html`] draws the run report, [`command`] is `innops bench`.
+//! latencies into sysbench's text, [`html`] draws the run report, [`command`] is `innops bench`, and [`wire`]
+//! carries the statements of a run over the connection's socket the way libmariadb does.
 
 pub mod command;
 pub mod distribution;
@@ -15,6 +16,7 @@ pub mod prepare;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod wire;
 pub mod workloads;
 
 use std::collections::BTreeMap;

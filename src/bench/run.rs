@@ -12,13 +12,16 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use mysql::prelude::{Protocol, Queryable};
-use mysql::{Conn, OptsBuilder, Params, QueryResult, Statement, Value};
+use std::os::unix::io::AsRawFd;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, OptsBuilder, Statement, Value};
 
 use super::distribution::{RandType, SbRng};
 use super::stats::{self, latency_of, mean_stddev, new_histogram, record_ns};
 use super::table::TablePlan;
-use super::workloads::{self as wl, Group, GroupKind, QueryClass, Workload};
+use super::wire::{Outcome, Socket, Wire, WireError};
+use super::workloads::{self as wl, Group, GroupKind, Workload};
 use super::{BenchResult, Fairness, Interval, COUNTERS};
 use crate::target::connect::Target;
 
@@ -155,7 +158,9 @@ struct Worker<'a> {
     spec: &'a RunSpec,
     plan: Option<&'a TablePlan>,
     opts: mysql::Opts,
-    conn: Conn,
+    /// Owns the socket (and closes the statements at the end); statements run over `wire`.
+    _conn: Conn,
+    wire: Wire<Socket>,
     stmts: Statements,
     rng: SbRng,
     script: Vec<Group>,
@@ -228,63 +233,42 @@ fn prepare_statements(
     })
 }
 
-/// A server error code for `e`, with lost connections mapped to CR_SERVER_LOST (2013) as libmysqlclient
-/// reports them.
-fn error_code(e: &mysql::Error) -> Option<u16> {
+/// A server error code for `e`, with a lost connection reported as CR_SERVER_LOST (2013), as libmysqlclient
+/// reports it.
+fn error_code(e: &WireError) -> Option<u16> {
     match e {
-        mysql::Error::MySqlError(me) => Some(me.code),
-        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => Some(2013),
-        mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync) => Some(2013),
-        _ => None,
+        WireError::Server { code, .. } => Some(*code),
+        WireError::Io(_) => Some(2013),
+        WireError::Protocol(_) => None,
     }
 }
 
-/// Read the whole result (as sysbench stores it) and classify the statement.
-fn drain<T: Protocol>(
-    mut r: QueryResult<'_, '_, '_, T>,
-    c: &mut Counts,
-) -> Result<(), mysql::Error> {
-    let class = if !r.columns().as_ref().is_empty() {
-        if let Some(set) = r.iter() {
-            for row in set {
-                row?;
-            }
-        }
-        QueryClass::Read
-    } else if r.affected_rows() > 0 {
-        QueryClass::Write
-    } else {
-        QueryClass::Other
-    };
-    match class {
-        QueryClass::Read => c.reads += 1,
-        QueryClass::Write => c.writes += 1,
-        QueryClass::Other => c.other += 1,
+/// Count a statement the way sysbench does: a result set is a read, changed rows a write, the rest other.
+fn count(o: Outcome, c: &mut Counts) {
+    match o {
+        Outcome::Rows(_) => c.reads += 1,
+        Outcome::Affected(n) if n > 0 => c.writes += 1,
+        Outcome::Affected(_) => c.other += 1,
     }
-    Ok(())
 }
 
 fn exec(
-    conn: &mut Conn,
+    wire: &mut Wire<Socket>,
     stmt: &Statement,
-    params: Vec<Value>,
+    params: &[Value],
     c: &mut Counts,
-) -> Result<(), mysql::Error> {
-    let r = conn.exec_iter(stmt, Params::Positional(params))?;
-    drain(r, c)
+) -> Result<(), WireError> {
+    count(wire.execute(stmt.id(), params)?, c);
+    Ok(())
 }
 
-fn exec_control(conn: &mut Conn, ctl: &Control, c: &mut Counts) -> Result<(), mysql::Error> {
-    match ctl {
-        Control::Prepared(s) => {
-            let r = conn.exec_iter(s, ())?;
-            drain(r, c)
-        }
-        Control::Text(sql) => {
-            let r = conn.query_iter(sql)?;
-            drain(r, c)
-        }
-    }
+fn exec_control(wire: &mut Wire<Socket>, ctl: &Control, c: &mut Counts) -> Result<(), WireError> {
+    let o = match ctl {
+        Control::Prepared(s) => wire.execute(s.id(), &[])?,
+        Control::Text(sql) => wire.query(sql)?,
+    };
+    count(o, c);
+    Ok(())
 }
 
 fn stmt(s: &Option<Statement>) -> &Statement {
@@ -304,7 +288,8 @@ impl<'a> Worker<'a> {
             spec,
             plan,
             opts,
-            conn,
+            wire: Wire::new(Socket::new(conn.as_raw_fd())),
+            _conn: conn,
             stmts,
             rng: SbRng::new(spec.seed, u64::from(thread)),
             script: spec.workload.script(plan.map_or(0, |p| p.index_sql.len())),
@@ -331,27 +316,27 @@ impl<'a> Worker<'a> {
     }
 
     /// One event of the script. Returns at the first failing statement.
-    fn transaction(&mut self, c: &mut Counts) -> Result<(), mysql::Error> {
+    fn transaction(&mut self, c: &mut Counts) -> Result<(), WireError> {
         let script = std::mem::take(&mut self.script);
         let r = self.run_script(&script, c);
         self.script = script;
         r
     }
 
-    fn run_script(&mut self, script: &[Group], c: &mut Counts) -> Result<(), mysql::Error> {
+    fn run_script(&mut self, script: &[Group], c: &mut Counts) -> Result<(), WireError> {
         let range = wl::RANGE_SIZE - 1;
         for g in script {
             match g.kind {
-                GroupKind::Begin => exec_control(&mut self.conn, &self.stmts.begin, c)?,
-                GroupKind::Commit => exec_control(&mut self.conn, &self.stmts.commit, c)?,
+                GroupKind::Begin => exec_control(&mut self.wire, &self.stmts.begin, c)?,
+                GroupKind::Commit => exec_control(&mut self.wire, &self.stmts.commit, c)?,
                 GroupKind::PointSelects => {
                     let t = self.table_index();
                     for _ in 0..g.count {
                         let id = self.id();
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.tables[t].point),
-                            vec![Value::from(id)],
+                            &[Value::from(id)],
                             c,
                         )?;
                     }
@@ -371,9 +356,9 @@ impl<'a> Worker<'a> {
                             _ => &ts.distinct,
                         };
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(s),
-                            vec![Value::from(id), Value::from(id + range)],
+                            &[Value::from(id), Value::from(id + range)],
                             c,
                         )?;
                     }
@@ -383,9 +368,9 @@ impl<'a> Worker<'a> {
                     for _ in 0..g.count {
                         let id = self.id();
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.tables[t].index_update),
-                            vec![Value::from(id)],
+                            &[Value::from(id)],
                             c,
                         )?;
                     }
@@ -395,11 +380,11 @@ impl<'a> Worker<'a> {
                     for _ in 0..g.count {
                         self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
                         let id = self.id();
-                        let params = vec![Value::from(self.c_buf.as_str()), Value::from(id)];
+                        let params = [Value::from(self.c_buf.as_str()), Value::from(id)];
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.tables[t].non_index_update),
-                            params,
+                            &params,
                             c,
                         )?;
                     }
@@ -412,21 +397,21 @@ impl<'a> Worker<'a> {
                         self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
                         self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.tables[t].delete),
-                            vec![Value::from(id)],
+                            &[Value::from(id)],
                             c,
                         )?;
-                        let params = vec![
+                        let params = [
                             Value::from(id),
                             Value::from(k),
                             Value::from(self.c_buf.as_str()),
                             Value::from(self.pad_buf.as_str()),
                         ];
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.tables[t].insert),
-                            params,
+                            &params,
                             c,
                         )?;
                     }
@@ -441,17 +426,16 @@ impl<'a> Worker<'a> {
                         "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
                         self.spec.tag, self.c_buf, self.pad_buf
                     );
-                    let r = self.conn.query_iter(sql)?;
-                    drain(r, c)?;
+                    count(self.wire.query(&sql)?, c);
                 }
                 GroupKind::TablePoints => {
                     for _ in 0..g.count {
                         let row = self.sample();
                         let p = self.plan.expect("table plan");
                         exec(
-                            &mut self.conn,
+                            &mut self.wire,
                             stmt(&self.stmts.table_point),
-                            p.point_params(row),
+                            &p.point_params(row),
                             c,
                         )?;
                     }
@@ -460,9 +444,9 @@ impl<'a> Worker<'a> {
                     let row = self.sample();
                     let p = self.plan.expect("table plan");
                     exec(
-                        &mut self.conn,
+                        &mut self.wire,
                         stmt(&self.stmts.table_range),
-                        p.range_params(row),
+                        &p.range_params(row),
                         c,
                     )?;
                 }
@@ -470,9 +454,9 @@ impl<'a> Worker<'a> {
                     let row = self.sample();
                     let p = self.plan.expect("table plan");
                     exec(
-                        &mut self.conn,
+                        &mut self.wire,
                         &self.stmts.table_index[i],
-                        p.index_params(i, row),
+                        &p.index_params(i, row),
                         c,
                     )?;
                 }
@@ -485,7 +469,8 @@ impl<'a> Worker<'a> {
         while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
             if let Ok(mut conn) = Conn::new(self.opts.clone()) {
                 if let Ok(stmts) = prepare_statements(&mut conn, self.spec, self.plan) {
-                    self.conn = conn;
+                    self.wire = Wire::new(Socket::new(conn.as_raw_fd()));
+                    self._conn = conn;
                     self.stmts = stmts;
                     return true;
                 }
@@ -513,41 +498,62 @@ impl<'a> Worker<'a> {
             }
             let mut c = Counts::default();
             let start = Instant::now();
-            loop {
-                match self.transaction(&mut c) {
-                    Ok(()) => break,
-                    Err(e) => {
-                        let code = error_code(&e);
-                        let ignored =
-                            code.is_some_and(|code| self.spec.ignore_errors.ignores(code));
-                        if !ignored {
-                            stop.store(true, Ordering::Relaxed);
-                            return Err(anyhow::anyhow!(
-                                "the benchmark stopped on an error the run does not ignore: {e}{}",
-                                code.map(|c| format!(" (code {c}; add it to --ignore-errors to retry such transactions)")).unwrap_or_default()
-                            ));
-                        }
-                        if code.is_some_and(|code| RECONNECT_CODES.contains(&code)) {
-                            c.reconnects += 1;
-                            if !self.reconnect(stop, deadline) {
-                                return Ok(());
-                            }
-                        } else {
-                            c.errors += 1;
-                        }
-                        if Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                    }
-                }
-            }
+            let (done, result) = self.one_event(&mut c, deadline, stop);
+            // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
-                let ns = start.elapsed().as_nanos();
-                c.txns = 1;
-                c.busy_ns = ns;
                 let mut w = window.lock().expect("bench window lock");
-                record_ns(&mut w.hist, ns);
+                if done {
+                    let ns = start.elapsed().as_nanos();
+                    c.txns = 1;
+                    c.busy_ns = ns;
+                    record_ns(&mut w.hist, ns);
+                }
                 w.counts.add(&c);
+            }
+            if !done {
+                if result.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                return result;
+            }
+        }
+    }
+
+    /// One event: the transaction, restarted after each ignored error. Returns whether it completed, and an
+    /// error when the run must stop.
+    fn one_event(
+        &mut self,
+        c: &mut Counts,
+        deadline: Instant,
+        stop: &AtomicBool,
+    ) -> (bool, anyhow::Result<()>) {
+        loop {
+            let Err(e) = self.transaction(c) else {
+                return (true, Ok(()));
+            };
+            let code = error_code(&e);
+            if !code.is_some_and(|code| self.spec.ignore_errors.ignores(code)) {
+                return (
+                    false,
+                    Err(anyhow::anyhow!(
+                        "the benchmark stopped on an error the run does not ignore: {e}{}",
+                        code.map(|c| format!(
+                            " (code {c}; add it to --ignore-errors to retry such transactions)"
+                        ))
+                        .unwrap_or_default()
+                    )),
+                );
+            }
+            if code.is_some_and(|code| RECONNECT_CODES.contains(&code)) {
+                c.reconnects += 1;
+                if !self.reconnect(stop, deadline) {
+                    return (false, Ok(()));
+                }
+            } else {
+                c.errors += 1;
+            }
+            if Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
+                return (false, Ok(()));
             }
         }
     }
@@ -721,7 +727,11 @@ pub fn run(
         r?;
     }
     drain_windows(&mut total_hist, &mut per_thread);
-    let after = status_counters(&mut main, &spec.tag)?;
+    // The connection may have been lost during the run (a killed session, a restart): read with a new one then.
+    let after = match status_counters(&mut main, &spec.tag) {
+        Ok(a) => a,
+        Err(_) => status_counters(&mut worker_target.connect()?, &spec.tag)?,
+    };
     let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
         a.add(c);
         a
@@ -818,8 +828,14 @@ mod tests {
 
     #[test]
     fn lost_connections_map_to_cr_server_lost() {
-        let io = mysql::Error::IoError(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
+        let io = WireError::Io(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
         assert_eq!(error_code(&io), Some(2013));
         assert!(RECONNECT_CODES.contains(&2013));
+        let deadlock = WireError::Server {
+            code: 1213,
+            message: "Deadlock found".into(),
+        };
+        assert_eq!(error_code(&deadlock), Some(1213));
+        assert_eq!(error_code(&WireError::Protocol("?".into())), None);
     }
 }
