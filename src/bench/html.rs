@@ -216,14 +216,17 @@ pub fn render_report(r: &Report) -> String {
         Some(any) => {
             let _ = write!(
                 s,
-                "<p>{} with {} threads, {:.0} s each, seed {}, {} distribution, {} table(s) of {} rows.</p>",
+                "<p>{} with {} threads, {:.0} s each, seed {}, {} distribution, {}.</p>",
                 esc(&any.workload),
                 any.threads,
                 any.time_s,
                 any.seed,
                 esc(&any.rand_type),
-                any.tables,
-                any.table_size
+                if any.tables == 0 {
+                    format!("keys drawn from {} sampled rows", any.table_size)
+                } else {
+                    format!("{} table(s) of {} rows", any.tables, any.table_size)
+                }
             );
             let mut tps = Vec::new();
             let mut p95 = Vec::new();

@@ -795,8 +795,11 @@ pub fn run(
         },
         seed: spec.seed,
         rand_type: spec.rand_type.as_str().into(),
-        tables: spec.tables,
-        table_size: spec.table_size,
+        // For the table workload: no sbtest tables; the rows its keys are drawn from.
+        tables: if plan.is_some() { 0 } else { spec.tables },
+        table_size: plan
+            .as_ref()
+            .map_or(spec.table_size, |p| p.samples.len() as u32),
         warmup_s: spec.warmup.as_secs_f64(),
     })
 }
