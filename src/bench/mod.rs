@@ -4,7 +4,8 @@
 //! latency percentiles from an HDR histogram, per-interval lines — and the server's I/O counters per
 //! transaction. Plans use it to measure a server before and after they change it.
 //!
-//! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads,
+//! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads
+//! (each a `worker`),
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
 //! latencies into sysbench's text, [`html`] draws the run report, [`command`] is `innops bench`, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does.
@@ -17,6 +18,7 @@ pub mod run;
 pub mod stats;
 pub mod table;
 pub mod wire;
+mod worker;
 pub mod workloads;
 
 use std::collections::BTreeMap;
@@ -284,7 +286,7 @@ pub fn plan_bench(
         )));
     }
     if let Workload::Table { .. } = run.workload {
-    } else if !prepare::is_prepared(&mut conn, &run.db, run.tables, run.table_size)? {
+    } else if !prepare::is_prepared(&mut conn, &run.db, run.tables, run.table_size, &run.tag)? {
         if server_read_only {
             return Err(refused(format!(
                 "{} is read-only and the benchmark tables {}.sbtest1..{} are missing: benchmark while it is writable first, or pass --no-bench",

@@ -51,8 +51,8 @@ pub fn is_prepared(
     db: &str,
     tables: u32,
     table_size: u32,
+    tag: &str,
 ) -> anyhow::Result<bool> {
-    let tag = "/* innops:bench:check */";
     if !missing_tables(conn, db, tables, tag)?.is_empty() {
         return Ok(false);
     }

@@ -1,10 +1,6 @@
-//! Driving a workload: one connection and one thread per `--threads`, statements prepared before the clock
-//! starts, each transaction timed from its first statement to its last (retries included, as sysbench times an
-//! event), counted the way sysbench counts, and reported per interval by the calling thread.
-//!
-//! Errors follow sysbench's `--mysql-ignore-errors` (default 1213, 1020, 1205): an ignored error restarts the
-//! transaction and is counted; a lost connection is re-established when its code is ignored; any other error
-//! stops every thread and ends the run with that error.
+//! Driving a workload: one [`Worker`] thread and connection per `--threads`, all connected and prepared before
+//! the clock starts; the calling thread takes the `--report-interval` lines and, at the end, adds everything up
+//! into sysbench's figures plus the server's counter deltas.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,16 +8,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use std::os::unix::io::AsRawFd;
-
 use mysql::prelude::Queryable;
-use mysql::{Conn, OptsBuilder, Statement, Value};
+use mysql::{Conn, OptsBuilder};
 
-use super::distribution::{RandType, SbRng};
-use super::stats::{self, latency_of, mean_stddev, new_histogram, record_ns};
-use super::table::TablePlan;
-use super::wire::{Outcome, Socket, Wire, WireError};
-use super::workloads::{self as wl, Group, GroupKind, Workload};
+use super::distribution::RandType;
+use super::stats::{self, latency_of, mean_stddev, new_histogram};
+use super::worker::{Counts, Window, Worker};
+use super::workloads::Workload;
 use super::{BenchResult, Fairness, Interval, COUNTERS};
 use crate::target::connect::Target;
 
@@ -59,17 +52,13 @@ impl IgnoreErrors {
         }
     }
 
-    fn ignores(&self, code: u16) -> bool {
+    pub fn ignores(&self, code: u16) -> bool {
         match self {
             IgnoreErrors::All => true,
             IgnoreErrors::Codes(c) => c.contains(&code),
         }
     }
 }
-
-/// Client-side codes for a lost connection (CR_SERVER_GONE_ERROR, CR_TCP_CONNECTION, CR_SERVER_LOST,
-/// CR_SERVER_LOST_EXTENDED): when ignored, sysbench reconnects.
-const RECONNECT_CODES: [u16; 4] = [2006, 2011, 2013, 2055];
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,476 +80,10 @@ pub struct RunSpec {
     pub tag: String,
 }
 
-/// Statement counts of one thread, by sysbench's classes.
-#[derive(Debug, Clone, Copy, Default)]
-struct Counts {
-    txns: u64,
-    reads: u64,
-    writes: u64,
-    other: u64,
-    errors: u64,
-    reconnects: u64,
-    busy_ns: u128,
-}
-
-impl Counts {
-    fn add(&mut self, o: &Counts) {
-        self.txns += o.txns;
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.other += o.other;
-        self.errors += o.errors;
-        self.reconnects += o.reconnects;
-        self.busy_ns += o.busy_ns;
-    }
-    fn queries(&self) -> u64 {
-        self.reads + self.writes + self.other
-    }
-}
-
-/// What a thread measured since the reporter last looked.
-struct Window {
-    hist: Histogram<u64>,
-    counts: Counts,
-}
-
-/// The sbtest statements prepared on one connection for one table.
-#[derive(Default)]
-struct TableStmts {
-    point: Option<Statement>,
-    simple: Option<Statement>,
-    sum: Option<Statement>,
-    order: Option<Statement>,
-    distinct: Option<Statement>,
-    index_update: Option<Statement>,
-    non_index_update: Option<Statement>,
-    delete: Option<Statement>,
-    insert: Option<Statement>,
-}
-
-/// BEGIN and COMMIT are prepared as sysbench prepares them, or sent as text where the server refuses.
-enum Control {
-    Prepared(Statement),
-    Text(String),
-}
-
-struct Statements {
-    begin: Control,
-    commit: Control,
-    tables: Vec<TableStmts>,
-    /// table workload: point read, PK range, one per secondary index.
-    table_point: Option<Statement>,
-    table_range: Option<Statement>,
-    table_index: Vec<Statement>,
-}
-
-struct Worker<'a> {
-    spec: &'a RunSpec,
-    plan: Option<&'a TablePlan>,
-    opts: mysql::Opts,
-    /// Owns the socket (and closes the statements at the end); statements run over `wire`.
-    _conn: Conn,
-    wire: Wire<Socket>,
-    stmts: Statements,
-    rng: SbRng,
-    script: Vec<Group>,
-    c_buf: String,
-    pad_buf: String,
-}
-
-fn prepare_control(conn: &mut Conn, sql: &str) -> Result<Control, mysql::Error> {
-    match conn.prep(sql) {
-        Ok(s) => Ok(Control::Prepared(s)),
-        // ER_UNSUPPORTED_PS: sysbench falls back to client-side emulation, i.e. plain text.
-        Err(mysql::Error::MySqlError(e)) if e.code == 1295 => Ok(Control::Text(sql.to_string())),
-        Err(e) => Err(e),
-    }
-}
-
-fn prepare_statements(
-    conn: &mut Conn,
-    spec: &RunSpec,
-    plan: Option<&TablePlan>,
-) -> Result<Statements, mysql::Error> {
-    let tag = spec.tag.as_str();
-    let begin = prepare_control(conn, &wl::tag_sql("BEGIN", tag))?;
-    let commit = prepare_control(conn, &wl::tag_sql("COMMIT", tag))?;
-    let mut tables = Vec::new();
-    let w = &spec.workload;
-    let reads = matches!(
-        w,
-        Workload::PointSelect | Workload::ReadOnly | Workload::ReadWrite
-    );
-    let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite);
-    let writes = matches!(w, Workload::ReadWrite);
-    if reads {
-        for t in 1..=spec.tables {
-            let mut p = |tmpl: &str, on: bool| -> Result<Option<Statement>, mysql::Error> {
-                if on {
-                    conn.prep(wl::tagged(tmpl, t, tag)).map(Some)
-                } else {
-                    Ok(None)
-                }
-            };
-            tables.push(TableStmts {
-                point: p(wl::STMT_POINT_SELECT, true)?,
-                simple: p(wl::STMT_SIMPLE_RANGE, ranges)?,
-                sum: p(wl::STMT_SUM_RANGE, ranges)?,
-                order: p(wl::STMT_ORDER_RANGE, ranges)?,
-                distinct: p(wl::STMT_DISTINCT_RANGE, ranges)?,
-                index_update: p(wl::STMT_INDEX_UPDATE, writes)?,
-                non_index_update: p(wl::STMT_NON_INDEX_UPDATE, writes)?,
-                delete: p(wl::STMT_DELETE, writes)?,
-                insert: p(wl::STMT_INSERT, writes)?,
-            });
-        }
-    }
-    let (mut table_point, mut table_range, mut table_index) = (None, None, Vec::new());
-    if let Some(plan) = plan {
-        table_point = Some(conn.prep(&plan.point_sql)?);
-        table_range = Some(conn.prep(&plan.range_sql)?);
-        for sql in &plan.index_sql {
-            table_index.push(conn.prep(sql)?);
-        }
-    }
-    Ok(Statements {
-        begin,
-        commit,
-        tables,
-        table_point,
-        table_range,
-        table_index,
-    })
-}
-
-/// A server error code for `e`, with a lost connection reported as CR_SERVER_LOST (2013), as libmysqlclient
-/// reports it.
-fn error_code(e: &WireError) -> Option<u16> {
-    match e {
-        WireError::Server { code, .. } => Some(*code),
-        WireError::Io(_) => Some(2013),
-        WireError::Protocol(_) => None,
-    }
-}
-
-/// Count a statement the way sysbench does: a result set is a read, changed rows a write, the rest other.
-fn count(o: Outcome, c: &mut Counts) {
-    match o {
-        Outcome::Rows(_) => c.reads += 1,
-        Outcome::Affected(n) if n > 0 => c.writes += 1,
-        Outcome::Affected(_) => c.other += 1,
-    }
-}
-
-fn exec(
-    wire: &mut Wire<Socket>,
-    stmt: &Statement,
-    params: &[Value],
-    c: &mut Counts,
-) -> Result<(), WireError> {
-    count(wire.execute(stmt.id(), params)?, c);
-    Ok(())
-}
-
-fn exec_control(wire: &mut Wire<Socket>, ctl: &Control, c: &mut Counts) -> Result<(), WireError> {
-    let o = match ctl {
-        Control::Prepared(s) => wire.execute(s.id(), &[])?,
-        Control::Text(sql) => wire.query(sql)?,
-    };
-    count(o, c);
-    Ok(())
-}
-
-fn stmt(s: &Option<Statement>) -> &Statement {
-    s.as_ref().expect("statement prepared for this workload")
-}
-
-impl<'a> Worker<'a> {
-    fn new(
-        spec: &'a RunSpec,
-        plan: Option<&'a TablePlan>,
-        opts: mysql::Opts,
-        thread: u32,
-    ) -> anyhow::Result<Worker<'a>> {
-        let mut conn = Conn::new(opts.clone())?;
-        let stmts = prepare_statements(&mut conn, spec, plan)?;
-        Ok(Worker {
-            spec,
-            plan,
-            opts,
-            wire: Wire::new(Socket::new(conn.as_raw_fd())),
-            _conn: conn,
-            stmts,
-            rng: SbRng::new(spec.seed, u64::from(thread)),
-            script: spec.workload.script(plan.map_or(0, |p| p.index_sql.len())),
-            c_buf: String::with_capacity(wl::C_TEMPLATE.len()),
-            pad_buf: String::with_capacity(wl::PAD_TEMPLATE.len()),
-        })
-    }
-
-    /// `get_table_num()`: uniform over the tables; 0-based here.
-    fn table_index(&mut self) -> usize {
-        (self.rng.uniform(1, self.spec.tables) - 1) as usize
-    }
-
-    /// `get_id()`: the default distribution over [1, table_size].
-    fn id(&mut self) -> u32 {
-        self.rng
-            .default(self.spec.rand_type, 1, self.spec.table_size)
-    }
-
-    /// A sampled row of the table workload, drawn with the run's distribution.
-    fn sample(&mut self) -> usize {
-        let n = self.plan.map_or(1, |p| p.samples.len()) as u32;
-        (self.rng.default(self.spec.rand_type, 1, n.max(1)) - 1) as usize
-    }
-
-    /// One event of the script. Returns at the first failing statement.
-    fn transaction(&mut self, c: &mut Counts) -> Result<(), WireError> {
-        let script = std::mem::take(&mut self.script);
-        let r = self.run_script(&script, c);
-        self.script = script;
-        r
-    }
-
-    fn run_script(&mut self, script: &[Group], c: &mut Counts) -> Result<(), WireError> {
-        let range = wl::RANGE_SIZE - 1;
-        for g in script {
-            match g.kind {
-                GroupKind::Begin => exec_control(&mut self.wire, &self.stmts.begin, c)?,
-                GroupKind::Commit => exec_control(&mut self.wire, &self.stmts.commit, c)?,
-                GroupKind::PointSelects => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].point),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::SimpleRanges
-                | GroupKind::SumRanges
-                | GroupKind::OrderRanges
-                | GroupKind::DistinctRanges => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        let ts = &self.stmts.tables[t];
-                        let s = match g.kind {
-                            GroupKind::SimpleRanges => &ts.simple,
-                            GroupKind::SumRanges => &ts.sum,
-                            GroupKind::OrderRanges => &ts.order,
-                            _ => &ts.distinct,
-                        };
-                        exec(
-                            &mut self.wire,
-                            stmt(s),
-                            &[Value::from(id), Value::from(id + range)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::IndexUpdates => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].index_update),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::NonIndexUpdates => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                        let id = self.id();
-                        let params = [Value::from(self.c_buf.as_str()), Value::from(id)];
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].non_index_update),
-                            &params,
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::DeleteInserts => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        let k = self.id();
-                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                        self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].delete),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                        let params = [
-                            Value::from(id),
-                            Value::from(k),
-                            Value::from(self.c_buf.as_str()),
-                            Value::from(self.pad_buf.as_str()),
-                        ];
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].insert),
-                            &params,
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::InsertText => {
-                    // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it.
-                    let t = self.rng.uniform(1, self.spec.tables);
-                    let k = self.id();
-                    self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                    self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
-                    let sql = format!(
-                        "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
-                        self.spec.tag, self.c_buf, self.pad_buf
-                    );
-                    count(self.wire.query(&sql)?, c);
-                }
-                GroupKind::TablePoints => {
-                    for _ in 0..g.count {
-                        let row = self.sample();
-                        let p = self.plan.expect("table plan");
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.table_point),
-                            &p.point_params(row),
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::TableRange => {
-                    let row = self.sample();
-                    let p = self.plan.expect("table plan");
-                    exec(
-                        &mut self.wire,
-                        stmt(&self.stmts.table_range),
-                        &p.range_params(row),
-                        c,
-                    )?;
-                }
-                GroupKind::TableIndex(i) => {
-                    let row = self.sample();
-                    let p = self.plan.expect("table plan");
-                    exec(
-                        &mut self.wire,
-                        &self.stmts.table_index[i],
-                        &p.index_params(i, row),
-                        c,
-                    )?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn reconnect(&mut self, stop: &AtomicBool, deadline: Instant) -> bool {
-        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-            if let Ok(mut conn) = Conn::new(self.opts.clone()) {
-                if let Ok(stmts) = prepare_statements(&mut conn, self.spec, self.plan) {
-                    self.wire = Wire::new(Socket::new(conn.as_raw_fd()));
-                    self._conn = conn;
-                    self.stmts = stmts;
-                    return true;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        false
-    }
-
-    /// Run transactions until the deadline; what started after `measure_from` goes into `window`.
-    fn run(
-        mut self,
-        window: &Mutex<Window>,
-        measure_from: Instant,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-    ) -> anyhow::Result<()> {
-        loop {
-            if Instant::now() >= deadline
-                || stop.load(Ordering::Relaxed)
-                || abort.load(Ordering::Relaxed)
-            {
-                return Ok(());
-            }
-            let mut c = Counts::default();
-            let start = Instant::now();
-            let (done, result) = self.one_event(&mut c, deadline, stop);
-            // Statements, errors and reconnects count as they happen, finished transaction or not.
-            if start >= measure_from {
-                let mut w = window.lock().expect("bench window lock");
-                if done {
-                    let ns = start.elapsed().as_nanos();
-                    c.txns = 1;
-                    c.busy_ns = ns;
-                    record_ns(&mut w.hist, ns);
-                }
-                w.counts.add(&c);
-            }
-            if !done {
-                if result.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                return result;
-            }
-        }
-    }
-
-    /// One event: the transaction, restarted after each ignored error. Returns whether it completed, and an
-    /// error when the run must stop.
-    fn one_event(
-        &mut self,
-        c: &mut Counts,
-        deadline: Instant,
-        stop: &AtomicBool,
-    ) -> (bool, anyhow::Result<()>) {
-        loop {
-            let Err(e) = self.transaction(c) else {
-                return (true, Ok(()));
-            };
-            let code = error_code(&e);
-            if !code.is_some_and(|code| self.spec.ignore_errors.ignores(code)) {
-                return (
-                    false,
-                    Err(anyhow::anyhow!(
-                        "the benchmark stopped on an error the run does not ignore: {e}{}",
-                        code.map(|c| format!(
-                            " (code {c}; add it to --ignore-errors to retry such transactions)"
-                        ))
-                        .unwrap_or_default()
-                    )),
-                );
-            }
-            if code.is_some_and(|code| RECONNECT_CODES.contains(&code)) {
-                c.reconnects += 1;
-                if !self.reconnect(stop, deadline) {
-                    return (false, Ok(()));
-                }
-            } else {
-                c.errors += 1;
-            }
-            if Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
-                return (false, Ok(()));
-            }
-        }
-    }
-}
-
 /// `SHOW GLOBAL STATUS` values of [`COUNTERS`].
-pub fn status_counters(conn: &mut Conn, tag: &str) -> anyhow::Result<BTreeMap<String, u64>> {
+/// Tagged `bench:counters` whatever the run's own tag, so these reads are told apart from the workload.
+pub fn status_counters(conn: &mut Conn) -> anyhow::Result<BTreeMap<String, u64>> {
+    let tag = "/* innops:bench:counters */";
     let rows: Vec<(String, String)> =
         conn.query(format!("SHOW {tag} GLOBAL STATUS LIKE 'Innodb\\_%'"))?;
     Ok(rows
@@ -633,7 +156,7 @@ pub fn run(
         })
         .collect();
     let stop = AtomicBool::new(false);
-    let mut before = status_counters(&mut main, &spec.tag)?;
+    let mut before = status_counters(&mut main)?;
     let t0 = Instant::now();
     let measure_from = t0 + spec.warmup;
     let deadline = measure_from + spec.time;
@@ -665,7 +188,7 @@ pub fn run(
             .collect();
         if !spec.warmup.is_zero() {
             sleep_until(measure_from, &stop, abort);
-            if let Ok(b) = status_counters(&mut main, &spec.tag) {
+            if let Ok(b) = status_counters(&mut main) {
                 before = b;
             }
         }
@@ -728,9 +251,9 @@ pub fn run(
     }
     drain_windows(&mut total_hist, &mut per_thread);
     // The connection may have been lost during the run (a killed session, a restart): read with a new one then.
-    let after = match status_counters(&mut main, &spec.tag) {
+    let after = match status_counters(&mut main) {
         Ok(a) => a,
-        Err(_) => status_counters(&mut worker_target.connect()?, &spec.tag)?,
+        Err(_) => status_counters(&mut worker_target.connect()?)?,
     };
     let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
         a.add(c);
@@ -827,18 +350,5 @@ mod tests {
         assert_eq!(crate::error::exit_code_of(&e), 2);
         assert!(IgnoreErrors::All.ignores(1062));
         assert!(!IgnoreErrors::default().ignores(1062));
-    }
-
-    #[test]
-    fn lost_connections_map_to_cr_server_lost() {
-        let io = WireError::Io(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
-        assert_eq!(error_code(&io), Some(2013));
-        assert!(RECONNECT_CODES.contains(&2013));
-        let deadlock = WireError::Server {
-            code: 1213,
-            message: "Deadlock found".into(),
-        };
-        assert_eq!(error_code(&deadlock), Some(1213));
-        assert_eq!(error_code(&WireError::Protocol("?".into())), None);
     }
 }
