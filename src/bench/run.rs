@@ -1,4 +1,4 @@
-//! Driving a workload: one [`Worker`] thread and connection per `--threads`, all connected and prepared before
+//! Driving a workload: one worker thread and connection per `--threads`, all connected and prepared before
 //! the clock starts; the calling thread takes the `--report-interval` lines and, at the end, adds everything up
 //! into sysbench's figures plus the server's counter deltas.
 
