@@ -168,12 +168,18 @@ pub fn watch_progress<R>(
             let sql = format!(
                 "SELECT /* innops:convert:progress */ ROUND({column}) FROM information_schema.PROCESSLIST WHERE ID = ?"
             );
+            // Ask the server every 200 ms, but notice the end within 20 ms: on small tables a long sleep here
+            // was a measurable share of the whole conversion.
+            let mut tick = 0u32;
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                let n: Option<Option<u64>> = watch.exec_first(&sql, (conn_id,)).ok().flatten();
-                if let Some(Some(n)) = n {
-                    bar.set(n.min(total));
+                if tick % 10 == 0 {
+                    let n: Option<Option<u64>> = watch.exec_first(&sql, (conn_id,)).ok().flatten();
+                    if let Some(Some(n)) = n {
+                        bar.set(n.min(total));
+                    }
                 }
-                std::thread::sleep(Duration::from_millis(200));
+                tick = tick.wrapping_add(1);
+                std::thread::sleep(Duration::from_millis(20));
             }
             bar.finish();
         });
