@@ -464,10 +464,22 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         .collect();
     assert_eq!(
         names,
-        ["redo-online", "redo-offline", "redo-survives-restart", "convert-bulk", "convert-deferred"]
+        [
+            "redo-online",
+            "redo-offline",
+            "redo-survives-restart",
+            "convert-bulk",
+            "convert-deferred"
+        ]
     );
     let deferred = read_json(&out_dir.join("convert-deferred/report.json"));
-    assert!(deferred["notes"][0].as_str().unwrap().starts_with("path: deferred"), "{deferred}");
+    assert!(
+        deferred["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("path: deferred"),
+        "{deferred}"
+    );
     assert!(
         deferred["bench"]["after"]["tps"].as_f64().unwrap() > 0.0,
         "the conversion is measured on the table itself: {deferred}"
@@ -495,34 +507,88 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
 fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_nothing() {
     let mut sb = Sandboxed::new("redodown");
     let run_dir = sb.root.join("run");
-    let mut args: Vec<String> = ["redo", "--size", "80M", "--offline", "--execute", "--yes", "--no-bench", "--run-dir", run_dir.to_str().unwrap()]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.extend(["--sandbox".into(), sb.sandbox.name.clone(), "--sandbox-root".into(), sb.root.display().to_string()]);
+    let mut args: Vec<String> = [
+        "redo",
+        "--size",
+        "80M",
+        "--offline",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend([
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]);
     let killed = run_innops(&args, &[("INNOPS_FAULT", "after-action:stop")]);
     assert_eq!(killed.code, 137, "{killed:?}");
-    assert!(!sb.sandbox.is_running(), "the run stopped with the server down");
+    assert!(
+        !sb.sandbox.is_running(),
+        "the run stopped with the server down"
+    );
 
-    let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string(), "--yes".into(), "--no-bench".into()], &[]);
+    let resumed = run_innops(
+        &[
+            "resume".to_string(),
+            run_dir.display().to_string(),
+            "--yes".into(),
+            "--no-bench".into(),
+        ],
+        &[],
+    );
     assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert!(resumed.stderr.contains("resuming with the facts recorded"), "{}", resumed.stderr);
+    assert!(
+        resumed.stderr.contains("resuming with the facts recorded"),
+        "{}",
+        resumed.stderr
+    );
     sb.reopen();
     assert_eq!(log_file_size(&sb), 80 * MIB);
     assert_eq!(read_json(&run_dir.join("report.json"))["status"], "done");
 
     // The same size again: nothing to stop or start.
     let again_dir = sb.root.join("again");
-    let mut again: Vec<String> = ["redo", "--size", "80M", "--offline", "--execute", "--yes", "--no-bench", "--run-dir", again_dir.to_str().unwrap()]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    again.extend(["--sandbox".into(), sb.sandbox.name.clone(), "--sandbox-root".into(), sb.root.display().to_string()]);
+    let mut again: Vec<String> = [
+        "redo",
+        "--size",
+        "80M",
+        "--offline",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        again_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    again.extend([
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]);
     let pid = sb.sandbox.running_pid();
     let out = run_innops(&again, &[]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(sb.sandbox.running_pid(), pid, "the server was not restarted");
+    assert_eq!(
+        sb.sandbox.running_pid(),
+        pid,
+        "the server was not restarted"
+    );
     let report = read_json(&again_dir.join("report.json"));
-    let stop = report["steps"].as_array().unwrap().iter().find(|s| s["id"] == "stop").unwrap();
+    let stop = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "stop")
+        .unwrap();
     assert_eq!(stop["status"], "skipped", "{report}");
 }

@@ -172,7 +172,7 @@ pub fn watch_progress<R>(
             // was a measurable share of the whole conversion.
             let mut tick = 0u32;
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                if tick % 10 == 0 {
+                if tick.is_multiple_of(10) {
                     let n: Option<Option<u64>> = watch.exec_first(&sql, (conn_id,)).ok().flatten();
                     if let Some(Some(n)) = n {
                         bar.set(n.min(total));
