@@ -617,8 +617,8 @@ fn error_log_check(startup: bool, size: u64) -> Check {
                 "a resize line",
             ));
         }
-        let lines = control.log_since(0);
         let recent = if startup {
+            let lines = control.log_since(0);
             let start = lines
                 .iter()
                 .rposition(|l| l.contains("Shutdown complete"))
@@ -626,16 +626,31 @@ fn error_log_check(startup: bool, size: u64) -> Check {
                 .unwrap_or(0);
             lines[start..].to_vec()
         } else {
-            // Since the SET (its offset was noted when it ran); after a resume, since the last start.
-            match ctx.memo.get("redo:log_offset").and_then(|v| v.as_u64()) {
+            // Since the SET (its offset was noted when it ran); after a resume, since the last start. The
+            // server writes the line when the switch to the new file completes, which can be just after the
+            // SET returns: wait for it, within a bound.
+            let since = || match ctx.memo.get("redo:log_offset").and_then(|v| v.as_u64()) {
                 Some(offset) => control.log_since(offset),
                 None => {
+                    let lines = control.log_since(0);
                     let start = lines
                         .iter()
                         .rposition(|l| l.contains("ready for connections"))
                         .unwrap_or(0);
                     lines[start..].to_vec()
                 }
+            };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            loop {
+                let recent = since();
+                let s = errorlog::summarize(&recent);
+                if s.redo_resized_to == Some(size)
+                    || !s.errors.is_empty()
+                    || std::time::Instant::now() > deadline
+                {
+                    break recent;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
             }
         };
         let s = errorlog::summarize(&recent);
