@@ -6,9 +6,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: deps drill test
 deps:
 	@command -v cargo >/dev/null 2>&1 || { echo "innops needs Rust's cargo: install it with rustup (https://rustup.rs)"; exit 1; }
-	@if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then \
-		echo "installing mariadb-server (the tests and the drill start throwaway servers from it)"; \
-		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server; \
+	@missing=""; \
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="mariadb-server"; \
+	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench)"; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
 drill: deps
