@@ -356,7 +356,10 @@ fn a_write_waiting_on_the_guard_lands_in_the_new_table() {
         if state.flatten().is_some_and(|s| s.contains("lock")) {
             break;
         }
-        assert!(!insert.is_finished(), "the write went through while the guard was held");
+        assert!(
+            !insert.is_finished(),
+            "the write went through while the guard was held"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::fs::write(hold.join("go"), b"").unwrap();
