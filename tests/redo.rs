@@ -2,7 +2,7 @@
 
 use mysql::prelude::Queryable;
 
-use crate::common::{read_json, run_innops, Sandboxed};
+use crate::common::{events, read_json, run_innops, Sandboxed};
 
 const MIB: u64 = 1 << 20;
 
@@ -11,14 +11,6 @@ fn log_file_size(sb: &Sandboxed) -> u64 {
         .query_first("SELECT @@GLOBAL.innodb_log_file_size")
         .unwrap()
         .unwrap()
-}
-
-fn events(run_dir: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(run_dir.join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]
@@ -223,7 +215,7 @@ fn bad_sizes_are_refused_with_a_reason() {
 fn a_run_killed_mid_plan_is_finished_by_resume() {
     let sb = Sandboxed::new("redores");
     let run_dir = sb.root.join("run");
-    let mut args: Vec<String> = [
+    let args = [
         "redo",
         "--size",
         "160M",
@@ -231,17 +223,8 @@ fn a_run_killed_mid_plan_is_finished_by_resume() {
         "--no-bench",
         "--run-dir",
         run_dir.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend([
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]);
-    let killed = run_innops(&args, &[("INNOPS_FAULT", "after-action:resize")]);
+    ];
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:resize")]);
     assert_eq!(killed.code, 137, "{killed:?}");
     // The server took the size, but the run stopped before persisting it.
     assert_eq!(log_file_size(&sb), 160 * MIB);
@@ -507,7 +490,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
 fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_nothing() {
     let mut sb = Sandboxed::new("redodown");
     let run_dir = sb.root.join("run");
-    let mut args: Vec<String> = [
+    let args = [
         "redo",
         "--size",
         "80M",
@@ -517,17 +500,8 @@ fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_
         "--no-bench",
         "--run-dir",
         run_dir.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend([
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]);
-    let killed = run_innops(&args, &[("INNOPS_FAULT", "after-action:stop")]);
+    ];
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:stop")]);
     assert_eq!(killed.code, 137, "{killed:?}");
     assert!(
         !sb.sandbox.is_running(),
@@ -555,7 +529,7 @@ fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_
 
     // The same size again: nothing to stop or start.
     let again_dir = sb.root.join("again");
-    let mut again: Vec<String> = [
+    let again = [
         "redo",
         "--size",
         "80M",
@@ -565,18 +539,9 @@ fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_
         "--no-bench",
         "--run-dir",
         again_dir.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    again.extend([
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]);
+    ];
     let pid = sb.sandbox.running_pid();
-    let out = run_innops(&again, &[]);
+    let out = sb.innops_env(&again, &[]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         sb.sandbox.running_pid(),

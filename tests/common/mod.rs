@@ -61,6 +61,11 @@ impl Sandboxed {
 
     /// Run innops against this sandbox: `--sandbox NAME --sandbox-root ROOT` are appended.
     pub fn innops(&self, args: &[&str]) -> Output {
+        self.innops_env(args, &[])
+    }
+
+    /// [`Sandboxed::innops`] with extra environment (fault injection, test hooks).
+    pub fn innops_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         all.extend([
             "--sandbox".into(),
@@ -68,7 +73,7 @@ impl Sandboxed {
             "--sandbox-root".into(),
             self.root.display().to_string(),
         ]);
-        run_innops(&all, &[])
+        run_innops(&all, env)
     }
 }
 
@@ -115,4 +120,13 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The events of a run's journal.
+pub fn events(run_dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(run_dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
