@@ -336,15 +336,11 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
                 .query_drop(format!("SET {tag} {}", set_sql2.trim_start_matches("SET ")))?;
             Ok(serde_json::json!({ "log_offset": offset, "seconds": t0.elapsed().as_secs_f64() }))
         })
-        .post(Check::new("variable shows the new size", move |ctx| {
-            let cur = current_size(ctx, var)?;
-            Ok(Verdict::check(
-                cur == size,
-                format_size(cur),
-                format_size(size),
-                "the server did not take the new size: read its error log",
-            ))
-        }))
+        .post(size_check(
+            var,
+            size,
+            "the server did not take the new size: read its error log",
+        ))
         .post(error_log_check(false, size))
         .post(log_file_check(logfile))
         .bench();
@@ -415,15 +411,11 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
                 "the server did not come back: read its error log",
             ))
         }))
-        .post(Check::new("variable shows the new size", move |ctx| {
-            let cur = current_size(ctx, var)?;
-            Ok(Verdict::check(
-                cur == size,
-                format_size(cur),
-                format_size(size),
-                "the server started with another size: check which option file sets it last",
-            ))
-        }))
+        .post(size_check(
+            var,
+            size,
+            "the server started with another size: check which option file sets it last",
+        ))
         .post(error_log_check(true, size))
         .recover(move |ctx| restore_and_start(ctx, &dropin2))
         .bench();
@@ -596,6 +588,19 @@ fn persist_step(
                 format!("another option file read after innops's drop-in sets {key}: remove it there so the drop-in wins"),
             ))
         }))
+}
+
+/// The redo size the server reports now equals `size`.
+fn size_check(var: RedoSizeVariable, size: u64, fix: &'static str) -> Check {
+    Check::new("variable shows the new size", move |ctx| {
+        let cur = current_size(ctx, var)?;
+        Ok(Verdict::check(
+            cur == size,
+            format_size(cur),
+            format_size(size),
+            fix,
+        ))
+    })
 }
 
 fn error_log_check(startup: bool, size: u64) -> Check {
