@@ -101,6 +101,7 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
             option_file,
             dropin,
             bench_time,
+            error_log: None,
         },
         control,
         format: args.format,
@@ -125,6 +126,26 @@ fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
             );
         }
     }
+    let log = env
+        .control
+        .as_ref()
+        .and_then(|c| c.error_log.clone())
+        .or_else(|| {
+            env.plan_env
+                .target
+                .local
+                .then(|| {
+                    control::error_log_of(
+                        facts.var("log_error").unwrap_or(""),
+                        facts.var("datadir").unwrap_or(""),
+                    )
+                })
+                .flatten()
+        });
+    env.plan_env.error_log = log.map(|p| {
+        let end = crate::target::errorlog::end_offset(&p);
+        (p, end)
+    });
 }
 
 fn print_report(report: &Report, format: Format) {
@@ -221,6 +242,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     max_load: crate::plan::guard::Threshold::parse(&a.max_load)?,
                     critical_load: crate::plan::guard::Threshold::parse(&a.critical_load)?,
                     skipped,
+                    restart: a.restart,
                 };
                 procedures::convert::plan(&params, &facts, &env.plan_env)?
             };
@@ -257,7 +279,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 }
             }
-            let bench_time = if a.no_bench { None } else { Some(10) };
+            // The run's options are part of its plan: a resumed run benchmarks (or not) as the run did.
+            let recorded = &pf.options;
+            let no_bench = a.no_bench || recorded.no_bench;
+            let bench_time = if no_bench {
+                None
+            } else {
+                Some(recorded.bench_time_s.unwrap_or(10))
+            };
             let mut env = env_from(&args, bench_time)?;
             let facts = match env
                 .plan_env
@@ -277,6 +306,17 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 }
             };
+            if let Some(then) = &pf.header.facts {
+                if then.identity() != facts.identity() {
+                    return Err(refused(format!(
+                        "{} holds a run on the server with {}, but innops reached the server with {} at {}: pass the connection flags of the run's own server",
+                        a.run_dir.display(),
+                        then.identity(),
+                        facts.identity(),
+                        env.plan_env.target.label
+                    )));
+                }
+            }
             attach_error_log(&mut env, &facts);
             let mut plan = procedures::rebuild(&pf.header, &facts, &env.plan_env)?;
             // The figures must be comparable: the same workload as before the crash.
@@ -290,9 +330,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let opts = RunOptions {
                 execute: true,
-                yes: a.yes,
+                yes: a.yes || recorded.yes,
                 run_dir: None,
-                no_bench: a.no_bench,
+                no_bench,
             };
             run_plan(plan, &env, &opts, Some(a.run_dir))
         }

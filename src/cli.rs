@@ -169,6 +169,9 @@ pub struct ConvertArgs {
     /// Abort the copy when this status variable is above the value.
     #[arg(long, default_value = "Threads_running=50")]
     pub critical_load: String,
+    /// Drop innops's own leftover copy (db._t_innops_new) of an interrupted conversion and copy again.
+    #[arg(long, conflicts_with = "rollback")]
+    pub restart: bool,
 }
 
 #[derive(Debug, Args)]

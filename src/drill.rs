@@ -198,6 +198,7 @@ pub fn run(
                     chunk_ms: 500,
                     max_load: crate::plan::guard::Threshold::parse("Threads_running=25")?,
                     critical_load: crate::plan::guard::Threshold::parse("Threads_running=50")?,
+                    restart: false,
                     skipped,
                 };
                 convert::plan(&params, facts, env)

@@ -26,6 +26,9 @@ pub enum EventKind {
     RunStarted {
         procedure: String,
         target: String,
+        /// sha256 of `plan.json` as written: `resume` refuses a plan that was changed since.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan_sha256: Option<String>,
     },
     Resumed {
         after_step: Option<String>,
@@ -77,6 +80,20 @@ pub struct PlanFile {
     pub header: PlanHeader,
     pub steps: Vec<StepPreview>,
     pub created: DateTime<Utc>,
+    /// The options the run started with; `resume` honours them.
+    #[serde(default)]
+    pub options: RecordedOptions,
+}
+
+/// The run options that are part of a plan: a resumed run behaves as the run that started it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedOptions {
+    /// `--no-bench`: no benchmark before or after.
+    pub no_bench: bool,
+    /// `--yes`: restart and destructive steps were allowed without a prompt.
+    pub yes: bool,
+    /// Seconds each benchmark runs.
+    pub bench_time_s: Option<u64>,
 }
 
 pub struct RunDir {
@@ -105,7 +122,13 @@ impl RunDir {
         std::fs::create_dir_all(path.join("bench"))
             .with_context(|| format!("creating {}", path.display()))?;
         write_json_atomic(&path.join("plan.json"), plan)?;
-        RunDir::open(path)
+        let mut rd = RunDir::open(path)?;
+        rd.log(EventKind::RunStarted {
+            procedure: plan.header.procedure.clone(),
+            target: plan.header.target.clone(),
+            plan_sha256: Some(file_sha256(&path.join("plan.json"))?),
+        })?;
+        Ok(rd)
     }
 
     /// Open an existing run directory to append to its journal.
@@ -135,6 +158,37 @@ impl RunDir {
 
     pub fn write_json(&self, rel: &str, value: &impl Serialize) -> anyhow::Result<()> {
         write_json_atomic(&self.path.join(rel), value)
+    }
+}
+
+/// sha256 of a file's bytes, in hex.
+pub fn file_sha256(path: &Path) -> anyhow::Result<String> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// `plan.json` is evidence of what the DBA was shown, not input: refuse to continue a run whose plan was
+/// changed after it started, or whose journal does not say what the plan was.
+pub fn check_plan_unchanged(dir: &Path, events: &[Event]) -> anyhow::Result<()> {
+    let recorded = events.iter().find_map(|e| match &e.kind {
+        EventKind::RunStarted { plan_sha256, .. } => Some(plan_sha256.clone()),
+        _ => None,
+    });
+    let now = file_sha256(&dir.join("plan.json"))?;
+    match recorded {
+        Some(Some(sha)) if sha == now => Ok(()),
+        Some(Some(_)) => Err(crate::error::refused(format!(
+            "{} was changed after the run started: innops continues only the plan it showed, so start a new run instead of resuming this one",
+            dir.join("plan.json").display()
+        ))),
+        _ => Err(crate::error::refused(format!(
+            "the journal in {} does not record which plan the run started with: innops cannot prove the plan is unchanged, so start a new run",
+            dir.display()
+        ))),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod guard;
 pub mod journal;
+pub mod lock;
 pub mod progress;
 pub mod report;
 pub mod runner;
@@ -230,6 +231,9 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// The workload to run before the first and after the last step marked `bench`.
     pub bench: Option<crate::bench::PlanBench>,
+    /// The objects the run changes (such as `convert:db.t`): it holds a server-side named lock on each for
+    /// its whole length, so a second run of the same object is refused ([`lock`]).
+    pub locks: Vec<String>,
 }
 
 /// The preview of one step, as serialised.
@@ -273,6 +277,30 @@ pub fn tag_safe(s: &str) -> String {
         })
         .collect()
 }
+
+/// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
+/// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without
+/// depending on timing. Points: `before-guard`, `after-copy` (convert, guard held).
+pub fn test_hold(point: &str) {
+    let Ok(spec) = std::env::var("INNOPS_TEST_HOLD") else {
+        return;
+    };
+    let Some((p, dir)) = spec.split_once('=') else {
+        return;
+    };
+    if p != point {
+        return;
+    }
+    let dir = PathBuf::from(dir);
+    let _ = std::fs::write(dir.join("holding"), b"");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !dir.join("go").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Seconds a check's session waits for a table lock before it gives up and names who may hold it.
+pub const CHECK_LOCK_WAIT_S: u64 = 10;
 
 /// What steps see while they run.
 pub struct Ctx<'a> {
@@ -322,7 +350,16 @@ impl<'a> Ctx<'a> {
     /// A connection, opened on first use and again after [`Ctx::drop_conn`].
     pub fn conn(&mut self) -> anyhow::Result<&mut Conn> {
         if self.conn.is_none() {
-            self.conn = Some(self.target.connect()?);
+            let mut conn = self.target.connect()?;
+            // Checks and short statements wait for a table lock at most this long, then say who may hold it.
+            mysql::prelude::Queryable::query_drop(
+                &mut conn,
+                format!(
+                    "SET {} SESSION lock_wait_timeout = {CHECK_LOCK_WAIT_S}",
+                    self.tag()
+                ),
+            )?;
+            self.conn = Some(conn);
         }
         Ok(self.conn.as_mut().expect("just set"))
     }
@@ -345,6 +382,20 @@ impl<'a> Ctx<'a> {
                 "this step must stop and start the server, and innops was not told how: pass --sandbox NAME, --service systemd:UNIT, or --start-cmd/--stop-cmd",
             )
         })
+    }
+
+    /// The result the last completed action of `step` recorded in this run's journal (a resumed run finds
+    /// there what the process that crashed had learned).
+    pub fn recorded_result(&self, step: &str) -> Option<serde_json::Value> {
+        let dir = self.run_dir.as_ref()?;
+        journal::read_journal(dir)
+            .ok()?
+            .into_iter()
+            .rev()
+            .find_map(|e| match e.kind {
+                journal::EventKind::ActionDone { step: s, result } if s == step => Some(result),
+                _ => None,
+            })
     }
 
     pub fn aborted(&self) -> bool {

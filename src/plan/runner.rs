@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::{Failure, EXIT_INTERRUPTED};
-use crate::plan::journal::{self, EventKind, PlanFile, RunDir};
+use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
+use crate::plan::lock::Locks;
 use crate::plan::report::{Report, StepStatus};
 use crate::plan::{Check, Ctx, Plan, Verdict};
 use crate::target::connect::Target;
@@ -53,7 +54,9 @@ pub fn run(
     (report, r)
 }
 
-fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> anyhow::Result<Vec<Verdict>> {
+/// Run checks in order. A check that cannot run (the server went away, a lock wait ran out) has not proven
+/// anything: it fails, with what stopped it, rather than ending the run with an internal error.
+fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> Vec<Verdict> {
     let mut out = Vec::new();
     for c in checks {
         let mut v = if dry && c.needs_prior {
@@ -62,12 +65,48 @@ fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> anyhow::Result<Vec<
                 ..Verdict::pass("runs after the earlier steps", "checked at execution")
             }
         } else {
-            (c.run)(ctx)?
+            (c.run)(ctx).unwrap_or_else(|e| {
+                let mut why = crate::error::display_of(&e);
+                if crate::plan::lock::is_lock_wait_timeout(&e) {
+                    let who = ctx
+                        .conn()
+                        .and_then(crate::plan::lock::lock_holder_candidates)
+                        .unwrap_or_default();
+                    why = format!(
+                        "a table lock was not granted within {} s; sessions that may hold it: {who}",
+                        crate::plan::CHECK_LOCK_WAIT_S
+                    );
+                }
+                Verdict::fail(
+                    format!("could not check: {why}"),
+                    "the check runs",
+                    format!("the check \"{}\" could not run ({why}): fix that and run the command again", c.name),
+                )
+            })
         };
         v.check = c.name.clone();
         out.push(v);
     }
-    Ok(out)
+    out
+}
+
+/// A resumed run continues exactly the plan it started: `plan.json` unchanged, and the plan built again from
+/// it has the same steps.
+fn check_same_plan(dir: &std::path::Path, plan: &Plan) -> anyhow::Result<()> {
+    let events = journal::read_journal(dir)?;
+    journal::check_plan_unchanged(dir, &events)?;
+    let recorded = journal::read_plan(dir)?;
+    let then: Vec<&str> = recorded.steps.iter().map(|s| s.id.as_str()).collect();
+    let now: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+    if then != now {
+        return Err(Failure::Refused(format!(
+            "the plan built again for this run has other steps ({}) than the run started with ({}): the server changed under the run; check it by hand and start a new run",
+            now.join(", "),
+            then.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
@@ -75,10 +114,15 @@ fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
 }
 
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
-    let mut refusal = None;
+    let mut refusal = match Locks::new(plan.locks.clone()).taken(ctx.target) {
+        Ok(Some((object, who))) => Some(format!(
+            "another innops run is working on {object} ({who} holds its lock): wait for it to finish"
+        )),
+        _ => None,
+    };
     for step in &plan.steps {
         ctx.step = step.id.clone();
-        let verdicts = run_checks(ctx, &step.pre, true)?;
+        let verdicts = run_checks(ctx, &step.pre, true);
         if refusal.is_none() {
             if let Some(v) = first_failure(&verdicts) {
                 refusal = Some(format!(
@@ -152,7 +196,13 @@ fn execute(
 ) -> anyhow::Result<()> {
     report.executed = true;
     report.status = "running".into();
+    if let Some(dir) = &resume {
+        check_same_plan(dir, &plan)?;
+    }
     confirm(&plan, opts)?;
+    // Before anything is created or changed: a second run of the same object stops here.
+    let mut locks = Locks::new(plan.locks.clone());
+    locks.ensure(ctx.target)?;
     let (mut rd, prior) = match &resume {
         Some(dir) => {
             let events = journal::read_journal(dir)?;
@@ -172,18 +222,26 @@ fn execute(
                 header: plan.header.clone(),
                 steps: plan.previews(),
                 created: chrono::Utc::now(),
+                options: RecordedOptions {
+                    no_bench: opts.no_bench,
+                    yes: opts.yes,
+                    bench_time_s: plan.bench.as_ref().map(|b| b.time.as_secs()),
+                },
             };
-            let mut rd = RunDir::create(&path, &file)?;
-            rd.log(EventKind::RunStarted {
-                procedure: plan.header.procedure.clone(),
-                target: plan.header.target.clone(),
-            })?;
-            (rd, None)
+            (RunDir::create(&path, &file)?, None)
         }
     };
     report.run_dir = Some(rd.path.display().to_string());
     ctx.run_dir = Some(rd.path.clone());
-    let result = execute_steps(&plan, ctx, report, opts, &mut rd, prior.as_ref());
+    let result = execute_steps(
+        &plan,
+        ctx,
+        report,
+        opts,
+        &mut rd,
+        prior.as_ref(),
+        &mut locks,
+    );
     let status = match &result {
         Ok(()) => "done",
         Err(e) => match crate::error::exit_code_of(e) {
@@ -211,6 +269,7 @@ fn execute_steps(
     opts: &RunOptions,
     rd: &mut RunDir,
     prior: Option<&journal::Progress>,
+    locks: &mut Locks,
 ) -> anyhow::Result<()> {
     let bench = if opts.no_bench {
         None
@@ -225,6 +284,8 @@ fn execute_steps(
     }
     for (i, step) in plan.steps.iter().enumerate() {
         ctx.step = step.id.clone();
+        // After a restart the lock session is gone: take the locks again before the next step.
+        locks.ensure(ctx.target)?;
         if let Some(p) = prior {
             if p.done.contains(&step.id) {
                 report.step_mut(&step.id).status = StepStatus::Done;
@@ -232,7 +293,7 @@ fn execute_steps(
             }
             if p.in_flight.as_deref() == Some(step.id.as_str()) {
                 // The step started before the crash: if its post-checks hold, its action completed.
-                let post = run_checks(ctx, &step.post, false)?;
+                let post = run_checks(ctx, &step.post, false);
                 let all_pass = post.iter().all(|v| v.passed);
                 for v in &post {
                     rd.log(EventKind::Check {
@@ -273,7 +334,7 @@ fn execute_steps(
         report.step_mut(&step.id).status = StepStatus::Running;
         rd.write_json("report.json", report)?;
 
-        let pre = run_checks(ctx, &step.pre, false)?;
+        let pre = run_checks(ctx, &step.pre, false);
         for v in &pre {
             rd.log(EventKind::Check {
                 step: step.id.clone(),
@@ -371,7 +432,7 @@ fn execute_steps(
         let post = if already_done {
             Vec::new()
         } else {
-            run_checks(ctx, &step.post, false)?
+            run_checks(ctx, &step.post, false)
         };
         for v in &post {
             rd.log(EventKind::Check {

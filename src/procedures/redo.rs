@@ -434,6 +434,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         header,
         steps,
         bench,
+        locks: vec!["redo-log".into()],
     })
 }
 

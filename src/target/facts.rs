@@ -158,6 +158,19 @@ impl ServerFacts {
         }
     }
 
+    /// What tells this server from another one: `@@server_uuid` where the server has it (MySQL), else its
+    /// host name and data directory. The port is left out: a sandbox may get another one at a restart.
+    pub fn identity(&self) -> String {
+        match self.var("server_uuid").filter(|u| !u.is_empty()) {
+            Some(uuid) => format!("server_uuid {uuid}"),
+            None => format!(
+                "host {} datadir {}",
+                self.var("hostname").unwrap_or("?"),
+                self.var("datadir").unwrap_or("?")
+            ),
+        }
+    }
+
     /// A synthetic snapshot for unit tests.
     pub fn synthetic(flavor: Flavor, version: Version) -> ServerFacts {
         let vs = match flavor {

@@ -76,6 +76,60 @@ pub fn release_guard(ctx: &mut Ctx, info: &TableInfo) {
     }
 }
 
+/// Statements of an earlier run of this conversion that the server is still running: the client was killed,
+/// and the server finishes a statement before it notices. The caller holds the run's lock on the table, so
+/// no live innops run owns them. Each is stopped (`KILL`, which rolls its transaction back) and waited for,
+/// so that what the shadow holds afterwards is final. Returns the connection ids stopped.
+pub fn reap_orphans(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<Vec<u64>> {
+    let suffix = format!(":{} */", crate::plan::tag_safe(&info.display()));
+    let procedure = format!("/* innops:{}:", crate::plan::tag_safe(&ctx.procedure));
+    let tag = ctx.tag();
+    let conn = ctx.conn()?;
+    let own = conn.connection_id() as u64;
+    let find = |conn: &mut Conn| -> anyhow::Result<Vec<u64>> {
+        let rows: Vec<(u64, Option<String>)> = conn.query(format!(
+            "SELECT {tag} ID, INFO FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE '%innops:%'"
+        ))?;
+        Ok(rows
+            .into_iter()
+            .filter(|(id, info)| {
+                *id != own
+                    && info.as_deref().is_some_and(|q| {
+                        let head: String = q.chars().take(300).collect();
+                        head.contains(&procedure)
+                            && head.contains(&suffix)
+                            && !head.trim_start().to_ascii_uppercase().starts_with("SELECT")
+                    })
+            })
+            .map(|(id, _)| id)
+            .collect())
+    };
+    let orphans = find(conn)?;
+    for id in &orphans {
+        // Gone already is fine: it finished on its own.
+        let _ = conn.query_drop(format!("KILL {tag} CONNECTION {id}"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !orphans.is_empty() {
+        let left: Vec<u64> = find(conn)?
+            .into_iter()
+            .filter(|id| orphans.contains(id))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(refused(format!(
+                "statements of an interrupted run on {} (connections {}) are still rolling back after 120 s: wait until SHOW PROCESSLIST no longer lists them, then resume",
+                info.display(),
+                left.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(orphans)
+}
+
 /// Create the empty InnoDB shadow: the source's definition, InnoDB, and (deferred path) only the primary key.
 pub fn create_shadow(
     conn: &mut Conn,

@@ -68,6 +68,9 @@ pub struct ConvertParams {
     pub critical_load: Threshold,
     /// Tables named but skipped, with the reason.
     pub skipped: Vec<String>,
+    /// `--restart`: drop innops's own leftover shadow of an interrupted run and copy again.
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// The path `auto` takes on this server, and why. Decided by capability, not version number.
@@ -110,7 +113,7 @@ pub fn resolve(
     };
     if all_myisam {
         let rows: Vec<(String, String)> = conn.query(format!(
-            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MyISAM' AND TABLE_TYPE = 'BASE TABLE' \
+            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE (ENGINE = 'MyISAM' OR (ENGINE IS NULL AND TABLE_COMMENT LIKE '%crashed%')) AND TABLE_TYPE = 'BASE TABLE' \
              AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY TABLE_SCHEMA, TABLE_NAME"
         ))?;
         for (s, t) in rows {
@@ -124,14 +127,14 @@ pub fn resolve(
         if SYSTEM_SCHEMAS.contains(&schema.to_ascii_lowercase().as_str()) {
             return Err(bad_input(format!("{p} is in the system schema {schema}, which innops never converts: name your own tables")));
         }
-        let rows: Vec<(String, String, String)> = if table == "*" {
+        let rows: Vec<(String, String, String, String)> = if table == "*" {
             conn.exec(
-                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"),
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"),
                 (schema,),
             )?
         } else {
             conn.exec(
-                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"),
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"),
                 (schema, table),
             )?
         };
@@ -142,12 +145,15 @@ pub fn resolve(
                 format!("the table {p} does not exist: check the name (innops inspect lists the MyISAM tables)")
             }));
         }
-        for (s, t, engine) in rows {
+        for (s, t, engine, comment) in rows {
             if t.ends_with("_innops_new") || t.ends_with("_myisam_old") {
                 skipped.push(format!(
                     "{s}.{t}: innops's own shadow or kept table, skipped"
                 ));
-            } else if engine.eq_ignore_ascii_case("MyISAM") {
+            } else if engine.eq_ignore_ascii_case("MyISAM")
+                || (engine.is_empty() && comment.contains("crashed"))
+            {
+                // A crashed table is planned so that its pre-flight refuses it with the repair to run.
                 push(&mut out, s, t);
             } else if engine.eq_ignore_ascii_case("InnoDB") {
                 skipped.push(format!("{s}.{t} is already InnoDB, skipped"));
@@ -188,6 +194,66 @@ fn swapped(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<bool> {
     )
 }
 
+/// Error-log lines about an automatic repair of `schema.table` (myisam_recover_options).
+pub fn repair_lines(lines: &[String], schema: &str, table: &str) -> Vec<String> {
+    let path = format!("'./{schema}/{table}'");
+    lines
+        .iter()
+        .filter(|l| {
+            l.contains(&path)
+                && (l.contains("Checking table")
+                    || l.contains("Recovering table")
+                    || l.contains("marked as crashed"))
+        })
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The command that drops innops's own copy of `t` and converts it again, with the user's connection flags.
+fn restart_command(flags: &str, t: &TableInfo) -> String {
+    format!(
+        "innops convert --tables {} --restart {flags} --execute",
+        shell_word(&t.display())
+    )
+    .replace("  ", " ")
+}
+
+fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The source fingerprint this run verified the copy against: in memory, else from the journal (a resumed
+/// run), from the swap's or the verify step's recorded result.
+fn verified_source(ctx: &Ctx, t: &TableInfo) -> Option<Fingerprint> {
+    if ctx.memo.contains_key(&format!("verified:{}", t.display())) {
+        if let Some(v) = ctx.memo.get(&format!("source:{}", t.display())) {
+            return serde_json::from_value(v.clone()).ok();
+        }
+    }
+    for (step, key) in [("swap", "verified_source"), ("verify", "source")] {
+        let recorded = ctx.recorded_result(&step_id(step, t));
+        if let Some(fp) = recorded
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        {
+            if step == "swap"
+                || recorded.as_ref().and_then(|r| r.get("identical"))
+                    == Some(&serde_json::json!(true))
+            {
+                return Some(fp);
+            }
+        }
+    }
+    None
+}
+
 /// Build the conversion plan.
 pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     let (strategy, why) = choose(p.strategy, facts);
@@ -206,6 +272,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     }
     let mut conn = env.target.connect()?;
     let tag = "/* innops:convert:plan */";
+    let flags = env.flags();
     let mut steps = Vec::new();
     for (schema, table) in &p.tables {
         let info = match TableInfo::load(&mut conn, tag, schema, table)? {
@@ -228,6 +295,9 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             info
         };
         steps.push(preflight(&info, strategy, facts, env, p));
+        if p.restart && strategy != Strategy::Alter {
+            steps.push(discard_step(&info));
+        }
         match strategy {
             Strategy::Alter => steps.push(alter_step(&info)),
             _ => {
@@ -235,8 +305,8 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 if strategy == Strategy::Deferred && info.secondary().next().is_some() {
                     steps.push(index_step(&info));
                 }
-                steps.push(verify_step(&info));
-                steps.push(swap_step(&info));
+                steps.push(verify_step(&info, &flags));
+                steps.push(swap_step(&info, &flags));
                 if p.drop_old {
                     steps.push(drop_old_step(&info));
                 }
@@ -255,6 +325,11 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         header: env.header("convert", facts, serde_json::to_value(p)?, notes),
         steps,
         bench,
+        locks: p
+            .tables
+            .iter()
+            .map(|(s, t)| format!("table:{s}.{t}"))
+            .collect(),
     })
 }
 
@@ -287,6 +362,38 @@ fn preflight(
             "variables of SHOW GLOBAL STATUS",
             format!("the server has no status variable {}: fix --max-load/--critical-load (they are case-sensitive, like Threads_running=25)", unknown.join(", ")),
         ))
+    }));
+    let t = i.clone();
+    let log = env.error_log.clone();
+    step = step.pre(Check::new("not marked as crashed", move |_| {
+        if let Some(why) = &t.crashed {
+            return Ok(Verdict::fail(
+                why.clone(),
+                "a table the server can open",
+                format!(
+                    "{} is marked as crashed and innops copies only healthy tables: back up its files, run REPAIR TABLE {}, check the rows, then convert it",
+                    t.display(),
+                    t.qualified()
+                ),
+            ));
+        }
+        // With myisam_recover_options the server repairs a crashed table when innops first opens it: say so.
+        let repaired = log
+            .as_ref()
+            .and_then(|(path, from)| crate::target::errorlog::read_since(path, *from).ok())
+            .map(|l| repair_lines(&l.lines, &t.schema, &t.name))
+            .unwrap_or_default();
+        Ok(if repaired.is_empty() {
+            Verdict::pass("healthy", "a table the server can open")
+        } else {
+            Verdict::pass(
+                format!(
+                    "the server repaired it automatically when innops opened it (myisam_recover_options): {}; check the rows before relying on the copy",
+                    repaired.join(" / ")
+                ),
+                "a table the server can open",
+            )
+        })
     }));
     let t = i.clone();
     step = step.pre(Check::new("MyISAM table", move |_| {
@@ -396,19 +503,30 @@ fn preflight(
     }));
     if strategy != Strategy::Alter {
         let t = i.clone();
+        let restart = p.restart;
+        let flags = env.flags();
         step = step.pre(Check::new("names free", move |ctx| {
             let shadow = shadow_name(&t.name);
             let old = old_name(&t.name);
-            let taken: Vec<String> = [&shadow, &old]
-                .into_iter()
-                .filter_map(|n| engine_of(ctx, &t.schema, n).ok().flatten().map(|_| n.clone()))
-                .collect();
-            Ok(Verdict::check(
-                taken.is_empty(),
-                if taken.is_empty() { format!("{shadow}, {old} free") } else { format!("{} exist(s)", taken.join(", ")) },
-                "free",
-                format!("{}.{} already exists, probably from an interrupted conversion: resume that run, or drop or rename it yourself after checking it", t.schema, taken.join(", ")),
-            ))
+            let shadow_taken = engine_of(ctx, &t.schema, &shadow)?.is_some();
+            let old_taken = engine_of(ctx, &t.schema, &old)?.is_some();
+            Ok(if old_taken {
+                Verdict::fail(
+                    format!("{old} exists"),
+                    "free",
+                    format!("{}.{old} already exists, so the swap could not keep the MyISAM table under that name: check it, then drop or rename it yourself", t.schema),
+                )
+            } else if shadow_taken && !restart {
+                Verdict::fail(
+                    format!("{shadow} exists"),
+                    "free",
+                    format!("{}.{shadow} is left from an interrupted conversion: continue that run with `innops resume RUN_DIR`, or start over with `{}`", t.schema, restart_command(&flags, &t)),
+                )
+            } else if shadow_taken {
+                Verdict::pass(format!("{shadow} exists: --restart drops it"), "free")
+            } else {
+                Verdict::pass(format!("{shadow}, {old} free"), "free")
+            })
         }));
     }
     let t = i.clone();
@@ -567,19 +685,39 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
     }));
     let t = info.clone();
     step = step.act(move |ctx| {
+        crate::plan::test_hold("before-guard");
         // Wait for a calm server before blocking writes or creating anything.
         copy::wait_for_load(ctx, &settings)?;
         copy::acquire_guard(ctx, &t)?;
+        // A run killed mid-statement leaves that statement running on the server: stop it before reading
+        // what the shadow holds.
+        let reaped = copy::reap_orphans(ctx, &t)?;
         let tag = ctx.tag();
         let shadow_t = shadow_name(&t.name);
-        let exists = engine_of(ctx, &t.schema, &shadow_t)?.is_some();
-        let created = if exists {
-            Vec::new()
-        } else {
-            copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?
-        };
         let has_pk = t.primary().is_some();
         let total = verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?;
+        if total == 0 && t.rows_estimate > 0 {
+            copy::release_guard(ctx, &t);
+            return Err(crate::error::refused(format!(
+                "{} held {} rows when the plan was made and holds none now: if they were deleted on purpose run the conversion again, otherwise check the table (an automatic repair can empty it) before converting",
+                t.display(),
+                t.rows_estimate
+            )));
+        }
+        let chunked = deferred && has_pk;
+        let mut created = Vec::new();
+        if engine_of(ctx, &t.schema, &shadow_t)?.is_some() && !chunked {
+            // One statement fills the shadow whole: whatever an interrupted run left in it goes first.
+            let rows = verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_t, has_pk)?;
+            if rows > 0 {
+                let drop = format!("DROP {tag} TABLE {}", qualified(&t.schema, &shadow_t));
+                ctx.conn()?.query_drop(&drop)?;
+                created.push(drop);
+            }
+        }
+        if engine_of(ctx, &t.schema, &shadow_t)?.is_none() {
+            created.extend(copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?);
+        }
         // The source cannot change under the guard: checksum it beside the copy.
         let method = verify::method_for(&t);
         let target = ctx.target.clone();
@@ -589,7 +727,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
             let mut c = target.connect()?;
             verify::fingerprint(&mut c, &tag2, &t2, &t2.name, method)
         });
-        let copied = if deferred && has_pk {
+        let copied = if chunked {
             copy::copy_chunked(ctx, &t, total, &settings)
         } else {
             // One statement cannot pause midway: the load was checked just before.
@@ -603,23 +741,37 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
             .join()
             .map_err(|_| anyhow::anyhow!("the checksum thread panicked"))?;
         let copied = copied?;
+        crate::plan::test_hold("after-copy");
         ctx.memo.insert(
             format!("source:{}", t.display()),
             serde_json::to_value(source?)?,
         );
-        Ok(serde_json::json!({ "created": created, "source_rows": total, "copy": copied }))
+        Ok(serde_json::json!({ "created": created, "source_rows": total, "copy": copied, "stopped_orphans": reaped }))
     });
     let t = info.clone();
     step.post(Check::new("shadow has every row", move |ctx| {
         let tag = ctx.tag();
         let has_pk = t.primary().is_some();
+        let shadow_t = shadow_name(&t.name);
+        if engine_of(ctx, &t.schema, &shadow_t)?.is_none() {
+            return Ok(Verdict::fail(
+                format!("{shadow_t} does not exist"),
+                "a copy of every row",
+                "the copy has not started: the step runs again",
+            ));
+        }
         let src = verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?;
-        let dst = verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_name(&t.name), has_pk)?;
+        let dst = verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_t, has_pk)?;
+        let run = ctx
+            .run_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "RUN_DIR".into());
         Ok(Verdict::check(
             src == dst,
             format!("{dst} rows"),
             format!("{src} rows"),
-            "the copy is incomplete: resume the run to continue it",
+            format!("the copy is incomplete: `innops resume {run}` continues it"),
         ))
     }))
 }
@@ -677,8 +829,10 @@ fn index_step(info: &TableInfo) -> Step {
     }))
 }
 
-/// Verify the shadow against the source under the guard; the verdicts, and whether everything matched.
-fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, bool)> {
+/// Verify the shadow against the source under the guard; the verdicts, the source's fingerprint, and whether
+/// everything matched. Everything compared is read now, under the guard: the source as it is, not as the
+/// plan saw it.
+fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fingerprint, bool)> {
     let key = format!("source:{}", t.display());
     if !copy::guard_held(ctx, t) {
         // The guard was lost (a crash and resume): the source may have changed, so measure it again.
@@ -688,7 +842,15 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, boo
     let tag = ctx.tag();
     let shadow_t = shadow_name(&t.name);
     let shadow = qualified(&t.schema, &shadow_t);
-    if let Some(ai) = t.auto_increment {
+    let live = load(ctx, &t.schema, &t.name)?.ok_or_else(|| {
+        post_check(format!(
+            "the source table {} is gone: check the schema before anything else",
+            t.display()
+        ))
+    })?;
+    // The counter as it is now, under the guard: an INSERT and a DELETE since the plan moved it on, and
+    // the new table must never hand out an id the old one already gave.
+    if let Some(ai) = live.auto_increment {
         ctx.conn()?
             .query_drop(format!("ALTER {tag} TABLE {shadow} AUTO_INCREMENT = {ai}"))?;
     }
@@ -703,32 +865,62 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, boo
             "the shadow table {shadow} is gone: run the conversion again"
         ))
     })?;
+    let signatures = |i: &TableInfo| {
+        let mut a: Vec<String> = i.indexes.iter().map(|x| x.signature()).collect();
+        a.sort();
+        a
+    };
     let mut v = vec![
-        Verdict::check(source.rows == shadow_fp.rows, format!("{} rows", shadow_fp.rows), format!("{} rows", source.rows), "row counts differ: the shadow is not a copy; run the conversion again"),
+        Verdict::check(
+            source.rows == shadow_fp.rows,
+            format!("{} rows", shadow_fp.rows),
+            format!("{} rows", source.rows),
+            "row counts differ: the shadow is not a copy",
+        ),
         Verdict::check(
             source.checksum == shadow_fp.checksum,
             format!("{:?} {}", shadow_fp.method, shadow_fp.checksum),
             format!("{:?} {}", source.method, source.checksum),
-            "checksums differ: the copy is not exact; the source is untouched, run the conversion again and report this",
+            "checksums differ: the copy is not exact",
         ),
         Verdict::check(
-            {
-                let mut a: Vec<String> = now.indexes.iter().map(|x| x.signature()).collect();
-                a.sort();
-                a == source_signatures(t)
-            },
-            now.indexes.iter().map(|x| x.signature()).collect::<Vec<_>>().join("; "),
-            source_signatures(t).join("; "),
+            signatures(&now) == signatures(&live),
+            signatures(&now).join("; "),
+            signatures(&live).join("; "),
             "the indexes differ: read the index step in the journal",
         ),
         Verdict::check(
-            t.auto_increment.is_none() || now.auto_increment == t.auto_increment,
-            format!("AUTO_INCREMENT {:?}", now.auto_increment),
-            format!("AUTO_INCREMENT {:?}", t.auto_increment),
-            "the next AUTO_INCREMENT value would differ: set it on the shadow before the swap",
+            match (now.auto_increment, live.auto_increment) {
+                (_, None) => true,
+                (Some(n), Some(s)) => n >= s,
+                (None, Some(_)) => false,
+            },
+            format!(
+                "AUTO_INCREMENT {}",
+                now.auto_increment
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "none".into())
+            ),
+            format!(
+                "AUTO_INCREMENT ≥ {}",
+                live.auto_increment
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "none".into())
+            ),
+            "the new table's counter is below the source's and would hand out ids again",
         ),
-        Verdict::check(now.collation == t.collation, now.collation.clone(), t.collation.clone(), "the table collation changed: check the CREATE TABLE of both"),
-        Verdict::check(now.comment == t.comment, format!("comment {:?}", now.comment), format!("comment {:?}", t.comment), "the table comment changed"),
+        Verdict::check(
+            now.collation == live.collation,
+            now.collation.clone(),
+            live.collation.clone(),
+            "the table collation changed: check the CREATE TABLE of both",
+        ),
+        Verdict::check(
+            now.comment == live.comment,
+            format!("comment '{}'", now.comment),
+            format!("comment '{}'", live.comment),
+            "the table comment changed",
+        ),
     ];
     for (name, x) in [
         "row count",
@@ -748,14 +940,26 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, boo
     if ok {
         ctx.memo
             .insert(format!("verified:{}", t.display()), serde_json::json!(true));
+    } else {
+        ctx.memo.remove(&format!("verified:{}", t.display()));
     }
-    Ok((v, ok))
+    Ok((v, source, ok))
 }
 
-fn verify_step(info: &TableInfo) -> Step {
+/// What failed, in one line.
+fn failed_verdicts(v: &[Verdict]) -> String {
+    v.iter()
+        .filter(|x| !x.passed)
+        .map(|x| format!("{}: {} vs {}", x.check, x.observed, x.expected))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn verify_step(info: &TableInfo, flags: &str) -> Step {
     let t = info.clone();
     let t2 = info.clone();
     let t3 = info.clone();
+    let flags = flags.to_string();
     Step::new(step_id("verify", info), format!("Verify the copy of {} (count, checksum, indexes, options)", info.display()), Risk::Locking)
         .preview(format!("SELECT COUNT(*) … FORCE INDEX (PRIMARY); {} on both tables", match verify::method_for(info) {
             verify::Method::ChecksumTable => "CHECKSUM TABLE … EXTENDED",
@@ -765,21 +969,32 @@ fn verify_step(info: &TableInfo) -> Step {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
         }))
         .act(move |ctx| {
-            let (v, ok) = verify_now(ctx, &t2)?;
-            Ok(serde_json::json!({ "verdicts": v, "identical": ok }))
+            let (v, source, ok) = verify_now(ctx, &t2)?;
+            Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source }))
         })
         .post(Check::new("copy identical to the source", move |ctx| {
             let ok = ctx.memo.contains_key(&format!("verified:{}", t3.display()));
-            Ok(Verdict::check(ok, if ok { "identical" } else { "not proven in this run" }, "identical", format!("the copy differs from the source (see the verdicts in the step's result): nothing was swapped; drop the shadow {}.{} and run the conversion again", t3.schema, shadow_name(&t3.name))))
+            let why = ctx
+                .recorded_result(&step_id("verify", &t3))
+                .and_then(|r| serde_json::from_value::<Vec<Verdict>>(r["verdicts"].clone()).ok())
+                .map(|v| failed_verdicts(&v))
+                .unwrap_or_default();
+            Ok(Verdict::check(
+                ok,
+                if ok { "identical".to_string() } else if why.is_empty() { "not proven in this run".to_string() } else { format!("different ({why})") },
+                "identical",
+                format!("the copy differs from the source, so nothing was swapped and the source is untouched: `{}` drops innops's copy and converts again", restart_command(&flags, &t3)),
+            ))
         }))
 }
 
-fn swap_step(info: &TableInfo) -> Step {
+fn swap_step(info: &TableInfo, flags: &str) -> Step {
     let old = qualified(&info.schema, &old_name(&info.name));
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let t = info.clone();
     let t2 = info.clone();
     let t3 = info.clone();
+    let flags = flags.to_string();
     Step::new(step_id("swap", info), format!("Swap {} atomically, keeping the MyISAM table as {}", info.display(), old_name(&info.name)), Risk::Locking)
         .preview(format!("RENAME TABLE {} TO {old}, {shadow} TO {}   -- queued behind the guard, then the guard lets go", info.qualified(), info.qualified()))
         .pre(Check::after_prior("verified in this run, under the guard", move |ctx| {
@@ -792,34 +1007,77 @@ fn swap_step(info: &TableInfo) -> Step {
         .act(move |ctx| {
             let verified = ctx.memo.contains_key(&format!("verified:{}", t2.display())) && copy::guard_held(ctx, &t2);
             if !verified {
-                let (v, ok) = verify_now(ctx, &t2)?;
+                let (v, _, ok) = verify_now(ctx, &t2)?;
                 if !ok {
                     copy::release_guard(ctx, &t2);
-                    let bad: Vec<String> = v.iter().filter(|x| !x.passed).map(|x| format!("{} ({} vs {})", x.check, x.observed, x.expected)).collect();
-                    return Err(crate::error::refused(format!("the source changed since the copy ({}): nothing was swapped; drop the shadow {} and run the conversion again", bad.join(", "), shadow_name(&t2.name))));
+                    return Err(crate::error::refused(format!(
+                        "the source changed since the copy ({}), so nothing was swapped and the source is untouched: `{}` drops innops's copy and converts again",
+                        failed_verdicts(&v),
+                        restart_command(&flags, &t2)
+                    )));
                 }
             }
-            copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name))
+            let source = ctx.memo.get(&format!("source:{}", t2.display())).cloned();
+            let mut r = copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name))?;
+            r["verified_source"] = source.unwrap_or_default();
+            Ok(r)
         })
-        .post(Check::new("InnoDB in place, MyISAM kept with the same rows", move |ctx| {
+        .post(Check::new("InnoDB in place, MyISAM kept as verified", move |ctx| {
             let tag = ctx.tag();
             let engine = engine_of(ctx, &t3.schema, &t3.name)?.unwrap_or_default();
             let kept = engine_of(ctx, &t3.schema, &old_name(&t3.name))?.unwrap_or_default();
-            let has_pk = t3.primary().is_some();
-            let (a, b) = if kept.is_empty() {
-                (0, 1)
+            // Writes queued behind the guard land in the new table, so its count may differ by now; the kept
+            // table is the source as verified, and nothing writes to it.
+            let Some(verified) = verified_source(ctx, &t3) else {
+                return Ok(Verdict::fail(
+                    format!("{} is {engine}, {} is {kept}", t3.name, old_name(&t3.name)),
+                    "InnoDB in place, MyISAM kept as verified",
+                    "this run has no record of the verified source: compare the two tables before anything else",
+                ));
+            };
+            let kept_rows = if kept.is_empty() {
+                None
             } else {
-                (
-                    verify::count_rows(ctx.conn()?, &tag, &t3.schema, &t3.name, has_pk)?,
-                    verify::count_rows(ctx.conn()?, &tag, &t3.schema, &old_name(&t3.name), has_pk)?,
-                )
+                Some(verify::count_rows(ctx.conn()?, &tag, &t3.schema, &old_name(&t3.name), t3.primary().is_some())?)
             };
             Ok(Verdict::check(
-                engine.eq_ignore_ascii_case("InnoDB") && kept.eq_ignore_ascii_case("MyISAM") && a >= b,
-                format!("{} is {engine} ({a} rows), {} is {kept} ({b} rows)", t3.name, old_name(&t3.name)),
-                "InnoDB in place, MyISAM kept",
+                engine.eq_ignore_ascii_case("InnoDB") && kept.eq_ignore_ascii_case("MyISAM") && kept_rows == Some(verified.rows),
+                format!("{} is {engine}, {} is {kept} ({} rows)", t3.name, old_name(&t3.name), kept_rows.map(|n| n.to_string()).unwrap_or_else(|| "missing".into())),
+                format!("InnoDB in place, MyISAM kept with the {} rows verified", verified.rows),
                 "the swap did not complete: check both tables before anything else",
             ))
+        }))
+}
+
+/// `--restart`: drop innops's own leftover copy, never the source or the kept table.
+fn discard_step(info: &TableInfo) -> Step {
+    let shadow_t = shadow_name(&info.name);
+    let shadow = qualified(&info.schema, &shadow_t);
+    let (t, t2, t3) = (info.clone(), info.clone(), info.clone());
+    let drop = shadow.clone();
+    Step::new(step_id("restart", info), format!("Drop innops's leftover copy {}.{shadow_t} (--restart)", info.schema), Risk::Online)
+        .preview(format!("DROP TABLE {shadow}   -- innops's own copy of an interrupted run; the source stays as it is"))
+        .pre(Check::new("a leftover copy to drop", move |ctx| {
+            let shadow_t = shadow_name(&t.name);
+            if swapped(ctx, &t)? {
+                return Ok(Verdict::fail("already converted", "a MyISAM source", format!("{} was converted already: there is nothing to start over", t.display())));
+            }
+            Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
+                None => Verdict::done("no leftover copy", "a leftover copy"),
+                Some(e) if e.eq_ignore_ascii_case("InnoDB") => Verdict::pass(format!("{shadow_t} (InnoDB)"), "a leftover copy"),
+                Some(e) => Verdict::fail(format!("{shadow_t} is {e}"), "an InnoDB copy made by innops", format!("{}.{shadow_t} is {e}, so innops did not make it: check it, then drop or rename it yourself", t.schema)),
+            })
+        }))
+        .act(move |ctx| {
+            let tag = ctx.tag();
+            // A statement of the interrupted run may still be filling it.
+            copy::reap_orphans(ctx, &t2)?;
+            ctx.conn()?.query_drop(format!("DROP {tag} TABLE {drop}"))?;
+            Ok(serde_json::json!({ "dropped": drop }))
+        })
+        .post(Check::new("leftover copy gone", move |ctx| {
+            let gone = engine_of(ctx, &t3.schema, &shadow_name(&t3.name))?.is_none();
+            Ok(Verdict::check(gone, if gone { "gone" } else { "still there" }, "gone", "DROP TABLE did not take effect: check the table by hand"))
         }))
 }
 

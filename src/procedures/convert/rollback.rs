@@ -103,5 +103,6 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
         ),
         steps: vec![check, swap],
         bench: None,
+        locks: vec![format!("table:{schema}.{table}")],
     })
 }

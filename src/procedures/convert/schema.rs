@@ -124,6 +124,10 @@ pub struct TableInfo {
     pub triggers: Vec<String>,
     pub merge_parents: Vec<String>,
     pub views: Vec<String>,
+    /// The server cannot open the table: it is marked as crashed (the server's words, from
+    /// information_schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crashed: Option<String>,
 }
 
 /// Schemas innops never converts.
@@ -170,6 +174,14 @@ impl TableInfo {
         )) = row
         else {
             return Ok(None);
+        };
+        // A table the server cannot open has no engine in information_schema; its comment says why.
+        let comment = comment.unwrap_or_default();
+        let crashed = (engine.is_empty() && comment.contains("crashed")).then(|| comment.clone());
+        let comment = if crashed.is_some() {
+            String::new()
+        } else {
+            comment
         };
         let cols: Vec<(String, String, String, Option<u64>, String, String)> = conn.exec(
             format!(
@@ -222,7 +234,7 @@ impl TableInfo {
             create_options: create_options.unwrap_or_default(),
             collation: collation.unwrap_or_default(),
             auto_increment,
-            comment: comment.unwrap_or_default(),
+            comment,
             rows_estimate: rows.unwrap_or(0),
             data_length: data.unwrap_or(0),
             index_length: index.unwrap_or(0),
@@ -231,6 +243,7 @@ impl TableInfo {
             triggers,
             merge_parents,
             views: views.into_iter().map(|(s, t)| format!("{s}.{t}")).collect(),
+            crashed,
         }))
     }
 
@@ -469,6 +482,7 @@ mod tests {
             triggers: vec![],
             merge_parents: vec![],
             views: vec![],
+            crashed: None,
         }
     }
 

@@ -167,6 +167,7 @@ mod tests {
             triggers: vec![],
             merge_parents: vec![],
             views: vec![],
+            crashed: None,
         }
     }
 
