@@ -15,7 +15,7 @@ fn case_dir(name: &str) -> PathBuf {
 }
 
 /// Every row of a table, as text, sorted: compared independently of innops's own checksums.
-fn rows(conn: &mut Conn, table: &str) -> Vec<Vec<String>> {
+pub fn rows(conn: &mut Conn, table: &str) -> Vec<Vec<String>> {
     let q = format!("SELECT * FROM `d`.`{}`", table.replace('`', "``"));
     let mut out: Vec<Vec<String>> = conn
         .query::<mysql::Row, _>(q)
@@ -27,7 +27,7 @@ fn rows(conn: &mut Conn, table: &str) -> Vec<Vec<String>> {
     out
 }
 
-fn engine(conn: &mut Conn, table: &str) -> Option<String> {
+pub fn engine(conn: &mut Conn, table: &str) -> Option<String> {
     conn.exec_first::<Option<String>, _, _>(
         "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = ?",
         (table,),
@@ -36,7 +36,7 @@ fn engine(conn: &mut Conn, table: &str) -> Option<String> {
     .flatten()
 }
 
-fn setup(sb: &Sandboxed, sql: &str) -> Conn {
+pub fn setup(sb: &Sandboxed, sql: &str) -> Conn {
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE d").unwrap();
     c.query_drop("USE d").unwrap();
@@ -50,7 +50,7 @@ fn setup(sb: &Sandboxed, sql: &str) -> Conn {
     c
 }
 
-fn convert(sb: &Sandboxed, args: &[String], extra_env: &[(&str, &str)]) -> Output {
+pub fn convert(sb: &Sandboxed, args: &[String], extra_env: &[(&str, &str)]) -> Output {
     let mut all = vec!["convert".to_string()];
     all.extend(args.iter().cloned());
     all.extend([
@@ -231,11 +231,11 @@ cases!(
     utf8mb4_text,
 );
 
-const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
+pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
     c CHAR(120) NOT NULL DEFAULT '', KEY k_1 (k)) ENGINE=MyISAM; \
     INSERT INTO t (k, c) SELECT seq % 101, CONCAT('c-', seq) FROM seq_1_to_30000;";
 
-fn args(v: &[&str]) -> Vec<String> {
+pub fn args(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 

@@ -6,3 +6,4 @@ mod convert;
 mod docker;
 mod foundation;
 mod redo;
+mod verdicts;

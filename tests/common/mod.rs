@@ -116,6 +116,42 @@ pub fn run_innops(args: &[String], env: &[(&str, &str)]) -> Output {
     }
 }
 
+/// Start the innops binary without waiting for it (a test that kills it, or acts while it holds).
+pub fn spawn_innops(args: &[String], env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_innops"));
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("INNOPS_SANDBOX_DIR")
+        .env_remove("MYSQL_PWD");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn().expect("start innops")
+}
+
+/// Wait for a spawned innops to end.
+pub fn wait_innops(child: std::process::Child) -> Output {
+    let out = child.wait_with_output().expect("wait for innops");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Wait until a run held at a test point (`INNOPS_TEST_HOLD=POINT=DIR`) writes `DIR/holding`; fails the test
+/// if the run ends first.
+pub fn wait_holding(dir: &Path, child: &mut std::process::Child) {
+    while !dir.join("holding").exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("innops ended ({status}) before it reached the hold point");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));

@@ -1,0 +1,499 @@
+//! Issue 7: verdicts a DBA can trust. Each test drives a check into the state it names — a counter moved after
+//! planning, a write queued behind the guard, a shadow one value off, a source changed while the run was
+//! down, a second run of the same table, an edited plan, another server, a crashed table — and asserts the
+//! exit code, the sentence, and the state left behind.
+
+use std::path::Path;
+
+use mysql::prelude::Queryable;
+
+use crate::common::{read_json, run_innops, spawn_innops, wait_holding, wait_innops, Sandboxed};
+use crate::convert::{args, convert, engine, rows, setup, SHAPE};
+
+fn sandbox_args(sb: &Sandboxed) -> Vec<String> {
+    vec![
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]
+}
+
+/// `innops convert ARGS --sandbox …` started in the background, held at `point`.
+fn convert_held(sb: &Sandboxed, a: &[&str], point: &str, hold: &Path) -> std::process::Child {
+    std::fs::create_dir_all(hold).unwrap();
+    let mut all = vec!["convert".to_string()];
+    all.extend(args(a));
+    all.extend(sandbox_args(sb));
+    spawn_innops(
+        &all,
+        &[("INNOPS_TEST_HOLD", &format!("{point}={}", hold.display()))],
+    )
+}
+
+fn go(hold: &Path) {
+    std::fs::write(hold.join("go"), b"").unwrap();
+}
+
+fn tables(c: &mut mysql::Conn) -> Vec<String> {
+    let mut t: Vec<String> = c
+        .query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'")
+        .unwrap();
+    t.sort();
+    t
+}
+
+fn auto_increment(c: &mut mysql::Conn, table: &str) -> u64 {
+    c.exec_first::<Option<u64>, _, _>(
+        "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = ?",
+        (table,),
+    )
+    .unwrap()
+    .flatten()
+    .unwrap()
+}
+
+#[test]
+fn a_counter_moved_after_planning_is_carried_over_on_both_copy_paths() {
+    let sb = Sandboxed::new("vd-autoinc");
+    for strategy in ["bulk", "deferred"] {
+        let mut c = setup(&sb, SHAPE);
+        let hold = sb.root.join(format!("hold-{strategy}"));
+        let run = sb.root.join(format!("run-{strategy}"));
+        let mut child = convert_held(
+            &sb,
+            &[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+                "--run-dir",
+                run.to_str().unwrap(),
+            ],
+            "before-guard",
+            &hold,
+        );
+        wait_holding(&hold, &mut child);
+        // Between the plan and the guard: the newest id is handed out and its row deleted again.
+        c.query_drop("INSERT INTO d.t (k, c) VALUES (5, 'gone again')")
+            .unwrap();
+        let handed_out = c.last_insert_id();
+        c.exec_drop("DELETE FROM d.t WHERE id = ?", (handed_out,))
+            .unwrap();
+        go(&hold);
+        let out = wait_innops(child);
+        assert_eq!(out.code, 0, "{strategy}: {out:?}");
+        assert!(
+            auto_increment(&mut c, "t") > handed_out,
+            "{strategy}: the InnoDB table's counter must be past the id {handed_out} already handed out"
+        );
+        c.query_drop("INSERT INTO d.t (k, c) VALUES (6, 'next')")
+            .unwrap();
+        assert!(
+            c.last_insert_id() > handed_out,
+            "{strategy}: an id was issued twice"
+        );
+        c.query_drop("DROP DATABASE d").unwrap();
+    }
+}
+
+#[test]
+fn a_delete_queued_behind_the_guard_lands_in_the_new_table_and_the_swap_is_done() {
+    let sb = Sandboxed::new("vd-delete");
+    let mut c = setup(&sb, SHAPE);
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let run = sb.root.join("run");
+    let mut all = vec!["convert".to_string()];
+    all.extend(args(&[
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]));
+    all.extend(sandbox_args(&sb));
+    let mut child = spawn_innops(
+        &all,
+        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+    );
+    wait_holding(&hold, &mut child);
+    let target = sb.target();
+    let (id_tx, id_rx) = std::sync::mpsc::channel();
+    let deleter = std::thread::spawn(move || {
+        let mut w = target.connect().unwrap();
+        id_tx.send(w.connection_id()).unwrap();
+        w.query_drop("DELETE FROM d.t WHERE id <= 10").unwrap();
+    });
+    let writer_id = id_rx.recv().unwrap();
+    loop {
+        let state: Option<Option<String>> = c
+            .exec_first(
+                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
+                (writer_id,),
+            )
+            .unwrap();
+        if state.flatten().is_some_and(|s| s.contains("lock")) {
+            break;
+        }
+        assert!(!deleter.is_finished(), "the DELETE went through the guard");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    go(&hold);
+    let out = wait_innops(child);
+    deleter.join().unwrap();
+    assert_eq!(out.code, 0, "a good swap is reported as done: {out:?}");
+    let live: u64 = c.query_first("SELECT COUNT(*) FROM d.t").unwrap().unwrap();
+    let kept: u64 = c
+        .query_first("SELECT COUNT(*) FROM d._t_myisam_old")
+        .unwrap()
+        .unwrap();
+    assert_eq!((live, kept), (29990, 30000));
+    assert_eq!(read_json(&run.join("report.json"))["status"], "done");
+}
+
+#[test]
+fn a_shadow_one_value_off_is_refused_and_the_printed_restart_command_converts() {
+    let sb = Sandboxed::new("vd-oneoff");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    for strategy in ["bulk", "deferred"] {
+        let hold = sb.root.join(format!("hold-{strategy}"));
+        let run = sb.root.join(format!("run-{strategy}"));
+        let mut child = convert_held(
+            &sb,
+            &[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+                "--run-dir",
+                run.to_str().unwrap(),
+            ],
+            "after-copy",
+            &hold,
+        );
+        wait_holding(&hold, &mut child);
+        c.query_drop("UPDATE d._t_innops_new SET c = 'c-tampered' WHERE id = 12345")
+            .unwrap();
+        go(&hold);
+        let out = wait_innops(child);
+        assert_eq!(out.code, 3, "{strategy}: {out:?}");
+        assert!(
+            out.stderr.contains("checksum"),
+            "{strategy}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("--restart"),
+            "{strategy}: the refusal names the way out: {}",
+            out.stderr
+        );
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+        assert_eq!(rows(&mut c, "t"), before, "{strategy}: source untouched");
+        assert!(engine(&mut c, "_t_myisam_old").is_none(), "nothing swapped");
+        let report = read_json(&run.join("report.json"));
+        assert_eq!(report["status"], "failed", "{report}");
+        if strategy == "bulk" {
+            c.query_drop("DROP TABLE d._t_innops_new").unwrap();
+        }
+    }
+    // The command innops printed, as printed, finishes the job.
+    let out = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--restart",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            sb.root.join("run-restart").to_str().unwrap(),
+        ]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    assert_eq!(rows(&mut c, "t"), before);
+    assert_eq!(rows(&mut c, "_t_myisam_old"), before);
+}
+
+#[test]
+fn a_source_changed_while_the_run_was_down_is_refused_with_advice_that_works() {
+    let sb = Sandboxed::new("vd-changed");
+    let mut c = setup(&sb, SHAPE);
+    let run = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    // The guard died with the run: a write lands in the source, keeping the row count.
+    c.query_drop("UPDATE d.t SET c = 'changed meanwhile' WHERE id = 777")
+        .unwrap();
+    let after_change = rows(&mut c, "t");
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 3, "{resumed:?}");
+    assert!(
+        resumed.stderr.contains("--restart") && !resumed.stderr.contains("resume the run"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    let restart = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--restart", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(restart.code, 0, "{restart:?}");
+    assert_eq!(rows(&mut c, "t"), after_change);
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}
+
+#[test]
+fn a_run_killed_before_the_shadow_exists_resumes() {
+    let sb = Sandboxed::new("vd-early");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    for strategy in ["bulk", "deferred"] {
+        let hold = sb.root.join(format!("hold-{strategy}"));
+        let run = sb.root.join(format!("run-{strategy}"));
+        let mut child = convert_held(
+            &sb,
+            &[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--run-dir",
+                run.to_str().unwrap(),
+                "--no-bench",
+            ],
+            "before-guard",
+            &hold,
+        );
+        wait_holding(&hold, &mut child);
+        child.kill().unwrap();
+        wait_innops(child);
+        assert!(engine(&mut c, "_t_innops_new").is_none());
+        let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+        assert_eq!(resumed.code, 0, "{strategy}: {resumed:?}");
+        assert_eq!(rows(&mut c, "t"), before);
+        c.query_drop("DROP TABLE d.t").unwrap();
+        c.query_drop("RENAME TABLE d._t_myisam_old TO d.t").unwrap();
+    }
+}
+
+#[test]
+fn one_run_per_table_the_second_is_refused_with_its_holder_and_kill_frees_the_lock() {
+    let sb = Sandboxed::new("vd-lock");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let hold = sb.root.join("hold");
+    let run = sb.root.join("run");
+    let mut first = convert_held(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ],
+        "after-copy",
+        &hold,
+    );
+    wait_holding(&hold, &mut first);
+    let second = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            sb.root.join("run2").to_str().unwrap(),
+        ]),
+        &[],
+    );
+    assert_eq!(second.code, 1, "{second:?}");
+    assert!(
+        second.stderr.contains("another innops run") && second.stderr.contains("connection "),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        !sb.root.join("run2").join("journal.jsonl").exists(),
+        "a refused second run leaves no run behind"
+    );
+    let dry = convert(&sb, &args(&["--tables", "d.t"]), &[]);
+    assert_eq!(dry.code, 1, "a dry run says the table is busy: {dry:?}");
+    // kill -9 of the first run frees its lock: resuming it works.
+    first.kill().unwrap();
+    wait_innops(first);
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(rows(&mut c, "t"), before);
+    assert_eq!(
+        tables(&mut c),
+        vec!["_t_myisam_old".to_string(), "t".to_string()],
+        "no stray shadow"
+    );
+}
+
+#[test]
+fn resume_refuses_an_edited_plan_and_another_server_and_keeps_the_run_options() {
+    let sb = Sandboxed::new("vd-plan");
+    let mut c = setup(&sb, SHAPE);
+    let run = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+
+    // Another server: the same run directory, pointed elsewhere.
+    let other = Sandboxed::new("vd-plan-other");
+    let mut to_other = args(&["resume", run.to_str().unwrap()]);
+    to_other.extend(sandbox_args(&other));
+    let refused = run_innops(&to_other, &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("another") || refused.stderr.contains("datadir"),
+        "{}",
+        refused.stderr
+    );
+
+    // An edited plan: drop_old switched on.
+    let plan_path = run.join("plan.json");
+    let original = std::fs::read_to_string(&plan_path).unwrap();
+    let edited = original.replace("\"drop_old\": false", "\"drop_old\": true");
+    assert_ne!(edited, original);
+    std::fs::write(&plan_path, &edited).unwrap();
+    let refused = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("changed after the run started"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+
+    // The original plan resumes, and honours --no-bench given at the start.
+    std::fs::write(&plan_path, &original).unwrap();
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run.join("report.json"));
+    assert!(
+        report["bench"]["before"].is_null() && report["bench"]["after"].is_null(),
+        "{report}"
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}
+
+#[test]
+fn a_crashed_myisam_table_is_refused_with_the_repair_to_run() {
+    let mut sb = Sandboxed::new("vd-crashed");
+    let mut c = setup(&sb, SHAPE);
+    drop(c);
+    let stop = sb.innops(&["sandbox", "stop", &sb.sandbox.name.clone()]);
+    assert_eq!(stop.code, 0, "{stop:?}");
+    // Set the "crashed" bit in the MyISAM index header's state (byte 26).
+    let myi = sb.sandbox.datadir.join("d").join("t.MYI");
+    let mut bytes = std::fs::read(&myi).unwrap();
+    bytes[26] |= 2;
+    std::fs::write(&myi, &bytes).unwrap();
+    let conf = sb
+        .sandbox
+        .option_file
+        .parent()
+        .unwrap()
+        .join("conf.d")
+        .join("recover.cnf");
+    std::fs::write(&conf, "[mysqld]\nmyisam_recover_options = OFF\n").unwrap();
+    let start = sb.innops(&["sandbox", "start", &sb.sandbox.name.clone()]);
+    assert_eq!(start.code, 0, "{start:?}");
+    sb.reopen();
+    c = sb.conn();
+    let out = convert(&sb, &args(&["--tables", "d.t"]), &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("marked as crashed") && out.stderr.contains("REPAIR TABLE `d`.`t`"),
+        "{}",
+        out.stderr
+    );
+    c.query_drop("REPAIR TABLE d.t").unwrap();
+    let out = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+#[test]
+fn an_automatic_repair_when_innops_opens_the_table_is_reported() {
+    let mut sb = Sandboxed::new("vd-repaired");
+    setup(&sb, SHAPE);
+    let stop = sb.innops(&["sandbox", "stop", &sb.sandbox.name.clone()]);
+    assert_eq!(stop.code, 0, "{stop:?}");
+    let myi = sb.sandbox.datadir.join("d").join("t.MYI");
+    let mut bytes = std::fs::read(&myi).unwrap();
+    bytes[26] |= 2;
+    std::fs::write(&myi, &bytes).unwrap();
+    let start = sb.innops(&["sandbox", "start", &sb.sandbox.name.clone()]);
+    assert_eq!(start.code, 0, "{start:?}");
+    sb.reopen();
+    let out = convert(&sb, &args(&["--tables", "d.t", "--format", "json"]), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    let pre = &j["steps"][0]["pre"];
+    let crashed = pre
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"] == "not marked as crashed")
+        .unwrap();
+    assert!(
+        crashed["observed"]
+            .as_str()
+            .unwrap()
+            .contains("repaired it automatically"),
+        "{crashed}"
+    );
+}
+
+#[test]
+fn a_check_on_a_locked_table_gives_up_within_its_bound_and_names_the_candidates() {
+    let sb = Sandboxed::new("vd-locked");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT PRIMARY KEY, d DATE) ENGINE=MyISAM; INSERT INTO t VALUES (1, '2020-01-01');",
+    );
+    c.query_drop("LOCK TABLES d.t WRITE").unwrap();
+    let out = convert(&sb, &args(&["--tables", "d.t"]), &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("not granted within 10 s") && out.stderr.contains("connection "),
+        "{}",
+        out.stderr
+    );
+    c.query_drop("UNLOCK TABLES").unwrap();
+}
