@@ -253,7 +253,7 @@ pub fn render_report(r: &Report) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let checks: Vec<String> = st
+        let mut checks: Vec<String> = st
             .pre
             .iter()
             .chain(st.post.iter())
@@ -266,6 +266,8 @@ pub fn render_report(r: &Report) -> String {
                 )
             })
             .collect();
+        // The sentence the step failed with (already free of debug text: see error::display_of).
+        checks.extend(st.error.iter().map(|e| format!("error: {e}")));
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -288,8 +290,8 @@ pub fn render_report(r: &Report) -> String {
 /// Write `report.html` into the run directory.
 pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
     let path = dir.join("report.html");
-    std::fs::write(&path, render_report(r))
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    use anyhow::Context;
+    std::fs::write(&path, render_report(r)).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
