@@ -354,3 +354,42 @@ fn conflicting_or_out_of_range_flags_are_bad_input() {
         assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
     }
 }
+
+#[test]
+fn a_run_directory_is_private_and_holds_no_secret_from_the_option_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandboxed::new("secrets");
+    let dropin = sb.sandbox.conf_dir.join("99-innops.cnf");
+    std::fs::write(&dropin, "[client]\npassword = hunter2\n[mysqld]\n").unwrap();
+    std::fs::set_permissions(&dropin, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let run_dir = sb.root.join("runs/redo");
+    let out = sb.innops(&[
+        "redo",
+        "--size",
+        "128M",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("password = <redacted>"), "{out:?}");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for d in [sb.root.join("runs"), run_dir.clone()] {
+        assert_eq!(mode(&d), 0o700, "{}", d.display());
+    }
+    for f in ["plan.json", "journal.jsonl", "report.json", "report.html"] {
+        let text = std::fs::read_to_string(run_dir.join(f)).unwrap();
+        assert!(!text.contains("hunter2"), "{f} holds the password: {text}");
+    }
+    assert!(!out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"));
+    // The backup is the real file, as private as the original.
+    let backup = run_dir.join("backup/99-innops.cnf");
+    assert_eq!(mode(&backup), 0o600);
+    assert!(std::fs::read_to_string(&backup)
+        .unwrap()
+        .contains("hunter2"));
+    assert!(std::fs::read_to_string(&dropin)
+        .unwrap()
+        .contains("password = hunter2"));
+}

@@ -332,4 +332,32 @@ mod tests {
         assert!(html.contains("a &lt;note&gt;"));
         assert!(!html.contains("<script"));
     }
+
+    #[test]
+    fn a_failed_step_shows_its_error_sentence() {
+        let mut r = Report::new(
+            "convert",
+            "root@localhost",
+            "10.11",
+            Vec::new(),
+            &[crate::plan::StepPreview {
+                id: "copy".into(),
+                title: "Copy".into(),
+                risk: crate::plan::Risk::Locking,
+                commands: Vec::new(),
+                pre_checks: Vec::new(),
+                post_checks: Vec::new(),
+                bench: false,
+            }],
+        );
+        r.step_mut("copy").error =
+            Some("the server went away (broken pipe): check that it is <running>".into());
+        let html = render_report(&r);
+        assert!(
+            html.contains(
+                "error: the server went away (broken pipe): check that it is &lt;running&gt;"
+            ),
+            "{html}"
+        );
+    }
 }
