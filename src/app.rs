@@ -30,8 +30,84 @@ fn sandbox_root(args: &ConnArgs) -> PathBuf {
         .unwrap_or_else(sandbox::default_root)
 }
 
+/// `--sandbox` says where the server is and how to control it: any other flag saying so conflicts with it.
+fn check_sandbox_flags(args: &ConnArgs) -> anyhow::Result<()> {
+    let Some(name) = &args.sandbox else {
+        return Ok(());
+    };
+    let given: Vec<&str> = [
+        ("--socket", args.socket.is_some()),
+        ("--host", args.host.is_some()),
+        ("--port", args.port.is_some()),
+        ("--defaults-file", args.defaults_file.is_some()),
+        ("--service", args.service.is_some()),
+        ("--start-cmd", args.start_cmd.is_some()),
+        ("--stop-cmd", args.stop_cmd.is_some()),
+        ("--config-file", args.config_file.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(bad_input(format!(
+        "--sandbox {name} already says where the server is and how to control it: drop {}, or drop --sandbox",
+        given.join(" and ")
+    )))
+}
+
+/// The copy-chunk duration innops accepts, in milliseconds.
+pub const CHUNK_TIME_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
+
+/// Convert's flags that contradict each other or are out of range are bad input, never clamped.
+pub fn check_convert_flags(a: &crate::cli::ConvertArgs) -> anyhow::Result<()> {
+    if a.all_myisam && !a.tables.is_empty() {
+        return Err(bad_input(
+            "--tables and --all-myisam both choose the tables to convert: give one",
+        ));
+    }
+    if !CHUNK_TIME_MS.contains(&a.chunk_time) {
+        return Err(bad_input(format!(
+            "--chunk-time {} is out of range: give milliseconds from {} to {}",
+            a.chunk_time,
+            CHUNK_TIME_MS.start(),
+            CHUNK_TIME_MS.end()
+        )));
+    }
+    let (max, critical) = load_thresholds(a)?;
+    if max.variable.eq_ignore_ascii_case(&critical.variable) && max.value > critical.value {
+        return Err(bad_input(format!(
+            "--max-load {}={} is above --critical-load {}={}: the copy would abort before it ever paused; lower --max-load or raise --critical-load",
+            max.variable, max.value, critical.variable, critical.value
+        )));
+    }
+    Ok(())
+}
+
+/// `--max-load` and `--critical-load`. Without `--max-load` the copy pauses above `Threads_running=25`, or at
+/// the critical value when `--critical-load` sets a lower one on the same variable.
+fn load_thresholds(
+    a: &crate::cli::ConvertArgs,
+) -> anyhow::Result<(crate::plan::guard::Threshold, crate::plan::guard::Threshold)> {
+    use crate::plan::guard::Threshold;
+    let critical = Threshold::parse(&a.critical_load)?;
+    let max = match &a.max_load {
+        Some(m) => Threshold::parse(m)?,
+        None => {
+            let mut max = Threshold::parse("Threads_running=25")?;
+            if max.variable.eq_ignore_ascii_case(&critical.variable) {
+                max.value = max.value.min(critical.value);
+            }
+            max
+        }
+    };
+    Ok((max, critical))
+}
+
 /// Resolve connection, control and option file from the flags.
 pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env> {
+    check_sandbox_flags(args)?;
     let (conn, control_spec, option_file) = if let Some(name) = &args.sandbox {
         let root = sandbox_root(args);
         let sb = Sandbox::open(&root, name)?;
@@ -212,6 +288,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             run_plan(plan, &env, &opts, None)
         }
         Command::Convert(a) => {
+            check_convert_flags(&a)?;
             let bench_time = (!a.run.no_bench).then_some(a.run.bench_time);
             let mut env = env_from(&a.conn, bench_time)?;
             let mut conn = env.plan_env.target.connect()?;
@@ -234,13 +311,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 let (tables, skipped) =
                     procedures::convert::resolve(&mut conn, &a.tables, a.all_myisam)?;
+                let (max_load, critical_load) = load_thresholds(&a)?;
                 let params = procedures::convert::ConvertParams {
                     tables,
                     strategy: procedures::convert::Strategy::parse(&a.strategy)?,
                     drop_old: a.drop_old_table,
-                    chunk_ms: a.chunk_time.max(10),
-                    max_load: crate::plan::guard::Threshold::parse(&a.max_load)?,
-                    critical_load: crate::plan::guard::Threshold::parse(&a.critical_load)?,
+                    chunk_ms: a.chunk_time,
+                    max_load,
+                    critical_load,
                     skipped,
                     restart: a.restart,
                 };
@@ -363,6 +441,18 @@ pub fn run_plan(
     result
 }
 
+/// How to reach a sandbox over TCP: root has a generated password there, kept in a 0600 file.
+fn tcp_hint(sb: &Sandbox) -> String {
+    match &sb.client_file {
+        Some(f) => format!(
+            "  over TCP: mariadb --defaults-file={}   (root's password for 127.0.0.1:{} is in that file, readable by you only)\n",
+            f.display(),
+            sb.port
+        ),
+        None => String::new(),
+    }
+}
+
 fn sandbox_cmd(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
     let root = sandbox_root(args);
     let timeout = Duration::from_secs(600);
@@ -382,10 +472,11 @@ fn sandbox_cmd(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&sb)?);
             } else {
                 println!(
-                    "sandbox '{}' is up: mariadb -S {} -uroot   (or --sandbox {} for innops)\n  datadir {}\n  port {}  error log {}\n  option file {}",
+                    "sandbox '{}' is up: mariadb -S {} -uroot   (or --sandbox {} for innops)\n{}  datadir {}\n  port {}  error log {}\n  option file {}",
                     sb.name,
                     sb.socket.display(),
                     sb.name,
+                    tcp_hint(&sb),
                     sb.datadir.display(),
                     sb.port,
                     sb.error_log.display(),
@@ -425,8 +516,9 @@ fn sandbox_cmd(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
             let mut sb = Sandbox::open(&root, &name)?;
             sb.start(&[], timeout)?;
             println!(
-                "sandbox '{name}' started: mariadb -S {} -uroot",
-                sb.socket.display()
+                "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
+                sb.socket.display(),
+                tcp_hint(&sb).trim_end()
             );
         }
         SandboxAction::Down { name } => {

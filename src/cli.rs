@@ -163,9 +163,10 @@ pub struct ConvertArgs {
     /// Target duration of one copy chunk, in milliseconds (deferred path).
     #[arg(long, default_value_t = 500)]
     pub chunk_time: u64,
-    /// Pause the copy while this status variable is above the value.
-    #[arg(long, default_value = "Threads_running=25")]
-    pub max_load: String,
+    /// Pause the copy while this status variable is above the value [default: Threads_running=25, or the
+    /// --critical-load value when that is lower].
+    #[arg(long)]
+    pub max_load: Option<String>,
     /// Abort the copy when this status variable is above the value.
     #[arg(long, default_value = "Threads_running=50")]
     pub critical_load: String,

@@ -106,7 +106,7 @@ pub fn run(
     bench_time: u64,
 ) -> anyhow::Result<()> {
     let out = out.unwrap_or_else(|| crate::plan::journal::RunDir::default_path("drill"));
-    std::fs::create_dir_all(&out)?;
+    crate::plan::journal::create_private_dir(&out)?;
     let name = format!("drill-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
     eprintln!(
         "innops drill: creating sandbox '{name}' in {}",
@@ -164,7 +164,12 @@ pub fn run(
             status: if after == Some(128 << 20) {
                 "passed".into()
             } else {
-                format!("failed: size after restart {after:?}")
+                format!(
+                    "failed: size after restart {}",
+                    after
+                        .map(crate::units::format_size)
+                        .unwrap_or_else(|| "unknown".into())
+                )
             },
             run_dir: String::new(),
             detail: format!(
@@ -208,7 +213,10 @@ pub fn run(
                 (table,),
             )?;
             if s.status == "passed" && engine.as_deref() != Some("InnoDB") {
-                s.status = format!("failed: drill.{table} is {engine:?} after the run");
+                s.status = format!(
+                    "failed: drill.{table} is {} after the run",
+                    engine.as_deref().unwrap_or("missing")
+                );
             }
             s.detail = format!("innodb_alter_copy_bulk={bulk}; {}", s.detail);
             sections.push(s);

@@ -62,6 +62,10 @@ pub struct Sandbox {
     pub conf_dir: PathBuf,
     pub binary: PathBuf,
     pub kind: ServerKind,
+    /// A `[client]` option file (mode 0600) with root's generated password for TCP
+    /// (`mariadb --defaults-file=FILE`). Over the socket root needs none: the socket's directory is 0700.
+    #[serde(default)]
+    pub client_file: Option<PathBuf>,
 }
 
 /// `list` output: the sandbox and whether it runs.
@@ -146,10 +150,16 @@ impl Sandbox {
             error_log: dir.join("error.log"),
             option_file: dir.join("my.cnf"),
             conf_dir: dir.join("conf.d"),
+            client_file: Some(dir.join("client.cnf")),
             binary,
             kind,
             dir,
         }
+    }
+
+    /// SQL run once, at the first start, before the server accepts connections (`--init-file`).
+    fn secure_sql_path(&self) -> PathBuf {
+        self.dir.join("secure.sql")
     }
 
     fn tmpdir(&self) -> PathBuf {
@@ -178,10 +188,21 @@ impl Sandbox {
                 root.display()
             )));
         }
+        std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+        // Everything of the sandbox, its socket included, is in a directory only its owner may enter: the
+        // socket itself is world-writable and root needs no password over it.
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&sb.dir)
+                .with_context(|| format!("creating {}", sb.dir.display()))?;
+        }
         for d in [&sb.conf_dir, &sb.tmpdir()] {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
         }
         sb.write_option_file(opts)?;
+        sb.write_credentials()?;
         sb.init_datadir().inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&sb.datadir);
         })?;
@@ -262,12 +283,63 @@ impl Sandbox {
     }
 
     fn set_port(&mut self, port: u16) -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(&self.option_file)?;
         let old = format!("port = {}\n", self.port);
+        let text = std::fs::read_to_string(&self.option_file)?;
         let text = text.replacen(&old, &format!("port = {port}\n"), 1);
         std::fs::write(&self.option_file, text)?;
+        if let Some(f) = self.client_file.as_ref().filter(|f| f.exists()) {
+            let text = std::fs::read_to_string(f)?;
+            std::fs::write(f, text.replacen(&old, &format!("port = {port}\n"), 1))?;
+        }
         self.port = port;
         self.save()
+    }
+
+    /// A generated password for root over TCP, in `client.cnf` (0600), and the SQL that sets it at the first
+    /// start (0600, removed once the server is up). Anonymous accounts are dropped: without them and with
+    /// root's password, TCP on the loopback lets no other local user in.
+    fn write_credentials(&self) -> anyhow::Result<()> {
+        use rand::Rng;
+        let Some(client_file) = &self.client_file else {
+            return Ok(());
+        };
+        let password: String = rand::thread_rng()
+            .sample_iter(&rand::distributions::Alphanumeric)
+            .take(24)
+            .map(char::from)
+            .collect();
+        write_private(
+            client_file,
+            &format!(
+                "# innops sandbox '{}': root over TCP. Connect with `mariadb --defaults-file={}`.\n\
+                 [client]\nuser = root\npassword = {password}\nhost = 127.0.0.1\nport = {}\n",
+                self.name,
+                client_file.display(),
+                self.port
+            ),
+        )?;
+        let lit = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"));
+        let sql = [
+            format!(
+                "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY {};",
+                lit(&password)
+            ),
+            format!(
+                "ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY {};",
+                lit(&password)
+            ),
+            "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;".to_string(),
+            format!(
+                "ALTER USER IF EXISTS 'root'@'::1' IDENTIFIED BY {};",
+                lit(&password)
+            ),
+            "DROP USER IF EXISTS ''@'localhost';".to_string(),
+        ];
+        // Accounts named by host name (root@HOST, ''@HOST) are ignored under skip-name-resolve, which the
+        // sandbox's option file sets: no connection can match them.
+        let mut text = sql.join("\n");
+        text.push('\n');
+        write_private(&self.secure_sql_path(), &text)
     }
 
     fn init_datadir(&self) -> anyhow::Result<()> {
@@ -357,11 +429,20 @@ impl Sandbox {
                 self.name, self.name
             )));
         }
+        // The first start sets root's TCP password before the server accepts any connection.
+        let secure = self.secure_sql_path();
+        let mut extra = extra.to_vec();
+        if secure.exists() {
+            extra.push(format!("--init-file={}", secure.display()));
+        }
         for attempt in 0..3 {
             let offset = errorlog::end_offset(&self.error_log);
-            let pid = self.spawn(extra)?;
+            let pid = self.spawn(&extra)?;
             match self.wait_ready(pid, offset, timeout) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&secure);
+                    return Ok(());
+                }
                 Err(e) => {
                     let lines = errorlog::read_since(&self.error_log, offset)
                         .map(|t| t.lines)
@@ -404,7 +485,7 @@ impl Sandbox {
             .parse()
             .with_context(|| {
                 format!(
-                    "reading the started server's pid from {:?}",
+                    "reading the started server's pid from '{}'",
                     String::from_utf8_lossy(&out.stdout)
                 )
             })
@@ -478,6 +559,21 @@ impl ConnSpec {
         spec.defaults_file = None;
         crate::target::connect::to_target(&spec)
     }
+}
+
+/// Create `path` with mode 0600 (replacing any old file) and write `text`.
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Wait until `pid` is gone; false on timeout.

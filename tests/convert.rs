@@ -94,8 +94,15 @@ fn run_case(name: &str) {
     let before = rows(&mut c, &table);
     let engine_before = engine(&mut c, &table);
 
-    // A dry run changes nothing.
+    // A dry run changes nothing, and exits as the run would up to its first action: a refusal or bad input
+    // already shows, an action's outcome cannot (`dry_exit=` in expect says otherwise where needed).
     let dry = convert(&sb, &args, &[]);
+    let dry_code: i32 = get("dry_exit")
+        .or_else(|| get("exit"))
+        .expect("expect has exit=")
+        .parse()
+        .unwrap();
+    assert_eq!(dry.code, dry_code, "{name}: dry run: {dry:?}");
     assert_eq!(
         engine(&mut c, &table),
         engine_before,

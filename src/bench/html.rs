@@ -253,7 +253,7 @@ pub fn render_report(r: &Report) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let checks: Vec<String> = st
+        let mut checks: Vec<String> = st
             .pre
             .iter()
             .chain(st.post.iter())
@@ -266,6 +266,8 @@ pub fn render_report(r: &Report) -> String {
                 )
             })
             .collect();
+        // The sentence the step failed with (already free of debug text: see error::display_of).
+        checks.extend(st.error.iter().map(|e| format!("error: {e}")));
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -288,8 +290,8 @@ pub fn render_report(r: &Report) -> String {
 /// Write `report.html` into the run directory.
 pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
     let path = dir.join("report.html");
-    std::fs::write(&path, render_report(r))
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    use anyhow::Context;
+    std::fs::write(&path, render_report(r)).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
@@ -329,5 +331,33 @@ mod tests {
         assert!(html.contains("No benchmark was run"));
         assert!(html.contains("a &lt;note&gt;"));
         assert!(!html.contains("<script"));
+    }
+
+    #[test]
+    fn a_failed_step_shows_its_error_sentence() {
+        let mut r = Report::new(
+            "convert",
+            "root@localhost",
+            "10.11",
+            Vec::new(),
+            &[crate::plan::StepPreview {
+                id: "copy".into(),
+                title: "Copy".into(),
+                risk: crate::plan::Risk::Locking,
+                commands: Vec::new(),
+                pre_checks: Vec::new(),
+                post_checks: Vec::new(),
+                bench: false,
+            }],
+        );
+        r.step_mut("copy").error =
+            Some("the server went away (broken pipe): check that it is <running>".into());
+        let html = render_report(&r);
+        assert!(
+            html.contains(
+                "error: the server went away (broken pipe): check that it is &lt;running&gt;"
+            ),
+            "{html}"
+        );
     }
 }

@@ -140,9 +140,10 @@ pub fn run(
         workers.push(
             Worker::new(spec, plan.as_ref(), opts.clone(), t).map_err(|e| {
                 anyhow::anyhow!(
-                    "thread {} could not connect and prepare its statements on {}: {e:#}",
+                    "thread {} could not connect and prepare its statements on {}: {}",
                     t + 1,
-                    target.label
+                    target.label,
+                    crate::error::display_of(&e)
                 )
             })?,
         );

@@ -40,7 +40,11 @@ impl std::fmt::Display for WireError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WireError::Server { code, message } => write!(f, "ERROR {code}: {message}"),
-            WireError::Io(e) => write!(f, "connection lost: {e}"),
+            WireError::Io(e) => write!(
+                f,
+                "the connection to the server was lost ({})",
+                crate::error::io_detail(e)
+            ),
             WireError::Protocol(m) => write!(f, "unexpected reply from the server: {m}"),
         }
     }

@@ -468,6 +468,15 @@ impl<'a> Worker<'a> {
             };
             let code = error_code(&e);
             if !code.is_some_and(|code| self.spec.ignore_errors.ignores(code)) {
+                if let WireError::Io(io) = &e {
+                    return (
+                        false,
+                        Err(anyhow::anyhow!(
+                            "the benchmark stopped: the server went away ({}): check that it is running (its error log says why it stopped); --ignore-errors 2013 reconnects instead",
+                            crate::error::io_detail(io)
+                        )),
+                    );
+                }
                 return (
                     false,
                     Err(anyhow::anyhow!(

@@ -119,8 +119,7 @@ impl RunDir {
                 path.display()
             )));
         }
-        std::fs::create_dir_all(path.join("bench"))
-            .with_context(|| format!("creating {}", path.display()))?;
+        create_private_dir(&path.join("bench"))?;
         write_json_atomic(&path.join("plan.json"), plan)?;
         let mut rd = RunDir::open(path)?;
         rd.log(EventKind::RunStarted {
@@ -151,8 +150,13 @@ impl RunDir {
         };
         let mut line = serde_json::to_string(&ev)?;
         line.push('\n');
-        self.journal.write_all(line.as_bytes())?;
-        self.journal.sync_data().context("syncing the journal")?;
+        let path = self.path.join("journal.jsonl");
+        self.journal
+            .write_all(line.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        self.journal
+            .sync_data()
+            .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 
@@ -240,6 +244,18 @@ pub fn progress(events: &[Event]) -> Progress {
     p
 }
 
+/// Creates `path` and any missing parents with mode 0700: a run directory holds option-file backups, server
+/// facts and the journal, which other local users have no business reading. Directories that already exist
+/// keep their mode (`--run-dir /tmp/x` must not lock others out of `/tmp`).
+pub fn create_private_dir(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .with_context(|| format!("creating {}", path.display()))
+}
+
 pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_string_pretty(value)?)
@@ -269,6 +285,31 @@ mod tests {
         assert_eq!(p.done, vec!["a".to_string()]);
         assert_eq!(p.in_flight.as_deref(), Some("b"));
         assert!(!p.finished);
+    }
+
+    #[test]
+    fn a_new_run_directory_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("innops-runs/20260101T000000Z-redo");
+        let plan = PlanFile {
+            header: serde_json::from_value(serde_json::json!({
+                "procedure": "redo", "target": "t", "server": "s", "params": {}, "notes": [],
+                "conn": {}, "control": null
+            }))
+            .unwrap_or_else(|e| panic!("a minimal header: {e}")),
+            steps: Vec::new(),
+            created: Utc::now(),
+        };
+        RunDir::create(&run, &plan).unwrap();
+        for d in [
+            dir.path().join("innops-runs"),
+            run.clone(),
+            run.join("bench"),
+        ] {
+            let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", d.display());
+        }
     }
 
     #[test]

@@ -57,7 +57,11 @@ impl ConnSpec {
         };
         if let Some(file) = file {
             let set = optionfile::read(&file).map_err(|e| {
-                bad_input(format!("cannot read option file {}: {e:#}", file.display()))
+                bad_input(format!(
+                    "cannot read option file {} ({}): fix it or pass another --defaults-file",
+                    file.display(),
+                    crate::error::display_of(&e)
+                ))
             })?;
             let groups = ["client", "innops"];
             if spec.user.is_none() {
@@ -161,7 +165,10 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
         Error::DriverError(DriverError::ConnectTimeout) => {
             format!("connecting to {label} timed out: check the host, the port and any firewall in between")
         }
-        other => format!("cannot connect to {label} ({other}): check the connection options"),
+        other => format!(
+            "cannot connect to {label} ({}): check the connection options",
+            crate::error::mysql_detail(other)
+        ),
     }
 }
 

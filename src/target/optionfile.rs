@@ -305,12 +305,78 @@ fn format_value(value: &str) -> String {
     }
 }
 
-/// A planned change of one option file.
+/// A planned change of one option file. Serialised (into the journal, the report) with secret values
+/// redacted: see [`redact`]. The real text stays in memory and in the backup file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigChange {
     pub path: PathBuf,
+    #[serde(serialize_with = "serialize_redacted_opt")]
     pub before: Option<String>,
+    #[serde(serialize_with = "serialize_redacted")]
     pub after: String,
+}
+
+fn serialize_redacted<S: serde::Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&redact(text))
+}
+
+fn serialize_redacted_opt<S: serde::Serializer>(
+    text: &Option<String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(t) => s.serialize_some(&redact(t)),
+        None => s.serialize_none(),
+    }
+}
+
+/// What a redacted value reads as.
+pub const REDACTED: &str = "<redacted>";
+
+/// Whether an option's value is a secret: its normalised name mentions a password, secret, token or credential
+/// (`password`, `ssl_passphrase`, `loose-vault-token`, `aws_secret_access_key` …).
+pub fn is_secret_key(key: &str) -> bool {
+    let (key, _) = normalize_key(key);
+    ["pass", "pwd", "secret", "token", "credential"]
+        .iter()
+        .any(|w| key.contains(w))
+}
+
+/// Option-file text with the values of secret-looking options ([`is_secret_key`]) replaced by
+/// `<redacted>`, so the text can be copied into plan.json, journal.jsonl and reports. Everything else, the
+/// layout and comments included, is kept; a diff of redacted texts still shows which lines change.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for raw in text.split_inclusive('\n') {
+        let (line, nl) = match raw.strip_suffix('\n') {
+            Some(l) => (l, "\n"),
+            None => (raw, ""),
+        };
+        match parse_line(line) {
+            Line::Option {
+                key,
+                value: Some(_),
+            } if is_secret_key(key) => {
+                let eq = line.find('=').expect("an option with a value has '='");
+                let after_eq = &line[eq + 1..];
+                let gap = &after_eq[..after_eq.len() - after_eq.trim_start().len()];
+                let comment = comment_start(line)
+                    .filter(|c| *c > eq)
+                    .map(|c| {
+                        let before = line[..c].trim_end();
+                        format!("{}{}", &line[before.len()..c], &line[c..])
+                    })
+                    .unwrap_or_default();
+                out.push_str(&line[..=eq]);
+                out.push_str(gap);
+                out.push_str(REDACTED);
+                out.push_str(&comment);
+            }
+            _ => out.push_str(line),
+        }
+        out.push_str(nl);
+    }
+    out
 }
 
 /// Sets or removes keys in one group of an option file's text, keeping comments and every unrelated line.
@@ -449,10 +515,18 @@ impl ConfigChange {
         } else {
             "/dev/null"
         };
-        similar::TextDiff::from_lines(self.before.as_deref().unwrap_or(""), self.after.as_str())
+        // Shown to people and copied into the plan: secrets are redacted on both sides.
+        let before = redact(self.before.as_deref().unwrap_or(""));
+        let after = redact(&self.after);
+        let diff = similar::TextDiff::from_lines(before.as_str(), after.as_str())
             .unified_diff()
             .header(old_label, &path)
-            .to_string()
+            .to_string();
+        if diff.is_empty() && !self.is_noop() {
+            // Only a secret's value changes: say so without showing it.
+            return format!("--- {old_label}\n+++ {path}\n(only a redacted value changes)\n");
+        }
+        diff
     }
     pub fn is_noop(&self) -> bool {
         self.before.as_deref() == Some(self.after.as_str())
@@ -473,13 +547,18 @@ impl ConfigChange {
             .path
             .file_name()
             .with_context(|| format!("{} has no file name", self.path.display()))?;
-        std::fs::create_dir_all(backup_dir)
-            .with_context(|| format!("cannot create backup directory {}", backup_dir.display()))?;
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(backup_dir)
+                .with_context(|| format!("creating backup directory {}", backup_dir.display()))?;
+        }
         match &self.before {
             Some(text) => {
                 let backup = backup_dir.join(name);
-                std::fs::write(&backup, text)
-                    .with_context(|| format!("cannot write backup {}", backup.display()))?;
+                write_backup(&backup, text, &self.path)?;
             }
             None => {
                 let mut marker_name = name.to_os_string();
@@ -513,6 +592,30 @@ impl ConfigChange {
             },
         }
     }
+}
+
+/// Writes the backup of `original` with the original's mode and owner (owner only where we may: as root), so
+/// a backup of a 0600 file holding a password is no more readable than the file was. Created 0600 first, so
+/// no one else can open it in between.
+fn write_backup(backup: &Path, text: &str, original: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let _ = std::fs::remove_file(backup); // a resumed run writes it again
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(backup)
+        .with_context(|| format!("writing backup {}", backup.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("writing backup {}", backup.display()))?;
+    if let Ok(meta) = std::fs::metadata(original) {
+        // Owner first: chown clears set-id bits, and the mode below is the original's anyway.
+        let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+            .with_context(|| format!("setting the mode of backup {}", backup.display()))?;
+    }
+    file.sync_all()
+        .with_context(|| format!("writing backup {}", backup.display()))
 }
 
 /// Writes a temporary file next to `path` and renames it over `path`, so a reader (or a crash) sees either the
@@ -977,6 +1080,73 @@ innodb_log_file_size = 1G
         change.restore().unwrap();
         assert!(!path.exists());
         change.restore().unwrap(); // already gone: still fine
+    }
+
+    #[test]
+    fn the_backup_keeps_the_original_s_mode() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("99-innops.cnf");
+        write(&path, "[client]\npassword = hunter2\n[mysqld]\n");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        let change = plan_change(&path, "mysqld", &[("a", Some("1"))]).unwrap();
+        let backups = dir.path().join("run/backup");
+        change.apply(&backups).unwrap();
+        let backup = fs::metadata(backups.join("99-innops.cnf")).unwrap();
+        let original = fs::metadata(&path).unwrap();
+        assert_eq!(backup.permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            (backup.uid(), backup.gid()),
+            (original.uid(), original.gid())
+        );
+        assert_eq!(
+            fs::metadata(&backups).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        // Applying again (a resumed run) rewrites it the same way.
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        plan_change(&path, "mysqld", &[("a", Some("2"))])
+            .unwrap()
+            .apply(&backups)
+            .unwrap();
+        let backup = fs::metadata(backups.join("99-innops.cnf")).unwrap();
+        assert_eq!(backup.permissions().mode() & 0o777, 0o640);
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_diffs_and_serialised_changes() {
+        let text = "[client]\nuser = dba\npassword = \"hunter2\"   # the DBA's\nloose-ssl-passphrase=s3cr3t\n[mysqld]\ninnodb_log_file_size = 96M\n";
+        assert_eq!(
+            redact(text),
+            "[client]\nuser = dba\npassword = <redacted>   # the DBA's\nloose-ssl-passphrase=<redacted>\n[mysqld]\ninnodb_log_file_size = 96M\n"
+        );
+        assert!(is_secret_key("MYSQL-PWD") && is_secret_key("aws_secret_access_key"));
+        assert!(!is_secret_key("innodb_log_file_size") && !is_secret_key("user"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("99-innops.cnf");
+        write(&path, text);
+        let change = plan_change(&path, "mysqld", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        let diff = change.diff();
+        assert!(diff.contains("+innodb_log_file_size = 2G"), "{diff}");
+        let json = serde_json::to_string(&change).unwrap();
+        for shown in [&diff, &json] {
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("s3cr3t"),
+                "{shown}"
+            );
+        }
+        assert!(json.contains("<redacted>"), "{json}");
+        // The change itself, and so the file written, keeps the real values.
+        assert!(change.after.contains("hunter2"));
+
+        let secret_only = plan_change(&path, "client", &[("password", Some("new"))]).unwrap();
+        let diff = secret_only.diff();
+        assert!(diff.contains("only a redacted value changes"), "{diff}");
+        assert!(
+            !diff.contains("= new") && !diff.contains("hunter2"),
+            "{diff}"
+        );
     }
 
     #[test]
