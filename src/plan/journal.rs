@@ -300,6 +300,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("a minimal header: {e}")),
             steps: Vec::new(),
             created: Utc::now(),
+            options: RecordedOptions::default(),
         };
         RunDir::create(&run, &plan).unwrap();
         for d in [
