@@ -61,10 +61,20 @@ pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
         "FLUSH {tag} TABLES {} WITH READ LOCK",
         info.qualified()
     )) {
-        return Err(refused(format!(
-            "could not block writes to {} within 60 s ({e}): a long transaction or statement holds it; find it in SHOW PROCESSLIST and retry when it is done",
-            info.display()
-        )));
+        let timed_out = matches!(&e, mysql::Error::MySqlError(me) if me.code == 1205);
+        return Err(refused(if timed_out {
+            let who = crate::plan::lock::lock_holder_candidates(&mut conn).unwrap_or_default();
+            format!(
+                "could not block writes to {} within 60 s: a long transaction, statement or LOCK TABLES holds it (sessions that may hold it: {who}); retry when it is done",
+                info.display()
+            )
+        } else {
+            format!(
+                "could not block writes to {} ({}): fix that and run the command again",
+                info.display(),
+                crate::error::describe_mysql(&e)
+            )
+        }));
     }
     ctx.held.insert(key, conn);
     Ok(())
@@ -573,7 +583,8 @@ pub fn swap(
     let (queued, r) = result;
     r.map_err(|e| {
         anyhow::anyhow!(
-            "the swap `{sql}` failed ({e}): {} is unchanged",
+            "the swap `{sql}` failed ({}): {} is unchanged",
+            crate::error::describe_mysql(&e),
             info.display()
         )
     })?;

@@ -879,8 +879,8 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
         ),
         Verdict::check(
             source.checksum == shadow_fp.checksum,
-            format!("{:?} {}", shadow_fp.method, shadow_fp.checksum),
-            format!("{:?} {}", source.method, source.checksum),
+            format!("{} {}", shadow_fp.method, shadow_fp.checksum),
+            format!("{} {}", source.method, source.checksum),
             "checksums differ: the copy is not exact",
         ),
         Verdict::check(

@@ -19,6 +19,15 @@ pub enum Method {
     RowHash,
 }
 
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Method::ChecksumTable => "CHECKSUM TABLE",
+            Method::RowHash => "row hash",
+        })
+    }
+}
+
 /// `CHECKSUM TABLE` differs between MyISAM and InnoDB for BIT columns, and for VARCHAR in MyISAM's fixed row
 /// format (shared/FACTS.md §1); everything else it computes the same on both engines.
 pub fn method_for(t: &TableInfo) -> Method {
