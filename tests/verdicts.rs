@@ -497,3 +497,72 @@ fn a_check_on_a_locked_table_gives_up_within_its_bound_and_names_the_candidates(
     );
     c.query_drop("UNLOCK TABLES").unwrap();
 }
+
+/// The catalogue: innops killed right after each step's action, on every path, then resumed. The data ends
+/// equal (every row, compared outside innops), the kept table intact, no stray table, and the report says
+/// "done" only because it is.
+#[test]
+fn kill_9_after_every_convert_step_then_resume_ends_true() {
+    let sb = Sandboxed::new("vd-catalogue");
+    let cases: &[(&str, &[&str])] = &[
+        ("bulk", &["copy", "verify", "swap", "analyze"]),
+        (
+            "deferred",
+            &["copy", "indexes", "verify", "swap", "analyze"],
+        ),
+        ("alter", &["alter", "analyze"]),
+    ];
+    for (strategy, steps) in cases {
+        for step in *steps {
+            let mut c = setup(&sb, SHAPE);
+            let before = rows(&mut c, "t");
+            let run = sb.root.join(format!("run-{strategy}-{step}"));
+            let a = args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+                "--run-dir",
+                run.to_str().unwrap(),
+            ]);
+            let fault = format!("after-action:{step}:d.t");
+            let killed = convert(&sb, &a, &[("INNOPS_FAULT", &fault)]);
+            assert_eq!(killed.code, 137, "{strategy}/{step}: {killed:?}");
+            let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+            assert_eq!(resumed.code, 0, "{strategy}/{step}: {resumed:?}");
+            assert_eq!(
+                engine(&mut c, "t").as_deref(),
+                Some("InnoDB"),
+                "{strategy}/{step}"
+            );
+            assert_eq!(rows(&mut c, "t"), before, "{strategy}/{step}: data");
+            let expected: Vec<String> = if *strategy == "alter" {
+                vec!["t".into()]
+            } else {
+                assert_eq!(
+                    rows(&mut c, "_t_myisam_old"),
+                    before,
+                    "{strategy}/{step}: kept table"
+                );
+                vec!["_t_myisam_old".into(), "t".into()]
+            };
+            assert_eq!(
+                tables(&mut c),
+                expected,
+                "{strategy}/{step}: no stray table"
+            );
+            let report = read_json(&run.join("report.json"));
+            assert_eq!(report["status"], "done", "{strategy}/{step}: {report}");
+            let failed: Vec<&serde_json::Value> = report["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["status"] != "done" && s["status"] != "skipped")
+                .collect();
+            assert!(failed.is_empty(), "{strategy}/{step}: {failed:?}");
+            c.query_drop("DROP DATABASE d").unwrap();
+        }
+    }
+}

@@ -1128,7 +1128,18 @@ fn alter_step(info: &TableInfo) -> Step {
         .bench()
         .pre(Check::new("still MyISAM", move |ctx| {
             let e = engine_of(ctx, &t.schema, &t.name)?.unwrap_or_default();
-            Ok(if e.eq_ignore_ascii_case("InnoDB") { Verdict::done("InnoDB", "MyISAM") } else { Verdict::pass(e, "MyISAM") })
+            if !e.eq_ignore_ascii_case("InnoDB") {
+                return Ok(Verdict::pass(e, "MyISAM"));
+            }
+            // Converted before: "done" only with this run's proof that the ALTER kept every row.
+            Ok(match alter_proof(ctx, &t) {
+                Some((before, after)) if before == after => Verdict::done(format!("InnoDB, {} rows, {} as before the ALTER", after.rows, after.method), "MyISAM"),
+                _ => Verdict::fail(
+                    "InnoDB, without this run's record of the checksum before the ALTER",
+                    "MyISAM, or a recorded proof",
+                    format!("{} is InnoDB already, but the run was interrupted before it recorded the checksum taken before the ALTER, so innops cannot prove no row changed: compare the table with your backup", t.display()),
+                ),
+            })
         }))
         .act(move |ctx| {
             let tag = ctx.tag();
@@ -1153,13 +1164,24 @@ fn alter_step(info: &TableInfo) -> Step {
             Ok(serde_json::json!({ "before": before, "after": after, "seconds": secs }))
         })
         .post(Check::new("same rows and checksum as before the ALTER", move |ctx| {
-            let Some(v) = ctx.memo.get(&format!("alter:{}", t3.display())).cloned() else {
+            let Some((before, after)) = alter_proof(ctx, &t3) else {
                 return Ok(Verdict::fail("the before-checksum was lost with the interrupted run", "equal", "compare the table with your backup: innops cannot prove this conversion"));
             };
-            let before: Fingerprint = serde_json::from_value(v["before"].clone())?;
-            let after: Fingerprint = serde_json::from_value(v["after"].clone())?;
             Ok(Verdict::check(before == after, format!("{} rows, {}", after.rows, after.checksum), format!("{} rows, {}", before.rows, before.checksum), "the table changed during the ALTER: compare it with your backup"))
         }))
+}
+
+/// The fingerprints taken before and after the ALTER under its lock: in memory, else from the journal.
+fn alter_proof(ctx: &Ctx, t: &TableInfo) -> Option<(Fingerprint, Fingerprint)> {
+    let v = ctx
+        .memo
+        .get(&format!("alter:{}", t.display()))
+        .cloned()
+        .or_else(|| ctx.recorded_result(&step_id("alter", t)))?;
+    Some((
+        serde_json::from_value(v["before"].clone()).ok()?,
+        serde_json::from_value(v["after"].clone()).ok()?,
+    ))
 }
 
 fn analyze_step(info: &TableInfo) -> Step {
