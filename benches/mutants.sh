@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Mutation testing of innops's guard code (issue 7, §6): every check that guards data or a verdict must be
+# proven to fire, so each mutant of a check — a comparison turned around, a verdict turned into `true`, a
+# function returning a default — must make some test fail. Not run in CI: each mutant is a build plus the
+# integration tests that exercise it against real sandboxes, about a minute each on a 2-core machine.
+#
+#   benches/mutants.sh convert   # the conversion's checks, verification and copy (tests: convert, verdicts)
+#   benches/mutants.sh plan      # the runner, journal, run locks and load guard
+#   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
+#
+# Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-mutants >/dev/null 2>&1 || cargo install --locked cargo-mutants
+set_name=${1:-convert}
+case "$set_name" in
+convert)
+    files=(-f src/procedures/convert/mod.rs -f src/procedures/convert/verify.rs -f src/procedures/convert/copy.rs)
+    # The functions that hold checks, verification and the copy's correctness; progress bars and names are left out.
+    re='(verify_now|copy_step|swap_step|verify_step|alter_step|alter_proof|verified_source|discard_step|drop_old_step|index_step|swapped|method_for|fingerprint|row_hash|count_rows|reap_orphans|create_shadow|copy_chunked|copy_bulk|copy_whole|after_key|next_chunk|wait_for_load|acquire_guard|swap)'
+    tests='test(/^(convert|verdicts)::/) | test(/procedures::convert/)'
+    ;;
+plan)
+    files=(-f src/plan/runner.rs -f src/plan/journal.rs -f src/plan/lock.rs -f src/plan/guard.rs -f src/plan/mod.rs)
+    re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::)'
+    tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/)'
+    ;;
+redo)
+    files=(-f src/procedures/redo.rs)
+    re='.'
+    tests='test(/^redo::/) | test(/procedures::redo/)'
+    ;;
+*)
+    echo "usage: $0 convert|plan|redo" >&2
+    exit 2
+    ;;
+esac
+exec cargo mutants --test-tool nextest "${files[@]}" --re "$re" --timeout 600 \
+    --output "target/mutants-$set_name" -- -E "$tests"
