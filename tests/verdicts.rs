@@ -566,3 +566,59 @@ fn kill_9_after_every_convert_step_then_resume_ends_true() {
         }
     }
 }
+
+#[test]
+fn a_copy_waits_for_the_load_to_drop_before_locking_or_creating_anything() {
+    let sb = Sandboxed::new("vd-pause");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    // The test controls the load: each idle connection adds one to Threads_connected.
+    let crowd: Vec<mysql::Conn> = (0..30).map(|_| sb.conn()).collect();
+    let hold = sb.root.join("hold");
+    let mut child = convert_held(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--max-load",
+            "Threads_connected=20",
+            "--critical-load",
+            "Threads_connected=1000",
+            "--execute",
+            "--no-bench",
+        ],
+        "load-paused",
+        &hold,
+    );
+    wait_holding(&hold, &mut child);
+    assert!(
+        engine(&mut c, "_t_innops_new").is_none(),
+        "nothing created while paused"
+    );
+    // No guard yet: a write goes straight through.
+    c.query_drop("UPDATE d.t SET c = 'while paused' WHERE id = 3")
+        .unwrap();
+    drop(crowd);
+    go(&hold);
+    let out = wait_innops(child);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("paused for"),
+        "the pause is said: {}",
+        out.stderr
+    );
+    let after = rows(&mut c, "t");
+    assert!(
+        after == rows(&mut c, "_t_myisam_old"),
+        "the copy holds the write made while paused"
+    );
+    assert!(
+        after != before,
+        "the write made while paused is in the table"
+    );
+    let c3: String = c
+        .query_first("SELECT c FROM d.t WHERE id = 3")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c3, "while paused");
+}

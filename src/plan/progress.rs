@@ -48,6 +48,11 @@ impl Progress {
         }
     }
 
+    /// Run `f` with the bar hidden, so lines it prints are not overwritten.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
     pub fn finish(self) {
         self.bar.finish_and_clear();
     }

@@ -317,9 +317,59 @@ pub fn load_snapshot(
     Ok(snap)
 }
 
+/// The longest a copy waits for the load to drop before it gives up.
+pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
+
+/// A pause for load: says why every 10 s on stderr, and ends the wait after [`MAX_PAUSE`].
+struct Pause {
+    since: Option<Instant>,
+    said: Option<Instant>,
+}
+
+impl Pause {
+    fn new() -> Pause {
+        Pause {
+            since: None,
+            said: None,
+        }
+    }
+
+    /// One more pause of 500 ms for `why`; an error once the wait is over its bound.
+    fn wait(&mut self, why: &str) -> anyhow::Result<()> {
+        let since = *self.since.get_or_insert_with(|| {
+            crate::plan::test_hold("load-paused");
+            Instant::now()
+        });
+        if since.elapsed() > MAX_PAUSE {
+            return Err(refused(format!(
+                "the load stayed high for {} minutes ({why}): run again when the server is calmer, or raise --max-load",
+                MAX_PAUSE.as_secs() / 60
+            )));
+        }
+        if self
+            .said
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(10))
+        {
+            eprintln!(
+                "innops: paused for {} s: {why} (Ctrl-C stops at a safe point)",
+                since.elapsed().as_secs()
+            );
+            self.said = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.since = None;
+        self.said = None;
+    }
+}
+
 /// Wait while the server is above `--max-load`; refuse above `--critical-load` (and stop on Ctrl-C).
 pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> {
     let mut status = ctx.target.connect()?;
+    let mut pause = Pause::new();
     loop {
         match decide(
             &load_snapshot(&mut status, settings)?,
@@ -331,11 +381,12 @@ pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> 
             LoadDecision::Pause(why) => {
                 if ctx.aborted() {
                     return Err(Failure::Interrupted(format!(
-                        "interrupted while waiting for the load to drop ({why})"
+                        "interrupted while waiting for the load to drop ({why}): nothing was locked or created; continue with `innops resume {}`",
+                        ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
                     ))
                     .into());
                 }
-                std::thread::sleep(Duration::from_millis(500));
+                pause.wait(&why)?;
             }
         }
     }
@@ -410,6 +461,7 @@ pub fn copy_chunked(
     let mut bar = Progress::new(&format!("copy {}", info.display()), total);
     bar.set(copied);
     let t0 = Instant::now();
+    let mut pause = Pause::new();
     loop {
         if ctx.aborted() {
             bar.finish();
@@ -422,9 +474,9 @@ pub fn copy_chunked(
         }
         let snap = load_snapshot(&mut status, settings)?;
         match decide(&snap, &settings.max_load, &settings.critical_load) {
-            LoadDecision::Go => {}
-            LoadDecision::Pause(_) => {
-                std::thread::sleep(Duration::from_millis(500));
+            LoadDecision::Go => pause.reset(),
+            LoadDecision::Pause(why) => {
+                bar.suspend(|| pause.wait(&why))?;
                 paused += 0.5;
                 continue;
             }
