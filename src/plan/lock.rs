@@ -59,8 +59,15 @@ pub fn is_lock_wait_timeout(err: &anyhow::Error) -> bool {
 /// not itself waiting for a lock, longest first. The server does not say which one holds a metadata lock
 /// without the metadata_lock_info plugin, so this names the candidates.
 pub fn lock_holder_candidates(conn: &mut Conn) -> anyhow::Result<String> {
-    let rows: Vec<(u64, Option<String>, Option<String>, Option<String>, Option<u64>, Option<String>)> =
-        conn.query(
+    type Session = (
+        u64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<u64>,
+        Option<String>,
+    );
+    let rows: Vec<Session> = conn.query(
             "SELECT /* innops:lock */ ID, USER, HOST, COMMAND, TIME, LEFT(INFO, 80) FROM information_schema.PROCESSLIST \
              WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Daemon', 'Binlog Dump') AND IFNULL(STATE, '') NOT LIKE '%lock%' \
              AND IFNULL(INFO, '') NOT LIKE '%/* innops:%' ORDER BY TIME DESC LIMIT 5",
