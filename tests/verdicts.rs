@@ -622,3 +622,60 @@ fn a_copy_waits_for_the_load_to_drop_before_locking_or_creating_anything() {
         .unwrap();
     assert_eq!(c3, "while paused");
 }
+
+/// kill -9 in the middle of a chunk leaves its INSERT running on the server. The resumed run stops it before
+/// it reads what the shadow holds, instead of failing on a duplicate key (or waiting on its lock at the swap).
+#[test]
+fn a_statement_left_running_by_a_killed_run_is_stopped_before_the_copy_goes_on() {
+    let sb = Sandboxed::new("vd-orphan");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let run = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--strategy",
+        "deferred",
+        "--chunk-time",
+        "10",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-chunk:2")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    // What the server would still be running after a kill mid-chunk: the run's INSERT, tagged as it tags it.
+    let target = sb.target();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let orphan = std::thread::spawn(move || {
+        let mut o = target.connect().unwrap();
+        tx.send(o.connection_id()).unwrap();
+        o.query_drop(
+            "INSERT /* innops:convert:copy:d.t */ INTO d._t_innops_new (id, k, c) \
+             SELECT id, k, c FROM d.t WHERE id > 29990 AND SLEEP(600) = 0",
+        )
+    });
+    let orphan_id = rx.recv().unwrap();
+    loop {
+        let info: Option<Option<String>> = c
+            .exec_first("SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = ?", (orphan_id,))
+            .unwrap();
+        if info.flatten().is_some_and(|q| q.contains("SLEEP")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(orphan.join().unwrap().is_err(), "the orphan was stopped");
+    assert!(rows(&mut c, "t") == before, "data equal after the resume");
+    let report = read_json(&run.join("report.json"));
+    let copy = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "copy:d.t")
+        .unwrap();
+    assert_eq!(copy["result"]["stopped_orphans"], serde_json::json!([orphan_id]), "{copy}");
+}
