@@ -659,7 +659,10 @@ fn a_statement_left_running_by_a_killed_run_is_stopped_before_the_copy_goes_on()
     let orphan_id = rx.recv().unwrap();
     loop {
         let info: Option<Option<String>> = c
-            .exec_first("SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = ?", (orphan_id,))
+            .exec_first(
+                "SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = ?",
+                (orphan_id,),
+            )
             .unwrap();
         if info.flatten().is_some_and(|q| q.contains("SLEEP")) {
             break;
@@ -677,5 +680,9 @@ fn a_statement_left_running_by_a_killed_run_is_stopped_before_the_copy_goes_on()
         .iter()
         .find(|s| s["id"] == "copy:d.t")
         .unwrap();
-    assert_eq!(copy["result"]["stopped_orphans"], serde_json::json!([orphan_id]), "{copy}");
+    assert_eq!(
+        copy["result"]["stopped_orphans"],
+        serde_json::json!([orphan_id]),
+        "{copy}"
+    );
 }

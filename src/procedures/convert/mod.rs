@@ -333,6 +333,23 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     })
 }
 
+/// The table as it is now, read once per step: pre-flight checks judge the live table, not the one the plan
+/// was built from.
+fn fresh(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<TableInfo> {
+    let key = format!("fresh:{}:{}", ctx.step, t.display());
+    if let Some(v) = ctx.memo.get(&key) {
+        return Ok(serde_json::from_value(v.clone())?);
+    }
+    let now = load(ctx, &t.schema, &t.name)?.ok_or_else(|| {
+        crate::error::refused(format!(
+            "the table {} no longer exists: run the conversion again without it",
+            t.display()
+        ))
+    })?;
+    ctx.memo.insert(key, serde_json::to_value(&now)?);
+    Ok(now)
+}
+
 fn step_id(kind: &str, info: &TableInfo) -> String {
     format!("{kind}:{}", info.display())
 }
@@ -365,7 +382,8 @@ fn preflight(
     }));
     let t = i.clone();
     let log = env.error_log.clone();
-    step = step.pre(Check::new("not marked as crashed", move |_| {
+    step = step.pre(Check::new("not marked as crashed", move |ctx| {
+        let t = fresh(ctx, &t)?;
         if let Some(why) = &t.crashed {
             return Ok(Verdict::fail(
                 why.clone(),
@@ -396,7 +414,8 @@ fn preflight(
         })
     }));
     let t = i.clone();
-    step = step.pre(Check::new("MyISAM table", move |_| {
+    step = step.pre(Check::new("MyISAM table", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(Verdict::check(
             t.engine.eq_ignore_ascii_case("MyISAM"),
             t.engine.clone(),
@@ -409,7 +428,8 @@ fn preflight(
         ))
     }));
     let t = i.clone();
-    step = step.pre(Check::new("no MERGE table over it", move |_| {
+    step = step.pre(Check::new("no MERGE table over it", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(Verdict::check(
             t.merge_parents.is_empty(),
             if t.merge_parents.is_empty() { "none".into() } else { t.merge_parents.join(", ") },
@@ -418,7 +438,8 @@ fn preflight(
         ))
     }));
     let t = i.clone();
-    step = step.pre(Check::new("AUTO_INCREMENT leads an index", move |_| {
+    step = step.pre(Check::new("AUTO_INCREMENT leads an index", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(match schema::auto_increment_problem(&t) {
             None => Verdict::pass(
                 "yes, or no AUTO_INCREMENT column",
@@ -432,7 +453,8 @@ fn preflight(
         })
     }));
     let t = i.clone();
-    step = step.pre(Check::new("row fits InnoDB", move |_| {
+    step = step.pre(Check::new("row fits InnoDB", move |ctx| {
+        let t = fresh(ctx, &t)?;
         let total: u64 = t.columns.iter().map(schema::inline_bytes).sum();
         Ok(match schema::row_size_problem(&t) {
             None => Verdict::pass(
@@ -448,7 +470,8 @@ fn preflight(
     }));
     let t = i.clone();
     let force_pk = facts.var_on("innodb_force_primary_key");
-    step = step.pre(Check::new("primary key", move |_| {
+    step = step.pre(Check::new("primary key", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(match (t.primary().is_some(), force_pk) {
             (true, _) => Verdict::pass(format!("PRIMARY KEY ({})", t.pk_columns().join(", ")), "a primary key"),
             (false, true) => Verdict::fail("none", "a primary key", format!("{} has no primary key and this server sets innodb_force_primary_key=ON: add a primary key first", t.display())),
@@ -456,7 +479,8 @@ fn preflight(
         })
     }));
     let t = i.clone();
-    step = step.pre(Check::new("triggers", move |_| {
+    step = step.pre(Check::new("triggers", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(if t.triggers.is_empty() {
             Verdict::pass("none", "none, or --strategy alter")
         } else if strategy == Strategy::Alter {
@@ -475,7 +499,8 @@ fn preflight(
         .var("innodb_ft_min_token_size")
         .unwrap_or("3")
         .to_string();
-    step = step.pre(Check::new("FULLTEXT indexes", move |_| {
+    step = step.pre(Check::new("FULLTEXT indexes", move |ctx| {
+        let t = fresh(ctx, &t)?;
         let ft: Vec<&str> = t.secondary().filter(|x| x.is_fulltext()).map(|x| x.name.as_str()).collect();
         Ok(Verdict::pass(
             if ft.is_empty() {
@@ -490,7 +515,8 @@ fn preflight(
         ))
     }));
     let t = i.clone();
-    step = step.pre(Check::new("row format", move |_| {
+    step = step.pre(Check::new("row format", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(Verdict::pass(
             if t.explicit_fixed_format() {
                 "ROW_FORMAT=FIXED: converted with ROW_FORMAT=DEFAULT (InnoDB refuses FIXED)"
@@ -532,7 +558,8 @@ fn preflight(
     let t = i.clone();
     let local = env.target.local;
     let datadir = facts.var("datadir").map(str::to_string);
-    step = step.pre(Check::new("free disk", move |_| {
+    step = step.pre(Check::new("free disk", move |ctx| {
+        let t = fresh(ctx, &t)?;
         let need = (t.data_length + t.index_length) * 2;
         let Some(dir) = datadir.clone().filter(|_| local) else {
             return Ok(Verdict::pass("not checked: the datadir is not on this machine", format!("≥ {} free", format_size(need))));
@@ -549,7 +576,8 @@ fn preflight(
     }));
     let t = i.clone();
     let pool = facts.var_u64("innodb_buffer_pool_size").unwrap_or(0);
-    step = step.pre(Check::new("buffer pool", move |_| {
+    step = step.pre(Check::new("buffer pool", move |ctx| {
+        let t = fresh(ctx, &t)?;
         let size = t.data_length + t.index_length;
         Ok(Verdict::pass(
             if size > pool && pool > 0 {
@@ -619,7 +647,8 @@ fn preflight(
         ))
     }));
     let t = i;
-    step.pre(Check::new("views", move |_| {
+    step.pre(Check::new("views", move |ctx| {
+        let t = fresh(ctx, &t)?;
         Ok(Verdict::pass(
             if t.views.is_empty() {
                 "none".to_string()
