@@ -686,3 +686,65 @@ fn a_statement_left_running_by_a_killed_run_is_stopped_before_the_copy_goes_on()
         "{copy}"
     );
 }
+
+#[test]
+fn a_second_redo_or_rollback_is_refused_while_another_run_holds_the_object() {
+    let sb = Sandboxed::new("vd-objlock");
+    let mut c = setup(&sb, SHAPE);
+    // Another run's lock session, as innops holds it.
+    let mut other = sb.conn();
+    let got: Option<i64> = other
+        .query_first("SELECT GET_LOCK('innops:redo-log', 0)")
+        .unwrap();
+    assert_eq!(got, Some(1));
+    let other_id = other.connection_id();
+    let redo = sb.innops(&["redo", "--size", "128M", "--execute", "--yes", "--no-bench"]);
+    assert_eq!(redo.code, 1, "{redo:?}");
+    assert!(
+        redo.stderr.contains(&format!("connection {other_id}")),
+        "the refusal names the holder: {}",
+        redo.stderr
+    );
+    let size: u64 = c
+        .query_first("SELECT @@innodb_log_file_size")
+        .unwrap()
+        .unwrap();
+    assert_ne!(size, 128 << 20, "nothing was resized");
+    // The lock goes with the session that held it.
+    drop(other);
+    let mut tries = 0;
+    let redo = loop {
+        let out = sb.innops(&["redo", "--size", "128M", "--execute", "--yes", "--no-bench"]);
+        // The server frees the lock when it notices the session is gone; that is immediate for an idle session,
+        // but give it a few attempts rather than depend on timing.
+        if out.code != 1 || tries == 20 {
+            break out;
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(redo.code, 0, "{redo:?}");
+
+    let converted = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(converted.code, 0, "{converted:?}");
+    let mut holder = sb.conn();
+    let _: Option<i64> = holder
+        .query_first("SELECT GET_LOCK('innops:table:d.t', 0)")
+        .unwrap();
+    let rollback = convert(
+        &sb,
+        &args(&["--rollback", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(rollback.code, 1, "{rollback:?}");
+    assert!(
+        rollback.stderr.contains("another innops run"),
+        "{}",
+        rollback.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}
