@@ -62,11 +62,19 @@ pub enum StopMode {
 /// What a stop observed, for the journal.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct StopRecord {
+    /// The error log's length before the stop: what the server wrote about this stop starts here.
+    #[serde(default)]
+    pub log_offset: u64,
     pub fast_shutdown: Option<u64>,
     pub history_list_length: Option<u64>,
     pub log_lines: Vec<String>,
     pub clean: bool,
 }
+
+/// Test hook: with `INNOPS_TEST_KILL_AT_STOP` set, a stop kills the server (SIGKILL) instead of shutting it down,
+/// as a mariadbd killed during its shutdown leaves things: no `Shutdown complete` line, crash recovery at the
+/// next start.
+pub const KILL_AT_STOP_ENV: &str = "INNOPS_TEST_KILL_AT_STOP";
 
 /// A server innops may stop and start.
 pub struct Control {
@@ -119,7 +127,10 @@ impl Control {
     /// Shut the server down cleanly (or slowly) and wait until it is gone.
     pub fn stop(&self, target: &Target, mode: StopMode, tag: &str) -> anyhow::Result<StopRecord> {
         let offset = self.log_offset();
-        let mut rec = StopRecord::default();
+        let mut rec = StopRecord {
+            log_offset: offset,
+            ..StopRecord::default()
+        };
         let sandbox = self.sandbox()?;
         let mut pid = sandbox.as_ref().and_then(Sandbox::running_pid);
         match target.connect() {
@@ -144,7 +155,12 @@ impl Control {
                         "SHOW /* {tag} */ GLOBAL STATUS LIKE 'Innodb_history_list_length'"
                     ))?
                     .and_then(|(_, v)| v.parse().ok());
+                let kill = std::env::var_os(KILL_AT_STOP_ENV).is_some();
                 match &self.spec {
+                    _ if kill && pid.is_some() => {
+                        // SAFETY: plain kill(2) on the server's own pid (test hook).
+                        unsafe { libc::kill(pid.unwrap_or_default() as i32, libc::SIGKILL) };
+                    }
                     ControlSpec::Commands { stop: Some(cmd), .. } => run_shell(cmd, &[])?,
                     ControlSpec::Systemd { unit } => run_cmd("systemctl", &["stop", unit])?,
                     _ => {
