@@ -948,3 +948,100 @@ fn online_catalogue_innops_killed_after_each_action_then_resumed() {
         check_end_state(&mut sb, &run_dir, mib, killed_at);
     }
 }
+
+#[test]
+fn preflight_refuses_what_it_cannot_do_and_names_the_flag_or_the_setting() {
+    let sb = Sandboxed::with(
+        "redopre",
+        innops::sandbox::SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec!["innodb_read_only = 1".into()],
+        },
+    );
+    let ro = sb.innops(&["redo", "--size", "128M"]);
+    assert_eq!(ro.code, 1, "{ro:?}");
+    assert!(ro.stderr.contains("innodb_read_only"), "{}", ro.stderr);
+    // The dry run shows every preflight verdict: find the ones about the flags.
+    let pre_verdict = |out: &crate::common::Output, check: &str| -> serde_json::Value {
+        out.json()["steps"][0]["pre"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["check"] == check)
+            .unwrap_or_else(|| panic!("no {check}: {out:?}"))
+            .clone()
+    };
+    let socket = sb.sandbox.socket.display().to_string();
+    // No option file: the new size could not survive a restart.
+    let no_config = run_innops(
+        &[
+            "redo", "--size", "128M", "--format", "json", "--socket", &socket, "--user", "root",
+        ]
+        .map(String::from),
+        &[],
+    );
+    assert_eq!(no_config.code, 1, "{no_config:?}");
+    let v = pre_verdict(&no_config, "drop-in can be written");
+    assert_eq!(v["passed"], false, "{v}");
+    assert!(v["fix"].as_str().unwrap().contains("--config-file"), "{v}");
+    // The restart path without a way to restart.
+    let config = sb.sandbox.option_file.display().to_string();
+    let no_control = run_innops(
+        &[
+            "redo",
+            "--size",
+            "128M",
+            "--offline",
+            "--format",
+            "json",
+            "--socket",
+            &socket,
+            "--user",
+            "root",
+            "--config-file",
+            &config,
+        ]
+        .map(String::from),
+        &[],
+    );
+    assert_eq!(no_control.code, 1, "{no_control:?}");
+    let v = pre_verdict(&no_control, "server control");
+    assert_eq!(v["passed"], false, "{v}");
+    assert!(v["fix"].as_str().unwrap().contains("--start-cmd"), "{v}");
+}
+
+#[test]
+fn a_server_killed_at_the_shutdown_while_innops_dies_too_is_refused_on_resume_until_started() {
+    let mut sb = Sandboxed::new("redokk");
+    let run_dir = sb.root.join("run");
+    let args = offline_args("64M", &run_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let killed = sb.innops_env(
+        &args,
+        &[
+            ("INNOPS_TEST_KILL_AT_STOP", "1"),
+            ("INNOPS_FAULT", "after-action:stop"),
+        ],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(!sb.sandbox.is_running());
+    // Down without a clean shutdown: resume must not start it with a new redo size.
+    let refused = resume(&run_dir);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("down without a clean shutdown"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!sb.sandbox.is_running(), "resume started nothing");
+    assert!(events(&run_dir).iter().any(|e| e["phase"] == "resume-post"
+        && e["verdict"]["check"] == "clean shutdown"
+        && e["verdict"]["passed"] == false));
+    // Started by the DBA (crash recovery runs), the run can be finished.
+    sandbox_cmd(&sb, "start");
+    let resumed = resume(&run_dir);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    sb.reopen();
+    assert_eq!(log_file_size(&sb), 64 * MIB);
+    assert_eq!(file_size(&sb), 64 * MIB);
+}

@@ -554,11 +554,13 @@ fn stop_step(want: &Want) -> Step {
                 return Ok(Verdict::pass(observed, format!("{} after restart", format_size(w.size))));
             }
             // Down already (a resumed run whose stop was cut short): done only after a clean shutdown.
+            let start = ctx.control.map(|c| c.spec.start_hint()).unwrap_or_else(|| "your usual start".into());
+            let then = ctx.run_dir.as_ref().map(|d| format!("`innops resume {}`", d.display())).unwrap_or_else(|| "run the resize again".into());
             Ok(match readable_log(ctx) {
                 Some(control) if !errorlog::stopped_cleanly(&control.log_since(0)) => Verdict::fail(
                     format!("{observed}; its last process did not shut down cleanly"),
                     "running, or down after a clean shutdown",
-                    "the server is down without a clean shutdown: start it so InnoDB's crash recovery finishes, then run the resize again",
+                    format!("the server is down without a clean shutdown, and starting it with a new redo size would mix crash recovery with the resize: start it with {start} so InnoDB's crash recovery finishes, then {then}"),
                 ),
                 Some(_) => Verdict::done(format!("{observed} after a clean shutdown"), "running"),
                 None => Verdict::done(format!("{observed} (its error log is not readable here)"), "running"),
@@ -587,8 +589,8 @@ fn stop_step(want: &Want) -> Step {
                     "its error log shows no clean shutdown, so the next start runs crash recovery".to_string()
                 };
                 return Err(interrupted(format!(
-                    "interrupted during the shutdown: the server is DOWN ({how}); {resume} starts it with the new redo size, or start it as usual ({}), since innops's drop-in already sets the size",
-                    control.spec.describe()
+                    "interrupted during the shutdown: the server is DOWN ({how}); {resume} starts it with the new redo size and checks it, or start it yourself with {} (innops's drop-in already sets the new size)",
+                    control.spec.start_hint()
                 )));
             }
             Ok(serde_json::to_value(rec)?)

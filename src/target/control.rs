@@ -40,6 +40,18 @@ impl ControlSpec {
         }
     }
 
+    /// How a person starts the server by hand through this backend.
+    pub fn start_hint(&self) -> String {
+        match self {
+            ControlSpec::Sandbox { root, name } => format!(
+                "`innops sandbox start {name} --sandbox-root {}`",
+                root.display()
+            ),
+            ControlSpec::Systemd { unit } => format!("`systemctl start {unit}`"),
+            ControlSpec::Commands { start, .. } => format!("`{start}`"),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             ControlSpec::Sandbox { name, .. } => format!("sandbox {name}"),
