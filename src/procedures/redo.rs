@@ -668,7 +668,7 @@ fn start_step(want: &Want, dropin: &Result<PathBuf, String>) -> Step {
         Risk::Restart,
     )
     .preview("start the server (it resizes the redo log at startup)")
-    .pre(Check::after_prior("server is down", move |ctx| {
+    .pre(Check::after_prior("server is down, or runs with the new size already", move |ctx| {
         let live = w.live(ctx)?;
         let observed = live.describe(&w);
         Ok(if live.running.is_none() {
