@@ -76,7 +76,7 @@ fn online_resize_persists_and_the_run_directory_tells_the_story() {
         .iter()
         .map(|s| s["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["preflight", "resize", "persist"]);
+    assert_eq!(ids, ["preflight", "resize", "persist", "verify"]);
     assert!(plan["steps"][1]["commands"][0]
         .as_str()
         .unwrap()
@@ -94,7 +94,7 @@ fn online_resize_persists_and_the_run_directory_tells_the_story() {
     let ev = events(&run_dir);
     assert_eq!(ev.first().unwrap()["event"], "run_started");
     assert_eq!(ev.last().unwrap()["event"], "run_done");
-    assert_eq!(ev.iter().filter(|e| e["event"] == "step_done").count(), 3);
+    assert_eq!(ev.iter().filter(|e| e["event"] == "step_done").count(), 4);
     assert!(ev.iter().any(|e| e["event"] == "check"
         && e["verdict"]["check"] == "redo log file on disk has the new size"
         && e["verdict"]["passed"] == true));
@@ -187,18 +187,28 @@ fn offline_resize_survives_a_restart() {
 fn bad_sizes_are_refused_with_a_reason() {
     let sb = Sandboxed::new("redobad");
     let small = sb.innops(&["redo", "--size", "8M", "--execute", "--no-bench"]);
-    assert_eq!(small.code, 1, "{small:?}");
+    assert_eq!(
+        small.code, 2,
+        "a size the server cannot take is bad input: {small:?}"
+    );
     assert!(
         small.stderr.contains("innodb_log_buffer_size"),
         "{}",
         small.stderr
     );
     let odd = sb.innops(&["redo", "--size", "268435457", "--no-bench"]);
-    assert_eq!(odd.code, 1, "{odd:?}");
+    assert_eq!(odd.code, 2, "{odd:?}");
     assert!(
         odd.stderr.contains("not a multiple of 4096"),
         "{}",
         odd.stderr
+    );
+    let huge = sb.innops(&["redo", "--size", "1T", "--offline", "--execute", "--yes"]);
+    assert_eq!(huge.code, 2, "{huge:?}");
+    assert!(huge.stderr.contains("largest"), "{}", huge.stderr);
+    assert!(
+        !huge.stdout.contains("preflight"),
+        "no plan is run for bad input: {huge:?}"
     );
     let junk = sb.innops(&["redo", "--size", "lots"]);
     assert_eq!(junk.code, 2, "{junk:?}");
@@ -376,6 +386,32 @@ fn a_failed_restart_restores_the_previous_config_and_starts_the_server_again() {
         && e["recovery"]
             .as_str()
             .is_some_and(|r| r.contains("restored"))));
+
+    // The server answers again (at the old size): resume must not take that for a finished resize.
+    let resumed = run_innops(
+        &[
+            "resume".to_string(),
+            run_dir.display().to_string(),
+            "--yes".into(),
+            "--no-bench".into(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 1, "{resumed:?}");
+    assert!(
+        resumed
+            .stderr
+            .contains("run `innops redo --size 48M --offline --execute` again"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(log_file_size(&sb), 96 * MIB);
+    assert!(!sb.sandbox.conf_dir.join("99-innops.cnf").exists());
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "refused", "{report}");
+    let start = step(&report, "start");
+    assert_eq!(start["status"], "refused", "{report}");
+    assert_eq!(start["pre"][0]["passed"], false, "{report}");
 }
 
 #[test]
@@ -556,4 +592,456 @@ fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_
         .find(|s| s["id"] == "stop")
         .unwrap();
     assert_eq!(stop["status"], "skipped", "{report}");
+}
+
+// ---- Every guard of a verdict fires through the normal path ----
+
+/// A step of a report by id.
+fn step<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {report}"))
+}
+
+/// The verdict of `check` among a step's post-checks.
+fn post<'a>(report: &'a serde_json::Value, id: &str, check: &str) -> &'a serde_json::Value {
+    step(report, id)["post"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"] == check)
+        .unwrap_or_else(|| panic!("no post-check '{check}' in step {id}: {report}"))
+}
+
+fn file_size(sb: &Sandboxed) -> u64 {
+    std::fs::metadata(sb.sandbox.datadir.join("ib_logfile0"))
+        .unwrap()
+        .len()
+}
+
+fn dropin(sb: &Sandboxed) -> String {
+    std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default()
+}
+
+fn offline_args(size: &str, run_dir: &std::path::Path) -> Vec<String> {
+    [
+        "redo",
+        "--size",
+        size,
+        "--offline",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn run_offline(sb: &Sandboxed, size: &str, run_dir: &std::path::Path) -> crate::common::Output {
+    let args = offline_args(size, run_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sb.innops(&args)
+}
+
+fn resume(run_dir: &std::path::Path) -> crate::common::Output {
+    run_innops(
+        &[
+            "resume".to_string(),
+            run_dir.display().to_string(),
+            "--yes".into(),
+            "--no-bench".into(),
+        ],
+        &[],
+    )
+}
+
+fn sandbox_cmd(sb: &Sandboxed, action: &str) {
+    let o = run_innops(
+        &[
+            "sandbox".into(),
+            action.into(),
+            sb.sandbox.name.clone(),
+            "--sandbox-root".into(),
+            sb.root.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+}
+
+#[test]
+fn a_server_killed_at_the_shutdown_is_not_taken_for_a_clean_stop() {
+    let mut sb = Sandboxed::new("redokill");
+    // An older clean shutdown in the error log, which must not vouch for the next stop.
+    sandbox_cmd(&sb, "stop");
+    sandbox_cmd(&sb, "start");
+    sb.reopen();
+    let run_dir = sb.root.join("run");
+    let args = offline_args("64M", &run_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sb.innops_env(&args, &[("INNOPS_TEST_KILL_AT_STOP", "1")]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("without a clean shutdown")
+            && out.stderr.contains("crash recovery could finish"),
+        "{}",
+        out.stderr
+    );
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "stop")["status"], "failed", "{report}");
+    let clean = post(&report, "stop", "clean shutdown");
+    assert_eq!(clean["passed"], false, "{report}");
+    assert_eq!(
+        clean["observed"],
+        "down, no Shutdown complete line since innops's shutdown"
+    );
+    assert_eq!(step(&report, "start")["status"], "pending", "{report}");
+    // The safe path: the server was started again (InnoDB recovers what it must); it is not left down.
+    sb.reopen();
+    assert!(sb.sandbox.is_running());
+    let stop = events(&run_dir)
+        .into_iter()
+        .find(|e| e["event"] == "action_done" && e["step"] == "stop")
+        .unwrap();
+    assert_eq!(stop["result"]["clean"], false, "{stop}");
+
+    // Resume judges the live state and finishes with the truth.
+    let resumed = resume(&run_dir);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    sb.reopen();
+    assert_eq!(log_file_size(&sb), 64 * MIB);
+    assert_eq!(file_size(&sb), 64 * MIB);
+    assert!(dropin(&sb).contains("innodb_log_file_size = 67108864"));
+    assert_eq!(read_json(&run_dir.join("report.json"))["status"], "done");
+}
+
+#[test]
+fn ctrl_c_during_the_shutdown_says_the_server_is_down_and_how_to_start_it() {
+    let mut sb = Sandboxed::new("redoint");
+    let run_dir = sb.root.join("run");
+    let args = offline_args("64M", &run_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sb.innops_env(&args, &[("INNOPS_FAULT", "sigint-in-action:stop")]);
+    assert_eq!(out.code, 130, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("the server is DOWN (it shut down cleanly)")
+            && out
+                .stderr
+                .contains(&format!("`innops resume {}`", run_dir.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(!sb.sandbox.is_running());
+    assert_eq!(
+        read_json(&run_dir.join("report.json"))["status"],
+        "interrupted"
+    );
+
+    let resumed = resume(&run_dir);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    sb.reopen();
+    assert_eq!(log_file_size(&sb), 64 * MIB);
+    assert_eq!(file_size(&sb), 64 * MIB);
+}
+
+#[test]
+fn a_read_only_start_keeps_the_old_log_file_and_the_file_check_says_so() {
+    let sb = Sandboxed::new("redoro");
+    // The running server is writable; its option files make the next start read-only, which keeps the old
+    // ib_logfile0 while @@innodb_log_file_size shows the configured size.
+    std::fs::write(
+        sb.sandbox.conf_dir.join("50-ro.cnf"),
+        "[mysqld]\ninnodb_read_only = 1\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = run_offline(&sb, "64M", &run_dir);
+    assert_eq!(out.code, 3, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "start")["status"], "failed", "{report}");
+    assert_eq!(
+        post(&report, "start", "variable shows the new size")["passed"],
+        true,
+        "{report}"
+    );
+    let file = post(&report, "start", "redo log file on disk has the new size");
+    assert_eq!(file["passed"], false, "{report}");
+    assert!(
+        file["observed"].as_str().unwrap().ends_with("is 96M"),
+        "{report}"
+    );
+    // Left as found after the start: running (read-only) with the old file, the drop-in untouched.
+    assert_eq!(file_size(&sb), 96 * MIB);
+    assert!(out.stderr.contains("left"), "{}", out.stderr);
+    assert!(dropin(&sb).contains("innodb_log_file_size = 67108864"));
+}
+
+#[test]
+fn a_start_that_overrides_the_size_fails_the_size_check() {
+    let sb = Sandboxed::new("redoovr");
+    // A start command that forces the old size on the command line, as a unit file could.
+    let start = format!(
+        "{} --defaults-file={} --innodb-log-file-size=100663296 </dev/null >/dev/null 2>&1 &",
+        sb.sandbox.binary.display(),
+        sb.sandbox.option_file.display()
+    );
+    let run_dir = sb.root.join("run");
+    let mut args = offline_args("48M", &run_dir);
+    args.extend(generic_args(&sb, &start));
+    let out = run_innops(&args, &[]);
+    assert_eq!(out.code, 3, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "start")["status"], "failed", "{report}");
+    let size = post(&report, "start", "variable shows the new size");
+    assert_eq!(size["passed"], false, "{report}");
+    assert_eq!(size["observed"], "96M");
+    assert_eq!(log_file_size(&sb), 96 * MIB);
+    assert!(dropin(&sb).contains("innodb_log_file_size = 50331648"));
+}
+
+#[test]
+fn an_option_file_read_after_the_drop_in_fails_the_option_file_check() {
+    let sb = Sandboxed::new("redoopt");
+    std::fs::write(
+        sb.sandbox.conf_dir.join("zz-other.cnf"),
+        "[mysqld]\ninnodb_log_file_size = 100663296\n",
+    )
+    .unwrap();
+    let pid = sb.sandbox.running_pid();
+    let run_dir = sb.root.join("run");
+    let out = run_offline(&sb, "64M", &run_dir);
+    assert_eq!(out.code, 3, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "persist")["status"], "failed", "{report}");
+    let opt = post(
+        &report,
+        "persist",
+        "the server will read the new size at startup",
+    );
+    assert_eq!(opt["passed"], false, "{report}");
+    assert!(
+        opt["observed"]
+            .as_str()
+            .unwrap()
+            .ends_with("innodb_log_file_size = 100663296"),
+        "{report}"
+    );
+    // Nothing was stopped.
+    assert_eq!(sb.sandbox.running_pid(), pid);
+    assert_eq!(log_file_size(&sb), 96 * MIB);
+}
+
+#[test]
+fn errors_logged_by_the_start_fail_the_error_log_check() {
+    let sb = Sandboxed::new("redoerr");
+    // The next start logs [ERROR] lines and still comes up, with the new size.
+    std::fs::write(
+        sb.sandbox.conf_dir.join("50-glog.cnf"),
+        "[mysqld]\ngeneral_log = 1\ngeneral_log_file = /nonexistent/innops-test/g.log\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = run_offline(&sb, "64M", &run_dir);
+    assert_eq!(out.code, 3, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "start")["status"], "failed", "{report}");
+    for ok in [
+        "variable shows the new size",
+        "redo log file on disk has the new size",
+    ] {
+        assert_eq!(post(&report, "start", ok)["passed"], true, "{report}");
+    }
+    let log = post(&report, "start", "error log: resized at startup, no errors");
+    assert_eq!(log["passed"], false, "{report}");
+    assert!(
+        log["observed"].as_str().unwrap().contains("g.log"),
+        "{report}"
+    );
+    // Running with the new size; the failure is reported, not hidden.
+    assert_eq!(log_file_size(&sb), 64 * MIB);
+}
+
+// ---- Catalogue: innops killed right after each step's action, then resumed ----
+
+fn check_end_state(sb: &mut Sandboxed, run_dir: &std::path::Path, mib: u64, killed_at: &str) {
+    sb.reopen();
+    assert!(sb.sandbox.is_running(), "after {killed_at}");
+    assert_eq!(log_file_size(sb), mib * MIB, "after {killed_at}");
+    assert_eq!(file_size(sb), mib * MIB, "after {killed_at}");
+    assert!(
+        dropin(sb).contains(&format!("innodb_log_file_size = {}", mib * MIB)),
+        "after {killed_at}: {}",
+        dropin(sb)
+    );
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "after {killed_at}: {report}");
+    assert!(
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["status"] == "done" || s["status"] == "skipped"),
+        "after {killed_at}: {report}"
+    );
+    // The interrupted action ran once: resume finished it by its checks, not by acting again.
+    let ev = events(run_dir);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e["event"] == "action_done" && e["step"] == killed_at)
+            .count(),
+        1,
+        "after {killed_at}"
+    );
+}
+
+#[test]
+fn offline_catalogue_innops_killed_after_each_action_then_resumed() {
+    let mut sb = Sandboxed::new("redocato");
+    // Each kill gets its own target size, so every round starts from the previous round's end state.
+    for (i, (killed_at, mib)) in [("persist", 48u64), ("stop", 64), ("start", 80)]
+        .into_iter()
+        .enumerate()
+    {
+        let run_dir = sb.root.join(format!("run{i}"));
+        let args = offline_args(&format!("{mib}M"), &run_dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let fault = format!("after-action:{killed_at}");
+        let killed = sb.innops_env(&args, &[("INNOPS_FAULT", &fault)]);
+        assert_eq!(killed.code, 137, "{killed:?}");
+        let resumed = resume(&run_dir);
+        assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
+        check_end_state(&mut sb, &run_dir, mib, killed_at);
+    }
+}
+
+#[test]
+fn online_catalogue_innops_killed_after_each_action_then_resumed() {
+    let mut sb = Sandboxed::new("redocatn");
+    for (i, (killed_at, mib)) in [("resize", 112u64), ("persist", 144)]
+        .into_iter()
+        .enumerate()
+    {
+        let run_dir = sb.root.join(format!("run{i}"));
+        let args = [
+            "redo",
+            "--size",
+            &format!("{mib}M"),
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ]
+        .map(String::from);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let fault = format!("after-action:{killed_at}");
+        let killed = sb.innops_env(&args, &[("INNOPS_FAULT", &fault)]);
+        assert_eq!(killed.code, 137, "{killed:?}");
+        let resumed = resume(&run_dir);
+        assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
+        check_end_state(&mut sb, &run_dir, mib, killed_at);
+    }
+}
+
+#[test]
+fn preflight_refuses_what_it_cannot_do_and_names_the_flag_or_the_setting() {
+    let sb = Sandboxed::with(
+        "redopre",
+        innops::sandbox::SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec!["innodb_read_only = 1".into()],
+        },
+    );
+    let ro = sb.innops(&["redo", "--size", "128M"]);
+    assert_eq!(ro.code, 1, "{ro:?}");
+    assert!(ro.stderr.contains("innodb_read_only"), "{}", ro.stderr);
+    // The dry run shows every preflight verdict: find the ones about the flags.
+    let pre_verdict = |out: &crate::common::Output, check: &str| -> serde_json::Value {
+        out.json()["steps"][0]["pre"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["check"] == check)
+            .unwrap_or_else(|| panic!("no {check}: {out:?}"))
+            .clone()
+    };
+    let socket = sb.sandbox.socket.display().to_string();
+    // No option file: the new size could not survive a restart.
+    let no_config = run_innops(
+        &[
+            "redo", "--size", "128M", "--format", "json", "--socket", &socket, "--user", "root",
+        ]
+        .map(String::from),
+        &[],
+    );
+    assert_eq!(no_config.code, 1, "{no_config:?}");
+    let v = pre_verdict(&no_config, "drop-in can be written");
+    assert_eq!(v["passed"], false, "{v}");
+    assert!(v["fix"].as_str().unwrap().contains("--config-file"), "{v}");
+    // The restart path without a way to restart.
+    let config = sb.sandbox.option_file.display().to_string();
+    let no_control = run_innops(
+        &[
+            "redo",
+            "--size",
+            "128M",
+            "--offline",
+            "--format",
+            "json",
+            "--socket",
+            &socket,
+            "--user",
+            "root",
+            "--config-file",
+            &config,
+        ]
+        .map(String::from),
+        &[],
+    );
+    assert_eq!(no_control.code, 1, "{no_control:?}");
+    let v = pre_verdict(&no_control, "server control");
+    assert_eq!(v["passed"], false, "{v}");
+    assert!(v["fix"].as_str().unwrap().contains("--start-cmd"), "{v}");
+}
+
+#[test]
+fn a_server_killed_at_the_shutdown_while_innops_dies_too_is_refused_on_resume_until_started() {
+    let mut sb = Sandboxed::new("redokk");
+    let run_dir = sb.root.join("run");
+    let args = offline_args("64M", &run_dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let killed = sb.innops_env(
+        &args,
+        &[
+            ("INNOPS_TEST_KILL_AT_STOP", "1"),
+            ("INNOPS_FAULT", "after-action:stop"),
+        ],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(!sb.sandbox.is_running());
+    // Down without a clean shutdown: resume must not start it with a new redo size.
+    let refused = resume(&run_dir);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("down without a clean shutdown"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!sb.sandbox.is_running(), "resume started nothing");
+    assert!(events(&run_dir).iter().any(|e| e["phase"] == "resume-post"
+        && e["verdict"]["check"] == "clean shutdown"
+        && e["verdict"]["passed"] == false));
+    // Started by the DBA (crash recovery runs), the run can be finished.
+    sandbox_cmd(&sb, "start");
+    let resumed = resume(&run_dir);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    sb.reopen();
+    assert_eq!(log_file_size(&sb), 64 * MIB);
+    assert_eq!(file_size(&sb), 64 * MIB);
 }

@@ -13,9 +13,10 @@ use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad_input;
+use crate::plan::journal::{self, EventKind};
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
-use crate::target::control::StopMode;
+use crate::target::control::{Control, StopMode};
 use crate::target::errorlog;
 use crate::target::facts::{Flavor, RedoResize, RedoSizeVariable, ServerFacts};
 use crate::target::optionfile;
@@ -229,9 +230,8 @@ pub fn effective_config(option_file: &Path, key: &str) -> anyhow::Result<Option<
     Ok(set.get(&SERVER_GROUPS, key).map(str::to_string))
 }
 
-fn current_size(ctx: &mut Ctx, facts_var: RedoSizeVariable) -> anyhow::Result<u64> {
-    let tag = ctx.tag();
-    let sql = match facts_var {
+fn query_size(conn: &mut mysql::Conn, tag: &str, var: RedoSizeVariable) -> anyhow::Result<u64> {
+    let sql = match var {
         RedoSizeVariable::InnodbRedoLogCapacity => {
             format!("SELECT {tag} @@GLOBAL.innodb_redo_log_capacity")
         }
@@ -244,14 +244,173 @@ fn current_size(ctx: &mut Ctx, facts_var: RedoSizeVariable) -> anyhow::Result<u6
             )
         }
     };
-    let v: Option<u64> = ctx.conn()?.query_first(sql)?;
+    let v: Option<u64> = conn.query_first(sql)?;
     Ok(v.unwrap_or(0))
 }
 
-/// Build the resize plan.
+fn current_size(ctx: &mut Ctx, var: RedoSizeVariable) -> anyhow::Result<u64> {
+    let tag = ctx.tag();
+    query_size(ctx.conn()?, &tag, var)
+}
+
+/// The requested end state, and where every check reads the live one.
+#[derive(Debug, Clone)]
+struct Want {
+    var: RedoSizeVariable,
+    /// The total redo size asked for.
+    size: u64,
+    /// The option that sets it at startup, and the value the option files must give it (per file on old MySQL).
+    key: &'static str,
+    config: u64,
+    logfile: Option<PathBuf>,
+    option_file: Option<PathBuf>,
+    local: bool,
+    offline: bool,
+}
+
+/// The redo size as the server and its files show it now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Live {
+    /// The running size; None when the server does not answer.
+    running: Option<u64>,
+    /// The size of `ib_logfile0`; None when it cannot be read here.
+    file: Option<u64>,
+    /// What the option files give at the next start: None when innops does not know them, Some(None) when
+    /// they do not set it.
+    next_start: Option<Option<u64>>,
+}
+
+impl Live {
+    /// The live state is the requested end state: running with the size, the file on disk of that size (where
+    /// it can be read), and the option files giving it at the next start (where they are known).
+    fn is_end(&self, want: &Want) -> bool {
+        self.running == Some(want.size)
+            && self.file.is_none_or(|f| f == want.size)
+            && self.next_start.is_none_or(|n| n == Some(want.config))
+    }
+
+    fn describe(&self, want: &Want) -> String {
+        let mut parts = vec![match self.running {
+            Some(r) => format!("running with {}", format_size(r)),
+            None => "down".to_string(),
+        }];
+        if let Some(f) = self.file {
+            parts.push(format!("ib_logfile0 {}", format_size(f)));
+        }
+        match self.next_start {
+            Some(Some(n)) => parts.push(format!("option files give {} = {n}", want.key)),
+            Some(None) => parts.push(format!("option files do not set {}", want.key)),
+            None => {}
+        }
+        parts.join(", ")
+    }
+}
+
+impl Want {
+    /// The running size from a connection of its own (the step's may be stale after a restart); None when the
+    /// server does not answer.
+    fn running(&self, ctx: &Ctx) -> anyhow::Result<Option<u64>> {
+        match ctx.target.connect() {
+            Ok(mut conn) => Ok(Some(query_size(&mut conn, &ctx.tag(), self.var)?)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn file(&self) -> Option<u64> {
+        let file = self.logfile.as_ref().filter(|_| self.local)?;
+        std::fs::metadata(file).ok().map(|m| m.len())
+    }
+
+    fn next_start(&self) -> anyhow::Result<Option<Option<u64>>> {
+        let Some(file) = &self.option_file else {
+            return Ok(None);
+        };
+        let got = effective_config(file, self.key)?;
+        Ok(Some(
+            got.as_deref()
+                .and_then(|v| crate::units::parse_size(v).ok()),
+        ))
+    }
+
+    fn live(&self, ctx: &Ctx) -> anyhow::Result<Live> {
+        Ok(Live {
+            running: self.running(ctx)?,
+            file: self.file(),
+            next_start: self.next_start()?,
+        })
+    }
+
+    /// The command that starts this resize afresh.
+    fn rerun(&self) -> String {
+        let s = format_size(self.size);
+        let arg = if crate::units::parse_size(&s).ok() == Some(self.size) {
+            s
+        } else {
+            self.size.to_string()
+        };
+        format!(
+            "innops redo --size {arg}{} --execute",
+            if self.offline { " --offline" } else { "" }
+        )
+    }
+}
+
+/// The result of the latest action of `step` in this run's journal: what a check needs from its own step's
+/// action (an error-log offset, say) survives a crash and a resume that way.
+fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
+    let events = journal::read_journal(ctx.run_dir.as_deref()?).ok()?;
+    events.into_iter().rev().find_map(|e| match e.kind {
+        EventKind::ActionDone { step: s, result } if s == step => Some(result),
+        _ => None,
+    })
+}
+
+/// The error-log lines a check of `step` may judge: those the server wrote since that step's action began
+/// (its offset is in the journal), or, when the action's result was never journaled (innops died inside it),
+/// those of the server's latest process.
+fn lines_since_action(ctx: &Ctx, control: &Control, step: &str) -> (Vec<String>, bool) {
+    match journaled(ctx, step).and_then(|r| r.get("log_offset")?.as_u64()) {
+        Some(offset) => (control.log_since(offset), true),
+        None => {
+            let all = control.log_since(0);
+            (errorlog::latest_process(&all).to_vec(), false)
+        }
+    }
+}
+
+/// A readable error log, or None.
+fn readable_log<'a>(ctx: &Ctx<'a>) -> Option<&'a Control> {
+    ctx.control.filter(|c| c.error_log.is_some())
+}
+
+fn interrupted(msg: String) -> anyhow::Error {
+    crate::error::Failure::Interrupted(msg).into()
+}
+
+/// Test hook: `INNOPS_FAULT=sigint-in-action:STEP` sends innops a SIGINT inside that step's action, as Ctrl-C
+/// would, and waits until the handler has raised the abort flag.
+fn sigint_fault(ctx: &Ctx, step: &str) {
+    let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) else {
+        return;
+    };
+    if f.strip_prefix("sigint-in-action:") != Some(step) {
+        return;
+    }
+    // SAFETY: raise(2) on our own process; the handler installed by the app only sets a flag.
+    unsafe { libc::raise(libc::SIGINT) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ctx.aborted() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Build the resize plan. A size the server cannot take is bad input: no plan is built for it.
 pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     let path = choose_path(facts, p.offline);
     let online = path != RedoResize::RestartOnly;
+    if let Some(why) = size_problem(facts, p.size, online) {
+        return Err(bad_input(why));
+    }
     let var = facts.redo_size_variable();
     // What one config key can express: on old MySQL the size is per file.
     let files = match var {
@@ -260,9 +419,17 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         }
         _ => 1,
     };
-    let config_key = var.config_key();
-    let config_value = (p.size / files).to_string();
     let size = p.size;
+    let want = Want {
+        var,
+        size,
+        key: var.config_key(),
+        config: size / files,
+        logfile: log_file_path(facts),
+        option_file: env.option_file.clone(),
+        local: env.target.local,
+        offline: !online,
+    };
     let mut notes = vec![match path {
         RedoResize::OnlineLogFileSize => format!(
             "{} resizes the redo log online (SET GLOBAL innodb_log_file_size); the drop-in keeps the size across restarts",
@@ -289,19 +456,9 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
     }
     let header = env.header("redo", facts, serde_json::to_value(p)?, notes);
 
-    let mut steps = Vec::new();
-    steps.push(preflight(p, facts, env, online));
-
+    let mut steps = vec![preflight(p, facts, env, online)];
     let dropin = env.dropin.clone();
-    let option_file = env.option_file.clone();
-    let persist = persist_step(
-        &dropin,
-        option_file.clone(),
-        config_key,
-        &config_value,
-        size,
-        var,
-    );
+    let persist = persist_step(&dropin, &want);
 
     if online {
         let set_sql = match path {
@@ -311,7 +468,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
             _ => format!("SET GLOBAL innodb_log_file_size = {size}"),
         };
         let set_sql2 = set_sql.clone();
-        let logfile = log_file_path(facts);
+        let w = want.clone();
         let resize = Step::new(
             "resize",
             format!("Resize the redo log online to {}", format_size(size)),
@@ -319,17 +476,26 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         )
         .preview(format!("/* innops:redo:resize */ {set_sql}"))
         .pre(Check::new("current size", move |ctx| {
-            let cur = current_size(ctx, var)?;
-            Ok(if cur == size {
-                Verdict::done(format_size(cur), format!("≠ {}", format_size(size)))
+            let running = current_size(ctx, w.var)?;
+            let file = w.file();
+            let observed = match file {
+                Some(f) => format!(
+                    "running with {}, ib_logfile0 {}",
+                    format_size(running),
+                    format_size(f)
+                ),
+                None => format!("running with {}", format_size(running)),
+            };
+            let expected = format!("≠ {}", format_size(w.size));
+            // Already done only when the server runs with the size and the file on disk has it too.
+            Ok(if running == w.size && file.is_none_or(|f| f == w.size) {
+                Verdict::done(observed, expected)
             } else {
-                Verdict::pass(format_size(cur), format!("≠ {}", format_size(size)))
+                Verdict::pass(observed, expected)
             })
         }))
         .act(move |ctx| {
             let offset = ctx.control.map(|c| c.log_offset()).unwrap_or(0);
-            ctx.memo
-                .insert("redo:log_offset".into(), serde_json::json!(offset));
             let tag = ctx.tag();
             let t0 = std::time::Instant::now();
             ctx.conn()?
@@ -337,96 +503,32 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
             Ok(serde_json::json!({ "log_offset": offset, "seconds": t0.elapsed().as_secs_f64() }))
         })
         .post(size_check(
-            var,
-            size,
+            &want,
             "the server did not take the new size: read its error log",
         ))
-        .post(error_log_check(false, size))
-        .post(log_file_check(logfile))
+        .post(error_log_check(false, &want))
+        .post(log_file_check(&want))
         .bench();
         steps.push(resize);
         steps.push(persist);
     } else {
         steps.push(persist);
-        let stop = Step::new("stop", "Shut the server down cleanly", Risk::Restart)
-            .preview("/* innops:redo:stop */ SET GLOBAL innodb_fast_shutdown = 1 (when it is 2); SHUTDOWN")
-            .pre(Check::new("restart needed", move |ctx| {
-                let cur = current_size(ctx, var)?;
-                Ok(if cur == size {
-                    Verdict::done(format!("running with {}", format_size(cur)), "a different size")
-                } else {
-                    Verdict::pass(format!("running with {}", format_size(cur)), format!("{} after restart", format_size(size)))
-                })
-            }))
-            .act(|ctx| {
-                let control = ctx.control()?;
-                let tag = ctx.tag();
-                ctx.drop_conn();
-                let rec = control.stop(ctx.target, StopMode::Clean, &tag.replace("/* ", "").replace(" */", ""))?;
-                Ok(serde_json::to_value(rec)?)
-            })
-            .post(Check::new("clean shutdown", |ctx| {
-                let up = ctx.target.connect().is_ok();
-                let lines = ctx
-                    .control
-                    .map(|c| c.log_since(0))
-                    .unwrap_or_default();
-                let summary = errorlog::summarize(&tail_from_last(&lines, "Shutdown complete"));
-                Ok(Verdict::check(
-                    !up && (summary.clean_shutdown || ctx.control.and_then(|c| c.error_log.as_ref()).is_none()),
-                    if up { "server still answers".to_string() } else if summary.clean_shutdown { "down, log says Shutdown complete".into() } else { "down, no clean-shutdown line".into() },
-                    "down after a clean shutdown",
-                    "the server did not shut down cleanly: read its error log before starting it",
-                ))
-            }))
-            .bench();
-        let dropin2 = dropin.clone();
-        let start = Step::new(
-            "start",
-            "Start the server with the new redo size",
-            Risk::Restart,
-        )
-        .preview("start the server (it resizes the redo log at startup)")
-        .pre(Check::after_prior("server is down", |ctx| {
-            let up = ctx.target.connect().is_ok();
-            Ok(if up {
-                Verdict::done("server answers", "down")
-            } else {
-                Verdict::pass("down", "down")
-            })
-        }))
-        .act(|ctx| {
-            let control = ctx.control()?;
-            ctx.drop_conn();
-            let lines = control.start(ctx.target, &[])?;
-            Ok(serde_json::json!({ "log": lines }))
-        })
-        .post(Check::new("server accepts connections", |ctx| {
-            ctx.drop_conn();
-            let ok = ctx.conn().is_ok();
-            Ok(Verdict::check(
-                ok,
-                if ok { "connected" } else { "refused" },
-                "connected",
-                "the server did not come back: read its error log",
-            ))
-        }))
-        .post(size_check(
-            var,
-            size,
-            "the server started with another size: check which option file sets it last",
-        ))
-        .post(error_log_check(true, size))
-        .recover(move |ctx| restore_and_start(ctx, &dropin2))
-        .bench();
-        steps.push(stop);
-        steps.push(start);
-        let logfile = log_file_path(facts);
-        steps.push(
-            Step::new("verify", "Verify the redo log file on disk", Risk::Read)
-                .post(log_file_check(logfile)),
-        );
+        steps.push(stop_step(&want));
+        steps.push(start_step(&want, &dropin));
     }
+    steps.push(
+        Step::new(
+            "verify",
+            "Verify the running size, the redo log file and the option files",
+            Risk::Read,
+        )
+        .post(size_check(
+            &want,
+            "the server does not run with the new size: read its error log and check which option sets it",
+        ))
+        .post(log_file_check(&want))
+        .post(option_file_check(&want, false)),
+    );
     let bench = env
         .bench_time
         .map(|t| crate::bench::PlanBench::for_server(Duration::from_secs(t), facts));
@@ -438,25 +540,416 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
     })
 }
 
-/// The lines from the last occurrence of `marker`'s shutdown/startup cycle: everything after the previous
-/// "ready for connections", so a check reads only the latest stop.
-fn tail_from_last(lines: &[String], marker: &str) -> Vec<String> {
-    let end = lines
-        .iter()
-        .rposition(|l| l.contains(marker))
-        .map(|i| i + 1)
-        .unwrap_or(lines.len());
-    let start = lines[..end]
-        .iter()
-        .rposition(|l| l.contains("ready for connections"))
-        .unwrap_or(0);
-    lines[start..end].to_vec()
+fn stop_step(want: &Want) -> Step {
+    let w = want.clone();
+    let var = want.var;
+    Step::new("stop", "Shut the server down cleanly", Risk::Restart)
+        .preview("/* innops:redo:stop */ SET GLOBAL innodb_fast_shutdown = 1 (when it is 2); SHUTDOWN")
+        .pre(Check::new("restart needed", move |ctx| {
+            let live = w.live(ctx)?;
+            let observed = live.describe(&w);
+            if live.is_end(&w) {
+                return Ok(Verdict::done(observed, "a different size"));
+            }
+            if live.running.is_some() {
+                return Ok(Verdict::pass(observed, format!("{} after restart", format_size(w.size))));
+            }
+            // Down already (a resumed run whose stop was cut short): done only after a clean shutdown.
+            let start = ctx.control.map(|c| c.spec.start_hint()).unwrap_or_else(|| "your usual start".into());
+            let then = ctx.run_dir.as_ref().map(|d| format!("`innops resume {}`", d.display())).unwrap_or_else(|| "run the resize again".into());
+            Ok(match readable_log(ctx) {
+                Some(control) if !errorlog::stopped_cleanly(&control.log_since(0)) => Verdict::fail(
+                    format!("{observed}; its last process did not shut down cleanly"),
+                    "running, or down after a clean shutdown",
+                    format!("the server is down without a clean shutdown, and starting it with a new redo size would mix crash recovery with the resize: start it with {start} so InnoDB's crash recovery finishes, then {then}"),
+                ),
+                Some(_) => Verdict::done(format!("{observed} after a clean shutdown"), "running"),
+                None => Verdict::done(format!("{observed} (its error log is not readable here)"), "running"),
+            })
+        }))
+        .act(|ctx| {
+            let control = ctx.control()?;
+            let resume = ctx
+                .run_dir
+                .as_ref()
+                .map(|d| format!("`innops resume {}`", d.display()))
+                .unwrap_or_else(|| "innops".into());
+            if ctx.aborted() {
+                return Err(interrupted(format!(
+                    "interrupted before the shutdown: the server is still running and this step changed nothing; continue with {resume}"
+                )));
+            }
+            let tag = ctx.tag();
+            ctx.drop_conn();
+            let rec = control.stop(ctx.target, StopMode::Clean, &tag.replace("/* ", "").replace(" */", ""))?;
+            sigint_fault(ctx, "stop");
+            if ctx.aborted() {
+                let how = if rec.clean {
+                    "it shut down cleanly".to_string()
+                } else {
+                    "its error log shows no clean shutdown, so the next start runs crash recovery".to_string()
+                };
+                return Err(interrupted(format!(
+                    "interrupted during the shutdown: the server is DOWN ({how}); {resume} starts it with the new redo size and checks it, or start it yourself with {} (innops's drop-in already sets the new size)",
+                    control.spec.start_hint()
+                )));
+            }
+            Ok(serde_json::to_value(rec)?)
+        })
+        .post(clean_shutdown_check())
+        .recover(move |ctx| start_after_unclean_stop(ctx, var))
+        .bench()
+}
+
+fn clean_shutdown_check() -> Check {
+    Check::new("clean shutdown", |ctx| {
+        let up = ctx.target.connect().is_ok();
+        let expected = "down after a clean shutdown";
+        if up {
+            return Ok(Verdict::fail(
+                "server still answers",
+                expected,
+                "the server still answers after the shutdown: check what started it again",
+            ));
+        }
+        let Some(control) = readable_log(ctx) else {
+            return Ok(Verdict::pass(
+                "down (not checked for a clean shutdown: the error log is not readable here)",
+                expected,
+            ));
+        };
+        // Only what the server wrote since innops's own SHUTDOWN: an older clean shutdown proves nothing.
+        let (lines, own) = lines_since_action(ctx, control, "stop");
+        let since = if own {
+            "since innops's shutdown"
+        } else {
+            "for its last process"
+        };
+        Ok(Verdict::check(
+            errorlog::stopped_cleanly(&lines),
+            if errorlog::stopped_cleanly(&lines) {
+                format!("down, the log says Shutdown complete {since}")
+            } else {
+                format!("down, no Shutdown complete line {since}")
+            },
+            expected,
+            "the server went down without a clean shutdown (killed?), and starting it with a new redo size now would mix crash recovery with the resize",
+        ))
+    })
+}
+
+/// After a stop that was not clean: start the server so InnoDB's crash recovery finishes, and say where it is.
+fn start_after_unclean_stop(ctx: &mut Ctx, var: RedoSizeVariable) -> anyhow::Result<String> {
+    let control = ctx.control()?;
+    if ctx.target.connect().is_ok() {
+        return Ok("The server is running; innops changed nothing more.".into());
+    }
+    ctx.drop_conn();
+    control.start(ctx.target, &[])?;
+    let now = current_size(ctx, var)
+        .map(format_size)
+        .unwrap_or_else(|_| "an unknown size".into());
+    let resume = ctx
+        .run_dir
+        .as_ref()
+        .map(|d| format!("`innops resume {}`", d.display()))
+        .unwrap_or_else(|| "the resize again".into());
+    Ok(format!(
+        "innops started the server again so InnoDB's crash recovery could finish, and it runs with a redo log of {now}: read its error log, then run {resume} to finish"
+    ))
+}
+
+fn start_step(want: &Want, dropin: &Result<PathBuf, String>) -> Step {
+    let (w, w2, w3) = (want.clone(), want.clone(), want.clone());
+    let dropin = dropin.clone();
+    let var = want.var;
+    Step::new(
+        "start",
+        "Start the server with the new redo size",
+        Risk::Restart,
+    )
+    .preview("start the server (it resizes the redo log at startup)")
+    .pre(Check::after_prior("server is down, or runs with the new size already", move |ctx| {
+        let live = w.live(ctx)?;
+        let observed = live.describe(&w);
+        Ok(if live.running.is_none() {
+            Verdict::pass(observed, "down")
+        } else if live.is_end(&w) {
+            Verdict::done(observed, "down")
+        } else {
+            Verdict::fail(
+                observed,
+                format!("down, or running with {} from the option files", format_size(w.size)),
+                format!(
+                    "the server is running, but not with {} from the option files (after a failed start innops put the previous option file back and started it): find why the start failed in its error log, then run `{}` again",
+                    format_size(w.size),
+                    w.rerun()
+                ),
+            )
+        })
+    }))
+    .pre(option_file_check(&w3, true))
+    .act(move |ctx| {
+        let control = ctx.control()?;
+        ctx.drop_conn();
+        let offset = control.log_offset();
+        let file_before = w2.file();
+        let lines = control.start(ctx.target, &[])?;
+        Ok(serde_json::json!({ "log_offset": offset, "file_before": file_before, "log": lines }))
+    })
+    .post(Check::new("server accepts connections", |ctx| {
+        ctx.drop_conn();
+        let ok = ctx.conn().is_ok();
+        Ok(Verdict::check(
+            ok,
+            if ok { "connected" } else { "refused" },
+            "connected",
+            "the server did not come back: read its error log",
+        ))
+    }))
+    .post(size_check(
+        want,
+        "the server started with another size: check which option file or command-line option sets it last",
+    ))
+    .post(log_file_check(want))
+    .post(error_log_check(true, want))
+    .recover(move |ctx| restore_and_start(ctx, &dropin, var))
+    .bench()
+}
+
+fn persist_step(dropin: &Result<PathBuf, String>, want: &Want) -> Step {
+    let key = want.key;
+    let value = want.config.to_string();
+    let preview = match dropin {
+        Ok(path) => match optionfile::plan_change(path, "mysqld", &[(key, Some(&value))]) {
+            Ok(change) if change.is_noop() => {
+                format!("{} already sets {key} = {value}", path.display())
+            }
+            Ok(change) => format!("edit {}:\n{}", path.display(), change.diff().trim_end()),
+            Err(e) => format!("edit {} ({e:#})", path.display()),
+        },
+        Err(_) => "write innops's drop-in (location unknown)".to_string(),
+    };
+    let (d1, d2) = (dropin.clone(), dropin.clone());
+    let value2 = value.clone();
+    let w = want.clone();
+    Step::new("persist", format!("Persist {key} = {} in innops's drop-in", format_size(want.size)), Risk::Online)
+        .preview(preview)
+        .pre(Check::new("drop-in state", move |_| {
+            let path = d1.clone().map_err(crate::error::refused)?;
+            let change = optionfile::plan_change(&path, "mysqld", &[(key, Some(&value))])?;
+            let next = w.next_start()?;
+            // Already done only when the drop-in sets it and the option files, read as the server reads them,
+            // give that value at the next start.
+            Ok(if change.is_noop() && next.is_none_or(|n| n == Some(w.config)) {
+                Verdict::done(format!("{} sets {key} = {value}", path.display()), "a change")
+            } else {
+                Verdict::pass(format!("{} would change", path.display()), "a change")
+            })
+        }))
+        .act(move |ctx| {
+            let path = d2.clone().map_err(crate::error::refused)?;
+            let change = optionfile::plan_change(&path, "mysqld", &[(key, Some(&value2))])?;
+            let backup = ctx.run_dir.clone().unwrap_or_else(std::env::temp_dir).join("backup");
+            change.apply(&backup)?;
+            Ok(serde_json::json!({ "file": path, "diff": change.diff(), "backup_dir": backup, "change": change }))
+        })
+        .post(option_file_check(want, false))
+}
+
+/// The option files, read as the server reads them, give the new size at the next start.
+fn option_file_check(want: &Want, prior: bool) -> Check {
+    let w = want.clone();
+    let name = "the server will read the new size at startup";
+    let run = move |_: &mut Ctx| {
+        let expected = format!("{} = {}", w.key, w.config);
+        let Some(file) = w.option_file.clone() else {
+            return Ok(Verdict::pass(
+                "not checked: the server's option file is unknown (pass --config-file)",
+                expected,
+            ));
+        };
+        let got = effective_config(&file, w.key)?;
+        let ok = got
+            .as_deref()
+            .and_then(|v| crate::units::parse_size(v).ok())
+            == Some(w.config);
+        Ok(Verdict::check(
+            ok,
+            format!("{} reads {} = {}", file.display(), w.key, got.as_deref().unwrap_or("(unset)")),
+            expected,
+            format!("the option files do not give {} = {} at the next start (another file read after innops's drop-in sets it, or the drop-in was changed): make innops's drop-in the last to set it", w.key, w.config),
+        ))
+    };
+    if prior {
+        Check::after_prior(name, run)
+    } else {
+        Check::new(name, run)
+    }
+}
+
+/// The redo size the server reports now equals the requested one.
+fn size_check(want: &Want, fix: &'static str) -> Check {
+    let (var, size) = (want.var, want.size);
+    Check::new("variable shows the new size", move |ctx| {
+        let cur = current_size(ctx, var)?;
+        Ok(Verdict::check(
+            cur == size,
+            format_size(cur),
+            format_size(size),
+            fix,
+        ))
+    })
+}
+
+fn error_log_check(startup: bool, want: &Want) -> Check {
+    let size = want.size;
+    let name = if startup {
+        "error log: resized at startup, no errors"
+    } else {
+        "error log: resize line, no errors"
+    };
+    Check::new(name, move |ctx| {
+        let Some(control) = readable_log(ctx) else {
+            return Ok(Verdict::pass(
+                "not checked: the error log is not readable here",
+                "a resize line",
+            ));
+        };
+        // Only what the server wrote since this step's own action (the offset is in the journal), and of that
+        // only its latest process: a start that was retried (port taken) leaves the failed attempt's lines.
+        let (recent, expect_resize) = if startup {
+            let (lines, _) = lines_since_action(ctx, control, "start");
+            let before = journaled(ctx, "start").and_then(|r| r.get("file_before")?.as_u64());
+            (
+                errorlog::latest_process(&lines).to_vec(),
+                before != Some(size),
+            )
+        } else {
+            // The server writes the line when the switch to the new file completes, which can be just after
+            // the SET returns: wait for it, within a bound.
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            let recent = loop {
+                let (lines, _) = lines_since_action(ctx, control, "resize");
+                let s = errorlog::summarize(&lines);
+                if s.redo_resized_to == Some(size)
+                    || !s.errors.is_empty()
+                    || std::time::Instant::now() > deadline
+                {
+                    break lines;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            };
+            (recent, true)
+        };
+        let s = errorlog::summarize(&recent);
+        let resized = s.redo_resized_to == Some(size);
+        Ok(if !s.errors.is_empty() {
+            Verdict::fail(
+                s.errors.join(" | "),
+                "no [ERROR] lines",
+                "the server logged errors during the resize: read them before going on",
+            )
+        } else if startup && s.crash_recovery {
+            Verdict::fail(
+                "crash recovery ran at startup",
+                "a clean start",
+                "the server was not shut down cleanly: check the data before going on",
+            )
+        } else if !expect_resize {
+            Verdict::pass(
+                format!("no errors; the log file had {} already", format_size(size)),
+                "no [ERROR] lines",
+            )
+        } else {
+            Verdict::check(
+                resized,
+                match s.redo_resized_to {
+                    Some(to) => format!("resized to {}", format_size(to)),
+                    None => "no resize line".into(),
+                },
+                format!("resized to {}", format_size(size)),
+                "the server did not log a resize to the new size: read its error log",
+            )
+        })
+    })
+}
+
+/// `ib_logfile0` on disk has the requested size (not merely the size the server reports: a read-only start
+/// reports the configured size and keeps the old file).
+fn log_file_check(want: &Want) -> Check {
+    let w = want.clone();
+    Check::new("redo log file on disk has the new size", move |_| {
+        let Some(file) = w.logfile.clone().filter(|_| w.local) else {
+            return Ok(Verdict::pass(
+                "not checked: the redo log file is not on this machine",
+                format_size(w.size),
+            ));
+        };
+        Ok(match std::fs::metadata(&file) {
+            Ok(m) => Verdict::check(
+                m.len() == w.size,
+                format!("{} is {}", file.display(), format_size(m.len())),
+                format_size(w.size),
+                "the redo log file on disk does not have the new size: read the error log (a read-only start keeps the old file)",
+            ),
+            Err(_) => Verdict::pass(
+                format!("not checked: {} is not readable here", file.display()),
+                format_size(w.size),
+            ),
+        })
+    })
+}
+
+/// Put the previous drop-in back from the run's backup.
+fn restore_dropin(ctx: &Ctx, path: &Path) -> anyhow::Result<()> {
+    let backup = ctx
+        .run_dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("backup");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let saved = backup.join(&name);
+    if saved.is_file() {
+        std::fs::copy(&saved, path)?;
+    } else if backup.join(format!("{name}.absent")).exists() {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// After a failed start: when the server did not come up, put the previous drop-in back and start again, so
+/// the server runs as before. When it did come up, touch nothing and say how it runs.
+fn restore_and_start(
+    ctx: &mut Ctx,
+    dropin: &Result<PathBuf, String>,
+    var: RedoSizeVariable,
+) -> anyhow::Result<String> {
+    let control = ctx.control()?;
+    let path = dropin.clone().map_err(crate::error::refused)?;
+    if let Ok(mut conn) = ctx.target.connect() {
+        let now = query_size(&mut conn, &ctx.tag(), var)?;
+        return Ok(format!(
+            "The server is running with a redo log of {}; innops left {} as it is.",
+            format_size(now),
+            path.display()
+        ));
+    }
+    restore_dropin(ctx, &path)?;
+    ctx.drop_conn();
+    control.start(ctx.target, &[])?;
+    Ok(format!(
+        "The previous {} was restored and the server started again with it.",
+        path.display()
+    ))
 }
 
 fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -> Step {
     let size = p.size;
     let supported = facts.supported();
-    let problem = size_problem(facts, size, online);
     let needs_control = !online;
     let has_control = env.control.is_some();
     let dropin = env.dropin.clone();
@@ -467,12 +960,6 @@ fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -
             Ok(match &supported {
                 Ok(()) => Verdict::pass("supported", "MySQL 5.7+ or MariaDB 10.5+"),
                 Err(why) => Verdict::fail("unsupported", "MySQL 5.7+ or MariaDB 10.5+", why.clone()),
-            })
-        }))
-        .pre(Check::new("size within the server's limits", move |_| {
-            Ok(match &problem {
-                None => Verdict::pass(format_size(size), "within limits"),
-                Some(why) => Verdict::fail(format_size(size), "within limits", why.clone()),
             })
         }))
         .pre(Check::new("server healthy", |ctx| {
@@ -536,216 +1023,6 @@ fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -
         }))
 }
 
-fn persist_step(
-    dropin: &Result<PathBuf, String>,
-    option_file: Option<PathBuf>,
-    key: &'static str,
-    value: &str,
-    size: u64,
-    var: RedoSizeVariable,
-) -> Step {
-    let preview = match dropin {
-        Ok(path) => match optionfile::plan_change(path, "mysqld", &[(key, Some(value))]) {
-            Ok(change) if change.is_noop() => {
-                format!("{} already sets {key} = {value}", path.display())
-            }
-            Ok(change) => format!("edit {}:\n{}", path.display(), change.diff().trim_end()),
-            Err(e) => format!("edit {} ({e:#})", path.display()),
-        },
-        Err(_) => "write innops's drop-in (location unknown)".to_string(),
-    };
-    let (d1, d2) = (dropin.clone(), dropin.clone());
-    let value = value.to_string();
-    let value2 = value.clone();
-    let _ = var;
-    Step::new("persist", format!("Persist {key} = {} in innops's drop-in", format_size(size)), Risk::Online)
-        .preview(preview)
-        .pre(Check::new("drop-in state", move |_| {
-            let path = d1.clone().map_err(crate::error::refused)?;
-            let change = optionfile::plan_change(&path, "mysqld", &[(key, Some(&value))])?;
-            Ok(if change.is_noop() {
-                Verdict::done(format!("{} sets {key} = {value}", path.display()), "a change")
-            } else {
-                Verdict::pass(format!("{} would change", path.display()), "a change")
-            })
-        }))
-        .act(move |ctx| {
-            let path = d2.clone().map_err(crate::error::refused)?;
-            let change = optionfile::plan_change(&path, "mysqld", &[(key, Some(&value2))])?;
-            let backup = ctx.run_dir.clone().unwrap_or_else(std::env::temp_dir).join("backup");
-            change.apply(&backup)?;
-            Ok(serde_json::json!({ "file": path, "diff": change.diff(), "backup_dir": backup, "change": change }))
-        })
-        .post(Check::new("the server will read the new size at startup", move |_| {
-            let Some(file) = option_file.clone() else {
-                return Ok(Verdict::pass("not checked: the server's option file is unknown (pass --config-file)", format!("{key} = {size}")));
-            };
-            let got = effective_config(&file, key)?;
-            let ok = got.as_deref().and_then(|v| crate::units::parse_size(v).ok()) == Some(size);
-            Ok(Verdict::check(
-                ok,
-                format!("{} reads {key} = {}", file.display(), got.as_deref().unwrap_or("(unset)")),
-                format!("{key} = {size}"),
-                format!("another option file read after innops's drop-in sets {key}: remove it there so the drop-in wins"),
-            ))
-        }))
-}
-
-/// The redo size the server reports now equals `size`.
-fn size_check(var: RedoSizeVariable, size: u64, fix: &'static str) -> Check {
-    Check::new("variable shows the new size", move |ctx| {
-        let cur = current_size(ctx, var)?;
-        Ok(Verdict::check(
-            cur == size,
-            format_size(cur),
-            format_size(size),
-            fix,
-        ))
-    })
-}
-
-fn error_log_check(startup: bool, size: u64) -> Check {
-    let name = if startup {
-        "error log: resized at startup, no errors"
-    } else {
-        "error log: resize line, no errors"
-    };
-    Check::new(name, move |ctx| {
-        let Some(control) = ctx.control else {
-            return Ok(Verdict::pass(
-                "not checked: the error log is not readable here",
-                "a resize line",
-            ));
-        };
-        if control.error_log.is_none() {
-            return Ok(Verdict::pass(
-                "not checked: the error log is not readable here",
-                "a resize line",
-            ));
-        }
-        let recent = if startup {
-            let lines = control.log_since(0);
-            let start = lines
-                .iter()
-                .rposition(|l| l.contains("Shutdown complete"))
-                .map(|i| i + 1)
-                .unwrap_or(0);
-            lines[start..].to_vec()
-        } else {
-            // Since the SET (its offset was noted when it ran); after a resume, since the last start. The
-            // server writes the line when the switch to the new file completes, which can be just after the
-            // SET returns: wait for it, within a bound.
-            let since = || match ctx.memo.get("redo:log_offset").and_then(|v| v.as_u64()) {
-                Some(offset) => control.log_since(offset),
-                None => {
-                    let lines = control.log_since(0);
-                    let start = lines
-                        .iter()
-                        .rposition(|l| l.contains("ready for connections"))
-                        .unwrap_or(0);
-                    lines[start..].to_vec()
-                }
-            };
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            loop {
-                let recent = since();
-                let s = errorlog::summarize(&recent);
-                if s.redo_resized_to == Some(size)
-                    || !s.errors.is_empty()
-                    || std::time::Instant::now() > deadline
-                {
-                    break recent;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        };
-        let s = errorlog::summarize(&recent);
-        let resized = s.redo_resized_to == Some(size);
-        Ok(if !s.errors.is_empty() {
-            Verdict::fail(
-                s.errors.join(" | "),
-                "no [ERROR] lines",
-                "the server logged errors during the resize: read them before going on",
-            )
-        } else if startup && s.crash_recovery {
-            Verdict::fail(
-                "crash recovery ran at startup",
-                "a clean start",
-                "the server was not shut down cleanly: check the data before going on",
-            )
-        } else {
-            Verdict::check(
-                resized,
-                match s.redo_resized_to {
-                    Some(to) => format!("resized to {}", format_size(to)),
-                    None => "no resize line".into(),
-                },
-                format!("resized to {}", format_size(size)),
-                "the server did not log a resize to the new size: read its error log",
-            )
-        })
-    })
-}
-
-fn log_file_check(file: Option<PathBuf>) -> Check {
-    Check::new("redo log file on disk has the new size", move |ctx| {
-        let Some(file) = file.clone().filter(|_| ctx.target.local) else {
-            return Ok(Verdict::pass(
-                "not checked: the redo log file is not on this machine",
-                "the new size",
-            ));
-        };
-        let cur: Option<u64> = ctx
-            .conn()?
-            .query_first("SELECT /* innops:redo:verify */ @@GLOBAL.innodb_log_file_size")?;
-        let want = cur.unwrap_or(0);
-        Ok(match std::fs::metadata(&file) {
-            Ok(m) => Verdict::check(
-                m.len() == want,
-                format!("{} is {}", file.display(), format_size(m.len())),
-                format_size(want),
-                "the redo log file does not have the configured size: read the error log",
-            ),
-            Err(_) => Verdict::pass(
-                format!("not checked: {} is not readable here", file.display()),
-                format_size(want),
-            ),
-        })
-    })
-}
-
-/// After a failed start: put the previous drop-in back and start again, so the server runs as before.
-fn restore_and_start(ctx: &mut Ctx, dropin: &Result<PathBuf, String>) -> anyhow::Result<String> {
-    let control = ctx.control()?;
-    let path = dropin.clone().map_err(crate::error::refused)?;
-    let backup = ctx
-        .run_dir
-        .clone()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("backup");
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let saved = backup.join(&name);
-    if saved.is_file() {
-        std::fs::copy(&saved, &path)?;
-    } else if backup.join(format!("{name}.absent")).exists() {
-        let _ = std::fs::remove_file(&path);
-    }
-    if ctx.target.connect().is_ok() {
-        return Ok(format!(
-            "The server is running; the previous {} was restored.",
-            path.display()
-        ));
-    }
-    control.start(ctx.target, &[])?;
-    Ok(format!(
-        "The previous {} was restored and the server started again with it.",
-        path.display()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -796,23 +1073,74 @@ mod tests {
         assert_eq!(choose_path(&old, false), RedoResize::RestartOnly);
     }
 
+    fn want() -> Want {
+        Want {
+            var: RedoSizeVariable::InnodbLogFileSize,
+            size: 128 << 20,
+            key: "innodb_log_file_size",
+            config: 128 << 20,
+            logfile: None,
+            option_file: None,
+            local: true,
+            offline: true,
+        }
+    }
+
     #[test]
-    fn only_the_latest_stop_counts() {
-        let lines: Vec<String> = [
-            "a ready for connections",
-            "x Shutdown complete",
-            "b ready for connections",
-            "c [ERROR] boom",
-            "y Shutdown complete",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let t = tail_from_last(&lines, "Shutdown complete");
+    fn only_the_requested_end_state_counts_as_done() {
+        let w = want();
+        let end = Live {
+            running: Some(128 << 20),
+            file: Some(128 << 20),
+            next_start: Some(Some(128 << 20)),
+        };
+        assert!(end.is_end(&w));
+        // Anything unknown is not judged; anything known must match.
+        assert!(Live {
+            file: None,
+            next_start: None,
+            ..end.clone()
+        }
+        .is_end(&w));
+        for not in [
+            Live {
+                running: None,
+                ..end.clone()
+            },
+            Live {
+                running: Some(96 << 20),
+                ..end.clone()
+            },
+            Live {
+                file: Some(96 << 20),
+                ..end.clone()
+            },
+            Live {
+                next_start: Some(Some(96 << 20)),
+                ..end.clone()
+            },
+            Live {
+                next_start: Some(None),
+                ..end.clone()
+            },
+        ] {
+            assert!(!not.is_end(&w), "{not:?}");
+        }
         assert_eq!(
-            t.first().map(String::as_str),
-            Some("b ready for connections")
+            end.describe(&w),
+            "running with 128M, ib_logfile0 128M, option files give innodb_log_file_size = 134217728"
         );
-        assert_eq!(t.len(), 3);
+    }
+
+    #[test]
+    fn the_rerun_command_is_one_a_dba_can_paste() {
+        let mut w = want();
+        assert_eq!(w.rerun(), "innops redo --size 128M --offline --execute");
+        w.size = (1 << 30) + (512 << 20) + 4096;
+        w.offline = false;
+        assert_eq!(
+            w.rerun(),
+            format!("innops redo --size {} --execute", w.size)
+        );
     }
 }

@@ -40,6 +40,18 @@ impl ControlSpec {
         }
     }
 
+    /// How a person starts the server by hand through this backend.
+    pub fn start_hint(&self) -> String {
+        match self {
+            ControlSpec::Sandbox { root, name } => format!(
+                "`innops sandbox start {name} --sandbox-root {}`",
+                root.display()
+            ),
+            ControlSpec::Systemd { unit } => format!("`systemctl start {unit}`"),
+            ControlSpec::Commands { start, .. } => format!("`{start}`"),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             ControlSpec::Sandbox { name, .. } => format!("sandbox {name}"),
@@ -62,11 +74,19 @@ pub enum StopMode {
 /// What a stop observed, for the journal.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct StopRecord {
+    /// The error log's length before the stop: what the server wrote about this stop starts here.
+    #[serde(default)]
+    pub log_offset: u64,
     pub fast_shutdown: Option<u64>,
     pub history_list_length: Option<u64>,
     pub log_lines: Vec<String>,
     pub clean: bool,
 }
+
+/// Test hook: with `INNOPS_TEST_KILL_AT_STOP` set, a stop kills the server (SIGKILL) instead of shutting it down,
+/// as a mariadbd killed during its shutdown leaves things: no `Shutdown complete` line, crash recovery at the
+/// next start.
+pub const KILL_AT_STOP_ENV: &str = "INNOPS_TEST_KILL_AT_STOP";
 
 /// A server innops may stop and start.
 pub struct Control {
@@ -119,7 +139,10 @@ impl Control {
     /// Shut the server down cleanly (or slowly) and wait until it is gone.
     pub fn stop(&self, target: &Target, mode: StopMode, tag: &str) -> anyhow::Result<StopRecord> {
         let offset = self.log_offset();
-        let mut rec = StopRecord::default();
+        let mut rec = StopRecord {
+            log_offset: offset,
+            ..StopRecord::default()
+        };
         let sandbox = self.sandbox()?;
         let mut pid = sandbox.as_ref().and_then(Sandbox::running_pid);
         match target.connect() {
@@ -144,7 +167,12 @@ impl Control {
                         "SHOW /* {tag} */ GLOBAL STATUS LIKE 'Innodb_history_list_length'"
                     ))?
                     .and_then(|(_, v)| v.parse().ok());
+                let kill = std::env::var_os(KILL_AT_STOP_ENV).is_some();
                 match &self.spec {
+                    _ if kill && pid.is_some() => {
+                        // SAFETY: plain kill(2) on the server's own pid (test hook).
+                        unsafe { libc::kill(pid.unwrap_or_default() as i32, libc::SIGKILL) };
+                    }
                     ControlSpec::Commands { stop: Some(cmd), .. } => run_shell(cmd, &[])?,
                     ControlSpec::Systemd { unit } => run_cmd("systemctl", &["stop", unit])?,
                     _ => {

@@ -146,6 +146,19 @@ pub fn summarize(lines: &[String]) -> LogSummary {
     summary
 }
 
+/// The lines of the latest server process among `lines`: from its last start line on, or all of them when no
+/// process started among them. A check that asks "did the server stop cleanly?" must judge only the latest
+/// process: an older clean shutdown says nothing about a server killed since.
+pub fn latest_process(lines: &[String]) -> &[String] {
+    let start = lines.iter().rposition(|l| is_start_line(l)).unwrap_or(0);
+    &lines[start..]
+}
+
+/// Whether the latest server process among `lines` ended with a clean shutdown.
+pub fn stopped_cleanly(lines: &[String]) -> bool {
+    summarize(latest_process(lines)).clean_shutdown
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LogSummary {
     pub clean_shutdown: bool,
@@ -563,5 +576,23 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
                 end_offset: 4
             }
         );
+    }
+
+    #[test]
+    fn only_the_latest_process_says_whether_the_server_stopped_cleanly() {
+        let text = |parts: &[&str]| -> Vec<String> {
+            parts.concat().lines().map(str::to_string).collect()
+        };
+        // A clean stop, then a start whose process was killed: the older clean shutdown does not count.
+        let killed = text(&[START, SHUTDOWN, CRASH_RECOVERY]);
+        assert!(summarize(&killed).clean_shutdown, "the whole log has one");
+        assert!(!stopped_cleanly(&killed));
+        assert_eq!(latest_process(&killed).len(), 5);
+        // The latest process stopped cleanly.
+        assert!(stopped_cleanly(&text(&[CRASH_RECOVERY, SHUTDOWN])));
+        // No start line among the lines (read from an offset after the start): all of them count.
+        assert!(stopped_cleanly(&text(&[ONLINE_RESIZE, SHUTDOWN])));
+        assert!(!stopped_cleanly(&text(&[ONLINE_RESIZE])));
+        assert!(!stopped_cleanly(&[]));
     }
 }
