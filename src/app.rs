@@ -324,6 +324,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 };
                 procedures::convert::plan(&params, &facts, &env.plan_env)?
             };
+            // An idle session of innops's own would show among the sessions a lock wait names.
+            drop(conn);
             run_plan(plan, &env, &opts, None)
         }
         Command::Resume(a) => {

@@ -66,17 +66,22 @@ fn run_checks(ctx: &mut Ctx, checks: &[Check], dry: bool) -> Vec<Verdict> {
             }
         } else {
             (c.run)(ctx).unwrap_or_else(|e| {
-                let mut why = crate::error::display_of(&e);
                 if crate::plan::lock::is_lock_wait_timeout(&e) {
                     let who = ctx
                         .conn()
                         .and_then(crate::plan::lock::lock_holder_candidates)
                         .unwrap_or_default();
-                    why = format!(
-                        "a table lock was not granted within {} s; sessions that may hold it: {who}",
+                    let why = format!(
+                        "a table lock was not granted within {} s",
                         crate::plan::CHECK_LOCK_WAIT_S
                     );
+                    return Verdict::fail(
+                        format!("could not check: {why}"),
+                        "the check runs",
+                        format!("the check \"{}\" could not run ({why}; sessions that may hold it: {who}): wait for that session to finish or end it, then run the command again", c.name),
+                    );
                 }
+                let why = crate::error::display_of(&e);
                 Verdict::fail(
                     format!("could not check: {why}"),
                     "the check runs",
