@@ -152,7 +152,20 @@ fn a_delete_queued_behind_the_guard_lands_in_the_new_table_and_the_swap_is_done(
         .unwrap()
         .unwrap();
     assert_eq!((live, kept), (29990, 30000));
-    assert_eq!(read_json(&run.join("report.json"))["status"], "done");
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["status"], "done");
+    // An uninterrupted run has no statement of a killed run to stop, and must never take its own for one.
+    let copy = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "copy:d.t")
+        .unwrap();
+    assert_eq!(
+        copy["result"]["stopped_orphans"],
+        serde_json::json!([]),
+        "{copy}"
+    );
 }
 
 #[test]

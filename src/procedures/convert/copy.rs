@@ -94,8 +94,14 @@ pub fn reap_orphans(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<Vec<u64>>
     let suffix = format!(":{} */", crate::plan::tag_safe(&info.display()));
     let procedure = format!("/* innops:{}:", crate::plan::tag_safe(&ctx.procedure));
     let tag = ctx.tag();
+    // This run's own sessions: a statement that just returned (the guard's FLUSH) can still show as running.
+    let mut own: Vec<u64> = ctx
+        .held
+        .values()
+        .map(|c| c.connection_id() as u64)
+        .collect();
     let conn = ctx.conn()?;
-    let own = conn.connection_id() as u64;
+    own.push(conn.connection_id() as u64);
     let find = |conn: &mut Conn| -> anyhow::Result<Vec<u64>> {
         let rows: Vec<(u64, Option<String>)> = conn.query(format!(
             "SELECT {tag} ID, INFO FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE '%innops:%'"
@@ -103,12 +109,14 @@ pub fn reap_orphans(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<Vec<u64>>
         Ok(rows
             .into_iter()
             .filter(|(id, info)| {
-                *id != own
+                !own.contains(id)
                     && info.as_deref().is_some_and(|q| {
                         let head: String = q.chars().take(300).collect();
-                        head.contains(&procedure)
+                        let verb = head.trim_start().to_ascii_uppercase();
+                        // Only what writes the shadow: a chunk or bulk INSERT, an index-building ALTER.
+                        (verb.starts_with("INSERT") || verb.starts_with("ALTER"))
+                            && head.contains(&procedure)
                             && head.contains(&suffix)
-                            && !head.trim_start().to_ascii_uppercase().starts_with("SELECT")
                     })
             })
             .map(|(id, _)| id)
