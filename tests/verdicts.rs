@@ -511,9 +511,9 @@ fn a_check_on_a_locked_table_gives_up_within_its_bound_and_names_the_candidates(
     c.query_drop("UNLOCK TABLES").unwrap();
 }
 
-/// The catalogue: innops killed right after each step's action, on every path, then resumed. The data ends
-/// equal (every row, compared outside innops), the kept table intact, no stray table, and the report says
-/// "done" only because it is.
+/// The catalogue: innops killed right after each step's action — once after the action's result reached the
+/// journal, once before — on every path, then resumed. The data ends equal (every row, compared outside innops),
+/// the kept table intact, no stray table, and the report says "done" only because it is.
 #[test]
 fn kill_9_after_every_convert_step_then_resume_ends_true() {
     let sb = Sandboxed::new("vd-catalogue");
@@ -527,57 +527,185 @@ fn kill_9_after_every_convert_step_then_resume_ends_true() {
     ];
     for (strategy, steps) in cases {
         for step in *steps {
-            let mut c = setup(&sb, SHAPE);
-            let before = rows(&mut c, "t");
-            let run = sb.root.join(format!("run-{strategy}-{step}"));
-            let a = args(&[
-                "--tables",
-                "d.t",
-                "--strategy",
-                strategy,
-                "--execute",
-                "--no-bench",
-                "--run-dir",
-                run.to_str().unwrap(),
-            ]);
-            let fault = format!("after-action:{step}:d.t");
-            let killed = convert(&sb, &a, &[("INNOPS_FAULT", &fault)]);
-            assert_eq!(killed.code, 137, "{strategy}/{step}: {killed:?}");
-            let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
-            assert_eq!(resumed.code, 0, "{strategy}/{step}: {resumed:?}");
-            assert_eq!(
-                engine(&mut c, "t").as_deref(),
-                Some("InnoDB"),
-                "{strategy}/{step}"
-            );
-            assert_eq!(rows(&mut c, "t"), before, "{strategy}/{step}: data");
-            let expected: Vec<String> = if *strategy == "alter" {
-                vec!["t".into()]
-            } else {
-                assert_eq!(
-                    rows(&mut c, "_t_myisam_old"),
-                    before,
-                    "{strategy}/{step}: kept table"
-                );
-                vec!["_t_myisam_old".into(), "t".into()]
-            };
-            assert_eq!(
-                tables(&mut c),
-                expected,
-                "{strategy}/{step}: no stray table"
-            );
-            let report = read_json(&run.join("report.json"));
-            assert_eq!(report["status"], "done", "{strategy}/{step}: {report}");
-            let failed: Vec<&serde_json::Value> = report["steps"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|s| s["status"] != "done" && s["status"] != "skipped")
-                .collect();
-            assert!(failed.is_empty(), "{strategy}/{step}: {failed:?}");
-            c.query_drop("DROP DATABASE d").unwrap();
+            for point in ["after-action", "before-journal"] {
+                let mut c = setup(&sb, SHAPE);
+                let before = rows(&mut c, "t");
+                let run = sb.root.join(format!("run-{strategy}-{step}-{point}"));
+                let a = args(&[
+                    "--tables",
+                    "d.t",
+                    "--strategy",
+                    strategy,
+                    "--execute",
+                    "--no-bench",
+                    "--run-dir",
+                    run.to_str().unwrap(),
+                ]);
+                let fault = format!("{point}:{step}:d.t");
+                let case = format!("{strategy}/{step}/{point}");
+                let killed = convert(&sb, &a, &[("INNOPS_FAULT", &fault)]);
+                assert_eq!(killed.code, 137, "{case}: {killed:?}");
+                let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+                assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"), "{case}");
+                assert!(rows(&mut c, "t") == before, "{case}: data");
+                let report = read_json(&run.join("report.json"));
+                if *strategy == "alter" && *step == "alter" && point == "before-journal" {
+                    // The checksums taken around the ALTER died with the process: innops cannot prove the
+                    // conversion, and says so instead of "done".
+                    assert_eq!(resumed.code, 1, "{case}: {resumed:?}");
+                    assert!(
+                        resumed
+                            .stderr
+                            .contains("compare the table with your backup"),
+                        "{case}: {}",
+                        resumed.stderr
+                    );
+                    assert_eq!(report["status"], "refused", "{case}");
+                    c.query_drop("DROP DATABASE d").unwrap();
+                    continue;
+                }
+                assert_eq!(resumed.code, 0, "{case}: {resumed:?}");
+                let expected: Vec<String> = if *strategy == "alter" {
+                    vec!["t".into()]
+                } else {
+                    assert!(
+                        rows(&mut c, "_t_myisam_old") == before,
+                        "{case}: kept table"
+                    );
+                    vec!["_t_myisam_old".into(), "t".into()]
+                };
+                assert_eq!(tables(&mut c), expected, "{case}: no stray table");
+                assert_eq!(report["status"], "done", "{case}: {report}");
+                let failed: Vec<&serde_json::Value> = report["steps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|s| s["status"] != "done" && s["status"] != "skipped")
+                    .collect();
+                assert!(failed.is_empty(), "{case}: {failed:?}");
+                c.query_drop("DROP DATABASE d").unwrap();
+            }
         }
     }
+}
+
+/// A journal that lost its tail (the disk lied about an fsync) is behind the server: the steps it does not
+/// record as done find their work done on the server and are skipped, instead of converting again.
+#[test]
+fn a_journal_behind_the_server_resumes_from_the_servers_real_state() {
+    let sb = Sandboxed::new("vd-lagging");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let run = sb.root.join("run");
+    let out = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    // Keep the journal up to the start of the copy step only.
+    let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+    let mut kept = String::new();
+    for line in journal.lines() {
+        kept.push_str(line);
+        kept.push('\n');
+        if line.contains("\"step_started\"") && line.contains("copy:d.t") {
+            break;
+        }
+    }
+    std::fs::write(run.join("journal.jsonl"), kept).unwrap();
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(rows(&mut c, "t") == before && rows(&mut c, "_t_myisam_old") == before);
+    assert_eq!(
+        tables(&mut c),
+        vec!["_t_myisam_old".to_string(), "t".to_string()]
+    );
+    let report = read_json(&run.join("report.json"));
+    for id in ["copy:d.t", "verify:d.t", "swap:d.t"] {
+        let step = report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap();
+        assert_eq!(
+            step["status"], "skipped",
+            "{id} found done on the server: {step}"
+        );
+    }
+}
+
+#[test]
+fn a_table_emptied_after_the_plan_is_refused_rather_than_copied_as_nothing() {
+    let sb = Sandboxed::new("vd-emptied");
+    let mut c = setup(&sb, SHAPE);
+    let hold = sb.root.join("hold");
+    let mut child = convert_held(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "before-guard",
+        &hold,
+    );
+    wait_holding(&hold, &mut child);
+    c.query_drop("DELETE FROM d.t").unwrap();
+    go(&hold);
+    let out = wait_innops(child);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("holds none now"), "{}", out.stderr);
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert!(engine(&mut c, "_t_innops_new").is_none());
+}
+
+/// The bulk copy fills its shadow in one statement: a shadow that a killed run left full, behind a source that
+/// took writes meanwhile, is dropped and filled again, and the path taken is the one the server's capability
+/// chose.
+#[test]
+fn a_bulk_copy_behind_a_source_that_moved_on_is_made_again() {
+    let sb = Sandboxed::new("vd-bulkagain");
+    let mut c = setup(&sb, SHAPE);
+    let run = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--strategy",
+        "bulk",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    c.query_drop("INSERT INTO d.t (k, c) VALUES (1, 'arrived while the run was down')")
+        .unwrap();
+    let after_write = rows(&mut c, "t");
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(rows(&mut c, "t") == after_write);
+    let report = read_json(&run.join("report.json"));
+    let copy = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "copy:d.t")
+        .unwrap();
+    assert_eq!(copy["result"]["copy"]["path"], "bulk", "{copy}");
+    assert!(
+        copy["result"]["created"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().starts_with("DROP")),
+        "the stale shadow was dropped and made again: {copy}"
+    );
 }
 
 #[test]

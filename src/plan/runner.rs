@@ -25,7 +25,8 @@ pub struct RunOptions {
 }
 
 /// Fault injection for crash tests: `INNOPS_FAULT=after-action:STEP` ends the process right after that step's
-/// action, before its post-checks are journaled, as a kill would.
+/// action, before its post-checks are journaled, as a kill would; `before-journal:STEP` ends it after the action
+/// but before its result is journaled.
 pub const FAULT_ENV: &str = "INNOPS_FAULT";
 
 /// Show or execute `plan`. `resume` names the run directory of an interrupted run to continue.
@@ -389,6 +390,7 @@ fn execute_steps(
         } else if let Some(act) = &step.act {
             match act(ctx) {
                 Ok(result) => {
+                    fault_point("before-journal:", &step.id);
                     rd.log(EventKind::ActionDone {
                         step: step.id.clone(),
                         result: result.clone(),
@@ -430,7 +432,7 @@ fn execute_steps(
                     .into());
                 }
             }
-            fault_point(&step.id);
+            fault_point("after-action:", &step.id);
         }
         // A step a pre-check found already done did not act: its end state was observed by that check, and
         // its post-checks (a clean shutdown, say) may describe an action that was rightly never taken.
@@ -523,10 +525,12 @@ fn recover(step: &crate::plan::Step, ctx: &mut Ctx) -> Option<String> {
     )
 }
 
-fn fault_point(step: &str) {
+/// `after-action:STEP` ends the process once the action's result is journaled; `before-journal:STEP` ends it
+/// before, as a kill in the moment between the server doing the work and innops writing it down would.
+fn fault_point(point: &str, step: &str) {
     if let Ok(f) = std::env::var(FAULT_ENV) {
-        if f.strip_prefix("after-action:") == Some(step) {
-            eprintln!("innops: {FAULT_ENV} ends the process after the action of step {step}");
+        if f.strip_prefix(point) == Some(step) {
+            eprintln!("innops: {FAULT_ENV} ends the process at {point}{step}");
             std::process::exit(137);
         }
     }
