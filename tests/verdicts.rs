@@ -594,52 +594,65 @@ fn kill_9_after_every_convert_step_then_resume_ends_true() {
 #[test]
 fn a_journal_behind_the_server_resumes_from_the_servers_real_state() {
     let sb = Sandboxed::new("vd-lagging");
-    let mut c = setup(&sb, SHAPE);
-    let before = rows(&mut c, "t");
-    let run = sb.root.join("run");
-    let out = convert(
-        &sb,
-        &args(&[
-            "--tables",
-            "d.t",
-            "--execute",
-            "--no-bench",
-            "--run-dir",
-            run.to_str().unwrap(),
-        ]),
-        &[],
-    );
-    assert_eq!(out.code, 0, "{out:?}");
-    // Keep the journal up to the start of the copy step only.
-    let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
-    let mut kept = String::new();
-    for line in journal.lines() {
-        kept.push_str(line);
-        kept.push('\n');
-        if line.contains("\"step_started\"") && line.contains("copy:d.t") {
-            break;
-        }
-    }
-    std::fs::write(run.join("journal.jsonl"), kept).unwrap();
-    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
-    assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert!(rows(&mut c, "t") == before && rows(&mut c, "_t_myisam_old") == before);
-    assert_eq!(
-        tables(&mut c),
-        vec!["_t_myisam_old".to_string(), "t".to_string()]
-    );
-    let report = read_json(&run.join("report.json"));
-    for id in ["copy:d.t", "verify:d.t", "swap:d.t"] {
-        let step = report["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == id)
-            .unwrap();
-        assert_eq!(
-            step["status"], "skipped",
-            "{id} found done on the server: {step}"
+    for strategy in ["bulk", "deferred"] {
+        let mut c = setup(&sb, SHAPE);
+        let before = rows(&mut c, "t");
+        let run = sb.root.join(format!("run-{strategy}"));
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+                "--run-dir",
+                run.to_str().unwrap(),
+            ]),
+            &[],
         );
+        assert_eq!(out.code, 0, "{strategy}: {out:?}");
+        // Keep the journal up to the start of the copy step only.
+        let journal = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+        let mut kept = String::new();
+        for line in journal.lines() {
+            kept.push_str(line);
+            kept.push('\n');
+            if line.contains("\"step_started\"") && line.contains("copy:d.t") {
+                break;
+            }
+        }
+        std::fs::write(run.join("journal.jsonl"), kept).unwrap();
+        let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+        assert_eq!(resumed.code, 0, "{strategy}: {resumed:?}");
+        assert!(
+            rows(&mut c, "t") == before && rows(&mut c, "_t_myisam_old") == before,
+            "{strategy}"
+        );
+        assert_eq!(
+            tables(&mut c),
+            vec!["_t_myisam_old".to_string(), "t".to_string()],
+            "{strategy}"
+        );
+        let report = read_json(&run.join("report.json"));
+        let mut ids = vec!["copy:d.t", "verify:d.t", "swap:d.t"];
+        if strategy == "deferred" {
+            ids.push("indexes:d.t");
+        }
+        for id in ids {
+            let step = report["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["id"] == id)
+                .unwrap();
+            assert_eq!(
+                step["status"], "skipped",
+                "{strategy}: {id} found done on the server: {step}"
+            );
+        }
+        c.query_drop("DROP DATABASE d").unwrap();
     }
 }
 
