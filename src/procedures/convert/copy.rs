@@ -161,7 +161,7 @@ pub fn create_shadow(
         alter.push("ROW_FORMAT=DEFAULT".into());
     }
     if deferred {
-        for i in info.secondary() {
+        for i in info.deferred_indexes() {
             alter.push(format!("DROP INDEX {}", quote_ident(&i.name)));
         }
     }
@@ -569,7 +569,7 @@ pub fn copy_whole(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<serde_json:
 pub fn index_statements(info: &TableInfo) -> Vec<String> {
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let btree: Vec<String> = info
-        .secondary()
+        .deferred_indexes()
         .filter(|i| !i.is_fulltext())
         .map(|i| i.add_clause())
         .collect();
@@ -577,7 +577,7 @@ pub fn index_statements(info: &TableInfo) -> Vec<String> {
     if !btree.is_empty() {
         out.push(format!("ALTER TABLE {shadow} {}", btree.join(", ")));
     }
-    for ft in info.secondary().filter(|i| i.is_fulltext()) {
+    for ft in info.deferred_indexes().filter(|i| i.is_fulltext()) {
         out.push(format!("ALTER TABLE {shadow} {}", ft.add_clause()));
     }
     out

@@ -12,6 +12,7 @@
 //! `_<table>_myisam_old` unless `--drop-old-table`. shared/FACTS.md §1 has the measurements behind the choice.
 
 pub mod copy;
+pub mod definition;
 pub mod rollback;
 pub mod schema;
 pub mod verify;
@@ -294,6 +295,31 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         } else {
             info
         };
+        // What InnoDB takes differently, said before anything runs.
+        let ignored: Vec<String> = definition::MYISAM_ONLY_OPTIONS
+            .iter()
+            .filter_map(|k| info.definition.option(k).map(|v| format!("{k}={v}")))
+            .collect();
+        if !ignored.is_empty() {
+            notes.push(format!(
+                "{}: {} stay in the definition, and InnoDB ignores them",
+                info.display(),
+                ignored.join(", ")
+            ));
+        }
+        if let Some(f) = info.definition.foreign_row_format() {
+            notes.push(format!(
+                "{}: ROW_FORMAT={f} is not an InnoDB row format: the InnoDB table gets ROW_FORMAT=DEFAULT, and verification sets the row format aside",
+                info.display()
+            ));
+        }
+        if info.secondaries_kept_in_shadow() > 0 && strategy == Strategy::Deferred {
+            notes.push(format!(
+                "{}: the AUTO_INCREMENT column leads only a secondary index, which InnoDB needs from the start: the shadow keeps the first {} secondary index(es) during the copy",
+                info.display(),
+                info.secondaries_kept_in_shadow()
+            ));
+        }
         steps.push(preflight(&info, strategy, facts, env, p));
         if p.restart && strategy != Strategy::Alter {
             steps.push(discard_step(&info));
@@ -302,7 +328,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             Strategy::Alter => steps.push(alter_step(&info)),
             _ => {
                 steps.push(copy_step(&info, strategy, p));
-                if strategy == Strategy::Deferred && info.secondary().next().is_some() {
+                if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
                     steps.push(index_step(&info));
                 }
                 steps.push(verify_step(&info, &flags));
@@ -805,18 +831,28 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
     }))
 }
 
-fn index_signatures(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Vec<String>> {
-    let mut s: Vec<String> = load(ctx, schema, table)?
-        .map(|i| i.indexes.iter().map(|x| x.signature()).collect())
-        .unwrap_or_default();
-    s.sort();
-    Ok(s)
+/// The `(name, clause)` list of a table's indexes as the server prints them, in its order.
+fn index_lines(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Vec<(String, String)>> {
+    Ok(load(ctx, schema, table)?
+        .map(|i| i.definition.indexes)
+        .unwrap_or_default())
 }
 
-fn source_signatures(t: &TableInfo) -> Vec<String> {
-    let mut s: Vec<String> = t.indexes.iter().map(|x| x.signature()).collect();
-    s.sort();
-    s
+fn show_indexes(lines: &[(String, String)]) -> String {
+    lines
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What the InnoDB table is meant to differ in, on purpose: an explicit row format InnoDB refuses.
+fn set_aside(t: &TableInfo) -> Vec<&'static str> {
+    if t.explicit_fixed_format() {
+        vec!["ROW_FORMAT"]
+    } else {
+        Vec::new()
+    }
 }
 
 fn index_step(info: &TableInfo) -> Step {
@@ -834,8 +870,8 @@ fn index_step(info: &TableInfo) -> Step {
     }
     let t = info.clone();
     step = step.pre(Check::new("indexes missing", move |ctx| {
-        let have = index_signatures(ctx, &t.schema, &shadow_name(&t.name))?;
-        Ok(if have == source_signatures(&t) || swapped(ctx, &t)? {
+        let have = index_lines(ctx, &t.schema, &shadow_name(&t.name))?;
+        Ok(if have == t.definition.indexes || swapped(ctx, &t)? {
             Verdict::done("all present", "missing")
         } else {
             Verdict::pass(format!("{} of {}", have.len(), t.indexes.len()), "missing")
@@ -851,10 +887,10 @@ fn index_step(info: &TableInfo) -> Step {
         Ok(serde_json::json!({ "statements": stmts, "seconds": t0.elapsed().as_secs_f64() }))
     });
     let t = info.clone();
-    step.post(Check::new("same indexes as the source", move |ctx| {
-        let have = index_signatures(ctx, &t.schema, &shadow_name(&t.name))?;
-        let want = source_signatures(&t);
-        Ok(Verdict::check(have == want, have.join("; "), want.join("; "), "the shadow's indexes differ from the source's: read the ALTER statements in the run's journal"))
+    step.post(Check::new("same indexes as the source, in the same order", move |ctx| {
+        let have = index_lines(ctx, &t.schema, &shadow_name(&t.name))?;
+        let want = &t.definition.indexes;
+        Ok(Verdict::check(&have == want, show_indexes(&have), show_indexes(want), "the shadow's indexes differ from the source's: read the ALTER statements in the run's journal"))
     }))
 }
 
@@ -894,11 +930,7 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
             "the shadow table {shadow} is gone: run the conversion again"
         ))
     })?;
-    let signatures = |i: &TableInfo| {
-        let mut a: Vec<String> = i.indexes.iter().map(|x| x.signature()).collect();
-        a.sort();
-        a
-    };
+    let diff = definition::differences(&live.definition, &now.definition, &set_aside(t));
     let mut v = vec![
         Verdict::check(
             source.rows == shadow_fp.rows,
@@ -913,10 +945,14 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
             "checksums differ: the copy is not exact",
         ),
         Verdict::check(
-            signatures(&now) == signatures(&live),
-            signatures(&now).join("; "),
-            signatures(&live).join("; "),
-            "the indexes differ: read the index step in the journal",
+            diff.is_empty(),
+            if diff.is_empty() {
+                "the same columns, indexes in the same order with every attribute, constraints and table options".to_string()
+            } else {
+                diff.join("; ")
+            },
+            "the source's definition, apart from the engine",
+            "the definition differs from the source's",
         ),
         Verdict::check(
             match (now.auto_increment, live.auto_increment) {
@@ -938,29 +974,10 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
             ),
             "the new table's counter is below the source's and would hand out ids again",
         ),
-        Verdict::check(
-            now.collation == live.collation,
-            now.collation.clone(),
-            live.collation.clone(),
-            "the table collation changed: check the CREATE TABLE of both",
-        ),
-        Verdict::check(
-            now.comment == live.comment,
-            format!("comment '{}'", now.comment),
-            format!("comment '{}'", live.comment),
-            "the table comment changed",
-        ),
     ];
-    for (name, x) in [
-        "row count",
-        "checksum",
-        "indexes",
-        "AUTO_INCREMENT",
-        "collation",
-        "comment",
-    ]
-    .iter()
-    .zip(v.iter_mut())
+    for (name, x) in ["row count", "checksum", "definition", "AUTO_INCREMENT"]
+        .iter()
+        .zip(v.iter_mut())
     {
         x.check = name.to_string();
     }

@@ -5,6 +5,7 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 use serde::{Deserialize, Serialize};
 
+use crate::procedures::convert::definition::Definition;
 use crate::sql::{qualified, quote_ident};
 
 /// InnoDB's limit for the inline part of a row (half a 16 KiB page, less headers).
@@ -36,6 +37,9 @@ pub struct Index {
     pub kind: String,
     pub parts: Vec<IndexPart>,
     pub comment: String,
+    /// The index's clause exactly as `SHOW CREATE TABLE` prints it (every attribute kept).
+    #[serde(default)]
+    pub line: String,
 }
 
 impl Index {
@@ -46,8 +50,11 @@ impl Index {
         self.kind == "FULLTEXT"
     }
 
-    /// The `ADD ...` clause that recreates this secondary index.
+    /// The `ADD ...` clause that recreates this secondary index: the server's own clause where known.
     pub fn add_clause(&self) -> String {
+        if !self.line.is_empty() {
+            return format!("ADD {}", self.line);
+        }
         let kind = match (self.kind.as_str(), self.unique) {
             ("FULLTEXT", _) => "FULLTEXT INDEX",
             ("SPATIAL", _) => "SPATIAL INDEX",
@@ -128,6 +135,9 @@ pub struct TableInfo {
     /// information_schema).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crashed: Option<String>,
+    /// `SHOW CREATE TABLE`, parsed: what verification compares whole.
+    #[serde(default)]
+    pub definition: Definition,
 }
 
 /// Schemas innops never converts.
@@ -203,7 +213,32 @@ impl TableInfo {
                 },
             )
             .collect();
-        let indexes = load_indexes(conn, tag, schema, name)?;
+        let mut indexes = load_indexes(conn, tag, schema, name)?;
+        // A table the server cannot open has no definition to show.
+        let definition = if crashed.is_some() {
+            Definition::default()
+        } else {
+            let create: Option<(String, String)> = conn.query_first(format!(
+                "SHOW {tag} CREATE TABLE {}",
+                qualified(schema, name)
+            ))?;
+            create
+                .map(|(_, c)| Definition::parse(&c))
+                .unwrap_or_default()
+        };
+        // The server's order, and its own clause for each index.
+        indexes.sort_by_key(|i| {
+            definition
+                .indexes
+                .iter()
+                .position(|(n, _)| *n == i.name)
+                .unwrap_or(usize::MAX)
+        });
+        for i in indexes.iter_mut() {
+            if let Some(l) = definition.index_line(&i.name) {
+                i.line = l.to_string();
+            }
+        }
         let triggers: Vec<String> = conn.exec(
             format!("SELECT {tag} TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? ORDER BY TRIGGER_NAME"),
             (schema, name),
@@ -244,6 +279,7 @@ impl TableInfo {
             merge_parents,
             views: views.into_iter().map(|(s, t)| format!("{s}.{t}")).collect(),
             crashed,
+            definition,
         }))
     }
 
@@ -263,6 +299,25 @@ impl TableInfo {
         self.indexes.iter().filter(|i| !i.is_primary())
     }
 
+    /// How many leading secondary indexes the deferred path keeps in the shadow from the start. InnoDB wants an
+    /// AUTO_INCREMENT column to lead an index (ERROR 1075 otherwise): when only a secondary index leads with it,
+    /// that index stays, and so does every index before it, so the order of the indexes is kept.
+    pub fn secondaries_kept_in_shadow(&self) -> usize {
+        let Some(ai) = self.columns.iter().find(|c| c.auto_increment) else {
+            return 0;
+        };
+        let leads = |i: &Index| i.parts.first().is_some_and(|p| p.column == ai.name);
+        if self.primary().is_some_and(leads) {
+            return 0;
+        }
+        self.secondary().position(leads).map(|p| p + 1).unwrap_or(0)
+    }
+
+    /// The secondary indexes the deferred path builds after the copy.
+    pub fn deferred_indexes(&self) -> impl Iterator<Item = &Index> {
+        self.secondary().skip(self.secondaries_kept_in_shadow())
+    }
+
     pub fn pk_columns(&self) -> Vec<String> {
         self.primary()
             .map(|p| p.parts.iter().map(|c| c.column.clone()).collect())
@@ -274,10 +329,13 @@ impl TableInfo {
         self.columns.iter().filter(|c| !c.generated).collect()
     }
 
+    /// An explicit row format InnoDB refuses (MyISAM's FIXED, Aria's PAGE): the InnoDB table gets the default.
     pub fn explicit_fixed_format(&self) -> bool {
-        self.create_options
-            .to_ascii_lowercase()
-            .contains("row_format=fixed")
+        self.definition.foreign_row_format().is_some()
+            || self
+                .create_options
+                .to_ascii_lowercase()
+                .contains("row_format=fixed")
     }
 
     pub fn has_bit_columns(&self) -> bool {
@@ -323,6 +381,7 @@ fn load_indexes(
                 kind,
                 parts: vec![part],
                 comment: comment.unwrap_or_default(),
+                line: String::new(),
             }),
         }
     }
@@ -461,6 +520,7 @@ mod tests {
                 })
                 .collect(),
             comment: String::new(),
+            line: String::new(),
         }
     }
 
@@ -483,6 +543,7 @@ mod tests {
             merge_parents: vec![],
             views: vec![],
             crashed: None,
+            definition: Default::default(),
         }
     }
 

@@ -177,6 +177,7 @@ mod tests {
             merge_parents: vec![],
             views: vec![],
             crashed: None,
+            definition: Default::default(),
         }
     }
 

@@ -1,0 +1,301 @@
+//! A table's definition as the server prints it (`SHOW CREATE TABLE`), split into what a conversion must keep
+//! — columns, indexes in their order with every attribute, constraints, table options — and compared whole.
+//!
+//! The order of the indexes is part of the table: on a table without a primary key the first UNIQUE NOT NULL
+//! index becomes InnoDB's clustered index. Index lines are kept verbatim, so the deferred path re-creates an index
+//! with exactly the clause the server printed (IGNORED, KEY_BLOCK_SIZE, USING HASH, COMMENT, a SPATIAL index's
+//! lack of a prefix) instead of rebuilding it from information_schema.
+
+use serde::{Deserialize, Serialize};
+
+/// One table's definition, parsed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    /// Column lines, in order, without the trailing comma.
+    pub columns: Vec<String>,
+    /// `(name, line)` of every index, in the server's order; the primary key is named `PRIMARY`.
+    pub indexes: Vec<(String, String)>,
+    /// CONSTRAINT lines (CHECK, FOREIGN KEY).
+    pub constraints: Vec<String>,
+    /// Table options after the closing parenthesis, as `(KEY, value)`; keys upper-case.
+    pub options: Vec<(String, String)>,
+}
+
+/// Table options that only say which engine or where: compared by other checks, or refused in pre-flight.
+const ENGINE_OPTIONS: [&str; 4] = [
+    "ENGINE",
+    "AUTO_INCREMENT",
+    "DATA DIRECTORY",
+    "INDEX DIRECTORY",
+];
+
+/// MyISAM options InnoDB keeps in the definition but ignores: named in the plan.
+pub const MYISAM_ONLY_OPTIONS: [&str; 3] = ["PACK_KEYS", "CHECKSUM", "DELAY_KEY_WRITE"];
+
+/// The row formats InnoDB accepts.
+pub const INNODB_ROW_FORMATS: [&str; 5] =
+    ["DEFAULT", "DYNAMIC", "COMPACT", "REDUNDANT", "COMPRESSED"];
+
+impl Definition {
+    /// Parse the text of `SHOW CREATE TABLE`.
+    pub fn parse(create: &str) -> Definition {
+        let mut d = Definition::default();
+        let lines: Vec<&str> = create.lines().collect();
+        let Some(close) = lines.iter().rposition(|l| l.starts_with(')')) else {
+            return d;
+        };
+        for line in lines.iter().take(close).skip(1) {
+            let l = line.trim().trim_end_matches(',').to_string();
+            if l.starts_with('`') {
+                d.columns.push(l);
+            } else if let Some(name) = index_name(&l) {
+                d.indexes.push((name, l));
+            } else if l.starts_with("CONSTRAINT") || l.starts_with("CHECK") {
+                d.constraints.push(l);
+            } else if !l.is_empty() {
+                // Anything else (a PERIOD, say) is kept with the constraints so it is compared too.
+                d.constraints.push(l);
+            }
+        }
+        let tail: String = lines[close..].join("\n");
+        d.options = parse_options(tail.trim_start_matches(')'));
+        d
+    }
+
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The explicit row format, when InnoDB cannot take it (MyISAM's FIXED, Aria's PAGE).
+    pub fn foreign_row_format(&self) -> Option<&str> {
+        self.option("ROW_FORMAT")
+            .filter(|f| !INNODB_ROW_FORMATS.contains(&f.to_ascii_uppercase().as_str()))
+    }
+
+    /// The line of the index `name`.
+    pub fn index_line(&self, name: &str) -> Option<&str> {
+        self.indexes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| l.as_str())
+    }
+}
+
+/// The name of the index a definition line declares, or None for other lines.
+fn index_name(line: &str) -> Option<String> {
+    if line.starts_with("PRIMARY KEY") {
+        return Some("PRIMARY".into());
+    }
+    let rest = [
+        "UNIQUE KEY ",
+        "KEY ",
+        "FULLTEXT KEY ",
+        "SPATIAL KEY ",
+        "VECTOR KEY ",
+    ]
+    .iter()
+    .find_map(|p| line.strip_prefix(p))?;
+    quoted_ident(rest).map(|(name, _)| name)
+}
+
+/// A backquoted identifier at the start of `s` (doubled backquotes inside), and the rest.
+fn quoted_ident(s: &str) -> Option<(String, &str)> {
+    let s = s.strip_prefix('`')?;
+    let mut name = String::new();
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '`' {
+            if matches!(chars.peek(), Some((_, '`'))) {
+                name.push('`');
+                chars.next();
+            } else {
+                return Some((name, &s[i + 1..]));
+            }
+        } else {
+            name.push(c);
+        }
+    }
+    None
+}
+
+/// `ENGINE=MyISAM AUTO_INCREMENT=5 DEFAULT CHARSET=latin1 COMMENT='it''s'` → key/value pairs. Keys may be
+/// several words; values are bare or single-quoted.
+fn parse_options(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        // A partitioning clause (in a version comment) ends the options.
+        if rest.starts_with("/*") || rest.to_ascii_uppercase().starts_with("PARTITION") {
+            out.push(("PARTITION".into(), rest.to_string()));
+            break;
+        }
+        let Some(eq) = rest.find('=') else {
+            out.push((rest.to_ascii_uppercase(), String::new()));
+            break;
+        };
+        let key = rest[..eq].trim().to_ascii_uppercase();
+        let after = &rest[eq + 1..];
+        let (value, next) = if let Some(q) = after.strip_prefix('\'') {
+            let mut v = String::new();
+            let mut end = q.len();
+            let mut it = q.char_indices().peekable();
+            while let Some((i, c)) = it.next() {
+                if c == '\\' {
+                    if let Some((_, n)) = it.next() {
+                        v.push(n);
+                    }
+                } else if c == '\'' {
+                    if matches!(it.peek(), Some((_, '\''))) {
+                        v.push('\'');
+                        it.next();
+                    } else {
+                        end = i + 1;
+                        break;
+                    }
+                } else {
+                    v.push(c);
+                }
+            }
+            (v, &q[end.min(q.len())..])
+        } else {
+            let end = after.find(char::is_whitespace).unwrap_or(after.len());
+            (after[..end].to_string(), &after[end..])
+        };
+        out.push((key, value));
+        rest = next.trim_start();
+    }
+    out
+}
+
+/// What differs between the source's definition and the new table's, one phrase per difference. `set_aside`
+/// names options the conversion changes on purpose (and says so in the plan).
+pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    if source.columns != new.columns {
+        for (i, (a, b)) in source.columns.iter().zip(&new.columns).enumerate() {
+            if a != b {
+                out.push(format!("column {}: `{b}` instead of `{a}`", i + 1));
+            }
+        }
+        if source.columns.len() != new.columns.len() {
+            out.push(format!(
+                "{} columns instead of {}",
+                new.columns.len(),
+                source.columns.len()
+            ));
+        }
+    }
+    if source.indexes != new.indexes {
+        let names = |d: &Definition| d.indexes.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let (a, b) = (names(source), names(new));
+        if a != b {
+            out.push(format!(
+                "indexes in the order {} instead of {}",
+                b.join(", "),
+                a.join(", ")
+            ));
+        }
+        for (name, line) in &source.indexes {
+            match new.index_line(name) {
+                Some(l) if l != line => {
+                    out.push(format!("index {name}: `{l}` instead of `{line}`"))
+                }
+                None => out.push(format!("index {name} missing")),
+                _ => {}
+            }
+        }
+    }
+    if source.constraints != new.constraints {
+        out.push(format!(
+            "constraints `{}` instead of `{}`",
+            new.constraints.join("; "),
+            source.constraints.join("; ")
+        ));
+    }
+    let keep = |d: &Definition| {
+        let mut o: Vec<(String, String)> = d
+            .options
+            .iter()
+            .filter(|(k, _)| {
+                !ENGINE_OPTIONS.contains(&k.as_str()) && !set_aside.contains(&k.as_str())
+            })
+            .cloned()
+            .collect();
+        o.sort();
+        o
+    };
+    let (a, b) = (keep(source), keep(new));
+    if a != b {
+        let show = |o: &[(String, String)]| {
+            o.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        out.push(format!(
+            "table options `{}` instead of `{}`",
+            show(&b),
+            show(&a)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `u` varchar(10) NOT NULL,\n  `t` text DEFAULT NULL,\n  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n  UNIQUE KEY `ut` (`t`) USING HASH,\n  KEY `k``1` (`id`) COMMENT 'kc',\n  KEY `ig` (`id`,`u`) IGNORED,\n  FULLTEXT KEY `ft` (`t`),\n  CONSTRAINT `ck` CHECK (`id` >= 0)\n) ENGINE=MyISAM AUTO_INCREMENT=5 DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci PACK_KEYS=1 CHECKSUM=1 DELAY_KEY_WRITE=1 ROW_FORMAT=FIXED COMMENT='it''s, ok'";
+
+    #[test]
+    fn show_create_table_splits_into_columns_indexes_constraints_and_options() {
+        let d = Definition::parse(A);
+        assert_eq!(d.columns.len(), 3);
+        let names: Vec<&str> = d.indexes.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["uu", "ut", "k`1", "ig", "ft"]);
+        assert_eq!(d.index_line("ig"), Some("KEY `ig` (`id`,`u`) IGNORED"));
+        assert_eq!(
+            d.constraints,
+            vec!["CONSTRAINT `ck` CHECK (`id` >= 0)".to_string()]
+        );
+        assert_eq!(d.option("ENGINE"), Some("MyISAM"));
+        assert_eq!(d.option("DEFAULT CHARSET"), Some("latin1"));
+        assert_eq!(d.option("COMMENT"), Some("it's, ok"));
+        assert_eq!(d.foreign_row_format(), Some("FIXED"));
+        let p = Definition::parse("CREATE TABLE `p` (\n  `id` int NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=MyISAM DATA DIRECTORY='/d/' INDEX DIRECTORY='/i/'");
+        assert_eq!(p.indexes[0].0, "PRIMARY");
+        assert_eq!(p.option("DATA DIRECTORY"), Some("/d/"));
+        assert_eq!(p.option("INDEX DIRECTORY"), Some("/i/"));
+    }
+
+    #[test]
+    fn the_comparison_catches_lost_attributes_and_order_but_not_the_engine() {
+        let source = Definition::parse(A);
+        let same = Definition::parse(
+            &A.replace("ENGINE=MyISAM AUTO_INCREMENT=5", "ENGINE=InnoDB")
+                .replace(" ROW_FORMAT=FIXED", ""),
+        );
+        assert_eq!(
+            differences(&source, &same, &["ROW_FORMAT"]),
+            Vec::<String>::new()
+        );
+        // Without setting the row format aside, its change is a difference.
+        assert_eq!(differences(&source, &same, &[]).len(), 1);
+        let lost = Definition::parse(&A.replace(" IGNORED", ""));
+        let d = differences(&source, &lost, &[]);
+        assert!(d.iter().any(|x| x.contains("index ig")), "{d:?}");
+        let reordered = Definition::parse(&A.replace(
+            "  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n  UNIQUE KEY `ut` (`t`) USING HASH,\n",
+            "  UNIQUE KEY `ut` (`t`) USING HASH,\n  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n",
+        ));
+        let d = differences(&source, &reordered, &[]);
+        assert!(d.iter().any(|x| x.contains("order ut, uu")), "{d:?}");
+        let block = Definition::parse(&A.replace(" KEY_BLOCK_SIZE=1024", ""));
+        assert!(!differences(&source, &block, &[]).is_empty());
+        let comment = Definition::parse(&A.replace("'it''s, ok'", "'other'"));
+        assert!(differences(&source, &comment, &[])[0].contains("table options"));
+    }
+}

@@ -1,0 +1,2 @@
+CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, a INT, b VARCHAR(20), c INT, KEY zeta (c) COMMENT 'by c', KEY alpha (a, b) IGNORED, UNIQUE KEY mid (b) KEY_BLOCK_SIZE=4, KEY beta (b(5) DESC)) ENGINE=MyISAM;
+INSERT INTO t (a, b, c) SELECT seq % 7, CONCAT('b-', seq), seq % 13 FROM seq_1_to_3000;
