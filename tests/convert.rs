@@ -77,9 +77,10 @@ fn definition(conn: &mut Conn, table: &str, drop_row_format: bool) -> String {
         let opts: Vec<&str> = last
             .split(' ')
             .filter(|w| {
-                !w.starts_with("ENGINE=")
-                    && !w.starts_with("AUTO_INCREMENT=")
-                    && !(drop_row_format && w.starts_with("ROW_FORMAT="))
+                let dropped = w.starts_with("ENGINE=")
+                    || w.starts_with("AUTO_INCREMENT=")
+                    || (drop_row_format && w.starts_with("ROW_FORMAT="));
+                !dropped
             })
             .collect();
         *last = opts.join(" ");
