@@ -302,12 +302,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 no_bench: a.run.no_bench,
             };
             let plan = if let Some(t) = &a.rollback {
-                let (schema, table) = t.split_once('.').ok_or_else(|| {
+                let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
                     bad_input(format!(
-                        "--rollback '{t}' does not name a table: write db.table"
+                        "--rollback '{t}' does not name a table: write db.table (with backquotes around a name that holds a dot)"
                     ))
                 })?;
-                procedures::convert::rollback::plan(schema, table, &facts, &env.plan_env)?
+                procedures::convert::rollback::plan(&schema, &table, &facts, &env.plan_env)?
             } else {
                 let (tables, skipped) =
                     procedures::convert::resolve(&mut conn, &a.tables, a.all_myisam)?;

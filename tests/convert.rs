@@ -300,6 +300,10 @@ macro_rules! cases {
 }
 
 cases!(
+    broken_merge_elsewhere,
+    check_constraint_rows,
+    dotted_names,
+    view_named,
     already_innodb,
     aria_row_format_page,
     autoinc_secondary_key,
@@ -675,4 +679,80 @@ fn ctrl_c_mid_copy_stops_at_a_chunk_boundary_with_130_and_resume_finishes() {
     assert_eq!(resumed.code, 0, "{resumed:?}");
     assert_eq!(rows(&mut c, "t"), before);
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}
+
+#[test]
+fn a_missing_privilege_is_refused_with_the_grant_to_run() {
+    let sb = Sandboxed::new("cv-grants");
+    let mut c = setup(&sb, SHAPE);
+    c.query_drop("CREATE USER 'lim'@'localhost'").unwrap();
+    c.query_drop(
+        "GRANT SELECT, INSERT, CREATE, DROP, ALTER, LOCK TABLES ON d.* TO 'lim'@'localhost'",
+    )
+    .unwrap();
+    let socket = sb.sandbox.socket.display().to_string();
+    let as_lim = |extra: &[&str]| {
+        let mut a = args(&[
+            "convert", "--tables", "d.t", "--socket", &socket, "--user", "lim",
+        ]);
+        a.extend(args(extra));
+        run_innops(&a, &[])
+    };
+    let dry = as_lim(&[]);
+    assert_eq!(dry.code, 1, "{dry:?}");
+    assert!(
+        dry.stderr
+            .contains("GRANT RELOAD ON *.* TO 'lim'@'localhost'"),
+        "{}",
+        dry.stderr
+    );
+    // The alter path takes no guard, so it needs no RELOAD.
+    let alter = as_lim(&["--strategy", "alter"]);
+    assert_eq!(alter.code, 0, "{alter:?}");
+    c.query_drop("GRANT RELOAD ON *.* TO 'lim'@'localhost'")
+        .unwrap();
+    let out = as_lim(&[
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        sb.root.join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+}
+
+#[test]
+fn a_table_with_files_outside_the_datadir_is_refused_in_one_sentence() {
+    let sb = Sandboxed::new("cv-datadir");
+    let elsewhere = sb.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut c = setup(
+        &sb,
+        &format!(
+            "CREATE TABLE t (id INT PRIMARY KEY) ENGINE=MyISAM DATA DIRECTORY='{0}' INDEX DIRECTORY='{0}'; INSERT INTO t VALUES (1);",
+            elsewhere.display()
+        ),
+    );
+    for strategy in ["bulk", "deferred", "alter"] {
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+            ]),
+            &[],
+        );
+        assert_eq!(out.code, 1, "{strategy}: {out:?}");
+        assert!(
+            out.stderr.contains("keeps its files outside the datadir"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    }
 }

@@ -122,9 +122,10 @@ pub fn resolve(
         }
     }
     for p in patterns {
-        let (schema, table) = p.split_once('.').ok_or_else(|| {
-            bad_input(format!("'{p}' does not name a table: write db.table or db.* (for example --tables shop.orders)"))
+        let (schema, table) = parse_table_arg(p).ok_or_else(|| {
+            bad_input(format!("'{p}' does not name a table: write db.table or db.* (for example --tables shop.orders), with backquotes around a name that holds a dot (`my.db`.`t`)"))
         })?;
+        let (schema, table) = (schema.as_str(), table.as_str());
         if SYSTEM_SCHEMAS.contains(&schema.to_ascii_lowercase().as_str()) {
             return Err(bad_input(format!("{p} is in the system schema {schema}, which innops never converts: name your own tables")));
         }
@@ -139,6 +140,18 @@ pub fn resolve(
                 (schema, table),
             )?
         };
+        if rows.is_empty() && table != "*" {
+            let view: Option<String> = conn.exec_first(
+                format!("SELECT {tag} TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
+                (schema, table),
+            )?;
+            if let Some(kind) = view {
+                return Err(bad_input(format!(
+                    "{schema}.{table} is a {}, not a base table: innops converts tables (name the tables the view reads)",
+                    if kind.contains("VIEW") { "view" } else { kind.as_str() }
+                )));
+            }
+        }
         if rows.is_empty() {
             return Err(bad_input(if table == "*" {
                 format!("the schema {schema} has no tables: check the name in --tables {p}")
@@ -193,6 +206,36 @@ fn swapped(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<bool> {
         engine_of(ctx, &info.schema, &info.name)?.is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
             && engine_of(ctx, &info.schema, &old_name(&info.name))?.is_some(),
     )
+}
+
+/// `db.t`, `db.*`, or with backquotes `` `my.db`.`t.1` `` (a doubled backquote inside is one backquote).
+pub fn parse_table_arg(arg: &str) -> Option<(String, String)> {
+    fn part(s: &str) -> Option<(String, &str)> {
+        if let Some(rest) = s.strip_prefix('`') {
+            let mut name = String::new();
+            let mut it = rest.char_indices().peekable();
+            while let Some((i, c)) = it.next() {
+                if c == '`' {
+                    if matches!(it.peek(), Some((_, '`'))) {
+                        name.push('`');
+                        it.next();
+                    } else {
+                        return Some((name, &rest[i + 1..]));
+                    }
+                } else {
+                    name.push(c);
+                }
+            }
+            None
+        } else {
+            let end = s.find('.').unwrap_or(s.len());
+            Some((s[..end].to_string(), &s[end..]))
+        }
+    }
+    let (schema, rest) = part(arg.trim())?;
+    let rest = rest.strip_prefix('.')?;
+    let (table, tail) = part(rest)?;
+    (!schema.is_empty() && !table.is_empty() && tail.is_empty()).then_some((schema, table))
 }
 
 /// Error-log lines about an automatic repair of `schema.table` (myisam_recover_options).
@@ -253,6 +296,167 @@ fn verified_source(ctx: &Ctx, t: &TableInfo) -> Option<Fingerprint> {
         }
     }
     None
+}
+
+/// MyISAM's DATA DIRECTORY / INDEX DIRECTORY put the table's files elsewhere; InnoDB has no INDEX DIRECTORY
+/// and `CREATE TABLE … LIKE` keeps neither, so innops refuses rather than move the data silently.
+fn files_outside_datadir(t: &TableInfo) -> Verdict {
+    let dirs: Vec<String> = ["DATA DIRECTORY", "INDEX DIRECTORY"]
+        .iter()
+        .filter_map(|k| t.definition.option(k).map(|v| format!("{k}='{v}'")))
+        .collect();
+    Verdict::check(
+        dirs.is_empty(),
+        if dirs.is_empty() { "yes".to_string() } else { dirs.join(", ") },
+        "the table's files in the datadir",
+        format!(
+            "{} keeps its files outside the datadir ({}), which innops cannot carry over to InnoDB: convert it by hand (CREATE TABLE … ENGINE=InnoDB DATA DIRECTORY=… and a copy), or move its files into the datadir first",
+            t.display(),
+            dirs.join(", ")
+        ),
+    )
+}
+
+/// Rows that break a CHECK constraint (possible in MyISAM: added with check_constraint_checks=0) would stop
+/// the copy into InnoDB midway (ERROR 4025).
+fn check_constraint_rows(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<Verdict> {
+    let tag = ctx.tag();
+    let checks: Vec<(String, String)> = ctx.conn()?.exec(
+        format!("SELECT {tag} CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?"),
+        (&t.schema, &t.name),
+    )?;
+    let mut broken = Vec::new();
+    for (name, clause) in &checks {
+        // The clause is the server's own text of the constraint, not user input.
+        let n: Option<u64> = ctx.conn()?.query_first(format!(
+            "SELECT {tag} COUNT(*) FROM {} WHERE NOT ({clause})",
+            t.qualified()
+        ))?;
+        if let Some(n) = n.filter(|n| *n > 0) {
+            broken.push(format!("{n} rows break `{name}` CHECK ({clause})"));
+        }
+    }
+    Ok(Verdict::check(
+        broken.is_empty(),
+        if checks.is_empty() { "no CHECK constraints".to_string() } else if broken.is_empty() { format!("every row satisfies {} constraint(s)", checks.len()) } else { broken.join("; ") },
+        "every row satisfies them",
+        format!("{}: {}, and InnoDB would refuse those rows in the middle of the copy: fix or delete them first", t.display(), broken.join("; ")),
+    ))
+}
+
+/// The privileges each path needs, read for the current account; a missing one is refused with the GRANT to run.
+fn privileges(ctx: &mut Ctx, t: &TableInfo, strategy: Strategy) -> anyhow::Result<Verdict> {
+    let tag = ctx.tag();
+    let (user, role): (String, Option<String>) = ctx
+        .conn()?
+        .query_first(format!("SELECT {tag} CURRENT_USER(), CURRENT_ROLE()"))?
+        .unwrap_or_default();
+    if role.is_some() {
+        return Ok(Verdict::pass(
+            format!(
+                "not checked: {user} has the role {} active",
+                role.unwrap_or_default()
+            ),
+            "the privileges of the path",
+        ));
+    }
+    let grantee = match user.rsplit_once('@') {
+        Some((u, h)) => format!("'{u}'@'{h}'"),
+        None => format!("'{user}'"),
+    };
+    let mut have: Vec<String> = ctx.conn()?.exec(
+        format!(
+            "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"
+        ),
+        (&grantee,),
+    )?;
+    // A schema-level grant covers the table; information_schema matches the schema name, not its patterns.
+    let schema_level: Vec<String> = ctx.conn()?.exec(
+        format!("SELECT {tag} PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ? AND ? LIKE TABLE_SCHEMA"),
+        (&grantee, &t.schema),
+    )?;
+    let table_level: Vec<String> = ctx.conn()?.exec(
+        format!("SELECT {tag} PRIVILEGE_TYPE FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ? AND TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
+        (&grantee, &t.schema, &t.name),
+    )?;
+    let global = have.clone();
+    have.extend(schema_level);
+    let (needed_global, needed_schema) = needed_privileges(strategy);
+    let missing_global: Vec<&str> = needed_global
+        .iter()
+        .filter(|p| !global.iter().any(|h| h == *p))
+        .copied()
+        .collect();
+    let missing_schema: Vec<&str> = needed_schema
+        .iter()
+        .filter(|p| !have.iter().any(|h| h == *p) && !table_level.iter().any(|h| h == *p))
+        .copied()
+        .collect();
+    let mut grants = Vec::new();
+    if !missing_global.is_empty() {
+        grants.push(format!(
+            "GRANT {} ON *.* TO {grantee}",
+            missing_global.join(", ")
+        ));
+    }
+    if !missing_schema.is_empty() {
+        grants.push(format!(
+            "GRANT {} ON {}.* TO {grantee}",
+            missing_schema.join(", "),
+            crate::sql::quote_ident(&t.schema)
+        ));
+    }
+    let all: Vec<&str> = needed_global
+        .iter()
+        .chain(needed_schema.iter())
+        .copied()
+        .collect();
+    Ok(Verdict::check(
+        grants.is_empty(),
+        if grants.is_empty() {
+            format!("{user} has {}", all.join(", "))
+        } else {
+            format!(
+                "{user} lacks {}",
+                missing_global
+                    .iter()
+                    .chain(missing_schema.iter())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        all.join(", "),
+        format!(
+            "the {} path needs privileges {user} does not have: run {}",
+            strategy_name(strategy),
+            grants.join("; ")
+        ),
+    ))
+}
+
+/// Global and schema-level privileges a path needs: the guard is `FLUSH TABLES … WITH READ LOCK` (RELOAD and
+/// LOCK TABLES); the shadow is created, filled, altered, renamed and, with --restart, dropped.
+pub fn needed_privileges(strategy: Strategy) -> (Vec<&'static str>, Vec<&'static str>) {
+    match strategy {
+        Strategy::Alter => (
+            vec![],
+            vec!["SELECT", "INSERT", "CREATE", "ALTER", "LOCK TABLES"],
+        ),
+        _ => (
+            vec!["RELOAD"],
+            vec!["SELECT", "INSERT", "CREATE", "DROP", "ALTER", "LOCK TABLES"],
+        ),
+    }
+}
+
+fn strategy_name(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Auto => "auto",
+        Strategy::Bulk => "bulk",
+        Strategy::Deferred => "deferred",
+        Strategy::Alter => "alter",
+    }
 }
 
 /// Build the conversion plan.
@@ -456,9 +660,14 @@ fn preflight(
     let t = i.clone();
     step = step.pre(Check::new("no MERGE table over it", move |ctx| {
         let t = fresh(ctx, &t)?;
+        let unreadable = if t.merge_unreadable.is_empty() {
+            String::new()
+        } else {
+            format!("; could not read the MERGE table(s) {}: if one combines {} it will break", t.merge_unreadable.join(", "), t.display())
+        };
         Ok(Verdict::check(
             t.merge_parents.is_empty(),
-            if t.merge_parents.is_empty() { "none".into() } else { t.merge_parents.join(", ") },
+            if t.merge_parents.is_empty() { format!("none{unreadable}") } else { t.merge_parents.join(", ") },
             "none",
             format!("the MERGE table(s) {} combine {} and would break if it became InnoDB: convert or drop the MERGE table first", t.merge_parents.join(", "), t.display()),
         ))
@@ -477,6 +686,22 @@ fn preflight(
                 why,
             ),
         })
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new("files in the datadir", move |ctx| {
+        Ok(files_outside_datadir(&fresh(ctx, &t)?))
+    }));
+    let t = i.clone();
+    step = step.pre(Check::new(
+        "rows satisfy the CHECK constraints",
+        move |ctx| {
+            let t = fresh(ctx, &t)?;
+            check_constraint_rows(ctx, &t)
+        },
+    ));
+    let t = i.clone();
+    step = step.pre(Check::new("privileges", move |ctx| {
+        privileges(ctx, &t, strategy)
     }));
     let t = i.clone();
     step = step.pre(Check::new("row fits InnoDB", move |ctx| {
@@ -1256,6 +1481,18 @@ fn analyze_step(info: &TableInfo) -> Step {
 mod tests {
     use super::*;
     use crate::target::facts::{Flavor, Version};
+
+    #[test]
+    fn table_arguments_take_backquoted_names_with_dots() {
+        let p = |s: &str| parse_table_arg(s);
+        assert_eq!(p("shop.orders"), Some(("shop".into(), "orders".into())));
+        assert_eq!(p("shop.*"), Some(("shop".into(), "*".into())));
+        assert_eq!(p("`my.db`.`t.1`"), Some(("my.db".into(), "t.1".into())));
+        assert_eq!(p("`a``b`.c"), Some(("a`b".into(), "c".into())));
+        assert_eq!(p("shop"), None);
+        assert_eq!(p("shop.a.b"), None);
+        assert_eq!(p("`open.x"), None);
+    }
 
     #[test]
     fn auto_follows_the_bulk_capability_not_the_version() {

@@ -138,6 +138,9 @@ pub struct TableInfo {
     /// `SHOW CREATE TABLE`, parsed: what verification compares whole.
     #[serde(default)]
     pub definition: Definition,
+    /// MERGE tables whose definition the server could not read, with why.
+    #[serde(default)]
+    pub merge_unreadable: Vec<String>,
 }
 
 /// Schemas innops never converts.
@@ -252,13 +255,21 @@ impl TableInfo {
             "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MRG_MyISAM'"
         ))?;
         let mut merge_parents = Vec::new();
+        let mut merge_unreadable = Vec::new();
         for (ms, mt) in merges {
-            let create: Option<(String, String)> =
-                conn.query_first(format!("SHOW {tag} CREATE TABLE {}", qualified(&ms, &mt)))?;
-            if let Some((_, ddl)) = create {
-                if merge_union_includes(&ddl, &ms, schema, name) {
-                    merge_parents.push(format!("{ms}.{mt}"));
+            // A broken MERGE table elsewhere (one of its tables dropped: ERROR 1168) must not stop this one.
+            match conn.query_first::<(String, String), _>(format!(
+                "SHOW {tag} CREATE TABLE {}",
+                qualified(&ms, &mt)
+            )) {
+                Ok(Some((_, ddl))) => {
+                    if merge_union_includes(&ddl, &ms, schema, name) {
+                        merge_parents.push(format!("{ms}.{mt}"));
+                    }
                 }
+                Ok(None) => {}
+                Err(e) => merge_unreadable
+                    .push(format!("{ms}.{mt} ({})", crate::error::describe_mysql(&e))),
             }
         }
         Ok(Some(TableInfo {
@@ -280,6 +291,7 @@ impl TableInfo {
             views: views.into_iter().map(|(s, t)| format!("{s}.{t}")).collect(),
             crashed,
             definition,
+            merge_unreadable,
         }))
     }
 
@@ -544,6 +556,7 @@ mod tests {
             views: vec![],
             crashed: None,
             definition: Default::default(),
+            merge_unreadable: vec![],
         }
     }
 

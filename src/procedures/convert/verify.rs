@@ -178,6 +178,7 @@ mod tests {
             views: vec![],
             crashed: None,
             definition: Default::default(),
+            merge_unreadable: vec![],
         }
     }
 

@@ -1,0 +1,3 @@
+CREATE TABLE t (id INT PRIMARY KEY, k INT, CONSTRAINT ck CHECK (k >= 0)) ENGINE=MyISAM;
+SET SESSION check_constraint_checks = 0;
+INSERT INTO t VALUES (1, -5), (2, 3), (3, NULL);

@@ -1,0 +1,2 @@
+CREATE TABLE `t.1` (id INT PRIMARY KEY, `c.x` INT, KEY `k.1` (`c.x`)) ENGINE=MyISAM;
+INSERT INTO `t.1` VALUES (1, 10), (2, 20);
