@@ -301,7 +301,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 run_dir: a.run.run_dir.clone(),
                 no_bench: a.run.no_bench,
             };
-            let plan = if let Some(t) = &a.rollback {
+            let plan = if let Some(t) = &a.drop_kept {
+                let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
+                    bad_input(format!(
+                        "--drop-kept '{t}' does not name a table: write db.table (the converted table, not the kept one)"
+                    ))
+                })?;
+                procedures::convert::drop_kept::plan(&schema, &table, &facts, &env.plan_env)?
+            } else if let Some(t) = &a.rollback {
                 let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
                     bad_input(format!(
                         "--rollback '{t}' does not name a table: write db.table (with backquotes around a name that holds a dot)"

@@ -146,7 +146,7 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// Tables to convert: db.table or db.*, comma-separated.
-    #[arg(long, value_delimiter = ',', required_unless_present_any = ["all_myisam", "rollback"])]
+    #[arg(long, value_delimiter = ',', required_unless_present_any = ["all_myisam", "rollback", "drop_kept"])]
     pub tables: Vec<String>,
     /// Every MyISAM table outside the system schemas.
     #[arg(long, conflicts_with = "rollback")]
@@ -173,6 +173,10 @@ pub struct ConvertArgs {
     /// Drop innops's own leftover copy (db._t_innops_new) of an interrupted conversion and copy again.
     #[arg(long, conflicts_with = "rollback")]
     pub restart: bool,
+    /// DANGER: drop the MyISAM table innops kept when it converted db.table, once verified unchanged since the
+    /// swap (after this there is no rollback).
+    #[arg(long, value_name = "DB.TABLE", conflicts_with_all = ["tables", "all_myisam", "rollback", "drop_old_table", "restart"])]
+    pub drop_kept: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -702,7 +702,10 @@ fn a_missing_privilege_is_refused_with_the_grant_to_run() {
     assert_eq!(dry.code, 1, "{dry:?}");
     assert!(
         dry.stderr
-            .contains("GRANT RELOAD ON *.* TO 'lim'@'localhost'"),
+            .contains("GRANT RELOAD ON *.* TO 'lim'@'localhost'")
+            && dry.stderr.contains(
+                "GRANT SELECT, INSERT, DELETE, CREATE ON `innops`.* TO 'lim'@'localhost'"
+            ),
         "{}",
         dry.stderr
     );
@@ -710,6 +713,8 @@ fn a_missing_privilege_is_refused_with_the_grant_to_run() {
     let alter = as_lim(&["--strategy", "alter"]);
     assert_eq!(alter.code, 0, "{alter:?}");
     c.query_drop("GRANT RELOAD ON *.* TO 'lim'@'localhost'")
+        .unwrap();
+    c.query_drop("GRANT SELECT, INSERT, DELETE, CREATE ON innops.* TO 'lim'@'localhost'")
         .unwrap();
     let out = as_lim(&[
         "--execute",
@@ -755,4 +760,127 @@ fn a_table_with_files_outside_the_datadir_is_refused_in_one_sentence() {
         assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
         assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
     }
+}
+
+/// innops knows its own tables by its record, not by their names.
+#[test]
+fn innops_knows_its_own_tables_by_its_record_not_by_name() {
+    let sb = Sandboxed::new("cv-own");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=MyISAM; INSERT INTO t VALUES (1, 1), (2, 2); \
+         CREATE TABLE _u_myisam_old (id INT PRIMARY KEY) ENGINE=MyISAM; INSERT INTO _u_myisam_old VALUES (7);",
+    );
+    let out = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    // --all-myisam: the kept table is innops's and is skipped; the user's look-alike converts.
+    let all = convert(&sb, &args(&["--all-myisam", "--format", "json"]), &[]);
+    assert_eq!(all.code, 0, "{all:?}");
+    let plan = all.json();
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"copy:d._u_myisam_old"), "{ids:?}");
+    assert!(
+        !ids.iter().any(|i| i.ends_with("d._t_myisam_old")),
+        "{ids:?}"
+    );
+    assert!(
+        plan.to_string()
+            .contains("innops's kept MyISAM table of d.t"),
+        "{plan}"
+    );
+    // inspect lists the kept table apart and does not count it as a hazard.
+    let inspect = sb.innops(&["inspect", "--format", "json"]);
+    assert_eq!(inspect.code, 0, "{inspect:?}");
+    let i = inspect.json();
+    let names = |k: &str| -> Vec<String> {
+        i[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}.{}",
+                    t["schema"].as_str().unwrap(),
+                    t["table"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names("kept_by_innops"), vec!["d._t_myisam_old".to_string()]);
+    assert!(!names("myisam_tables").contains(&"d._t_myisam_old".to_string()));
+    // --restart leaves a shadow-named table innops did not make alone.
+    c.query_drop("CREATE TABLE d._w_innops_new (id INT PRIMARY KEY) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop("CREATE TABLE d.w (id INT PRIMARY KEY) ENGINE=MyISAM")
+        .unwrap();
+    let restart = convert(
+        &sb,
+        &args(&["--tables", "d.w", "--restart", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(restart.code, 1, "{restart:?}");
+    assert!(
+        restart.stderr.contains("was not made by innops"),
+        "{}",
+        restart.stderr
+    );
+    assert_eq!(engine(&mut c, "_w_innops_new").as_deref(), Some("InnoDB"));
+    // --rollback and --drop-kept work only on what innops kept.
+    let rb = convert(&sb, &args(&["--rollback", "d._u"]), &[]);
+    assert_eq!(rb.code, 2, "{rb:?}");
+}
+
+#[test]
+fn drop_kept_drops_only_an_unchanged_kept_table_and_only_when_told() {
+    let sb = Sandboxed::new("cv-dropkept");
+    let mut c = setup(&sb, SHAPE);
+    let out = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let dry = convert(&sb, &args(&["--drop-kept", "d.t"]), &[]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    let no_yes = convert(&sb, &args(&["--drop-kept", "d.t", "--execute"]), &[]);
+    assert_eq!(
+        no_yes.code, 1,
+        "a destructive step needs --yes without a terminal: {no_yes:?}"
+    );
+    assert_eq!(engine(&mut c, "_t_myisam_old").as_deref(), Some("MyISAM"));
+    // Someone wrote to the kept table: dropping it would lose that row.
+    c.query_drop("INSERT INTO d._t_myisam_old (k, c) VALUES (1, 'written after the swap')")
+        .unwrap();
+    let changed = convert(
+        &sb,
+        &args(&["--drop-kept", "d.t", "--execute", "--yes"]),
+        &[],
+    );
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert!(
+        changed.stderr.contains("changed since the swap"),
+        "{}",
+        changed.stderr
+    );
+    assert_eq!(engine(&mut c, "_t_myisam_old").as_deref(), Some("MyISAM"));
+    c.query_drop("DELETE FROM d._t_myisam_old WHERE c = 'written after the swap'")
+        .unwrap();
+    let dropped = convert(
+        &sb,
+        &args(&["--drop-kept", "d.t", "--execute", "--yes"]),
+        &[],
+    );
+    assert_eq!(dropped.code, 0, "{dropped:?}");
+    assert!(engine(&mut c, "_t_myisam_old").is_none());
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    let again = convert(&sb, &args(&["--drop-kept", "d.t"]), &[]);
+    assert_eq!(again.code, 2, "nothing innops kept is left: {again:?}");
 }

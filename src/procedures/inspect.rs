@@ -47,6 +47,9 @@ pub struct Inspection {
     pub settings: Vec<(String, Option<String>)>,
     pub matrix: serde_json::Value,
     pub myisam_tables: Vec<MyIsamTable>,
+    /// MyISAM tables innops kept after converting a table (recorded in innops.own_tables): not hazards, but
+    /// space to reclaim with `innops convert --drop-kept` once the conversion has soaked.
+    pub kept_by_innops: Vec<MyIsamTable>,
     pub redo_bytes_per_sec: Option<f64>,
     pub hazards: Vec<String>,
 }
@@ -114,7 +117,15 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
          AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') \
          ORDER BY DATA_LENGTH + INDEX_LENGTH DESC, TABLE_SCHEMA, TABLE_NAME",
     )?;
-    let myisam: Vec<MyIsamTable> = rows
+    let kept: Vec<(String, String)> = crate::procedures::convert::own::all(
+        &mut conn,
+        "/* innops:inspect:own */",
+        crate::procedures::convert::own::KEPT,
+    )?
+    .into_iter()
+    .map(|r| (r.schema, r.name))
+    .collect();
+    let (kept_by_innops, myisam): (Vec<MyIsamTable>, Vec<MyIsamTable>) = rows
         .into_iter()
         .map(|(schema, table, r, d, i)| MyIsamTable {
             schema,
@@ -123,7 +134,7 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
             data_bytes: d.unwrap_or(0),
             index_bytes: i.unwrap_or(0),
         })
-        .collect();
+        .partition(|t| kept.contains(&(t.schema.clone(), t.table.clone())));
     let matrix = serde_json::json!({
         "online_redo_resize": facts.redo_resize(),
         "redo_size_variable": facts.redo_size_variable(),
@@ -146,6 +157,7 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
         matrix,
         hazards: hazards(&facts, rate, myisam.len()),
         myisam_tables: myisam,
+        kept_by_innops,
         redo_bytes_per_sec: rate,
     })
 }
@@ -188,6 +200,22 @@ pub fn render(i: &Inspection) -> String {
             format_size(t.data_bytes),
             format_size(t.index_bytes)
         ));
+    }
+    if !i.kept_by_innops.is_empty() {
+        s.push_str(&format!(
+            "\nkept by innops after a conversion: {} (innops convert --drop-kept DB.TABLE drops one once verified unchanged)\n",
+            i.kept_by_innops.len()
+        ));
+        for t in &i.kept_by_innops {
+            s.push_str(&format!(
+                "  {}.{}  rows≈{}  data {}  index {}\n",
+                t.schema,
+                t.table,
+                t.rows,
+                format_size(t.data_bytes),
+                format_size(t.index_bytes)
+            ));
+        }
     }
     s.push_str(&format!(
         "\nhazards: {}\n",

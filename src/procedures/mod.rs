@@ -121,6 +121,10 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
             let params: convert::ConvertParams = serde_json::from_value(header.params.clone())?;
             convert::plan(&params, facts, env)
         }
+        "convert-drop-kept" => {
+            let p: convert::drop_kept::DropKeptParams = serde_json::from_value(header.params.clone())?;
+            convert::drop_kept::plan(&p.schema, &p.table, facts, env)
+        }
         "convert-rollback" => {
             let p: convert::rollback::RollbackParams = serde_json::from_value(header.params.clone())?;
             convert::rollback::plan(&p.schema, &p.table, facts, env)

@@ -13,6 +13,8 @@
 
 pub mod copy;
 pub mod definition;
+pub mod drop_kept;
+pub mod own;
 pub mod rollback;
 pub mod schema;
 pub mod verify;
@@ -118,7 +120,13 @@ pub fn resolve(
              AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY TABLE_SCHEMA, TABLE_NAME"
         ))?;
         for (s, t) in rows {
-            push(&mut out, s, t);
+            match own::lookup(conn, tag, &s, &t)? {
+                Some(r) if r.kind == own::KEPT => skipped.push(format!(
+                    "{s}.{t} is innops's kept MyISAM table of {s}.{}, skipped",
+                    r.of_table
+                )),
+                _ => push(&mut out, s, t),
+            }
         }
     }
     for p in patterns {
@@ -160,9 +168,12 @@ pub fn resolve(
             }));
         }
         for (s, t, engine, comment) in rows {
-            if t.ends_with("_innops_new") || t.ends_with("_myisam_old") {
+            if let Some(r) = own::lookup(conn, tag, &s, &t)? {
                 skipped.push(format!(
-                    "{s}.{t}: innops's own shadow or kept table, skipped"
+                    "{s}.{t} is innops's {} of {s}.{}, skipped{}",
+                    if r.kind == own::KEPT { "kept MyISAM table" } else { "copy" },
+                    r.of_table,
+                    if r.kind == own::KEPT { format!(" (`innops convert --drop-kept {s}.{}` drops it once you no longer need it)", r.of_table) } else { String::new() }
                 ));
             } else if engine.eq_ignore_ascii_case("MyISAM")
                 || (engine.is_empty() && comment.contains("crashed"))
@@ -392,7 +403,31 @@ fn privileges(ctx: &mut Ctx, t: &TableInfo, strategy: Strategy) -> anyhow::Resul
         .filter(|p| !have.iter().any(|h| h == *p) && !table_level.iter().any(|h| h == *p))
         .copied()
         .collect();
+    // innops's record of its own tables (innops.own_tables), written at the copy and the swap.
+    let own_schema: Vec<String> = if strategy == Strategy::Alter {
+        Vec::new()
+    } else {
+        ctx.conn()?.exec(
+            format!("SELECT {tag} PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ? AND ? LIKE TABLE_SCHEMA"),
+            (&grantee, own::SCHEMA),
+        )?
+    };
+    let missing_own: Vec<&str> = if strategy == Strategy::Alter {
+        Vec::new()
+    } else {
+        ["SELECT", "INSERT", "DELETE", "CREATE"]
+            .into_iter()
+            .filter(|p| !global.iter().any(|h| h == p) && !own_schema.iter().any(|h| h == p))
+            .collect()
+    };
     let mut grants = Vec::new();
+    if !missing_own.is_empty() {
+        grants.push(format!(
+            "GRANT {} ON {}.* TO {grantee}",
+            missing_own.join(", "),
+            crate::sql::quote_ident(own::SCHEMA)
+        ));
+    }
     if !missing_global.is_empty() {
         grants.push(format!(
             "GRANT {} ON *.* TO {grantee}",
@@ -996,6 +1031,17 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
             }
         }
         if engine_of(ctx, &t.schema, &shadow_t)?.is_none() {
+            // Recorded first: a crash between the two leaves a record of a table that does not exist, never
+            // a shadow innops would not know as its own.
+            let run_dir = ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+            own::record(ctx.conn()?, &tag, &own::Record {
+                kind: own::SHADOW.into(),
+                schema: t.schema.clone(),
+                name: shadow_t.clone(),
+                of_table: t.name.clone(),
+                fingerprint: None,
+                run_dir,
+            })?;
             created.extend(copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?);
         }
         // The source cannot change under the guard: checksum it beside the copy.
@@ -1289,7 +1335,26 @@ fn swap_step(info: &TableInfo, flags: &str) -> Step {
                 }
             }
             let source = ctx.memo.get(&format!("source:{}", t2.display())).cloned();
-            let mut r = copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name))?;
+            let tag = ctx.tag();
+            let run_dir = ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+            // The kept table is recorded before the swap, with what was verified: `--drop-kept` proves it
+            // unchanged against that, and `--all-myisam` knows to leave it alone.
+            own::record(ctx.conn()?, &tag, &own::Record {
+                kind: own::KEPT.into(),
+                schema: t2.schema.clone(),
+                name: old_name(&t2.name),
+                of_table: t2.name.clone(),
+                fingerprint: source.clone().and_then(|v| serde_json::from_value(v).ok()),
+                run_dir,
+            })?;
+            let mut r = match copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name)) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = own::forget(ctx.conn()?, &tag, &t2.schema, &old_name(&t2.name));
+                    return Err(e);
+                }
+            };
+            own::forget(ctx.conn()?, &tag, &t2.schema, &shadow_name(&t2.name))?;
             r["verified_source"] = source.unwrap_or_default();
             Ok(r)
         })
@@ -1333,10 +1398,13 @@ fn discard_step(info: &TableInfo) -> Step {
             if swapped(ctx, &t)? {
                 return Ok(Verdict::fail("already converted", "a MyISAM source", format!("{} was converted already: there is nothing to start over", t.display())));
             }
+            let tag = ctx.tag();
+            let ours = own::lookup(ctx.conn()?, &tag, &t.schema, &shadow_t)?
+                .is_some_and(|r| r.kind == own::SHADOW && r.of_table == t.name);
             Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
                 None => Verdict::done("no leftover copy", "a leftover copy"),
-                Some(e) if e.eq_ignore_ascii_case("InnoDB") => Verdict::pass(format!("{shadow_t} (InnoDB)"), "a leftover copy"),
-                Some(e) => Verdict::fail(format!("{shadow_t} is {e}"), "an InnoDB copy made by innops", format!("{}.{shadow_t} is {e}, so innops did not make it: check it, then drop or rename it yourself", t.schema)),
+                Some(e) if e.eq_ignore_ascii_case("InnoDB") && ours => Verdict::pass(format!("{shadow_t} (InnoDB, recorded as innops's copy)"), "a leftover copy"),
+                Some(e) => Verdict::fail(format!("{shadow_t} is {e}{}", if ours { "" } else { ", with no record of innops making it" }), "an InnoDB copy made by innops", format!("{}.{shadow_t} was not made by innops (it has no record in {}.{}), so --restart leaves it alone: check it, then drop or rename it yourself", t.schema, own::SCHEMA, own::TABLE)),
             })
         }))
         .act(move |ctx| {
@@ -1344,6 +1412,7 @@ fn discard_step(info: &TableInfo) -> Step {
             // A statement of the interrupted run may still be filling it.
             copy::reap_orphans(ctx, &t2)?;
             ctx.conn()?.query_drop(format!("DROP {tag} TABLE {drop}"))?;
+            own::forget(ctx.conn()?, &tag, &t2.schema, &shadow_name(&t2.name))?;
             Ok(serde_json::json!({ "dropped": drop }))
         })
         .post(Check::new("leftover copy gone", move |ctx| {

@@ -6,6 +6,7 @@ use mysql::prelude::Queryable;
 use crate::error::{bad_input, refused};
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::convert::copy::{self, old_name};
+use crate::procedures::convert::own;
 use crate::procedures::convert::schema::TableInfo;
 use crate::procedures::convert::verify;
 use crate::procedures::PlanEnv;
@@ -48,6 +49,15 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     let old = TableInfo::load(&mut conn, tag, schema, &kept)?.ok_or_else(|| {
         bad_input(format!("there is no kept MyISAM table {schema}.{kept} to roll back to: it was dropped, or {schema}.{table} was not converted by innops"))
     })?;
+    let recorded = own::lookup(&mut conn, tag, schema, &kept)?
+        .is_some_and(|r| r.kind == own::KEPT && r.of_table == table);
+    if !recorded {
+        return Err(bad_input(format!(
+            "{schema}.{kept} has no record of innops keeping it for {schema}.{table} (in {}.{}): innops rolls back only its own conversions",
+            own::SCHEMA,
+            own::TABLE
+        )));
+    }
     let params = RollbackParams {
         schema: schema.into(),
         table: table.into(),
@@ -80,7 +90,11 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
                 copy::release_guard(ctx, &current);
                 return Err(refused(format!("{tbl2} changed while innops was checking ({seen}): nothing was swapped")));
             }
-            copy::swap(ctx, &current, &rolled_back_name(&tbl2), &old_name(&tbl2))
+            let r = copy::swap(ctx, &current, &rolled_back_name(&tbl2), &old_name(&tbl2))?;
+            // The kept table is the live table again: no longer innops's.
+            let tag = ctx.tag();
+            own::forget(ctx.conn()?, &tag, &current.schema, &old_name(&tbl2))?;
+            Ok(r)
         })
         .post(Check::new("MyISAM table back in place", move |ctx| {
             let tag = ctx.tag();

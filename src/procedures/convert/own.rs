@@ -1,0 +1,175 @@
+//! innops's own tables: the shadow a copy fills and the MyISAM table a swap keeps. innops knows them by a
+//! record it writes on the server (`innops`.`own_tables`), never by their names alone: a user table called
+//! `_orders_myisam_old` is a user table and converts like any other, and innops's kept tables are skipped by
+//! `--all-myisam`, listed apart by `inspect`, and dropped only through `--drop-kept`, which first proves them
+//! unchanged since the swap against the fingerprint recorded there.
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+
+use crate::procedures::convert::verify::{Fingerprint, Method};
+
+/// The schema and table of the record.
+pub const SCHEMA: &str = "innops";
+pub const TABLE: &str = "own_tables";
+
+/// What a recorded table is.
+pub const SHADOW: &str = "shadow";
+pub const KEPT: &str = "kept";
+
+/// One recorded table.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Record {
+    pub kind: String,
+    pub schema: String,
+    pub name: String,
+    /// The table it belongs to (the one converted).
+    pub of_table: String,
+    /// For a kept table: the source as verified before the swap.
+    pub fingerprint: Option<Fingerprint>,
+    pub run_dir: String,
+}
+
+fn qualified() -> String {
+    crate::sql::qualified(SCHEMA, TABLE)
+}
+
+/// Create the record's schema and table if they are missing.
+pub fn ensure(conn: &mut Conn, tag: &str) -> anyhow::Result<()> {
+    conn.query_drop(format!(
+        "CREATE {tag} DATABASE IF NOT EXISTS {}",
+        crate::sql::quote_ident(SCHEMA)
+    ))?;
+    conn.query_drop(format!(
+        "CREATE {tag} TABLE IF NOT EXISTS {} (\
+         table_schema VARCHAR(64) NOT NULL, table_name VARCHAR(64) NOT NULL, kind VARCHAR(16) NOT NULL, \
+         of_table VARCHAR(64) NOT NULL, verified_rows BIGINT UNSIGNED NULL, method VARCHAR(32) NULL, \
+         checksum VARCHAR(80) NULL, run_dir VARCHAR(1024) NOT NULL DEFAULT '', \
+         recorded_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (table_schema, table_name)\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin \
+         COMMENT='tables innops made or kept: shadows of copies, MyISAM tables kept by a conversion'",
+        qualified()
+    ))?;
+    Ok(())
+}
+
+/// Record `schema.name` as innops's own.
+pub fn record(conn: &mut Conn, tag: &str, r: &Record) -> anyhow::Result<()> {
+    ensure(conn, tag)?;
+    let (rows, method, checksum) = match &r.fingerprint {
+        Some(f) => (
+            Some(f.rows),
+            Some(
+                serde_json::to_value(f.method)?
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            ),
+            Some(f.checksum.clone()),
+        ),
+        None => (None, None, None),
+    };
+    conn.exec_drop(
+        format!(
+            "REPLACE {tag} INTO {} (table_schema, table_name, kind, of_table, verified_rows, method, checksum, run_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            qualified()
+        ),
+        (&r.schema, &r.name, &r.kind, &r.of_table, rows, method, checksum, &r.run_dir),
+    )?;
+    Ok(())
+}
+
+/// Forget `schema.name` (it is gone, or a user table again).
+pub fn forget(conn: &mut Conn, tag: &str, schema: &str, name: &str) -> anyhow::Result<()> {
+    if !exists(conn, tag)? {
+        return Ok(());
+    }
+    conn.exec_drop(
+        format!(
+            "DELETE {tag} FROM {} WHERE table_schema = ? AND table_name = ?",
+            qualified()
+        ),
+        (schema, name),
+    )?;
+    Ok(())
+}
+
+fn exists(conn: &mut Conn, tag: &str) -> anyhow::Result<bool> {
+    let n: Option<u64> = conn.exec_first(
+        format!("SELECT {tag} COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
+        (SCHEMA, TABLE),
+    )?;
+    Ok(n.unwrap_or(0) > 0)
+}
+
+type Row = (
+    String,
+    String,
+    String,
+    String,
+    Option<u64>,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
+fn from_row((schema, name, kind, of_table, rows, method, checksum, run_dir): Row) -> Record {
+    let fingerprint = match (rows, method, checksum) {
+        (Some(rows), Some(m), Some(checksum)) => {
+            serde_json::from_value::<Method>(serde_json::Value::String(m))
+                .ok()
+                .map(|method| Fingerprint {
+                    rows,
+                    method,
+                    checksum,
+                })
+        }
+        _ => None,
+    };
+    Record {
+        kind,
+        schema,
+        name,
+        of_table,
+        fingerprint,
+        run_dir,
+    }
+}
+
+const COLUMNS: &str =
+    "table_schema, table_name, kind, of_table, verified_rows, method, checksum, run_dir";
+
+/// The record of `schema.name`, if innops made or kept it.
+pub fn lookup(
+    conn: &mut Conn,
+    tag: &str,
+    schema: &str,
+    name: &str,
+) -> anyhow::Result<Option<Record>> {
+    if !exists(conn, tag)? {
+        return Ok(None);
+    }
+    let row: Option<Row> = conn.exec_first(
+        format!(
+            "SELECT {tag} {COLUMNS} FROM {} WHERE table_schema = ? AND table_name = ?",
+            qualified()
+        ),
+        (schema, name),
+    )?;
+    Ok(row.map(from_row))
+}
+
+/// Every recorded table of `kind`.
+pub fn all(conn: &mut Conn, tag: &str, kind: &str) -> anyhow::Result<Vec<Record>> {
+    if !exists(conn, tag)? {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<Row> = conn.exec(
+        format!(
+            "SELECT {tag} {COLUMNS} FROM {} WHERE kind = ? ORDER BY table_schema, table_name",
+            qualified()
+        ),
+        (kind,),
+    )?;
+    Ok(rows.into_iter().map(from_row).collect())
+}
