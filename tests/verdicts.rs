@@ -902,3 +902,135 @@ fn a_second_redo_or_rollback_is_refused_while_another_run_holds_the_object() {
     );
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
 }
+
+/// A resumed run lost its guard with the process: it takes a new one before it verifies and swaps, so a write
+/// made then waits and lands in the new table.
+#[test]
+fn a_resumed_run_verifies_and_swaps_under_a_new_guard() {
+    let sb = Sandboxed::new("vd-reguard");
+    let mut c = setup(&sb, SHAPE);
+    let run = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:verify:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut child = spawn_innops(
+        &args(&["resume", run.to_str().unwrap()]),
+        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+    );
+    wait_holding(&hold, &mut child);
+    let target = sb.target();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let mut w = target.connect().unwrap();
+        tx.send(w.connection_id()).unwrap();
+        w.query_drop("INSERT INTO d.t (k, c) VALUES (3, 'during the resumed swap')")
+            .unwrap();
+    });
+    let id = rx.recv().unwrap();
+    loop {
+        let state: Option<Option<String>> = c
+            .exec_first(
+                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
+                (id,),
+            )
+            .unwrap();
+        if state.flatten().is_some_and(|s| s.contains("lock")) {
+            break;
+        }
+        assert!(
+            !writer.is_finished(),
+            "the write went through: the resumed run holds no guard"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    go(&hold);
+    let out = wait_innops(child);
+    writer.join().unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let in_new: u64 = c
+        .query_first("SELECT COUNT(*) FROM d.t WHERE c = 'during the resumed swap'")
+        .unwrap()
+        .unwrap();
+    assert_eq!(in_new, 1);
+}
+
+/// Killed after the verification: the verdict died with the process. The resumed swap verifies again and
+/// refuses a source that changed meanwhile, instead of swapping in a stale copy.
+#[test]
+fn a_resumed_swap_verifies_again_and_refuses_a_source_that_changed() {
+    let sb = Sandboxed::new("vd-reverify");
+    let mut c = setup(&sb, SHAPE);
+    let run = sb.root.join("run");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all = args(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run.to_str().unwrap(),
+    ]);
+    all.extend(sandbox_args(&sb));
+    // Verified, and killed inside the swap step before the RENAME.
+    let mut child = spawn_innops(
+        &all,
+        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+    );
+    wait_holding(&hold, &mut child);
+    child.kill().unwrap();
+    wait_innops(child);
+    c.query_drop("UPDATE d.t SET c = 'after the verify' WHERE id = 42")
+        .unwrap();
+    let changed = rows(&mut c, "t");
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 1, "{resumed:?}");
+    assert!(
+        resumed.stderr.contains("the source changed since the copy")
+            && resumed.stderr.contains("--restart"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(
+        engine(&mut c, "t").as_deref(),
+        Some("MyISAM"),
+        "nothing swapped"
+    );
+    assert!(rows(&mut c, "t") == changed);
+}
+
+/// The swap's post-check judges the kept table against what was verified: a kept table that does not hold the
+/// verified rows right after the swap is reported (exit 3), not "done".
+#[test]
+fn a_kept_table_that_differs_from_the_verified_source_after_the_swap_is_reported() {
+    let sb = Sandboxed::new("vd-keptdiff");
+    let mut c = setup(&sb, SHAPE);
+    let hold = sb.root.join("hold");
+    let mut child = convert_held(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "after-action:swap:d.t",
+        &hold,
+    );
+    wait_holding(&hold, &mut child);
+    c.query_drop("INSERT INTO d._t_myisam_old (k, c) VALUES (9, 'not what was verified')")
+        .unwrap();
+    go(&hold);
+    let out = wait_innops(child);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("the swap did not complete"),
+        "{}",
+        out.stderr
+    );
+}

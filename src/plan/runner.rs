@@ -433,6 +433,7 @@ fn execute_steps(
                 }
             }
             fault_point("after-action:", &step.id);
+            crate::plan::test_hold(&format!("after-action:{}", step.id));
         }
         // A step a pre-check found already done did not act: its end state was observed by that check, and
         // its post-checks (a clean shutdown, say) may describe an action that was rightly never taken.

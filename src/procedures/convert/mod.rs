@@ -286,7 +286,7 @@ fn shell_word(s: &str) -> String {
 /// The source fingerprint this run verified the copy against: in memory, else from the journal (a resumed
 /// run), from the swap's or the verify step's recorded result.
 fn verified_source(ctx: &Ctx, t: &TableInfo) -> Option<Fingerprint> {
-    if ctx.memo.contains_key(&format!("verified:{}", t.display())) {
+    if ctx.memo.contains_key(&copy::verified_key(t)) {
         if let Some(v) = ctx.memo.get(&format!("source:{}", t.display())) {
             return serde_json::from_value(v.clone()).ok();
         }
@@ -1256,9 +1256,9 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
     ctx.memo.insert(key, serde_json::to_value(&source)?);
     if ok {
         ctx.memo
-            .insert(format!("verified:{}", t.display()), serde_json::json!(true));
+            .insert(copy::verified_key(t), serde_json::json!(true));
     } else {
-        ctx.memo.remove(&format!("verified:{}", t.display()));
+        ctx.memo.remove(&copy::verified_key(t));
     }
     Ok((v, source, ok))
 }
@@ -1290,7 +1290,7 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
             Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source }))
         })
         .post(Check::new("copy identical to the source", move |ctx| {
-            let ok = ctx.memo.contains_key(&format!("verified:{}", t3.display()));
+            let ok = ctx.memo.contains_key(&copy::verified_key(&t3));
             let why = ctx
                 .recorded_result(&step_id("verify", &t3))
                 .and_then(|r| serde_json::from_value::<Vec<Verdict>>(r["verdicts"].clone()).ok())
@@ -1318,11 +1318,11 @@ fn swap_step(info: &TableInfo, flags: &str) -> Step {
             if swapped(ctx, &t)? {
                 return Ok(Verdict::done("already swapped", "verified"));
             }
-            let verified = ctx.memo.contains_key(&format!("verified:{}", t.display())) && copy::guard_held(ctx, &t);
+            let verified = ctx.memo.contains_key(&copy::verified_key(&t));
             Ok(Verdict::pass(if verified { "verified, guard held" } else { "will verify again first (the run was resumed)" }, "verified"))
         }))
         .act(move |ctx| {
-            let verified = ctx.memo.contains_key(&format!("verified:{}", t2.display())) && copy::guard_held(ctx, &t2);
+            let verified = ctx.memo.contains_key(&copy::verified_key(&t2));
             if !verified {
                 let (v, _, ok) = verify_now(ctx, &t2)?;
                 if !ok {
