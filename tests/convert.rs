@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use crate::common::{read_json, run_innops, Output, Sandboxed};
+use crate::common::{read_json, run_innops, write_that_waits, Output, Sandboxed};
 
 fn case_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -431,33 +431,7 @@ fn a_write_waiting_on_the_guard_lands_in_the_new_table() {
     let n: u64 = c.query_first("SELECT COUNT(*) FROM d.t").unwrap().unwrap();
     assert_eq!(n, 30000);
     // ...and a write waits for it.
-    let target = sb.target();
-    let writer = std::thread::spawn(move || {
-        let mut w = target.connect().unwrap();
-        let id: u64 = w.query_first("SELECT CONNECTION_ID()").unwrap().unwrap();
-        let h = std::thread::spawn(move || {
-            w.query_drop("INSERT INTO d.t (k, c) VALUES (7, 'late write')")
-                .unwrap()
-        });
-        (id, h)
-    });
-    let (writer_id, insert) = writer.join().unwrap();
-    loop {
-        let state: Option<Option<String>> = c
-            .exec_first(
-                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
-                (writer_id,),
-            )
-            .unwrap();
-        if state.flatten().is_some_and(|s| s.contains("lock")) {
-            break;
-        }
-        assert!(
-            !insert.is_finished(),
-            "the write went through while the guard was held"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let insert = write_that_waits(&sb, "INSERT INTO d.t (k, c) VALUES (7, 'late write')");
     std::fs::write(hold.join("go"), b"").unwrap();
     let out = runner.join().unwrap();
     insert.join().unwrap();

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use mysql::prelude::Queryable;
 
-use crate::common::{read_json, run_innops, spawn_innops, wait_holding, wait_innops, Sandboxed};
+use crate::common::{
+    read_json, run_innops, spawn_innops, wait_holding, wait_innops, write_that_waits, Sandboxed,
+};
 use crate::convert::{args, convert, engine, rows, setup, SHAPE};
 
 fn sandbox_args(sb: &Sandboxed) -> Vec<String> {
@@ -29,6 +31,34 @@ fn convert_held(sb: &Sandboxed, a: &[&str], point: &str, hold: &Path) -> std::pr
         &all,
         &[("INNOPS_TEST_HOLD", &format!("{point}={}", hold.display()))],
     )
+}
+
+/// A `--strategy S` conversion of d.t with its own hold and run directories (named after the strategy), held at
+/// `point`: the child, and the run directory.
+fn strategy_held(
+    sb: &Sandboxed,
+    strategy: &str,
+    point: &str,
+) -> (std::process::Child, std::path::PathBuf, std::path::PathBuf) {
+    let hold = sb.root.join(format!("hold-{strategy}"));
+    let run = sb.root.join(format!("run-{strategy}"));
+    let mut child = convert_held(
+        sb,
+        &[
+            "--tables",
+            "d.t",
+            "--strategy",
+            strategy,
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ],
+        point,
+        &hold,
+    );
+    wait_holding(&hold, &mut child);
+    (child, hold, run)
 }
 
 fn go(hold: &Path) {
@@ -58,24 +88,7 @@ fn a_counter_moved_after_planning_is_carried_over_on_both_copy_paths() {
     let sb = Sandboxed::new("vd-autoinc");
     for strategy in ["bulk", "deferred"] {
         let mut c = setup(&sb, SHAPE);
-        let hold = sb.root.join(format!("hold-{strategy}"));
-        let run = sb.root.join(format!("run-{strategy}"));
-        let mut child = convert_held(
-            &sb,
-            &[
-                "--tables",
-                "d.t",
-                "--strategy",
-                strategy,
-                "--execute",
-                "--no-bench",
-                "--run-dir",
-                run.to_str().unwrap(),
-            ],
-            "before-guard",
-            &hold,
-        );
-        wait_holding(&hold, &mut child);
+        let (child, hold, _run) = strategy_held(&sb, strategy, "before-guard");
         // Between the plan and the guard: the newest id is handed out and its row deleted again.
         c.query_drop("INSERT INTO d.t (k, c) VALUES (5, 'gone again')")
             .unwrap();
@@ -121,27 +134,7 @@ fn a_delete_queued_behind_the_guard_lands_in_the_new_table_and_the_swap_is_done(
         &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
     );
     wait_holding(&hold, &mut child);
-    let target = sb.target();
-    let (id_tx, id_rx) = std::sync::mpsc::channel();
-    let deleter = std::thread::spawn(move || {
-        let mut w = target.connect().unwrap();
-        id_tx.send(w.connection_id()).unwrap();
-        w.query_drop("DELETE FROM d.t WHERE id <= 10").unwrap();
-    });
-    let writer_id = id_rx.recv().unwrap();
-    loop {
-        let state: Option<Option<String>> = c
-            .exec_first(
-                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
-                (writer_id,),
-            )
-            .unwrap();
-        if state.flatten().is_some_and(|s| s.contains("lock")) {
-            break;
-        }
-        assert!(!deleter.is_finished(), "the DELETE went through the guard");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let deleter = write_that_waits(&sb, "DELETE FROM d.t WHERE id <= 10");
     go(&hold);
     let out = wait_innops(child);
     deleter.join().unwrap();
@@ -174,24 +167,7 @@ fn a_shadow_one_value_off_is_refused_and_the_printed_restart_command_converts() 
     let mut c = setup(&sb, SHAPE);
     let before = rows(&mut c, "t");
     for strategy in ["bulk", "deferred"] {
-        let hold = sb.root.join(format!("hold-{strategy}"));
-        let run = sb.root.join(format!("run-{strategy}"));
-        let mut child = convert_held(
-            &sb,
-            &[
-                "--tables",
-                "d.t",
-                "--strategy",
-                strategy,
-                "--execute",
-                "--no-bench",
-                "--run-dir",
-                run.to_str().unwrap(),
-            ],
-            "after-copy",
-            &hold,
-        );
-        wait_holding(&hold, &mut child);
+        let (child, hold, run) = strategy_held(&sb, strategy, "after-copy");
         c.query_drop("UPDATE d._t_innops_new SET c = 'c-tampered' WHERE id = 12345")
             .unwrap();
         go(&hold);
@@ -927,31 +903,10 @@ fn a_resumed_run_verifies_and_swaps_under_a_new_guard() {
         &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
     );
     wait_holding(&hold, &mut child);
-    let target = sb.target();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let writer = std::thread::spawn(move || {
-        let mut w = target.connect().unwrap();
-        tx.send(w.connection_id()).unwrap();
-        w.query_drop("INSERT INTO d.t (k, c) VALUES (3, 'during the resumed swap')")
-            .unwrap();
-    });
-    let id = rx.recv().unwrap();
-    loop {
-        let state: Option<Option<String>> = c
-            .exec_first(
-                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
-                (id,),
-            )
-            .unwrap();
-        if state.flatten().is_some_and(|s| s.contains("lock")) {
-            break;
-        }
-        assert!(
-            !writer.is_finished(),
-            "the write went through: the resumed run holds no guard"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let writer = write_that_waits(
+        &sb,
+        "INSERT INTO d.t (k, c) VALUES (3, 'during the resumed swap')",
+    );
     go(&hold);
     let out = wait_innops(child);
     writer.join().unwrap();

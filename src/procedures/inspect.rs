@@ -162,6 +162,19 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
     })
 }
 
+fn list_tables(s: &mut String, tables: &[MyIsamTable]) {
+    for t in tables {
+        s.push_str(&format!(
+            "  {}.{}  rows≈{}  data {}  index {}\n",
+            t.schema,
+            t.table,
+            t.rows,
+            format_size(t.data_bytes),
+            format_size(t.index_bytes)
+        ));
+    }
+}
+
 pub fn render(i: &Inspection) -> String {
     let mut s = format!(
         "{} — {} ({})\n\nsettings:\n",
@@ -191,31 +204,13 @@ pub fn render(i: &Inspection) -> String {
         ));
     }
     s.push_str(&format!("\nMyISAM tables: {}\n", i.myisam_tables.len()));
-    for t in &i.myisam_tables {
-        s.push_str(&format!(
-            "  {}.{}  rows≈{}  data {}  index {}\n",
-            t.schema,
-            t.table,
-            t.rows,
-            format_size(t.data_bytes),
-            format_size(t.index_bytes)
-        ));
-    }
+    list_tables(&mut s, &i.myisam_tables);
     if !i.kept_by_innops.is_empty() {
         s.push_str(&format!(
             "\nkept by innops after a conversion: {} (innops convert --drop-kept DB.TABLE drops one once verified unchanged)\n",
             i.kept_by_innops.len()
         ));
-        for t in &i.kept_by_innops {
-            s.push_str(&format!(
-                "  {}.{}  rows≈{}  data {}  index {}\n",
-                t.schema,
-                t.table,
-                t.rows,
-                format_size(t.data_bytes),
-                format_size(t.index_bytes)
-            ));
-        }
+        list_tables(&mut s, &i.kept_by_innops);
     }
     s.push_str(&format!(
         "\nhazards: {}\n",

@@ -152,6 +152,38 @@ pub fn wait_holding(dir: &Path, child: &mut std::process::Child) {
     }
 }
 
+/// Run `sql` from a session of its own and return once the server shows it waiting for a lock (innops's write
+/// guard); the test fails if the statement completes instead. Join the handle after letting the guard go.
+pub fn write_that_waits(sb: &Sandboxed, sql: &str) -> std::thread::JoinHandle<()> {
+    use mysql::prelude::Queryable;
+    let target = sb.target();
+    let sql = sql.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let mut w = target.connect().unwrap();
+        tx.send(w.connection_id()).unwrap();
+        w.query_drop(sql).unwrap();
+    });
+    let id = rx.recv().unwrap();
+    let mut watch = sb.conn();
+    loop {
+        let state: Option<Option<String>> = watch
+            .exec_first(
+                "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
+                (id,),
+            )
+            .unwrap();
+        if state.flatten().is_some_and(|s| s.contains("lock")) {
+            return writer;
+        }
+        assert!(
+            !writer.is_finished(),
+            "the write went through while the guard was held"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));

@@ -102,7 +102,7 @@ fn index_name(line: &str) -> Option<String> {
 }
 
 /// A backquoted identifier at the start of `s` (doubled backquotes inside), and the rest.
-fn quoted_ident(s: &str) -> Option<(String, &str)> {
+pub fn quoted_ident(s: &str) -> Option<(String, &str)> {
     let s = s.strip_prefix('`')?;
     let mut name = String::new();
     let mut chars = s.char_indices().peekable();

@@ -222,22 +222,8 @@ fn swapped(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<bool> {
 /// `db.t`, `db.*`, or with backquotes `` `my.db`.`t.1` `` (a doubled backquote inside is one backquote).
 pub fn parse_table_arg(arg: &str) -> Option<(String, String)> {
     fn part(s: &str) -> Option<(String, &str)> {
-        if let Some(rest) = s.strip_prefix('`') {
-            let mut name = String::new();
-            let mut it = rest.char_indices().peekable();
-            while let Some((i, c)) = it.next() {
-                if c == '`' {
-                    if matches!(it.peek(), Some((_, '`'))) {
-                        name.push('`');
-                        it.next();
-                    } else {
-                        return Some((name, &rest[i + 1..]));
-                    }
-                } else {
-                    name.push(c);
-                }
-            }
-            None
+        if s.starts_with('`') {
+            definition::quoted_ident(s)
         } else {
             let end = s.find('.').unwrap_or(s.len());
             Some((s[..end].to_string(), &s[end..]))
