@@ -65,7 +65,7 @@ pub fn convert(sb: &Sandboxed, args: &[String], extra_env: &[(&str, &str)]) -> O
 fn run_case(name: &str) {
     let dir = case_dir(name);
     let sql = std::fs::read_to_string(dir.join("create.sql")).unwrap();
-    let mut args: Vec<String> = std::fs::read_to_string(dir.join("args"))
+    let args: Vec<String> = std::fs::read_to_string(dir.join("args"))
         .unwrap()
         .lines()
         .filter(|l| !l.is_empty())
@@ -85,18 +85,61 @@ fn run_case(name: &str) {
             .find(|(key, _)| key == k)
             .map(|(_, v)| v.clone())
     };
+    // `env=NAME=VALUE` lines: environment for innops.
+    let env: Vec<(String, String)> = expect
+        .iter()
+        .filter(|(k, _)| k == "env")
+        .filter_map(|(_, v)| {
+            v.split_once('=')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect();
+    let sb = Sandboxed::new(&name.replace('_', "-"));
+    // `strategies=a,b`: the whole case once per strategy (`--strategy X` added), each on a fresh database.
+    match get("strategies") {
+        None => run_case_once(name, &sb, &sql, args, &get, &env, "run"),
+        Some(list) => {
+            for (i, strategy) in list.split(',').enumerate() {
+                if i > 0 {
+                    sb.conn().query_drop("DROP DATABASE d").unwrap();
+                }
+                let mut a = args.clone();
+                a.extend(["--strategy".to_string(), strategy.to_string()]);
+                run_case_once(
+                    &format!("{name} ({strategy})"),
+                    &sb,
+                    &sql,
+                    a,
+                    &get,
+                    &env,
+                    &format!("run-{strategy}"),
+                );
+            }
+        }
+    }
+}
+
+fn run_case_once(
+    name: &str,
+    sb: &Sandboxed,
+    sql: &str,
+    mut args: Vec<String>,
+    get: &dyn Fn(&str) -> Option<String>,
+    env: &[(String, String)],
+    run: &str,
+) {
+    let env: Vec<(&str, &str)> = env.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let table = get("table").unwrap_or_else(|| "t".into());
     let old = format!("_{table}_myisam_old");
     let shadow = format!("_{table}_innops_new");
 
-    let sb = Sandboxed::new(&name.replace('_', "-"));
-    let mut c = setup(&sb, &sql);
+    let mut c = setup(sb, sql);
     let before = rows(&mut c, &table);
     let engine_before = engine(&mut c, &table);
 
     // A dry run changes nothing, and exits as the run would up to its first action: a refusal or bad input
     // already shows, an action's outcome cannot (`dry_exit=` in expect says otherwise where needed).
-    let dry = convert(&sb, &args, &[]);
+    let dry = convert(sb, &args, &env);
     let dry_code: i32 = get("dry_exit")
         .or_else(|| get("exit"))
         .expect("expect has exit=")
@@ -110,7 +153,7 @@ fn run_case(name: &str) {
     );
     assert!(engine(&mut c, &shadow).is_none());
 
-    let run_dir = sb.root.join("run");
+    let run_dir = sb.root.join(run);
     args.extend(
         [
             "--execute",
@@ -121,7 +164,7 @@ fn run_case(name: &str) {
         ]
         .map(String::from),
     );
-    let out = convert(&sb, &args, &[]);
+    let out = convert(sb, &args, &env);
     let code: i32 = get("exit").expect("expect has exit=").parse().unwrap();
     assert_eq!(out.code, code, "{name}: {out:?}");
     if let Some(s) = get("stdout_contains") {
@@ -144,7 +187,11 @@ fn run_case(name: &str) {
             out.stderr
         );
     }
-    let kept = get("kept").as_deref() != Some("no");
+    // `--strategy alter` keeps no old table.
+    let alter = args
+        .windows(2)
+        .any(|w| w[0] == "--strategy" && w[1] == "alter");
+    let kept = get("kept").as_deref() != Some("no") && !alter;
     if code == 0 {
         assert_eq!(engine(&mut c, &table).as_deref(), Some("InnoDB"), "{name}");
         assert_eq!(
@@ -224,16 +271,32 @@ cases!(
     autoinc_second_in_pk,
     bit_columns,
     empty_table,
+    every_column_type,
     fixed_row_format,
     fulltext,
+    generated_stored,
+    generated_virtual_indexed,
     no_primary_key,
     nulls_blobs_dates,
     odd_identifiers,
+    pk_binary,
+    pk_bit,
+    pk_collation,
+    pk_decimal,
+    pk_double,
+    pk_enum,
+    pk_float,
+    pk_integers,
+    pk_mixed_composite,
+    pk_other_types,
+    pk_set,
+    pk_temporal,
     sysbench_shape,
     sysbench_shape_deferred,
     too_wide_row,
     triggers_alter,
     triggers_refused,
+    unique_hash_keys,
     unknown_table,
     utf8mb4_text,
 );
