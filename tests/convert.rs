@@ -111,6 +111,15 @@ fn run_case(name: &str) {
             .find(|(key, _)| key == k)
             .map(|(_, v)| v.clone())
     };
+    // `env=NAME=VALUE` lines: environment for innops.
+    let env: Vec<(String, String)> = expect
+        .iter()
+        .filter(|(k, _)| k == "env")
+        .filter_map(|(_, v)| {
+            v.split_once('=')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect();
     // Every strategy the case names, each with the server's bulk insert path on and off.
     let strategies: Vec<Option<String>> = match get("strategies") {
         Some(list) => list.split(',').map(|s| Some(s.to_string())).collect(),
@@ -138,6 +147,7 @@ fn run_case(name: &str) {
                 &sql,
                 a,
                 &get,
+                &env,
                 strategy.as_deref() == Some("alter"),
             );
         }
@@ -150,8 +160,10 @@ fn run_one(
     sql: &str,
     mut args: Vec<String>,
     get: &dyn Fn(&str) -> Option<String>,
+    env: &[(String, String)],
     alter: bool,
 ) {
+    let env: Vec<(&str, &str)> = env.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let table = get("table").unwrap_or_else(|| "t".into());
     let old = format!("_{table}_myisam_old");
     let shadow = format!("_{table}_innops_new");
@@ -166,7 +178,7 @@ fn run_one(
 
     // A dry run changes nothing, and exits as the run would up to its first action: a refusal or bad input
     // already shows, an action's outcome cannot (`dry_exit=` in expect says otherwise where needed).
-    let dry = convert(sb, &args, &[]);
+    let dry = convert(sb, &args, &env);
     let dry_code: i32 = get("dry_exit")
         .or_else(|| get("exit"))
         .expect("expect has exit=")
@@ -194,7 +206,7 @@ fn run_one(
         ]
         .map(String::from),
     );
-    let out = convert(sb, &args, &[]);
+    let out = convert(sb, &args, &env);
     let code: i32 = get("exit").expect("expect has exit=").parse().unwrap();
     assert_eq!(out.code, code, "{name}: {out:?}");
     if let Some(s) = get("stdout_contains") {
@@ -313,16 +325,32 @@ cases!(
     autoinc_second_in_pk,
     bit_columns,
     empty_table,
+    every_column_type,
     fixed_row_format,
     fulltext,
+    generated_stored,
+    generated_virtual_indexed,
     no_primary_key,
     nulls_blobs_dates,
     odd_identifiers,
+    pk_binary,
+    pk_bit,
+    pk_collation,
+    pk_decimal,
+    pk_double,
+    pk_enum,
+    pk_float,
+    pk_integers,
+    pk_mixed_composite,
+    pk_other_types,
+    pk_set,
+    pk_temporal,
     sysbench_shape,
     sysbench_shape_deferred,
     too_wide_row,
     triggers_alter,
     triggers_refused,
+    unique_hash_keys,
     unknown_table,
     utf8mb4_text,
 );

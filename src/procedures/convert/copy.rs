@@ -190,10 +190,11 @@ fn column_list(info: &TableInfo) -> String {
         .join(", ")
 }
 
-/// Session settings for a copy: values go in verbatim (zero dates, id 0 in an AUTO_INCREMENT column).
+/// Session settings for a copy: values go in verbatim (zero dates, id 0 in an AUTO_INCREMENT column), and
+/// TIMESTAMP key boundaries are read and bound in UTC (no daylight-saving change maps two instants to one).
 fn copy_session(conn: &mut Conn, tag: &str) -> anyhow::Result<()> {
     conn.query_drop(format!(
-        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', unique_checks = 0, foreign_key_checks = 0"
+        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', unique_checks = 0, foreign_key_checks = 0, time_zone = '+00:00'"
     ))?;
     Ok(())
 }
@@ -277,29 +278,218 @@ pub struct ChunkSettings {
     pub critical_load: Threshold,
 }
 
-/// `WHERE (a, b) > (?, ?)` expanded so the range optimizer uses the primary key: `a > ? OR (a = ? AND b > ?)`.
-pub fn after_key_predicate(pk: &[String]) -> (String, usize) {
-    let mut ors = Vec::new();
-    let mut params = 0;
-    for i in 0..pk.len() {
-        let mut ands: Vec<String> = pk[..i]
-            .iter()
-            .map(|c| format!("{} = ?", quote_ident(c)))
-            .collect();
-        ands.push(format!("{} > ?", quote_ident(&pk[i])));
-        params += i + 1;
-        ors.push(format!("({})", ands.join(" AND ")));
-    }
-    (ors.join(" OR "), params)
+/// How one primary-key column's chunk boundary travels from the shadow's last row to the next chunk's WHERE, so
+/// the server compares it in the column's own type and the next chunk starts exactly after the last copied key
+/// in the primary index's order. Text would not do: a FLOAT prints rounded to 6 digits, BIT as raw bytes, and
+/// ENUM and SET sort by their number, not their name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyKind {
+    /// Integers, FLOAT, DOUBLE, temporal types, YEAR, and types the server parses from text into their own
+    /// (INET4, INET6, UUID): the value as the binary protocol returns it, bound as that type. The copy session
+    /// runs in UTC, so a TIMESTAMP never passes through a daylight-saving change.
+    Typed,
+    /// BIT: its number (`col + 0`), compared as a number.
+    Bit,
+    /// ENUM of `members` members: sorted by member number. `col > n` is no range for the optimizer, so the
+    /// members after `n` are listed (`col IN (n+1, …)`), which is.
+    Enum { members: u64 },
+    /// SET: sorted by its bitmask (`col + 0`), compared as a number (no range for the optimizer: each chunk
+    /// scans the primary index from its start).
+    Set,
+    /// DECIMAL: its exact text, cast back to the column's own precision and scale (`DECIMAL(M,D)`).
+    Decimal { cast: String },
+    /// Character strings: the bytes in hex, back in the column's character set and collation (no conversion
+    /// through the connection's character set).
+    Text { charset: String, collation: String },
+    /// Binary strings: the bytes in hex.
+    Binary,
 }
 
-/// The parameters for [`after_key_predicate`] from the last copied key.
-pub fn after_key_params(last: &[Value]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for i in 0..last.len() {
-        out.extend(last[..=i].iter().cloned());
+/// One primary-key column and how its boundary travels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyColumn {
+    pub name: String,
+    pub kind: KeyKind,
+}
+
+/// A character set or collation name as the server reports it, safe to put into SQL unquoted.
+fn plain_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The number of members of `enum('a','b''c',…)` as information_schema.COLUMNS shows it (a quote is doubled,
+/// a backslash escaped).
+pub fn enum_members(column_type: &str) -> u64 {
+    let mut n = 0;
+    let mut chars = column_type.chars().peekable();
+    let mut inside = false;
+    while let Some(c) = chars.next() {
+        match (inside, c) {
+            (false, '\'') => {
+                inside = true;
+                n += 1;
+            }
+            (true, '\\') => {
+                chars.next();
+            }
+            (true, '\'') => {
+                if chars.peek() == Some(&'\'') {
+                    chars.next();
+                } else {
+                    inside = false;
+                }
+            }
+            _ => {}
+        }
     }
-    out
+    n
+}
+
+/// How a key column of this type carries its boundary.
+pub fn key_kind(
+    data_type: &str,
+    column_type: &str,
+    charset: Option<&str>,
+    collation: Option<&str>,
+) -> KeyKind {
+    match data_type {
+        "bit" => KeyKind::Bit,
+        "enum" => KeyKind::Enum {
+            members: enum_members(column_type),
+        },
+        "set" => KeyKind::Set,
+        "decimal" | "numeric" | "fixed" | "dec" => {
+            let spec = column_type
+                .find('(')
+                .and_then(|a| column_type[a..].find(')').map(|b| &column_type[a..=a + b]))
+                .filter(|p| p.chars().all(|c| "(),".contains(c) || c.is_ascii_digit()))
+                .unwrap_or("(10,0)");
+            KeyKind::Decimal {
+                cast: format!("DECIMAL{spec}"),
+            }
+        }
+        "char" | "varchar" | "tinytext" | "text" | "mediumtext" | "longtext" | "binary"
+        | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => {
+            match (charset, collation) {
+                (Some(cs), Some(co)) if cs != "binary" && plain_name(cs) && plain_name(co) => {
+                    KeyKind::Text {
+                        charset: cs.to_string(),
+                        collation: co.to_string(),
+                    }
+                }
+                _ => KeyKind::Binary,
+            }
+        }
+        _ => KeyKind::Typed,
+    }
+}
+
+impl KeyColumn {
+    /// What the last-key SELECT reads for this column.
+    pub fn read_expr(&self) -> String {
+        let q = quote_ident(&self.name);
+        match &self.kind {
+            KeyKind::Bit | KeyKind::Enum { .. } | KeyKind::Set => format!("{q} + 0"),
+            KeyKind::Text { .. } | KeyKind::Binary => format!("HEX({q})"),
+            KeyKind::Typed | KeyKind::Decimal { .. } => q,
+        }
+    }
+
+    /// The boundary as the server should see it, in the column's own type.
+    fn operand(&self) -> String {
+        match &self.kind {
+            KeyKind::Decimal { cast } => format!("CAST(? AS {cast})"),
+            KeyKind::Text { charset, collation } => {
+                format!("CONVERT(UNHEX(?) USING {charset}) COLLATE {collation}")
+            }
+            KeyKind::Binary => "UNHEX(?)".into(),
+            _ => "?".into(),
+        }
+    }
+
+    fn equal(&self, v: &Value, params: &mut Vec<Value>) -> String {
+        params.push(v.clone());
+        format!("{} = {}", quote_ident(&self.name), self.operand())
+    }
+
+    fn after(&self, v: &Value, params: &mut Vec<Value>) -> anyhow::Result<String> {
+        let q = quote_ident(&self.name);
+        if let KeyKind::Enum { members } = self.kind {
+            let n = value_u64(v).ok_or_else(|| {
+                anyhow::anyhow!("the ENUM key column {q} read back as {v:?}, not a member number")
+            })?;
+            if n >= members {
+                return Ok("FALSE".into());
+            }
+            let list: Vec<String> = (n + 1..=members).map(|i| i.to_string()).collect();
+            return Ok(format!("{q} IN ({})", list.join(", ")));
+        }
+        params.push(v.clone());
+        Ok(format!("{q} > {}", self.operand()))
+    }
+}
+
+fn value_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) => u64::try_from(*i).ok(),
+        Value::UInt(u) => Some(*u),
+        Value::Bytes(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The primary-key columns of `info` and how each carries its boundary (character sets and collations read
+/// from the server).
+pub fn key_columns(conn: &mut Conn, tag: &str, info: &TableInfo) -> anyhow::Result<Vec<KeyColumn>> {
+    let mut out = Vec::new();
+    for name in info.pk_columns() {
+        let col = info
+            .columns
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "primary-key column {name} is not among the columns of {}",
+                    info.display()
+                )
+            })?;
+        let cs: Option<(Option<String>, Option<String>)> = conn.exec_first(
+            format!("SELECT {tag} CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?"),
+            (&info.schema, &info.name, &name),
+        )?;
+        let (charset, collation) = cs.unwrap_or((None, None));
+        out.push(KeyColumn {
+            kind: key_kind(
+                &col.data_type,
+                &col.column_type,
+                charset.as_deref(),
+                collation.as_deref(),
+            ),
+            name,
+        });
+    }
+    Ok(out)
+}
+
+/// `WHERE key > last` in the primary index's order, expanded so the range optimizer uses the primary key
+/// (`a > ? OR (a = ? AND b > ?)`), with its parameters.
+pub fn after_key(key: &[KeyColumn], last: &[Value]) -> anyhow::Result<(String, Vec<Value>)> {
+    anyhow::ensure!(
+        key.len() == last.len() && !key.is_empty(),
+        "the last copied key has {} values for {} key columns",
+        last.len(),
+        key.len()
+    );
+    let mut ors = Vec::new();
+    let mut params = Vec::new();
+    for i in 0..key.len() {
+        let mut ands: Vec<String> = (0..i)
+            .map(|j| key[j].equal(&last[j], &mut params))
+            .collect();
+        ands.push(key[i].after(&last[i], &mut params)?);
+        ors.push(format!("({})", ands.join(" AND ")));
+    }
+    Ok((ors.join(" OR "), params))
 }
 
 /// The next chunk size: aim at the target duration, never more than doubling or less than halving at once.
@@ -432,6 +622,18 @@ fn chunk_fault(n: u64) {
     }
 }
 
+/// Test hook: `INNOPS_TEST_CHUNK_ROWS=N` copies in chunks of exactly N rows, so a small table crosses many
+/// chunk boundaries whatever the machine's speed.
+pub const CHUNK_ROWS_ENV: &str = "INNOPS_TEST_CHUNK_ROWS";
+
+fn test_chunk_rows() -> Option<u64> {
+    std::env::var(CHUNK_ROWS_ENV)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
 /// Copy in primary-key chunks into the PK-only shadow, continuing after the highest key already copied.
 pub fn copy_chunked(
     ctx: &mut Ctx,
@@ -457,11 +659,19 @@ pub fn copy_chunked(
     let mut conn = ctx.target.connect()?;
     copy_session(&mut conn, &tag)?;
     let mut status = ctx.target.connect()?;
-    let (pred, _) = after_key_predicate(&pk);
-    let last_sql = format!("SELECT {tag} {pk_list} FROM {shadow} ORDER BY {pk_desc} LIMIT 1");
+    let key = key_columns(&mut conn, &tag, info)?;
+    let reads = key
+        .iter()
+        .map(KeyColumn::read_expr)
+        .collect::<Vec<_>>()
+        .join(", ");
+    // A prepared statement: the binary protocol returns the key typed.
+    let last_sql = format!("SELECT {tag} {reads} FROM {shadow} ORDER BY {pk_desc} LIMIT 1");
     let mut last: Option<Vec<Value>> = conn
-        .query_first::<mysql::Row, _>(&last_sql)?
+        .exec_first::<mysql::Row, _, _>(&last_sql, ())?
         .map(|r| r.unwrap());
+    let fixed_chunk = test_chunk_rows();
+    let mut chunk: u64 = fixed_chunk.unwrap_or(1000);
     let already = crate::procedures::convert::verify::count_rows(
         &mut conn,
         &tag,
@@ -470,7 +680,6 @@ pub fn copy_chunked(
         true,
     )?;
     let mut copied = already;
-    let mut chunk: u64 = 1000;
     let mut chunks = 0u64;
     let mut paused = 0.0f64;
     let mut bar = Progress::new(&format!("copy {}", info.display()), total);
@@ -515,13 +724,14 @@ pub fn copy_chunked(
                 ))?;
                 conn.affected_rows()
             }
-            Some(key) => {
+            Some(last) => {
+                let (pred, params) = after_key(&key, last)?;
                 conn.exec_drop(
                     format!(
                         "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE {pred} ORDER BY {pk_list} LIMIT {chunk}",
                         info.qualified()
                     ),
-                    after_key_params(key),
+                    params,
                 )?;
                 conn.affected_rows()
             }
@@ -533,14 +743,15 @@ pub fn copy_chunked(
         chunks += 1;
         bar.set(copied.min(total.max(copied)));
         last = conn
-            .query_first::<mysql::Row, _>(&last_sql)?
+            .exec_first::<mysql::Row, _, _>(&last_sql, ())?
             .map(|r| r.unwrap());
         chunk_fault(chunks);
         if n < chunk {
             // A short chunk was the last one.
             break;
         }
-        chunk = next_chunk(chunk, started.elapsed(), settings.target_chunk);
+        chunk = fixed_chunk
+            .unwrap_or_else(|| next_chunk(chunk, started.elapsed(), settings.target_chunk));
     }
     bar.finish();
     Ok(serde_json::json!({
@@ -675,13 +886,117 @@ mod tests {
         assert_ne!(old_name(&long), old_name(&other));
     }
 
+    fn kc(name: &str, kind: KeyKind) -> KeyColumn {
+        KeyColumn {
+            name: name.into(),
+            kind,
+        }
+    }
+
     #[test]
     fn keyset_predicate_for_composite_keys() {
-        let (p, n) = after_key_predicate(&["a".into(), "b".into()]);
+        let key = [kc("a", KeyKind::Typed), kc("b", KeyKind::Typed)];
+        let (p, params) = after_key(&key, &[Value::Int(1), Value::Int(7)]).unwrap();
         assert_eq!(p, "(`a` > ?) OR (`a` = ? AND `b` > ?)");
-        assert_eq!(n, 3);
-        let params = after_key_params(&[Value::Int(1), Value::Int(7)]);
         assert_eq!(params, vec![Value::Int(1), Value::Int(1), Value::Int(7)]);
+        assert!(after_key(&key, &[Value::Int(1)]).is_err());
+    }
+
+    #[test]
+    fn every_key_type_is_compared_in_its_own_type() {
+        let k = |dt: &str, ct: &str, cs: Option<&str>, co: Option<&str>| key_kind(dt, ct, cs, co);
+        for t in [
+            "tinyint",
+            "int",
+            "bigint",
+            "float",
+            "double",
+            "date",
+            "datetime",
+            "timestamp",
+            "time",
+            "year",
+            "uuid",
+            "inet6",
+            "inet4",
+        ] {
+            assert_eq!(k(t, t, None, None), KeyKind::Typed, "{t}");
+        }
+        assert_eq!(k("bit", "bit(16)", None, None), KeyKind::Bit);
+        assert_eq!(k("set", "set('a','b')", None, None), KeyKind::Set);
+        assert_eq!(
+            k("decimal", "decimal(40,10) unsigned", None, None),
+            KeyKind::Decimal {
+                cast: "DECIMAL(40,10)".into()
+            }
+        );
+        assert_eq!(
+            k(
+                "varchar",
+                "varchar(20)",
+                Some("utf8mb4"),
+                Some("utf8mb4_unicode_ci")
+            ),
+            KeyKind::Text {
+                charset: "utf8mb4".into(),
+                collation: "utf8mb4_unicode_ci".into()
+            }
+        );
+        assert_eq!(k("varbinary", "varbinary(20)", None, None), KeyKind::Binary);
+        assert_eq!(
+            k("blob", "blob", Some("binary"), Some("binary")),
+            KeyKind::Binary
+        );
+        assert_eq!(enum_members(r"enum('a\\','b''c','d,e','x\\''y')"), 4);
+        assert_eq!(enum_members("enum('')"), 1);
+
+        let key = [
+            kc("e", KeyKind::Enum { members: 4 }),
+            kc("b", KeyKind::Bit),
+            kc(
+                "d",
+                KeyKind::Decimal {
+                    cast: "DECIMAL(40,10)".into(),
+                },
+            ),
+            kc(
+                "c",
+                KeyKind::Text {
+                    charset: "latin1".into(),
+                    collation: "latin1_german2_ci".into(),
+                },
+            ),
+            kc("v", KeyKind::Binary),
+        ];
+        let reads: Vec<String> = key.iter().map(KeyColumn::read_expr).collect();
+        assert_eq!(reads, ["`e` + 0", "`b` + 0", "`d`", "HEX(`c`)", "HEX(`v`)"]);
+        let last = [
+            Value::UInt(2),
+            Value::UInt(5),
+            Value::Bytes(b"1.5000000000".to_vec()),
+            Value::Bytes(b"C4".to_vec()),
+            Value::Bytes(b"00FF".to_vec()),
+        ];
+        let (p, params) = after_key(&key, &last).unwrap();
+        let c = "CONVERT(UNHEX(?) USING latin1) COLLATE latin1_german2_ci";
+        assert_eq!(
+            p,
+            format!(
+                "(`e` IN (3, 4)) \
+                 OR (`e` = ? AND `b` > ?) \
+                 OR (`e` = ? AND `b` = ? AND `d` > CAST(? AS DECIMAL(40,10))) \
+                 OR (`e` = ? AND `b` = ? AND `d` = CAST(? AS DECIMAL(40,10)) AND `c` > {c}) \
+                 OR (`e` = ? AND `b` = ? AND `d` = CAST(? AS DECIMAL(40,10)) AND `c` = {c} AND `v` > UNHEX(?))"
+            )
+        );
+        assert_eq!(params.len(), 2 + 3 + 4 + 5);
+        assert_eq!(
+            params[..3],
+            [Value::UInt(2), Value::UInt(5), Value::UInt(2)]
+        );
+        // The last member: nothing comes after it.
+        let (p, _) = after_key(&key[..1], &[Value::UInt(4)]).unwrap();
+        assert_eq!(p, "(FALSE)");
     }
 
     #[test]

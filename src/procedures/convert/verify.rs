@@ -1,6 +1,12 @@
-//! Proving a copy: the exact row count through the primary key, and a checksum that is valid for the column
-//! types involved — `CHECKSUM TABLE … EXTENDED` where it is engine-independent, otherwise innops's own row
-//! hash (sha256 of every row, combined so the order rows arrive in does not matter).
+//! Proving a copy: the exact row count and a checksum that holds for every column type — innops's own row hash
+//! (sha256 of every row's base columns, combined so the order rows arrive in does not matter).
+//!
+//! `CHECKSUM TABLE … EXTENDED` is not engine-independent: MyISAM and InnoDB give different values for identical
+//! data with BIT columns, VARCHAR in MyISAM's fixed row format (shared/FACTS.md §1), STORED generated columns,
+//! indexed VIRTUAL columns, and UNIQUE keys MyISAM implements as hash keys (TEXT/BLOB, long VARCHAR), whose
+//! hidden hash column MyISAM checksums too. The row hash reads the base columns through the binary protocol
+//! and is as cheap (benches/verify_cost.rs: it also counts the rows in the same scan), so it is used always;
+//! `CHECKSUM TABLE` stays for measurements and for fingerprints recorded by older runs.
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Value};
@@ -13,9 +19,9 @@ use crate::sql::{qualified, quote_ident};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
-    /// `CHECKSUM TABLE … EXTENDED`.
+    /// `CHECKSUM TABLE … EXTENDED`: engine-dependent for some tables (see the module comment).
     ChecksumTable,
-    /// sha256 per row, summed.
+    /// sha256 per row of the base columns, summed.
     RowHash,
 }
 
@@ -28,19 +34,10 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// `CHECKSUM TABLE` differs between MyISAM and InnoDB for BIT columns, and for VARCHAR in MyISAM's fixed row
-/// format (shared/FACTS.md §1); everything else it computes the same on both engines.
-pub fn method_for(t: &TableInfo) -> Method {
-    let fixed = t.row_format.eq_ignore_ascii_case("fixed") || t.explicit_fixed_format();
-    let varchar = t
-        .columns
-        .iter()
-        .any(|c| c.data_type == "varchar" || c.data_type == "varbinary");
-    if t.has_bit_columns() || (fixed && varchar) {
-        Method::RowHash
-    } else {
-        Method::ChecksumTable
-    }
+/// The row hash, for every table: it is valid for every column type and costs about what `CHECKSUM TABLE` and
+/// the separate row count cost together (measured in benches/verify_cost.rs).
+pub fn method_for(_t: &TableInfo) -> Method {
+    Method::RowHash
 }
 
 /// What one side of a verification measured.
@@ -76,18 +73,20 @@ pub fn fingerprint(
     table: &str,
     method: Method,
 ) -> anyhow::Result<Fingerprint> {
-    let has_pk = info.primary().is_some();
-    let rows = count_rows(conn, tag, &info.schema, table, has_pk)?;
-    let checksum = match method {
+    let (rows, checksum) = match method {
         Method::ChecksumTable => {
+            let rows = count_rows(conn, tag, &info.schema, table, info.primary().is_some())?;
             let r: Option<(String, Option<u64>)> = conn.query_first(format!(
                 "CHECKSUM TABLE {} EXTENDED {tag}",
                 qualified(&info.schema, table)
             ))?;
-            r.and_then(|(_, c)| c)
+            let sum = r
+                .and_then(|(_, c)| c)
                 .map(|c| c.to_string())
-                .unwrap_or_else(|| "NULL".into())
+                .unwrap_or_else(|| "NULL".into());
+            (rows, sum)
         }
+        // The hash reads every row from the table itself, so it counts them exactly in the same scan.
         Method::RowHash => row_hash(conn, tag, info, table)?,
     };
     Ok(Fingerprint {
@@ -97,49 +96,113 @@ pub fn fingerprint(
     })
 }
 
-/// sha256 of each row's values (length-prefixed, NULL marked), the digests added up as two 128-bit halves:
-/// independent of row order, sensitive to duplicates.
+/// The SELECT the row hash reads: the base columns (generated ones are recomputed from them, and their
+/// definitions are compared apart), TIMESTAMP as its absolute value (its text depends on the session's time
+/// zone, and a DST change maps two instants to one local time), from the table itself (`USE INDEX ()`: never a
+/// covering secondary index, which is part of what is being verified).
+pub fn row_hash_sql(tag: &str, info: &TableInfo, table: &str) -> String {
+    let cols: Vec<String> = info
+        .stored_columns()
+        .iter()
+        .map(|c| {
+            let q = quote_ident(&c.name);
+            if c.data_type == "timestamp" {
+                format!("UNIX_TIMESTAMP({q})")
+            } else {
+                q
+            }
+        })
+        .collect();
+    format!(
+        "SELECT {tag} {} FROM {} USE INDEX ()",
+        if cols.is_empty() {
+            "1".to_string()
+        } else {
+            cols.join(", ")
+        },
+        qualified(&info.schema, table)
+    )
+}
+
+/// One value into a row's digest: a type tag, then the exact value (the binary protocol gives FLOAT and
+/// DOUBLE as their bits, where text would round a FLOAT to 6 digits); strings length-prefixed.
+pub fn hash_value(h: &mut Sha256, v: &Value) {
+    match v {
+        Value::NULL => h.update([0u8]),
+        Value::Bytes(b) => {
+            h.update([1u8]);
+            h.update((b.len() as u64).to_le_bytes());
+            h.update(b);
+        }
+        Value::Int(i) => {
+            h.update([2u8]);
+            h.update(i.to_le_bytes());
+        }
+        Value::UInt(u) => {
+            h.update([3u8]);
+            h.update(u.to_le_bytes());
+        }
+        Value::Float(f) => {
+            h.update([4u8]);
+            h.update(f.to_bits().to_le_bytes());
+        }
+        Value::Double(d) => {
+            h.update([5u8]);
+            h.update(d.to_bits().to_le_bytes());
+        }
+        Value::Date(y, mo, d, hh, mi, s, us) => {
+            h.update([6u8]);
+            h.update(y.to_le_bytes());
+            h.update([*mo, *d, *hh, *mi, *s]);
+            h.update(us.to_le_bytes());
+        }
+        Value::Time(neg, days, hh, mi, s, us) => {
+            h.update([7u8, u8::from(*neg)]);
+            h.update(days.to_le_bytes());
+            h.update([*hh, *mi, *s]);
+            h.update(us.to_le_bytes());
+        }
+    }
+}
+
+/// Adds one row's digest into the order-independent sum.
+fn add_digest(sum: &mut (u128, u128), d: &[u8]) {
+    sum.0 = sum
+        .0
+        .wrapping_add(u128::from_le_bytes(d[..16].try_into().expect("16 bytes")));
+    sum.1 = sum
+        .1
+        .wrapping_add(u128::from_le_bytes(d[16..32].try_into().expect("16 bytes")));
+}
+
+/// The row count and the row hash: sha256 of each row's base-column values, the digests added up as two
+/// 128-bit halves — independent of row order, sensitive to duplicates.
 pub fn row_hash(
     conn: &mut Conn,
     tag: &str,
     info: &TableInfo,
     table: &str,
-) -> anyhow::Result<String> {
-    let cols: Vec<String> = info.columns.iter().map(|c| quote_ident(&c.name)).collect();
-    let sql = format!(
-        "SELECT {tag} {} FROM {}",
-        cols.join(", "),
-        qualified(&info.schema, table)
-    );
-    let (mut hi, mut lo) = (0u128, 0u128);
-    // query_iter streams: a large table is never held in memory.
-    let mut result = conn.query_iter(sql)?;
+) -> anyhow::Result<(u64, String)> {
+    let sql = row_hash_sql(tag, info, table);
+    let mut sum = (0u128, 0u128);
+    let mut rows = 0u64;
+    // A prepared statement: the binary protocol gives typed values. The result streams: a large table is
+    // never held in memory.
+    let mut result = conn.exec_iter(sql, ())?;
     while let Some(set) = result.iter() {
         for row in set {
             let row = row?;
             let mut h = Sha256::new();
-            for v in row.unwrap() {
-                match v {
-                    Value::NULL => h.update([0u8]),
-                    Value::Bytes(b) => {
-                        h.update([1u8]);
-                        h.update((b.len() as u64).to_le_bytes());
-                        h.update(&b);
-                    }
-                    other => {
-                        let s = other.as_sql(false);
-                        h.update([2u8]);
-                        h.update((s.len() as u64).to_le_bytes());
-                        h.update(s.as_bytes());
-                    }
+            for i in 0..row.len() {
+                if let Some(v) = row.as_ref(i) {
+                    hash_value(&mut h, v);
                 }
             }
-            let d = h.finalize();
-            hi = hi.wrapping_add(u128::from_le_bytes(d[..16].try_into().expect("16 bytes")));
-            lo = lo.wrapping_add(u128::from_le_bytes(d[16..].try_into().expect("16 bytes")));
+            add_digest(&mut sum, &h.finalize());
+            rows += 1;
         }
     }
-    Ok(format!("{hi:032x}{lo:032x}"))
+    Ok((rows, format!("{:032x}{:032x}", sum.0, sum.1)))
 }
 
 #[cfg(test)]
@@ -183,22 +246,62 @@ mod tests {
     }
 
     #[test]
-    fn checksum_table_only_where_it_is_engine_independent() {
+    fn the_row_hash_reads_base_columns_timestamps_as_instants_and_no_secondary_index() {
+        let mut t = info(&["int", "timestamp", "int", "bit"], "Dynamic");
+        t.columns[2].generated = true;
+        assert_eq!(method_for(&t), Method::RowHash);
         assert_eq!(
-            method_for(&info(&["int", "varchar", "text", "datetime"], "Dynamic")),
-            Method::ChecksumTable
+            row_hash_sql("/* x */", &t, "_t_innops_new"),
+            "SELECT /* x */ `c0`, UNIX_TIMESTAMP(`c1`), `c3` FROM `d`.`_t_innops_new` USE INDEX ()"
         );
-        assert_eq!(
-            method_for(&info(&["int", "bit"], "Dynamic")),
-            Method::RowHash
-        );
-        assert_eq!(
-            method_for(&info(&["int", "varchar"], "Fixed")),
-            Method::RowHash
-        );
-        assert_eq!(
-            method_for(&info(&["int", "char"], "Fixed")),
-            Method::ChecksumTable
-        );
+    }
+
+    #[test]
+    fn values_of_different_types_or_boundaries_hash_differently() {
+        let digest = |vals: &[Value]| {
+            let mut h = Sha256::new();
+            for v in vals {
+                hash_value(&mut h, v);
+            }
+            h.finalize().to_vec()
+        };
+        let pairs: Vec<(Vec<Value>, Vec<Value>)> = vec![
+            (vec![Value::NULL], vec![Value::Bytes(vec![])]),
+            (
+                vec![Value::Bytes(b"ab".to_vec()), Value::Bytes(b"c".to_vec())],
+                vec![Value::Bytes(b"a".to_vec()), Value::Bytes(b"bc".to_vec())],
+            ),
+            (vec![Value::Int(1)], vec![Value::UInt(1)]),
+            (
+                vec![Value::Float(0.1)],
+                vec![Value::Float(0.1f32.next_up())],
+            ),
+            (vec![Value::Double(-0.0)], vec![Value::Double(0.0)]),
+            (
+                vec![Value::Time(true, 0, 1, 0, 0, 0)],
+                vec![Value::Time(false, 0, 1, 0, 0, 0)],
+            ),
+            (
+                vec![Value::Date(2024, 1, 1, 0, 0, 0, 1)],
+                vec![Value::Date(2024, 1, 1, 0, 0, 0, 0)],
+            ),
+        ];
+        for (a, b) in pairs {
+            assert_ne!(digest(&a), digest(&b), "{a:?} vs {b:?}");
+        }
+        // The sum does not depend on the order rows arrive in, and counts duplicates.
+        let (x, y) = (digest(&[Value::Int(1)]), digest(&[Value::Int(2)]));
+        let (mut s1, mut s2, mut s3) = ((0, 0), (0, 0), (0, 0));
+        for d in [&x, &y] {
+            add_digest(&mut s1, d);
+        }
+        for d in [&y, &x] {
+            add_digest(&mut s2, d);
+        }
+        for d in [&x, &x] {
+            add_digest(&mut s3, d);
+        }
+        assert_eq!(s1, s2);
+        assert_ne!(s1, s3);
     }
 }

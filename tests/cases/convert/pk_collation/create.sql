@@ -1,0 +1,2 @@
+CREATE TABLE t (c VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL, l VARCHAR(10) CHARACTER SET latin1 COLLATE latin1_german2_ci NOT NULL, n INT NOT NULL, v INT, PRIMARY KEY (c, l, n)) ENGINE=MyISAM;
+INSERT INTO t SELECT ELT(1 + seq % 9, 'a', 'A', 'ä', 'Á', 'a ', 'a	', 'b', 'ß', 'ss'), CONVERT(ELT(1 + seq % 6, 'ue', 'ü', 'Ü', 'u', 'x ', 'x') USING latin1), seq, seq FROM seq_1_to_3600;
