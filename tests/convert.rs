@@ -256,7 +256,27 @@ fn run_one(
             "{name}: no shadow left behind"
         );
         if let Some(want) = &definition_before {
-            let have = definition(&mut c, &table, row_format_changes);
+            let mut have = definition(&mut c, &table, row_format_changes);
+            let mut want = want.clone();
+            // A long UNIQUE column is a hash key in MyISAM; InnoDB makes a B-tree where it fits, and sorts it
+            // among the unique keys, as ALTER TABLE … ENGINE=InnoDB does: compare those as a set.
+            if get("hash_keys_become_btree").as_deref() == Some("yes") {
+                let as_set = |d: &str| {
+                    let mut l: Vec<String> = d
+                        .lines()
+                        .map(|l| {
+                            l.replace(" USING HASH", "")
+                                .trim_end_matches(',')
+                                .to_string()
+                        })
+                        .collect();
+                    l.sort();
+                    l.join("\n")
+                };
+                have = as_set(&have);
+                want = as_set(&want);
+            }
+            let want = &want;
             assert!(
                 &have == want,
                 "{name}: the definition changed:\n{have}\ninstead of\n{want}"
@@ -312,6 +332,7 @@ macro_rules! cases {
 }
 
 cases!(
+    unique_long_varchar,
     broken_merge_elsewhere,
     check_constraint_rows,
     dotted_names,

@@ -75,6 +75,15 @@ impl Definition {
             .filter(|f| !INNODB_ROW_FORMATS.contains(&f.to_ascii_uppercase().as_str()))
     }
 
+    /// UNIQUE keys the server implements as hash keys (`USING HASH`).
+    pub fn hash_keys(&self) -> Vec<String> {
+        self.indexes
+            .iter()
+            .filter(|(_, l)| l.starts_with("UNIQUE KEY") && l.ends_with("USING HASH"))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// The line of the index `name`.
     pub fn index_line(&self, name: &str) -> Option<&str> {
         self.indexes
@@ -189,7 +198,17 @@ pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) ->
         }
     }
     if source.indexes != new.indexes {
-        let names = |d: &Definition| d.indexes.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        // A UNIQUE hash key (MyISAM's way to index a long column) becomes a B-tree in InnoDB where the key fits,
+        // and the server then sorts it among the B-tree unique keys: the engine change itself does this
+        // (ALTER TABLE … ENGINE=InnoDB), so such keys are compared without `USING HASH` and their position.
+        let hashed = source.hash_keys();
+        let names = |d: &Definition| {
+            d.indexes
+                .iter()
+                .map(|(n, _)| n.clone())
+                .filter(|n| !hashed.contains(n))
+                .collect::<Vec<_>>()
+        };
         let (a, b) = (names(source), names(new));
         if a != b {
             out.push(format!(
@@ -198,13 +217,27 @@ pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) ->
                 a.join(", ")
             ));
         }
+        let norm = |n: &String, l: &str| {
+            if hashed.contains(n) {
+                l.replace(" USING HASH", "")
+            } else {
+                l.to_string()
+            }
+        };
         for (name, line) in &source.indexes {
             match new.index_line(name) {
-                Some(l) if l != line => {
+                Some(l) if norm(name, l) != norm(name, line) => {
                     out.push(format!("index {name}: `{l}` instead of `{line}`"))
                 }
                 None => out.push(format!("index {name} missing")),
                 _ => {}
+            }
+        }
+        for (name, line) in &new.indexes {
+            if source.index_line(name).is_none() {
+                out.push(format!(
+                    "an index {name} the source does not have: `{line}`"
+                ));
             }
         }
     }
@@ -288,13 +321,23 @@ mod tests {
         let d = differences(&source, &lost, &[]);
         assert!(d.iter().any(|x| x.contains("index ig")), "{d:?}");
         let reordered = Definition::parse(&A.replace(
-            "  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n  UNIQUE KEY `ut` (`t`) USING HASH,\n",
-            "  UNIQUE KEY `ut` (`t`) USING HASH,\n  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n",
+            "  KEY `k``1` (`id`) COMMENT 'kc',\n  KEY `ig` (`id`,`u`) IGNORED,\n",
+            "  KEY `ig` (`id`,`u`) IGNORED,\n  KEY `k``1` (`id`) COMMENT 'kc',\n",
         ));
         let d = differences(&source, &reordered, &[]);
-        assert!(d.iter().any(|x| x.contains("order ut, uu")), "{d:?}");
+        assert!(d.iter().any(|x| x.contains("order uu, ig, k`1")), "{d:?}");
         let block = Definition::parse(&A.replace(" KEY_BLOCK_SIZE=1024", ""));
         assert!(!differences(&source, &block, &[]).is_empty());
+        // A hash key InnoDB makes a B-tree, sorted among the unique keys as the engine change itself does.
+        let btree = Definition::parse(&A.replace(
+            "  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n  UNIQUE KEY `ut` (`t`) USING HASH,\n",
+            "  UNIQUE KEY `ut` (`t`),\n  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n",
+        ));
+        assert_eq!(differences(&source, &btree, &[]), Vec::<String>::new());
+        let extra = Definition::parse(&A.replace("  FULLTEXT", "  KEY `new` (`id`),\n  FULLTEXT"));
+        assert!(differences(&source, &extra, &[])
+            .iter()
+            .any(|x| x.contains("index new")));
         let comment = Definition::parse(&A.replace("'it''s, ok'", "'other'"));
         assert!(differences(&source, &comment, &[])[0].contains("table options"));
     }

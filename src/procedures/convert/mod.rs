@@ -532,6 +532,14 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 ignored.join(", ")
             ));
         }
+        let hashed = info.definition.hash_keys();
+        if !hashed.is_empty() {
+            notes.push(format!(
+                "{}: the UNIQUE key(s) {} are hash keys in MyISAM; InnoDB makes a B-tree of each that fits (at most 3072 bytes), as ALTER TABLE … ENGINE=InnoDB does, and sorts it among the unique keys",
+                info.display(),
+                hashed.join(", ")
+            ));
+        }
         if let Some(f) = info.definition.foreign_row_format() {
             notes.push(format!(
                 "{}: ROW_FORMAT={f} is not an InnoDB row format: the InnoDB table gets ROW_FORMAT=DEFAULT, and verification sets the row format aside",
@@ -1095,6 +1103,19 @@ fn index_lines(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Vec<(
         .unwrap_or_default())
 }
 
+/// How the indexes `have` differ from the source's, judged as verification judges them.
+fn index_differences(t: &TableInfo, have: &[(String, String)]) -> Vec<String> {
+    let only = |indexes: Vec<(String, String)>| definition::Definition {
+        indexes,
+        ..Default::default()
+    };
+    definition::differences(
+        &only(t.definition.indexes.clone()),
+        &only(have.to_vec()),
+        &[],
+    )
+}
+
 fn show_indexes(lines: &[(String, String)]) -> String {
     lines
         .iter()
@@ -1128,11 +1149,13 @@ fn index_step(info: &TableInfo) -> Step {
     let t = info.clone();
     step = step.pre(Check::new("indexes missing", move |ctx| {
         let have = index_lines(ctx, &t.schema, &shadow_name(&t.name))?;
-        Ok(if have == t.definition.indexes || swapped(ctx, &t)? {
-            Verdict::done("all present", "missing")
-        } else {
-            Verdict::pass(format!("{} of {}", have.len(), t.indexes.len()), "missing")
-        })
+        Ok(
+            if index_differences(&t, &have).is_empty() || swapped(ctx, &t)? {
+                Verdict::done("all present", "missing")
+            } else {
+                Verdict::pass(format!("{} of {}", have.len(), t.indexes.len()), "missing")
+            },
+        )
     }));
     step = step.act(move |ctx| {
         let tag = ctx.tag();
@@ -1146,8 +1169,8 @@ fn index_step(info: &TableInfo) -> Step {
     let t = info.clone();
     step.post(Check::new("same indexes as the source, in the same order", move |ctx| {
         let have = index_lines(ctx, &t.schema, &shadow_name(&t.name))?;
-        let want = &t.definition.indexes;
-        Ok(Verdict::check(&have == want, show_indexes(&have), show_indexes(want), "the shadow's indexes differ from the source's: read the ALTER statements in the run's journal"))
+        let diff = index_differences(&t, &have);
+        Ok(Verdict::check(diff.is_empty(), show_indexes(&have), show_indexes(&t.definition.indexes), format!("the shadow's indexes differ from the source's ({}): read the ALTER statements in the run's journal", diff.join("; "))))
     }))
 }
 
@@ -1264,10 +1287,10 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
     let t3 = info.clone();
     let flags = flags.to_string();
     Step::new(step_id("verify", info), format!("Verify the copy of {} (count, checksum, indexes, options)", info.display()), Risk::Locking)
-        .preview(format!("SELECT COUNT(*) … FORCE INDEX (PRIMARY); {} on both tables", match verify::method_for(info) {
-            verify::Method::ChecksumTable => "CHECKSUM TABLE … EXTENDED",
-            verify::Method::RowHash => "innops's sha256 row hash (CHECKSUM TABLE differs between engines for these column types)",
-        }))
+        .preview(match verify::method_for(info) {
+            verify::Method::ChecksumTable => "SELECT COUNT(*) … FORCE INDEX (PRIMARY); CHECKSUM TABLE … EXTENDED on both tables; SHOW CREATE TABLE of both".to_string(),
+            verify::Method::RowHash => "innops's sha256 row hash over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between engines for some column types); SHOW CREATE TABLE of both".to_string(),
+        })
         .pre(Check::after_prior("not converted yet", move |ctx| {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
         }))

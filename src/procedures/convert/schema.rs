@@ -53,7 +53,14 @@ impl Index {
     /// The `ADD ...` clause that recreates this secondary index: the server's own clause where known.
     pub fn add_clause(&self) -> String {
         if !self.line.is_empty() {
-            return format!("ADD {}", self.line);
+            // A UNIQUE hash key is MyISAM's way to index a long column: let InnoDB make a B-tree of it where the
+            // key fits, as `ALTER TABLE … ENGINE=InnoDB` does.
+            let line = if self.line.starts_with("UNIQUE KEY") {
+                self.line.trim_end_matches(" USING HASH")
+            } else {
+                &self.line
+            };
+            return format!("ADD {line}");
         }
         let kind = match (self.kind.as_str(), self.unique) {
             ("FULLTEXT", _) => "FULLTEXT INDEX",
