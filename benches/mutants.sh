@@ -7,6 +7,7 @@
 #   benches/mutants.sh convert   # the conversion's checks, verification and copy (tests: convert, verdicts)
 #   benches/mutants.sh plan      # the runner, journal, run locks and load guard
 #   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
+#   RE='(differences|row_hash)' benches/mutants.sh convert   # only the mutants of these functions
 #
 # Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
 set -euo pipefail
@@ -15,9 +16,10 @@ command -v cargo-mutants >/dev/null 2>&1 || cargo install --locked cargo-mutants
 set_name=${1:-convert}
 case "$set_name" in
 convert)
-    files=(-f src/procedures/convert/mod.rs -f src/procedures/convert/verify.rs -f src/procedures/convert/copy.rs)
+    files=(-f src/procedures/convert/mod.rs -f src/procedures/convert/verify.rs -f src/procedures/convert/copy.rs
+        -f src/procedures/convert/definition.rs -f src/procedures/convert/drop_kept.rs)
     # The functions that hold checks, verification and the copy's correctness; progress bars and names are left out.
-    re='(verify_now|copy_step|swap_step|verify_step|alter_step|alter_proof|verified_source|discard_step|drop_old_step|index_step|swapped|method_for|fingerprint|row_hash|count_rows|reap_orphans|create_shadow|copy_chunked|copy_bulk|copy_whole|after_key|next_chunk|wait_for_load|acquire_guard|swap)'
+    re='(verify_now|copy_step|swap_step|verify_step|alter_step|alter_proof|verified_source|discard_step|drop_old_step|index_step|index_differences|swapped|method_for|fingerprint|row_hash|count_rows|reap_orphans|create_shadow|copy_chunked|copy_bulk|copy_whole|after_key|next_chunk|wait_for_load|acquire_guard|swap|differences|hash_keys|now_and_then|drop_kept::plan)'
     tests='test(/^(convert|verdicts)::/) | test(/procedures::convert/)'
     ;;
 plan)
@@ -35,5 +37,6 @@ redo)
     exit 2
     ;;
 esac
-exec cargo mutants --test-tool nextest "${files[@]}" --re "$re" --timeout 600 \
+# RE narrows the set further (for example to the functions a change touched).
+exec cargo mutants --test-tool nextest "${files[@]}" --re "${RE:-$re}" --timeout 600 \
     --output "target/mutants-$set_name" -- -E "$tests"
