@@ -12,10 +12,10 @@ use crate::plan::report::Report;
 use crate::plan::runner::{self, RunOptions};
 use crate::procedures::{self, PlanEnv};
 use crate::sandbox::{self, Sandbox, SandboxOptions};
-use crate::target::connect::ConnSpec;
-use crate::target::control::{self, Control, ControlSpec};
-use crate::target::facts::ServerFacts;
-use crate::target::optionfile;
+use crate::server::connect::ConnSpec;
+use crate::server::control::{self, Control, ControlSpec};
+use crate::server::facts::ServerFacts;
+use crate::server::optionfile;
 
 /// Where the server is and how innops may handle it.
 pub struct Env {
@@ -219,7 +219,7 @@ fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
                 .flatten()
         });
     env.plan_env.error_log = log.map(|p| {
-        let end = crate::target::errorlog::end_offset(&p);
+        let end = crate::server::errorlog::end_offset(&p);
         (p, end)
     });
 }

@@ -15,7 +15,7 @@ use crate::plan::runner::{self, RunOptions};
 use crate::plan::Plan;
 use crate::procedures::{self, convert, PlanEnv};
 use crate::sandbox::{Sandbox, SandboxOptions};
-use crate::target::facts::ServerFacts;
+use crate::server::facts::ServerFacts;
 
 #[derive(Debug, Serialize)]
 struct Section {
@@ -144,8 +144,8 @@ pub fn run(
             server = v;
         }
         // The size must survive a plain restart.
-        let control = crate::target::control::Control::new(
-            crate::target::control::ControlSpec::Sandbox {
+        let control = crate::server::control::Control::new(
+            crate::server::control::ControlSpec::Sandbox {
                 root: root.clone(),
                 name: name.clone(),
             },
@@ -154,7 +154,7 @@ pub fn run(
         let target = sb.conn_spec().resolve_plain();
         control.stop(
             &target,
-            crate::target::control::StopMode::Clean,
+            crate::server::control::StopMode::Clean,
             "innops:drill:restart",
         )?;
         control.start(&target, &[])?;

@@ -9,6 +9,6 @@ pub mod error;
 pub mod plan;
 pub mod procedures;
 pub mod sandbox;
+pub mod server;
 pub mod sql;
-pub mod target;
 pub mod units;

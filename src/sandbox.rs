@@ -14,8 +14,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};
-use crate::target::connect::ConnSpec;
-use crate::target::errorlog;
+use crate::server::connect::ConnSpec;
+use crate::server::errorlog;
 
 /// Environment variable that moves the sandbox root.
 pub const ROOT_ENV: &str = "INNOPS_SANDBOX_DIR";
@@ -554,10 +554,10 @@ impl Sandbox {
 
 impl ConnSpec {
     /// The target without reading any option file (sandboxes are fully described by their own spec).
-    pub fn resolve_plain(&self) -> crate::target::Target {
+    pub fn resolve_plain(&self) -> crate::server::Target {
         let mut spec = self.clone();
         spec.defaults_file = None;
-        crate::target::connect::to_target(&spec)
+        crate::server::connect::to_target(&spec)
     }
 }
 

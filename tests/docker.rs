@@ -285,7 +285,7 @@ fn conf_d_is_bind_mounted_and_is_where_innops_puts_its_drop_in() {
         );
         // The host-side option file the README passes as --config-file must lead innops to that directory.
         let option_file = docker_dir().join(&stem).join("my.cnf");
-        let dropin = innops::target::optionfile::choose_dropin(&option_file).unwrap_or_else(|e| {
+        let dropin = innops::server::optionfile::choose_dropin(&option_file).unwrap_or_else(|e| {
             panic!(
                 "{}: innops cannot place its drop-in: {e:#}",
                 option_file.display()
@@ -293,7 +293,7 @@ fn conf_d_is_bind_mounted_and_is_where_innops_puts_its_drop_in() {
         });
         assert_eq!(
             dropin,
-            host_conf.join(innops::target::optionfile::DROPIN_FILE_NAME),
+            host_conf.join(innops::server::optionfile::DROPIN_FILE_NAME),
             "{ctx}"
         );
     }

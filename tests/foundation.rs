@@ -281,7 +281,7 @@ fn a_sandbox_lets_no_other_local_user_in() {
             Ok(_) => panic!("'{user}'@127.0.0.1 got in over TCP without a password"),
         }
     }
-    let set = innops::target::optionfile::read(&client).unwrap();
+    let set = innops::server::optionfile::read(&client).unwrap();
     let password = set.get(&["client"], "password").unwrap().to_string();
     assert!(password.len() >= 20, "a generated password");
     let mut c = tcp("root", Some(password)).expect("root with the generated password");

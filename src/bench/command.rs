@@ -12,7 +12,7 @@ use super::workloads::Workload;
 use super::{prepare, run, stats, table, BenchResult};
 use crate::cli::{BenchAction, BenchArgs, BenchRandType, Format};
 use crate::error::{bad_input, Failure};
-use crate::target::connect::Target;
+use crate::server::connect::Target;
 
 /// What the command will do, validated.
 #[derive(Debug, Clone, PartialEq)]

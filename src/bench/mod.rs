@@ -29,7 +29,7 @@ use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::refused;
-use crate::target::connect::Target;
+use crate::server::connect::Target;
 
 pub use distribution::RandType;
 pub use run::{IgnoreErrors, RunSpec};
@@ -93,7 +93,7 @@ impl PlanBench {
 
     /// The workload that can run on this server: read-only when the server is (`innodb_read_only` or
     /// `read_only`), else read/write.
-    pub fn for_server(time: Duration, facts: &crate::target::facts::ServerFacts) -> PlanBench {
+    pub fn for_server(time: Duration, facts: &crate::server::facts::ServerFacts) -> PlanBench {
         if facts.var_on("innodb_read_only") || facts.var_on("read_only") {
             PlanBench::read_only(time)
         } else {
@@ -377,7 +377,7 @@ mod tests {
             PlanBench::writes(Duration::from_secs(3)),
             PlanBench::read_write(Duration::from_secs(3))
         );
-        use crate::target::facts::{Flavor, ServerFacts, Version};
+        use crate::server::facts::{Flavor, ServerFacts, Version};
         let mut facts = ServerFacts::synthetic(Flavor::MariaDB, Version::parse("10.11.6").unwrap());
         let t = Duration::from_secs(1);
         assert_eq!(PlanBench::for_server(t, &facts).workload, "oltp_read_write");

@@ -14,8 +14,8 @@ use super::run::{worker_opts, RunSpec};
 use super::workloads::{self as wl, tag_sql};
 use crate::error::refused;
 use crate::plan::progress::Progress;
+use crate::server::connect::Target;
 use crate::sql::quote_ident;
-use crate::target::connect::Target;
 
 /// Rows per INSERT statement (about 190 KB of SQL, well under the default max_allowed_packet).
 const ROWS_PER_INSERT: u32 = 1000;

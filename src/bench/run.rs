@@ -16,7 +16,7 @@ use super::stats::{self, latency_of, mean_stddev, new_histogram};
 use super::worker::{Counts, Window, Worker};
 use super::workloads::Workload;
 use super::{BenchResult, Fairness, Interval, COUNTERS};
-use crate::target::connect::Target;
+use crate::server::connect::Target;
 
 /// `--ignore-errors`: which server error codes restart a transaction instead of ending the run.
 #[derive(Debug, Clone, PartialEq, Eq)]

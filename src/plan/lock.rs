@@ -10,7 +10,7 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 
 use crate::error::refused;
-use crate::target::connect::Target;
+use crate::server::connect::Target;
 
 /// The longest name `GET_LOCK` takes (MySQL 5.7+ refuses longer ones; MariaDB truncates them).
 const MAX_NAME: usize = 64;

@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mysql::Conn;
 use serde::{Deserialize, Serialize};
 
-use crate::target::connect::Target;
-use crate::target::control::Control;
-use crate::target::facts::ServerFacts;
+use crate::server::connect::Target;
+use crate::server::control::Control;
+use crate::server::facts::ServerFacts;
 
 /// How much a step can hurt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -215,8 +215,8 @@ pub struct PlanHeader {
     pub server: String,
     /// The procedure's own settings, enough to rebuild the plan.
     pub params: serde_json::Value,
-    pub conn: crate::target::connect::ConnSpec,
-    pub control: Option<crate::target::control::ControlSpec>,
+    pub conn: crate::server::connect::ConnSpec,
+    pub control: Option<crate::server::control::ControlSpec>,
     /// Lines the DBA should read before executing (choices made, warnings).
     pub notes: Vec<String>,
     /// The server as the plan saw it: `resume` rebuilds the plan from these when the server is down (a run

@@ -11,8 +11,8 @@ use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
 use crate::plan::lock::Locks;
 use crate::plan::report::{Report, StepStatus};
 use crate::plan::{Check, Ctx, Plan, Verdict};
-use crate::target::connect::Target;
-use crate::target::control::Control;
+use crate::server::connect::Target;
+use crate::server::control::Control;
 
 /// How to run a plan.
 #[derive(Debug, Clone, Default)]

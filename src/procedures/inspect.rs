@@ -7,8 +7,8 @@ use mysql::prelude::Queryable;
 use serde::Serialize;
 
 use crate::procedures::redo;
-use crate::target::facts::ServerFacts;
-use crate::target::Target;
+use crate::server::facts::ServerFacts;
+use crate::server::Target;
 use crate::units::format_size;
 
 /// Settings shown by `inspect`.
@@ -41,7 +41,7 @@ pub struct MyIsamTable {
 #[derive(Debug, Serialize)]
 pub struct Inspection {
     pub target: String,
-    pub flavor: crate::target::facts::Flavor,
+    pub flavor: crate::server::facts::Flavor,
     pub version: String,
     pub version_string: String,
     pub settings: Vec<(String, Option<String>)>,
@@ -225,7 +225,7 @@ pub fn render(i: &Inspection) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::facts::{Flavor, Version};
+    use crate::server::facts::{Flavor, Version};
 
     #[test]
     fn hazards_name_forced_recovery_read_only_and_a_small_redo_log() {

@@ -8,9 +8,9 @@ pub mod redo;
 use std::path::PathBuf;
 
 use crate::plan::{Plan, PlanHeader};
-use crate::target::connect::{ConnSpec, Target};
-use crate::target::control::ControlSpec;
-use crate::target::facts::ServerFacts;
+use crate::server::connect::{ConnSpec, Target};
+use crate::server::control::ControlSpec;
+use crate::server::facts::ServerFacts;
 
 /// What every procedure may use besides its own settings.
 #[derive(Debug, Clone)]

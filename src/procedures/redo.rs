@@ -16,10 +16,10 @@ use crate::error::bad_input;
 use crate::plan::journal::{self, EventKind};
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
-use crate::target::control::{Control, StopMode};
-use crate::target::errorlog;
-use crate::target::facts::{Flavor, RedoResize, RedoSizeVariable, ServerFacts};
-use crate::target::optionfile;
+use crate::server::control::{Control, StopMode};
+use crate::server::errorlog;
+use crate::server::facts::{Flavor, RedoResize, RedoSizeVariable, ServerFacts};
+use crate::server::optionfile;
 use crate::units::format_size;
 
 /// The groups a server reads its options from, in the order they apply.
@@ -127,7 +127,7 @@ pub struct Advice {
 }
 
 /// Measure the redo write rate over `interval` and recommend a size.
-pub fn advise(target: &crate::target::Target, interval: Duration) -> anyhow::Result<Advice> {
+pub fn advise(target: &crate::server::Target, interval: Duration) -> anyhow::Result<Advice> {
     let mut conn = target.connect()?;
     let first = ServerFacts::collect(&mut conn)?;
     let (counter, v0) = redo_counter(&first)
@@ -1026,7 +1026,7 @@ fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::facts::Version;
+    use crate::server::facts::Version;
 
     fn maria() -> ServerFacts {
         let mut f = ServerFacts::synthetic(Flavor::MariaDB, Version::new(10, 11, 19));

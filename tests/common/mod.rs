@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use innops::sandbox::{Sandbox, SandboxOptions};
-use innops::target::Target;
+use innops::server::Target;
 
 pub struct Sandboxed {
     pub sandbox: Sandbox,

@@ -233,7 +233,7 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
 /// Run `body` while a progress bar follows the server's own view of connection `conn_id`'s statement:
 /// `EXAMINED_ROWS` for an `INSERT … SELECT`, `PROGRESS` (percent) for an ALTER.
 pub fn watch_progress<R>(
-    target: &crate::target::Target,
+    target: &crate::server::Target,
     conn_id: u32,
     label: &str,
     total: u64,

@@ -12,8 +12,8 @@ use crate::procedures::convert::own;
 use crate::procedures::convert::schema::TableInfo;
 use crate::procedures::convert::verify::{self, Fingerprint};
 use crate::procedures::PlanEnv;
+use crate::server::facts::ServerFacts;
 use crate::sql::qualified;
-use crate::target::facts::ServerFacts;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DropKeptParams {

@@ -28,8 +28,8 @@ use crate::error::{bad_input, post_check};
 use crate::plan::guard::Threshold;
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
+use crate::server::facts::ServerFacts;
 use crate::sql::qualified;
-use crate::target::facts::ServerFacts;
 use crate::units::format_size;
 use copy::{old_name, shadow_name};
 use schema::{TableInfo, SYSTEM_SCHEMAS};
@@ -657,7 +657,7 @@ fn preflight(
         // With myisam_recover_options the server repairs a crashed table when innops first opens it: say so.
         let repaired = log
             .as_ref()
-            .and_then(|(path, from)| crate::target::errorlog::read_since(path, *from).ok())
+            .and_then(|(path, from)| crate::server::errorlog::read_since(path, *from).ok())
             .map(|l| repair_lines(&l.lines, &t.schema, &t.name))
             .unwrap_or_default();
         Ok(if repaired.is_empty() {
@@ -1556,7 +1556,7 @@ fn analyze_step(info: &TableInfo) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::facts::{Flavor, Version};
+    use crate::server::facts::{Flavor, Version};
 
     #[test]
     fn table_arguments_take_backquoted_names_with_dots() {

@@ -10,7 +10,7 @@ use crate::procedures::convert::own;
 use crate::procedures::convert::schema::TableInfo;
 use crate::procedures::convert::verify;
 use crate::procedures::PlanEnv;
-use crate::target::facts::ServerFacts;
+use crate::server::facts::ServerFacts;
 
 /// Name the InnoDB table keeps after a rollback.
 pub fn rolled_back_name(table: &str) -> String {

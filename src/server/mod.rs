@@ -1,5 +1,6 @@
 //! Reaching and controlling a server: connection options, the facts a plan decides on, server control, option
-//! files and the error log.
+//! files and the error log. (Named `server`, not `target`: `target/` is cargo's build directory, and readers and
+//! tools take a source folder of that name for build output.) Nothing here knows a plan.
 
 pub mod connect;
 pub mod control;

@@ -11,7 +11,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 
 use crate::error::{bad_input, Failure};
-use crate::target::optionfile;
+use crate::server::optionfile;
 
 /// The default socket of Debian's MariaDB and MySQL packages.
 pub const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};
 use crate::sandbox::{self, Sandbox};
-use crate::target::connect::Target;
-use crate::target::errorlog;
+use crate::server::connect::Target;
+use crate::server::errorlog;
 
 /// How the user lets innops stop and start the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
