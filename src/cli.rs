@@ -1,4 +1,5 @@
-//! The command line, declared with clap and nothing else: `app` turns these into validated settings.
+//! The command line, declared with clap and nothing else: [`crate::commands`] turns these into validated
+//! settings.
 
 use std::path::PathBuf;
 

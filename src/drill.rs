@@ -9,12 +9,12 @@ use std::time::Duration;
 use mysql::prelude::Queryable;
 use serde::Serialize;
 
-use crate::cli::{ConnArgs, Format};
 use crate::error::post_check;
 use crate::plan::runner::{self, RunOptions};
 use crate::plan::Plan;
 use crate::procedures::{self, convert, PlanEnv};
 use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::server::control::Control;
 use crate::server::facts::ServerFacts;
 
 #[derive(Debug, Serialize)]
@@ -38,10 +38,26 @@ const ORDERS: &str = "CREATE TABLE /* innops:drill:setup */ `drill`.`{t}` (id IN
     k INT UNSIGNED NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
     KEY k_1 (k), KEY c_1 (c(20))) ENGINE=MyISAM";
 
+/// What the drill does, validated.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where the drill's sandbox is created.
+    pub root: PathBuf,
+    /// Where its runs and report go (default ./innops-runs/<time>-drill).
+    pub out: Option<PathBuf>,
+    /// Keep the sandbox afterwards.
+    pub keep: bool,
+    pub json: bool,
+}
+
+/// How the drill reaches its sandbox: the command layer resolves a sandbox name into the plans' environment and
+/// the server's control, as `--sandbox NAME` would, so each section sees what a person's run would see.
+pub type Resolve<'a> = &'a dyn Fn(&str) -> anyhow::Result<(PlanEnv, Option<Control>)>;
+
 struct Drill<'a> {
-    conn_args: ConnArgs,
+    resolve: Resolve<'a>,
+    name: &'a str,
     out: &'a Path,
-    bench_time: u64,
     sb: &'a Sandbox,
 }
 
@@ -52,12 +68,12 @@ impl Drill<'_> {
         label: &str,
         build: impl FnOnce(&ServerFacts, &PlanEnv) -> anyhow::Result<Plan>,
     ) -> anyhow::Result<(Section, String)> {
-        let mut env = crate::app::env_from(&self.conn_args, Some(self.bench_time))?;
-        let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
-        if let Some(c) = env.control.as_mut() {
+        let (plan_env, mut control) = (self.resolve)(self.name)?;
+        let facts = ServerFacts::collect(&mut plan_env.target.connect()?)?;
+        if let Some(c) = control.as_mut() {
             c.error_log = Some(self.sb.error_log.clone());
         }
-        let plan = build(&facts, &env.plan_env)?;
+        let plan = build(&facts, &plan_env)?;
         let run_dir = self.out.join(label);
         let opts = RunOptions {
             execute: true,
@@ -69,8 +85,8 @@ impl Drill<'_> {
         eprintln!("innops drill: {label}");
         let (report, r) = runner::run(
             plan,
-            &env.plan_env.target,
-            env.control.as_ref(),
+            &plan_env.target,
+            control.as_ref(),
             &opts,
             &abort,
             None,
@@ -98,14 +114,12 @@ impl Drill<'_> {
     }
 }
 
-pub fn run(
-    args: &ConnArgs,
-    root: PathBuf,
-    out: Option<PathBuf>,
-    keep: bool,
-    bench_time: u64,
-) -> anyhow::Result<()> {
-    let out = out.unwrap_or_else(|| crate::plan::journal::RunDir::default_path("drill"));
+pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
+    let root = &settings.root;
+    let out = settings
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::plan::journal::RunDir::default_path("drill"));
     crate::plan::journal::create_private_dir(&out)?;
     let name = format!("drill-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
     eprintln!(
@@ -113,7 +127,7 @@ pub fn run(
         root.display()
     );
     let mut sb = Sandbox::create(
-        &root,
+        root,
         &name,
         &SandboxOptions {
             buffer_pool: Some("128M".into()),
@@ -122,13 +136,10 @@ pub fn run(
     )?;
     let result = (|| -> anyhow::Result<DrillReport> {
         sb.start(&[], Duration::from_secs(600))?;
-        let mut conn_args = args.clone();
-        conn_args.sandbox = Some(name.clone());
-        conn_args.sandbox_root = Some(root.clone());
         let drill = Drill {
-            conn_args,
+            resolve,
+            name: &name,
             out: &out,
-            bench_time,
             sb: &sb,
         };
         let mut sections = Vec::new();
@@ -144,7 +155,7 @@ pub fn run(
             server = v;
         }
         // The size must survive a plain restart.
-        let control = crate::server::control::Control::new(
+        let control = Control::new(
             crate::server::control::ControlSpec::Sandbox {
                 root: root.clone(),
                 name: name.clone(),
@@ -231,23 +242,22 @@ pub fn run(
             passed,
         })
     })();
-    if !keep {
+    if !settings.keep {
         let _ = sb.destroy();
     }
     let report = result?;
     crate::plan::journal::write_json_atomic(&out.join("drill.json"), &report)?;
-    match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Text => {
-            println!("innops drill on {} ({})", report.sandbox, report.server);
-            for s in &report.sections {
-                println!("  {:<24} {}  {}", s.name, s.status, s.detail);
-                if !s.run_dir.is_empty() {
-                    println!("  {:<24} run directory {}", "", s.run_dir);
-                }
+    if settings.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("innops drill on {} ({})", report.sandbox, report.server);
+        for s in &report.sections {
+            println!("  {:<24} {}  {}", s.name, s.status, s.detail);
+            if !s.run_dir.is_empty() {
+                println!("  {:<24} run directory {}", "", s.run_dir);
             }
-            println!("report: {}", out.join("drill.json").display());
         }
+        println!("report: {}", out.join("drill.json").display());
     }
     if report.passed {
         Ok(())

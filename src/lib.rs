@@ -1,9 +1,9 @@
 //! innops: MySQL/MariaDB DBA procedures as guarded step plans. The binary is a thin shell over this library so
 //! tests and benches drive the same code.
 
-pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod commands;
 pub mod drill;
 pub mod error;
 pub mod plan;

@@ -2,7 +2,7 @@ use clap::Parser;
 
 fn main() {
     let cli = innops::cli::Cli::parse();
-    match innops::app::run(cli) {
+    match innops::commands::run(cli) {
         Ok(()) => {}
         Err(e) => {
             // A closed pipe (innops ... | head) is not an error.

@@ -7,10 +7,10 @@
 //! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads
 //! (each a `worker`),
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
-//! latencies into sysbench's text, [`html`] draws the run report, [`command`] is `innops bench`, and [`wire`]
+//! latencies into sysbench's text, [`html`] draws the run report, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does.
 
-pub mod command;
+pub mod action;
 pub mod distribution;
 pub mod html;
 pub mod prepare;

@@ -396,7 +396,7 @@ fn sigint_fault(ctx: &Ctx, step: &str) {
     if f.strip_prefix("sigint-in-action:") != Some(step) {
         return;
     }
-    // SAFETY: raise(2) on our own process; the handler installed by the app only sets a flag.
+    // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
     unsafe { libc::raise(libc::SIGINT) };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !ctx.aborted() && std::time::Instant::now() < deadline {

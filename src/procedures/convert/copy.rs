@@ -616,7 +616,7 @@ fn chunk_fault(n: u64) {
             .and_then(|v| v.parse::<u64>().ok())
             == Some(n)
         {
-            // SAFETY: raise(2) on our own process; the handler installed by the app only sets a flag.
+            // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
             unsafe { libc::raise(libc::SIGINT) };
         }
     }

@@ -1,90 +1,44 @@
-//! `innops bench prepare|run|cleanup`: the flags become a validated [`RunSpec`] here (the only place in this
-//! module that sees clap's types), then the work runs and prints sysbench's text or JSON.
+//! `innops bench prepare|run|cleanup` below the command line: validated [`Settings`] (built from the flags by
+//! the command layer) run here, and print sysbench's text or JSON.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::distribution::RandType;
-use super::run::{IgnoreErrors, RunSpec};
+use super::run::RunSpec;
 use super::workloads::Workload;
 use super::{prepare, run, stats, table, BenchResult};
-use crate::cli::{BenchAction, BenchArgs, BenchRandType, Format};
 use crate::error::{bad_input, Failure};
 use crate::server::connect::Target;
 
-/// What the command will do, validated.
+/// Which of sysbench's commands to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Create the sbtest tables and load them.
+    Prepare,
+    /// Run the workload and report sysbench's figures.
+    Run,
+    /// Drop the sbtest tables.
+    Cleanup,
+}
+
+impl Action {
+    /// The name in statement tags and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Prepare => "prepare",
+            Action::Run => "run",
+            Action::Cleanup => "cleanup",
+        }
+    }
+}
+
+/// What `innops bench` will do, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub action: BenchAction,
+    pub action: Action,
     pub spec: RunSpec,
     pub json: bool,
-}
-
-/// Check the flags and turn them into settings.
-pub fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
-    let workload = Workload::parse(&a.workload)?;
-    if a.threads == 0 {
-        return Err(bad_input("--threads 0 runs nothing: give at least 1"));
-    }
-    if a.action == BenchAction::Run && a.time == 0 {
-        return Err(bad_input(
-            "--time 0 measures nothing: give the seconds to run, for example --time 10",
-        ));
-    }
-    if a.tables == 0 || a.table_size == 0 {
-        return Err(bad_input("--tables and --table-size must be at least 1"));
-    }
-    if a.db.is_empty() {
-        return Err(bad_input(
-            "--db is empty: name the schema of the sbtest tables",
-        ));
-    }
-    let seed = if a.seed == 0 {
-        // sysbench's --rand-seed=0: from the clock; the seed used is reported so a run can be repeated.
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(1)
-    } else {
-        a.seed
-    };
-    Ok(Settings {
-        action: a.action,
-        spec: RunSpec {
-            workload,
-            db: a.db.clone(),
-            threads: a.threads,
-            time: Duration::from_secs(a.time),
-            warmup: Duration::from_secs(a.warmup),
-            tables: a.tables,
-            table_size: a.table_size,
-            rand_type: match a.rand_type {
-                BenchRandType::Special => RandType::Special,
-                BenchRandType::Uniform => RandType::Uniform,
-            },
-            seed,
-            report_interval: Duration::from_secs(a.report_interval),
-            ignore_errors: IgnoreErrors::parse(&a.ignore_errors)?,
-            tag: format!(
-                "/* innops:bench:{} */",
-                match a.action {
-                    BenchAction::Prepare => "prepare",
-                    BenchAction::Run => "run",
-                    BenchAction::Cleanup => "cleanup",
-                }
-            ),
-        },
-        json: a.conn.format == Format::Json,
-    })
-}
-
-/// Entry point from `app`.
-pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
-    let s = settings(a)?;
-    let env = crate::app::env_from(&a.conn, None)?;
-    execute(&env.plan_env.target, &s)
 }
 
 fn abort_flag() -> Arc<AtomicBool> {
@@ -127,7 +81,7 @@ pub fn result_json(r: &BenchResult) -> serde_json::Value {
 pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
     let spec = &s.spec;
     match (&spec.workload, s.action) {
-        (Workload::Table { db, table }, BenchAction::Prepare | BenchAction::Cleanup) => {
+        (Workload::Table { db, table }, Action::Prepare | Action::Cleanup) => {
             // Nothing to create or drop: show what a run would send, which also checks the table is usable.
             let mut conn = target.connect()?;
             let plan = table::plan(&mut conn, db, table, spec)?;
@@ -144,7 +98,7 @@ pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
                     "statements": statements,
                 }))?;
             } else {
-                let what = if s.action == BenchAction::Prepare {
+                let what = if s.action == Action::Prepare {
                     "nothing to prepare"
                 } else {
                     "nothing to clean up"
@@ -165,7 +119,7 @@ pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        (_, BenchAction::Prepare) => {
+        (_, Action::Prepare) => {
             let sum = prepare::prepare(target, spec, false, s.json)?;
             if s.json {
                 print_json(&serde_json::to_value(&sum)?)?;
@@ -181,7 +135,7 @@ pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        (_, BenchAction::Cleanup) => {
+        (_, Action::Cleanup) => {
             let sum = prepare::cleanup(target, spec)?;
             if s.json {
                 print_json(&serde_json::to_value(&sum)?)?;
@@ -200,7 +154,7 @@ pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        (_, BenchAction::Run) => run_cmd(target, s),
+        (_, Action::Run) => run_cmd(target, s),
     }
 }
 
@@ -287,93 +241,6 @@ fn empty_result() -> BenchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    fn parse(args: &[&str]) -> anyhow::Result<Settings> {
-        let mut all = vec!["innops", "bench"];
-        all.extend_from_slice(args);
-        match Cli::try_parse_from(all)?.command {
-            Command::Bench(a) => settings(&a),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn defaults_are_sysbench_s() {
-        let s = parse(&["run", "--seed", "5"]).unwrap();
-        assert_eq!(s.action, BenchAction::Run);
-        assert_eq!(s.spec.workload, Workload::ReadWrite);
-        assert_eq!(
-            (s.spec.threads, s.spec.tables, s.spec.table_size),
-            (1, 1, 10_000)
-        );
-        assert_eq!(s.spec.rand_type, RandType::Special);
-        assert_eq!(s.spec.ignore_errors, IgnoreErrors::default());
-        assert_eq!(s.spec.db, "sbtest");
-        assert_eq!(s.spec.seed, 5);
-        assert_eq!(s.spec.tag, "/* innops:bench:run */");
-        assert!(!s.json);
-    }
-
-    #[test]
-    fn flags_reach_the_spec_and_seed_zero_means_the_clock() {
-        let s = parse(&[
-            "run",
-            "--workload",
-            "oltp_point_select",
-            "--threads",
-            "4",
-            "--time",
-            "3",
-            "--warmup",
-            "1",
-            "--tables",
-            "2",
-            "--table-size",
-            "500",
-            "--rand-type",
-            "uniform",
-            "--report-interval",
-            "1",
-            "--format",
-            "json",
-        ])
-        .unwrap();
-        assert_eq!(s.spec.workload, Workload::PointSelect);
-        assert_eq!(
-            (s.spec.threads, s.spec.tables, s.spec.table_size),
-            (4, 2, 500)
-        );
-        assert_eq!(
-            (s.spec.time, s.spec.warmup, s.spec.report_interval),
-            (
-                Duration::from_secs(3),
-                Duration::from_secs(1),
-                Duration::from_secs(1)
-            )
-        );
-        assert_eq!(s.spec.rand_type, RandType::Uniform);
-        assert!(s.spec.seed > 0);
-        assert!(s.json);
-    }
-
-    #[test]
-    fn bad_flags_are_bad_input_with_the_fix() {
-        for args in [
-            &["run", "--threads", "0"][..],
-            &["run", "--time", "0"],
-            &["run", "--workload", "tpcc"],
-            &["run", "--ignore-errors", "x"],
-        ] {
-            let e = parse(args).unwrap_err();
-            assert_eq!(crate::error::exit_code_of(&e), 2, "{args:?}: {e}");
-        }
-        assert!(
-            parse(&["prepare", "--time", "0"]).is_ok(),
-            "prepare does not need a time"
-        );
-    }
 
     #[test]
     fn json_has_tps_qps_and_latency_at_the_top() {

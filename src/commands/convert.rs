@@ -1,0 +1,97 @@
+//! `innops convert`: the flags checked and turned into conversion settings (tables, strategy, chunk time, load
+//! thresholds), or into a rollback or a drop of the kept table, then the plan run.
+
+use super::env::{attach_error_log, env_from};
+use super::{bench_time, run_options, run_plan};
+use crate::cli::ConvertArgs;
+use crate::error::{bad_input, refused};
+use crate::plan::guard::Threshold;
+use crate::procedures;
+use crate::server::facts::ServerFacts;
+
+pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
+    check_convert_flags(a)?;
+    let mut env = env_from(&a.conn, bench_time(&a.run))?;
+    let mut conn = env.plan_env.target.connect()?;
+    let facts = ServerFacts::collect(&mut conn)?;
+    facts.supported().map_err(refused)?;
+    attach_error_log(&mut env, &facts);
+    let opts = run_options(&a.run);
+    let plan = if let Some(t) = &a.drop_kept {
+        let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
+            bad_input(format!(
+                "--drop-kept '{t}' does not name a table: write db.table (the converted table, not the kept one)"
+            ))
+        })?;
+        procedures::convert::drop_kept::plan(&schema, &table, &facts, &env.plan_env)?
+    } else if let Some(t) = &a.rollback {
+        let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
+            bad_input(format!(
+                "--rollback '{t}' does not name a table: write db.table (with backquotes around a name that holds a dot)"
+            ))
+        })?;
+        procedures::convert::rollback::plan(&schema, &table, &facts, &env.plan_env)?
+    } else {
+        let (tables, skipped) = procedures::convert::resolve(&mut conn, &a.tables, a.all_myisam)?;
+        let (max_load, critical_load) = load_thresholds(a)?;
+        let params = procedures::convert::ConvertParams {
+            tables,
+            strategy: procedures::convert::Strategy::parse(&a.strategy)?,
+            drop_old: a.drop_old_table,
+            chunk_ms: a.chunk_time,
+            max_load,
+            critical_load,
+            skipped,
+            restart: a.restart,
+        };
+        procedures::convert::plan(&params, &facts, &env.plan_env)?
+    };
+    // An idle session of innops's own would show among the sessions a lock wait names.
+    drop(conn);
+    run_plan(plan, &env, &opts, None)
+}
+
+/// The copy-chunk duration innops accepts, in milliseconds.
+pub const CHUNK_TIME_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
+
+/// Convert's flags that contradict each other or are out of range are bad input, never clamped.
+pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
+    if a.all_myisam && !a.tables.is_empty() {
+        return Err(bad_input(
+            "--tables and --all-myisam both choose the tables to convert: give one",
+        ));
+    }
+    if !CHUNK_TIME_MS.contains(&a.chunk_time) {
+        return Err(bad_input(format!(
+            "--chunk-time {} is out of range: give milliseconds from {} to {}",
+            a.chunk_time,
+            CHUNK_TIME_MS.start(),
+            CHUNK_TIME_MS.end()
+        )));
+    }
+    let (max, critical) = load_thresholds(a)?;
+    if max.variable.eq_ignore_ascii_case(&critical.variable) && max.value > critical.value {
+        return Err(bad_input(format!(
+            "--max-load {}={} is above --critical-load {}={}: the copy would abort before it ever paused; lower --max-load or raise --critical-load",
+            max.variable, max.value, critical.variable, critical.value
+        )));
+    }
+    Ok(())
+}
+
+/// `--max-load` and `--critical-load`. Without `--max-load` the copy pauses above `Threads_running=25`, or at
+/// the critical value when `--critical-load` sets a lower one on the same variable.
+fn load_thresholds(a: &ConvertArgs) -> anyhow::Result<(Threshold, Threshold)> {
+    let critical = Threshold::parse(&a.critical_load)?;
+    let max = match &a.max_load {
+        Some(m) => Threshold::parse(m)?,
+        None => {
+            let mut max = Threshold::parse("Threads_running=25")?;
+            if max.variable.eq_ignore_ascii_case(&critical.variable) {
+                max.value = max.value.min(critical.value);
+            }
+            max
+        }
+    };
+    Ok((max, critical))
+}

@@ -1,0 +1,174 @@
+//! From the connection flags to where the server is and how innops may handle it: `--sandbox` or the
+//! connection and control flags resolved into a [`PlanEnv`] and a [`Control`], and the error log learned once
+//! connected. Every subcommand that reaches a server starts here.
+
+use std::path::PathBuf;
+
+use crate::cli::{ConnArgs, Format};
+use crate::error::bad_input;
+use crate::procedures::PlanEnv;
+use crate::sandbox::{self, Sandbox};
+use crate::server::connect::ConnSpec;
+use crate::server::control::{self, Control, ControlSpec};
+use crate::server::facts::ServerFacts;
+use crate::server::optionfile;
+
+/// Where the server is and how innops may handle it.
+pub struct Env {
+    pub plan_env: PlanEnv,
+    pub control: Option<Control>,
+    pub format: Format,
+}
+
+/// Where sandboxes live: `--sandbox-root`, else the default.
+pub fn sandbox_root(args: &ConnArgs) -> PathBuf {
+    args.sandbox_root
+        .clone()
+        .unwrap_or_else(sandbox::default_root)
+}
+
+/// `--sandbox` says where the server is and how to control it: any other flag saying so conflicts with it.
+fn check_sandbox_flags(args: &ConnArgs) -> anyhow::Result<()> {
+    let Some(name) = &args.sandbox else {
+        return Ok(());
+    };
+    let given: Vec<&str> = [
+        ("--socket", args.socket.is_some()),
+        ("--host", args.host.is_some()),
+        ("--port", args.port.is_some()),
+        ("--defaults-file", args.defaults_file.is_some()),
+        ("--service", args.service.is_some()),
+        ("--start-cmd", args.start_cmd.is_some()),
+        ("--stop-cmd", args.stop_cmd.is_some()),
+        ("--config-file", args.config_file.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(bad_input(format!(
+        "--sandbox {name} already says where the server is and how to control it: drop {}, or drop --sandbox",
+        given.join(" and ")
+    )))
+}
+
+/// Resolve connection, control and option file from the flags.
+pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env> {
+    check_sandbox_flags(args)?;
+    let (conn, control_spec, option_file) = if let Some(name) = &args.sandbox {
+        let root = sandbox_root(args);
+        let sb = Sandbox::open(&root, name)?;
+        (
+            sb.conn_spec(),
+            Some(ControlSpec::Sandbox {
+                root,
+                name: name.clone(),
+            }),
+            Some(sb.option_file),
+        )
+    } else {
+        let conn = ConnSpec {
+            socket: args.socket.clone(),
+            host: args.host.clone(),
+            port: args.port,
+            user: args.user.clone(),
+            password: args.password.clone(),
+            defaults_file: args.defaults_file.clone(),
+        };
+        let control = match (&args.service, &args.start_cmd) {
+            (Some(_), Some(_)) => {
+                return Err(bad_input(
+                    "--service and --start-cmd both say how to start the server: give one",
+                ))
+            }
+            (Some(s), None) => Some(ControlSpec::parse_service(s)?),
+            (None, Some(start)) => Some(ControlSpec::Commands {
+                start: start.clone(),
+                stop: args.stop_cmd.clone(),
+            }),
+            (None, None) if args.stop_cmd.is_some() => return Err(bad_input(
+                "--stop-cmd needs --start-cmd too: innops must be able to start the server again",
+            )),
+            (None, None) => None,
+        };
+        let option_file = args.config_file.clone().or_else(|| {
+            matches!(control, Some(ControlSpec::Systemd { .. }))
+                .then(|| PathBuf::from("/etc/mysql/my.cnf"))
+                .filter(|p| p.exists())
+        });
+        if let Some(f) = &args.config_file {
+            if !f.is_file() {
+                return Err(bad_input(format!(
+                    "--config-file {} does not exist: give the option file the server reads",
+                    f.display()
+                )));
+            }
+        }
+        (conn, control, option_file)
+    };
+    let target = if args.sandbox.is_some() {
+        conn.resolve_plain()
+    } else {
+        conn.resolve()?
+    };
+    let dropin = match &option_file {
+        Some(f) => optionfile::choose_dropin(f).map_err(|e| crate::error::display_of(&e)),
+        None => Err("innops does not know the server's option file: pass --config-file (for example /etc/mysql/my.cnf) so the new setting survives a restart".to_string()),
+    };
+    let control = control_spec.clone().map(|spec| Control::new(spec, None));
+    Ok(Env {
+        plan_env: PlanEnv {
+            conn,
+            target,
+            control: control_spec,
+            option_file,
+            dropin,
+            bench_time,
+            error_log: None,
+        },
+        control,
+        format: args.format,
+    })
+}
+
+/// Learn the error log of a local server once connected, for control backends that do not know it.
+pub fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
+    // A loopback port may lead into a container or a VM: the datadir is on this machine only when the server
+    // says it runs on this host.
+    if env.plan_env.conn.socket.is_none() && env.plan_env.target.local {
+        let ours = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        if facts.var("hostname").is_some_and(|h| h != ours.trim()) {
+            env.plan_env.target.local = false;
+        }
+    }
+    if let Some(c) = env.control.as_mut() {
+        if c.error_log.is_none() && env.plan_env.target.local {
+            c.error_log = control::error_log_of(
+                facts.var("log_error").unwrap_or(""),
+                facts.var("datadir").unwrap_or(""),
+            );
+        }
+    }
+    let log = env
+        .control
+        .as_ref()
+        .and_then(|c| c.error_log.clone())
+        .or_else(|| {
+            env.plan_env
+                .target
+                .local
+                .then(|| {
+                    control::error_log_of(
+                        facts.var("log_error").unwrap_or(""),
+                        facts.var("datadir").unwrap_or(""),
+                    )
+                })
+                .flatten()
+        });
+    env.plan_env.error_log = log.map(|p| {
+        let end = crate::server::errorlog::end_offset(&p);
+        (p, end)
+    });
+}

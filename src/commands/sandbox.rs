@@ -1,0 +1,119 @@
+//! `innops sandbox up|stop|start|down|list`: throwaway local servers, created, controlled and listed.
+
+use std::io::Write;
+use std::time::Duration;
+
+use super::env::sandbox_root;
+use crate::cli::{ConnArgs, Format, SandboxAction};
+use crate::error::refused;
+use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::server::control::{self, Control, ControlSpec};
+
+/// How to reach a sandbox over TCP: root has a generated password there, kept in a 0600 file.
+fn tcp_hint(sb: &Sandbox) -> String {
+    match &sb.client_file {
+        Some(f) => format!(
+            "  over TCP: mariadb --defaults-file={}   (root's password for 127.0.0.1:{} is in that file, readable by you only)\n",
+            f.display(),
+            sb.port
+        ),
+        None => String::new(),
+    }
+}
+
+pub fn run(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
+    let root = sandbox_root(args);
+    let timeout = Duration::from_secs(600);
+    let json = args.format == Format::Json;
+    match action {
+        SandboxAction::Up { name, buffer_pool } => {
+            let mut sb = Sandbox::create(
+                &root,
+                &name,
+                &SandboxOptions {
+                    buffer_pool,
+                    extra: Vec::new(),
+                },
+            )?;
+            sb.start(&[], timeout)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&sb)?);
+            } else {
+                println!(
+                    "sandbox '{}' is up: mariadb -S {} -uroot   (or --sandbox {} for innops)\n{}  datadir {}\n  port {}  error log {}\n  option file {}",
+                    sb.name,
+                    sb.socket.display(),
+                    sb.name,
+                    tcp_hint(&sb),
+                    sb.datadir.display(),
+                    sb.port,
+                    sb.error_log.display(),
+                    sb.option_file.display()
+                );
+            }
+        }
+        SandboxAction::Stop { name } => {
+            let sb = Sandbox::open(&root, &name)?;
+            if !sb.is_running() {
+                return Err(refused(format!(
+                    "sandbox '{name}' is not running: nothing to stop"
+                )));
+            }
+            let control = Control::new(
+                ControlSpec::Sandbox {
+                    root: root.clone(),
+                    name: name.clone(),
+                },
+                None,
+            );
+            let rec = control.stop(
+                &sb.conn_spec().resolve_plain(),
+                control::StopMode::Clean,
+                "innops:sandbox:stop",
+            )?;
+            println!(
+                "sandbox '{name}' stopped ({})",
+                if rec.clean {
+                    "clean shutdown"
+                } else {
+                    "no clean-shutdown line in the log"
+                }
+            );
+        }
+        SandboxAction::Start { name } => {
+            let mut sb = Sandbox::open(&root, &name)?;
+            sb.start(&[], timeout)?;
+            println!(
+                "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
+                sb.socket.display(),
+                tcp_hint(&sb).trim_end()
+            );
+        }
+        SandboxAction::Down { name } => {
+            let sb = Sandbox::open(&root, &name)?;
+            sb.destroy()?;
+            println!("sandbox '{name}' stopped and deleted");
+        }
+        SandboxAction::List => {
+            let list = Sandbox::list(&root)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else if list.is_empty() {
+                println!("no sandboxes in {}", root.display());
+            } else {
+                let mut out = std::io::stdout().lock();
+                for s in list {
+                    writeln!(
+                        out,
+                        "{:<20} {:<8} port {:<6} socket {}",
+                        s.sandbox.name,
+                        if s.running { "running" } else { "stopped" },
+                        s.sandbox.port,
+                        s.sandbox.socket.display()
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
