@@ -218,14 +218,8 @@ fn run_one(
     }
     if let Some(s) = get("stderr_contains") {
         assert!(
-            out.stderr.contains(&s),
-            "{name}: stderr lacks {s:?}: {}",
-            out.stderr
-        );
-        assert_eq!(
-            out.stderr.trim().lines().count(),
-            1,
-            "one sentence: {}",
+            out.error_line().contains(&s),
+            "{name}: the error lacks {s:?}: {}",
             out.stderr
         );
     }
@@ -780,7 +774,7 @@ fn a_table_with_files_outside_the_datadir_is_refused_in_one_sentence() {
             "{}",
             out.stderr
         );
-        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        out.error_line();
         assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
     }
 }
@@ -906,4 +900,38 @@ fn drop_kept_drops_only_an_unchanged_kept_table_and_only_when_told() {
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
     let again = convert(&sb, &args(&["--drop-kept", "d.t"]), &[]);
     assert_eq!(again.code, 2, "nothing innops kept is left: {again:?}");
+}
+
+/// A run that acts says what it does as it happens, on stderr, one step at a time; stdout keeps the report.
+#[test]
+fn an_executed_run_shows_each_step_as_it_happens() {
+    let sb = Sandboxed::new("cv-live");
+    setup(&sb, SHAPE);
+    let out = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--format",
+            "json",
+        ]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let steps: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(
+        steps.first().is_some_and(|l| l.starts_with("[1/")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        steps.iter().any(|l| l.contains("(swap:d.t, risk locking)")),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("done in "), "{}", out.stderr);
+    // --format json keeps stdout to the JSON report.
+    assert_eq!(out.json()["status"], "done");
 }

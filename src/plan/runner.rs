@@ -160,7 +160,7 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
     }
 }
 
-fn confirm(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
+fn confirm(plan: &Plan, opts: &RunOptions, report: &Report) -> anyhow::Result<()> {
     let risky: Vec<String> = plan
         .steps
         .iter()
@@ -178,8 +178,10 @@ fn confirm(plan: &Plan, opts: &RunOptions) -> anyhow::Result<()> {
         ))
         .into());
     }
+    // The DBA confirms what was shown: the plan first, then the question.
+    eprint!("{}", report.render_text());
     eprint!(
-        "The plan will run {}. Type 'yes' to go on: ",
+        "\nThe plan will run {}. Type 'yes' to go on: ",
         risky.join(", ")
     );
     std::io::stderr().flush().ok();
@@ -205,7 +207,7 @@ fn execute(
     if let Some(dir) = &resume {
         check_same_plan(dir, &plan)?;
     }
-    confirm(&plan, opts)?;
+    confirm(&plan, opts, report)?;
     // Before anything is created or changed: a second run of the same object stops here.
     let mut locks = Locks::new(plan.locks.clone());
     locks.ensure(ctx.target)?;
@@ -309,6 +311,13 @@ fn execute_steps(
                     })?;
                 }
                 if all_pass {
+                    say(&format!(
+                        "[{}/{}] {} ({}): done before the interruption, its post-checks hold",
+                        i + 1,
+                        plan.steps.len(),
+                        step.title,
+                        step.id
+                    ));
                     let sr = report.step_mut(&step.id);
                     sr.post = post;
                     sr.status = StepStatus::Done;
@@ -337,6 +346,15 @@ fn execute_steps(
         rd.log(EventKind::StepStarted {
             step: step.id.clone(),
         })?;
+        let mut started = std::time::Instant::now();
+        say(&format!(
+            "[{}/{}] {} ({}, risk {})",
+            i + 1,
+            plan.steps.len(),
+            step.title,
+            step.id,
+            step.risk.as_str()
+        ));
         report.step_mut(&step.id).status = StepStatus::Running;
         rd.write_json("report.json", report)?;
 
@@ -365,6 +383,8 @@ fn execute_steps(
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
             bench_point(bench, ctx, report, rd, "before")?;
+            // The step's own time starts after the measurement.
+            started = std::time::Instant::now();
             if ctx.aborted() {
                 rd.log(EventKind::Interrupted {
                     before_step: step.id.clone(),
@@ -482,6 +502,15 @@ fn execute_steps(
         } else {
             StepStatus::Done
         };
+        say(&if already_done {
+            "      skipped: a pre-check found it already done".to_string()
+        } else {
+            format!(
+                "      done in {:.2} s, {} check(s) passed",
+                started.elapsed().as_secs_f64(),
+                step.pre.len() + step.post.len()
+            )
+        });
         rd.write_json("report.json", report)?;
         if Some(i) == last_bench {
             bench_point(bench, ctx, report, rd, "after")?;
@@ -498,6 +527,11 @@ fn bench_point(
     label: &str,
 ) -> anyhow::Result<()> {
     let Some(spec) = bench else { return Ok(()) };
+    say(&format!(
+        "[bench] {label}: {} for {} s",
+        spec.workload,
+        spec.time.as_secs()
+    ));
     ctx.step = format!("bench-{label}");
     let result = crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)?;
     let file = format!("bench/{label}.json");
@@ -515,6 +549,11 @@ fn bench_point(
         report.bench.after = Some(result);
     }
     rd.write_json("report.json", report)
+}
+
+/// One line of what the run is doing, on stderr as it happens (stdout carries the report).
+fn say(line: &str) {
+    eprintln!("{line}");
 }
 
 /// Run the step's recovery after a failure; the sentence says what state it left.

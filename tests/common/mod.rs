@@ -92,6 +92,18 @@ pub struct Output {
 }
 
 impl Output {
+    /// The one error line (`innops: …`) of stderr; the test fails unless there is exactly one. Step lines of a
+    /// run that acted come before it.
+    pub fn error_line(&self) -> String {
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("innops: "))
+            .collect();
+        assert_eq!(lines.len(), 1, "one error sentence: {}", self.stderr);
+        lines[0].to_string()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))

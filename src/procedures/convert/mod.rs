@@ -1286,7 +1286,7 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
     let t2 = info.clone();
     let t3 = info.clone();
     let flags = flags.to_string();
-    Step::new(step_id("verify", info), format!("Verify the copy of {} (count, checksum, indexes, options)", info.display()), Risk::Locking)
+    Step::new(step_id("verify", info), format!("Verify the copy of {} (rows, row hash, definition, AUTO_INCREMENT)", info.display()), Risk::Locking)
         .preview(match verify::method_for(info) {
             verify::Method::ChecksumTable => "SELECT COUNT(*) … FORCE INDEX (PRIMARY); CHECKSUM TABLE … EXTENDED on both tables; SHOW CREATE TABLE of both".to_string(),
             verify::Method::RowHash => "innops's sha256 row hash over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between engines for some column types); SHOW CREATE TABLE of both".to_string(),
