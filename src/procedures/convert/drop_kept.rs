@@ -29,7 +29,7 @@ fn now_and_then(
     let tag = ctx.tag();
     let kept = old_name(&p.table);
     let Some(rec) = own::lookup(ctx.conn()?, &tag, &p.schema, &kept)?
-        .filter(|r| r.kind == own::KEPT && r.of_table == p.table)
+        .filter(|r| r.kind == own::KEPT)
     else {
         return Ok(None);
     };
@@ -48,7 +48,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     let kept = old_name(table);
     let mut conn = env.target.connect()?;
     let rec = own::lookup(&mut conn, tag, schema, &kept)?
-        .filter(|r| r.kind == own::KEPT && r.of_table == table);
+        .filter(|r| r.kind == own::KEPT);
     if rec.is_none() {
         return Err(bad_input(format!(
             "innops has no record of keeping {schema}.{kept} for {schema}.{table}: it drops only the tables it kept (check the name, or drop a table of your own yourself)"

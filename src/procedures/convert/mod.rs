@@ -1409,7 +1409,7 @@ fn discard_step(info: &TableInfo) -> Step {
             }
             let tag = ctx.tag();
             let ours = own::lookup(ctx.conn()?, &tag, &t.schema, &shadow_t)?
-                .is_some_and(|r| r.kind == own::SHADOW && r.of_table == t.name);
+                .is_some_and(|r| r.kind == own::SHADOW);
             Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
                 None => Verdict::done("no leftover copy", "a leftover copy"),
                 Some(e) if e.eq_ignore_ascii_case("InnoDB") && ours => Verdict::pass(format!("{shadow_t} (InnoDB, recorded as innops's copy)"), "a leftover copy"),
