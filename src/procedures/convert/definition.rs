@@ -338,6 +338,17 @@ mod tests {
         assert!(differences(&source, &extra, &[])
             .iter()
             .any(|x| x.contains("index new")));
+        let column = Definition::parse(
+            &A.replace("`u` varchar(10) NOT NULL", "`u` varchar(10) DEFAULT NULL"),
+        );
+        let d = differences(&source, &column, &[]);
+        assert!(d.iter().any(|x| x.starts_with("column 2:")), "{d:?}");
+        let fewer = Definition::parse(&A.replace("  `t` text DEFAULT NULL,\n", ""));
+        assert!(differences(&source, &fewer, &[])
+            .iter()
+            .any(|x| x.contains("2 columns instead of 3")));
+        let check = Definition::parse(&A.replace("`id` >= 0", "`id` > 0"));
+        assert!(differences(&source, &check, &[])[0].starts_with("constraints"));
         let comment = Definition::parse(&A.replace("'it''s, ok'", "'other'"));
         assert!(differences(&source, &comment, &[])[0].contains("table options"));
     }

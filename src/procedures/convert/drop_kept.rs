@@ -28,8 +28,8 @@ fn now_and_then(
 ) -> anyhow::Result<Option<(Fingerprint, Fingerprint)>> {
     let tag = ctx.tag();
     let kept = old_name(&p.table);
-    let Some(rec) = own::lookup(ctx.conn()?, &tag, &p.schema, &kept)?
-        .filter(|r| r.kind == own::KEPT)
+    let Some(rec) =
+        own::lookup(ctx.conn()?, &tag, &p.schema, &kept)?.filter(|r| r.kind == own::KEPT)
     else {
         return Ok(None);
     };
@@ -47,8 +47,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     let tag = "/* innops:convert-drop-kept:plan */";
     let kept = old_name(table);
     let mut conn = env.target.connect()?;
-    let rec = own::lookup(&mut conn, tag, schema, &kept)?
-        .filter(|r| r.kind == own::KEPT);
+    let rec = own::lookup(&mut conn, tag, schema, &kept)?.filter(|r| r.kind == own::KEPT);
     if rec.is_none() {
         return Err(bad_input(format!(
             "innops has no record of keeping {schema}.{kept} for {schema}.{table}: it drops only the tables it kept (check the name, or drop a table of your own yourself)"

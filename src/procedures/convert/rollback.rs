@@ -49,8 +49,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     let old = TableInfo::load(&mut conn, tag, schema, &kept)?.ok_or_else(|| {
         bad_input(format!("there is no kept MyISAM table {schema}.{kept} to roll back to: it was dropped, or {schema}.{table} was not converted by innops"))
     })?;
-    let recorded = own::lookup(&mut conn, tag, schema, &kept)?
-        .is_some_and(|r| r.kind == own::KEPT);
+    let recorded = own::lookup(&mut conn, tag, schema, &kept)?.is_some_and(|r| r.kind == own::KEPT);
     if !recorded {
         return Err(bad_input(format!(
             "{schema}.{kept} has no record of innops keeping it for {schema}.{table} (in {}.{}): innops rolls back only its own conversions",
