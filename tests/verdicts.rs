@@ -61,6 +61,17 @@ fn strategy_held(
     (child, hold, run)
 }
 
+/// `innops convert ARGS --run-dir RUN` ended by `INNOPS_FAULT=FAULT` (exit 137, as kill -9 would): the run
+/// directory.
+fn killed_at(sb: &Sandboxed, a: &[&str], fault: &str) -> std::path::PathBuf {
+    let run = sb.root.join("run");
+    let mut all = args(a);
+    all.extend(["--run-dir".to_string(), run.display().to_string()]);
+    let killed = convert(sb, &all, &[("INNOPS_FAULT", fault)]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    run
+}
+
 fn go(hold: &Path) {
     std::fs::write(hold.join("go"), b"").unwrap();
 }
@@ -216,17 +227,11 @@ fn a_shadow_one_value_off_is_refused_and_the_printed_restart_command_converts() 
 fn a_source_changed_while_the_run_was_down_is_refused_with_advice_that_works() {
     let sb = Sandboxed::new("vd-changed");
     let mut c = setup(&sb, SHAPE);
-    let run = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
+    let run = killed_at(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "after-action:copy:d.t",
+    );
     // The guard died with the run: a write lands in the source, keeping the row count.
     c.query_drop("UPDATE d.t SET c = 'changed meanwhile' WHERE id = 777")
         .unwrap();
@@ -346,17 +351,11 @@ fn one_run_per_table_the_second_is_refused_with_its_holder_and_kill_frees_the_lo
 fn resume_refuses_an_edited_plan_and_another_server_and_keeps_the_run_options() {
     let sb = Sandboxed::new("vd-plan");
     let mut c = setup(&sb, SHAPE);
-    let run = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
+    let run = killed_at(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "after-action:copy:d.t",
+    );
 
     // Another server: the same run directory, pointed elsewhere.
     let other = Sandboxed::new("vd-plan-other");
@@ -660,19 +659,18 @@ fn a_table_emptied_after_the_plan_is_refused_rather_than_copied_as_nothing() {
 fn a_bulk_copy_behind_a_source_that_moved_on_is_made_again() {
     let sb = Sandboxed::new("vd-bulkagain");
     let mut c = setup(&sb, SHAPE);
-    let run = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "bulk",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
+    let run = killed_at(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "bulk",
+            "--execute",
+            "--no-bench",
+        ],
+        "after-action:copy:d.t",
+    );
     c.query_drop("INSERT INTO d.t (k, c) VALUES (1, 'arrived while the run was down')")
         .unwrap();
     let after_write = rows(&mut c, "t");
@@ -760,21 +758,20 @@ fn a_statement_left_running_by_a_killed_run_is_stopped_before_the_copy_goes_on()
     let sb = Sandboxed::new("vd-orphan");
     let mut c = setup(&sb, SHAPE);
     let before = rows(&mut c, "t");
-    let run = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "deferred",
-        "--chunk-time",
-        "10",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-chunk:2")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
+    let run = killed_at(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "deferred",
+            "--chunk-time",
+            "10",
+            "--execute",
+            "--no-bench",
+        ],
+        "after-chunk:2",
+    );
     // What the server would still be running after a kill mid-chunk: the run's INSERT, tagged as it tags it.
     let target = sb.target();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -885,17 +882,11 @@ fn a_second_redo_or_rollback_is_refused_while_another_run_holds_the_object() {
 fn a_resumed_run_verifies_and_swaps_under_a_new_guard() {
     let sb = Sandboxed::new("vd-reguard");
     let mut c = setup(&sb, SHAPE);
-    let run = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:verify:d.t")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
+    let run = killed_at(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "after-action:verify:d.t",
+    );
     let hold = sb.root.join("hold");
     std::fs::create_dir_all(&hold).unwrap();
     let mut child = spawn_innops(
