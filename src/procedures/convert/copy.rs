@@ -219,14 +219,15 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
     let id = conn.connection_id();
     let t0 = Instant::now();
     let label = format!("copy {}", info.display());
-    watch_progress(ctx.target, id, &label, total, "EXAMINED_ROWS", || {
+    let inserted = watch_progress(ctx.target, id, &label, total, "EXAMINED_ROWS", || {
         conn.query_drop("START TRANSACTION")?;
         conn.query_drop(&sql)?;
+        let inserted = conn.affected_rows();
         conn.query_drop("COMMIT")?;
-        Ok(())
+        Ok(inserted)
     })?;
     Ok(
-        serde_json::json!({ "path": "bulk", "statement": sql, "seconds": t0.elapsed().as_secs_f64() }),
+        serde_json::json!({ "path": "bulk", "statement": sql, "rows_inserted": inserted, "seconds": t0.elapsed().as_secs_f64() }),
     )
 }
 
@@ -778,8 +779,11 @@ pub fn copy_whole(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<serde_json:
         "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {}",
         info.qualified()
     ))?;
+    let inserted = conn.affected_rows();
     conn.query_drop("COMMIT")?;
-    Ok(serde_json::json!({ "path": "whole", "seconds": t0.elapsed().as_secs_f64() }))
+    Ok(
+        serde_json::json!({ "path": "whole", "rows_inserted": inserted, "seconds": t0.elapsed().as_secs_f64() }),
+    )
 }
 
 /// The deferred index build: every B-tree index in one ALTER, then each FULLTEXT index in its own (InnoDB

@@ -995,6 +995,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
     let t = info.clone();
     step = step.act(move |ctx| {
         crate::plan::test_hold("before-guard");
+        let t_start = std::time::Instant::now();
         // Wait for a calm server before blocking writes or creating anything.
         copy::wait_for_load(ctx, &settings)?;
         copy::acquire_guard(ctx, &t)?;
@@ -1043,10 +1044,14 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
         let target = ctx.target.clone();
         let t2 = t.clone();
         let tag2 = tag.clone();
-        let side = std::thread::spawn(move || -> anyhow::Result<Fingerprint> {
+        let prepare_s = t_start.elapsed().as_secs_f64();
+        let side = std::thread::spawn(move || -> anyhow::Result<(Fingerprint, f64)> {
+            let t0 = std::time::Instant::now();
             let mut c = target.connect()?;
-            verify::fingerprint(&mut c, &tag2, &t2, &t2.name, method)
+            let fp = verify::fingerprint(&mut c, &tag2, &t2, &t2.name, method)?;
+            Ok((fp, t0.elapsed().as_secs_f64()))
         });
+        let copy_start = std::time::Instant::now();
         let copied = if chunked {
             copy::copy_chunked(ctx, &t, total, &settings)
         } else {
@@ -1057,16 +1062,39 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
                 copy::copy_whole(ctx, &t)
             }
         };
+        let copy_s = copy_start.elapsed().as_secs_f64();
         let source = side
             .join()
             .map_err(|_| anyhow::anyhow!("the checksum thread panicked"))?;
         let copied = copied?;
+        let (source, source_hash_s) = match source {
+            Ok((fp, secs)) => (Ok(fp), secs),
+            Err(e) => (Err(e), 0.0),
+        };
+        let waited_for_hash_s = (copy_start.elapsed().as_secs_f64() - copy_s).max(0.0);
         crate::plan::test_hold("after-copy");
+        // One statement in one transaction: the server's count of the rows it inserted, against the source's
+        // count under the guard, is the copy's outcome (the post-check uses it instead of reading the shadow
+        // again; verification reads every row next).
+        if let Some(n) = copied.get("rows_inserted").and_then(|v| v.as_u64()) {
+            ctx.memo.insert(
+                format!("inserted:{}", t.display()),
+                serde_json::json!({ "inserted": n, "source_rows": total }),
+            );
+        }
         ctx.memo.insert(
             format!("source:{}", t.display()),
             serde_json::to_value(source?)?,
         );
-        Ok(serde_json::json!({ "created": created, "source_rows": total, "copy": copied, "stopped_orphans": reaped }))
+        Ok(serde_json::json!({
+            "created": created,
+            "source_rows": total,
+            "copy": copied,
+            "stopped_orphans": reaped,
+            // Where the step's time goes: before the copy (load, guard, shadow), the copy, the source's hash
+            // beside it, and any wait for that hash after the copy ended.
+            "timing": { "prepare_s": prepare_s, "copy_s": copy_s, "source_hash_s": source_hash_s, "waited_for_hash_s": waited_for_hash_s },
+        }))
     });
     let t = info.clone();
     step.post(Check::new("shadow has every row", move |ctx| {
@@ -1080,8 +1108,18 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
                 "the copy has not started: the step runs again",
             ));
         }
-        let src = verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?;
-        let dst = verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_t, has_pk)?;
+        // Copied in one statement in this process, under the guard: the server said how many rows it inserted.
+        // Otherwise (a chunked copy, or a resumed run) count both tables.
+        let (src, dst) = match ctx.memo.get(&format!("inserted:{}", t.display())) {
+            Some(v) if copy::guard_held(ctx, &t) => (
+                v["source_rows"].as_u64().unwrap_or(u64::MAX),
+                v["inserted"].as_u64().unwrap_or(0),
+            ),
+            _ => (
+                verify::count_rows(ctx.conn()?, &tag, &t.schema, &t.name, has_pk)?,
+                verify::count_rows(ctx.conn()?, &tag, &t.schema, &shadow_t, has_pk)?,
+            ),
+        };
         let run = ctx
             .run_dir
             .as_ref()
