@@ -464,7 +464,10 @@ fn a_write_waiting_on_the_guard_lands_in_the_new_table() {
         let mut all = vec!["convert".to_string()];
         all.extend(a);
         all.extend(["--sandbox".into(), sb_name, "--sandbox-root".into(), root]);
-        run_innops(&all, &[("INNOPS_TEST_HOLD_BEFORE_SWAP", &hold_s)])
+        run_innops(
+            &all,
+            &[("INNOPS_TEST_HOLD", &format!("before-swap={hold_s}"))],
+        )
     });
     while !hold.join("holding").exists() {
         assert!(!runner.is_finished(), "innops ended before the swap");

@@ -128,21 +128,19 @@ fn a_delete_queued_behind_the_guard_lands_in_the_new_table_and_the_swap_is_done(
     let sb = Sandboxed::new("vd-delete");
     let mut c = setup(&sb, SHAPE);
     let hold = sb.root.join("hold");
-    std::fs::create_dir_all(&hold).unwrap();
     let run = sb.root.join("run");
-    let mut all = vec!["convert".to_string()];
-    all.extend(args(&[
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]));
-    all.extend(sandbox_args(&sb));
-    let mut child = spawn_innops(
-        &all,
-        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+    let mut child = convert_held(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ],
+        "before-swap",
+        &hold,
     );
     wait_holding(&hold, &mut child);
     let deleter = write_that_waits(&sb, "DELETE FROM d.t WHERE id <= 10");
@@ -891,7 +889,10 @@ fn a_resumed_run_verifies_and_swaps_under_a_new_guard() {
     std::fs::create_dir_all(&hold).unwrap();
     let mut child = spawn_innops(
         &args(&["resume", run.to_str().unwrap()]),
-        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+        &[(
+            "INNOPS_TEST_HOLD",
+            &format!("before-swap={}", hold.display()),
+        )],
     );
     wait_holding(&hold, &mut child);
     let writer = write_that_waits(
@@ -917,21 +918,19 @@ fn a_resumed_swap_verifies_again_and_refuses_a_source_that_changed() {
     let mut c = setup(&sb, SHAPE);
     let run = sb.root.join("run");
     let hold = sb.root.join("hold");
-    std::fs::create_dir_all(&hold).unwrap();
-    let mut all = args(&[
-        "convert",
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-        run.to_str().unwrap(),
-    ]);
-    all.extend(sandbox_args(&sb));
     // Verified, and killed inside the swap step before the RENAME.
-    let mut child = spawn_innops(
-        &all,
-        &[("INNOPS_TEST_HOLD_BEFORE_SWAP", hold.to_str().unwrap())],
+    let mut child = convert_held(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ],
+        "before-swap",
+        &hold,
     );
     wait_holding(&hold, &mut child);
     child.kill().unwrap();

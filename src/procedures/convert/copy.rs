@@ -805,21 +805,6 @@ pub fn index_statements(info: &TableInfo) -> Vec<String> {
     out
 }
 
-/// Test hook: with `INNOPS_TEST_HOLD_BEFORE_SWAP=DIR`, the swap writes `DIR/holding` while the guard is held
-/// and waits for `DIR/go`, so a test can queue a write behind the guard without depending on timing.
-pub const HOLD_ENV: &str = "INNOPS_TEST_HOLD_BEFORE_SWAP";
-
-fn hold_before_swap() {
-    let Some(dir) = std::env::var_os(HOLD_ENV).map(std::path::PathBuf::from) else {
-        return;
-    };
-    let _ = std::fs::write(dir.join("holding"), b"");
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while !dir.join("go").exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// RENAME source → `keep_as`, `bring_in` → source, queued behind the guard before the guard lets go.
 pub fn swap(
     ctx: &mut Ctx,
@@ -835,7 +820,8 @@ pub fn swap(
     let mut conn = ctx.target.connect()?;
     conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
     let id = conn.connection_id();
-    hold_before_swap();
+    // Test hook: a test can queue a write behind the guard here without depending on timing.
+    crate::plan::test_hold("before-swap");
     let key = guard_key(info);
     let guard = ctx.held.remove(&key);
     let mut watch = ctx.target.connect()?;
