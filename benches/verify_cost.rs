@@ -6,12 +6,13 @@
 //! Settings (environment): VC_SOCKET (required), VC_ROWS (1000000), VC_ROUNDS (3; medians over them).
 //! It creates database `vc` with `m` (MyISAM: id INT UNSIGNED AUTO_INCREMENT PK, k INT UNSIGNED, c CHAR(120),
 //! pad CHAR(60), KEY k_1(k)) filled from the sequence engine, and `i`, its InnoDB copy; both are reused when they
-//! already hold VC_ROWS rows. Each round times, alternating the order, CHECKSUM TABLE and the row hash on each.
+//! already hold VC_ROWS rows. Each round times, rotating the order, CHECKSUM TABLE, the sha256 and xxh3 row hashes on each, and
+//! the xxh3 row hash read in two halves of the primary key at once (InnoDB; what verification does to the new table).
 
 use std::time::Instant;
 
 use innops::procedures::convert::schema::TableInfo;
-use innops::procedures::convert::verify::{fingerprint, Method};
+use innops::procedures::convert::verify::{fingerprint, fingerprint_clustered, Method};
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 
@@ -33,7 +34,11 @@ fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let mut c = Conn::new(OptsBuilder::new().socket(Some(socket)).user(Some("root")))?;
+    let mut c = Conn::new(
+        OptsBuilder::new()
+            .socket(Some(socket.clone()))
+            .user(Some("root")),
+    )?;
     c.query_drop("CREATE DATABASE IF NOT EXISTS vc")?;
     c.query_drop("USE vc")?;
     let have: Option<u64> = c.query_first("SELECT COUNT(*) FROM vc.i").unwrap_or(None);
@@ -59,37 +64,63 @@ fn main() -> anyhow::Result<()> {
         .query_first("SELECT @@innodb_buffer_pool_size")?
         .unwrap_or_default();
     let info = TableInfo::load(&mut c, "", "vc", "m")?.expect("vc.m exists");
-    let mut times: std::collections::BTreeMap<(&str, String), Vec<f64>> = Default::default();
-    let methods = [Method::ChecksumTable, Method::RowHash];
-    let mut prints: std::collections::BTreeMap<(&str, String), String> = Default::default();
+    let target = innops::server::connect::ConnSpec {
+        socket: Some(socket.clone().into()),
+        user: Some("root".into()),
+        ..Default::default()
+    }
+    .resolve()?;
+    let mut times: std::collections::BTreeMap<(&str, &str), Vec<f64>> = Default::default();
+    // (label, method, read in two halves of the primary key): the split read is what verification does
+    // to the new InnoDB table.
+    let variants: [(&str, Method, bool); 4] = [
+        ("CHECKSUM TABLE", Method::ChecksumTable, false),
+        ("sha256 row hash", Method::RowHash, false),
+        ("xxh3 row hash", Method::RowXxh3, false),
+        ("xxh3, 2 halves", Method::RowXxh3, true),
+    ];
+    let mut prints: std::collections::BTreeMap<(&str, &str), String> = Default::default();
     for round in 0..rounds {
-        for k in 0..4 {
-            let (table, method) = {
-                let j = (k + round) % 4;
-                (["m", "i"][j / 2], methods[j % 2])
-            };
+        for k in 0..variants.len() * 2 {
+            let j = (k + round) % (variants.len() * 2);
+            let table = ["m", "i"][j / variants.len()];
+            let (label, method, split) = variants[j % variants.len()];
+            if split && table == "m" {
+                continue;
+            }
             let t0 = Instant::now();
-            let fp = fingerprint(&mut c, "/* verify_cost */", &info, table, method)?;
+            let fp = if split {
+                fingerprint_clustered(&target, &mut c, "/* verify_cost */", &info, table, method)?
+            } else {
+                fingerprint(&mut c, "/* verify_cost */", &info, table, method)?
+            };
             times
-                .entry((table, method.to_string()))
+                .entry((table, label))
                 .or_default()
                 .push(t0.elapsed().as_secs_f64());
-            prints.insert((table, method.to_string()), fp.checksum);
+            prints.insert((table, label), fp.checksum);
         }
     }
-    println!("{rows} rows, innodb_buffer_pool_size {pool}, medians of {rounds} (seconds, row count included):");
+    println!("{rows} rows, innodb_buffer_pool_size {pool}, medians of {rounds} (seconds, row count included; ratio to CHECKSUM TABLE):");
     for table in ["m", "i"] {
-        let ck = median(times[&(table, Method::ChecksumTable.to_string())].clone());
-        let rh = median(times[&(table, Method::RowHash.to_string())].clone());
-        println!(
-            "  {:<6}  CHECKSUM TABLE {ck:.3}  row hash {rh:.3}  ratio {:.2}",
-            if table == "m" { "MyISAM" } else { "InnoDB" },
-            rh / ck
+        let ck = median(times[&(table, "CHECKSUM TABLE")].clone());
+        let mut line = format!(
+            "  {:<6}  CHECKSUM TABLE {ck:.3}",
+            if table == "m" { "MyISAM" } else { "InnoDB" }
         );
+        for (label, _, _) in &variants[1..] {
+            if let Some(t) = times.get(&(table, *label)) {
+                let t = median(t.clone());
+                line.push_str(&format!("  {label} {t:.3} ({:.2})", t / ck));
+            }
+        }
+        println!("{line}");
     }
     println!(
-        "  row hash equal on both engines: {}",
-        prints[&("m", Method::RowHash.to_string())] == prints[&("i", Method::RowHash.to_string())]
+        "  row hashes equal on both engines: sha256 {}, xxh3 {}; xxh3 in two halves equals one stream: {}",
+        prints[&("m", "sha256 row hash")] == prints[&("i", "sha256 row hash")],
+        prints[&("m", "xxh3 row hash")] == prints[&("i", "xxh3 row hash")],
+        prints[&("i", "xxh3, 2 halves")] == prints[&("i", "xxh3 row hash")],
     );
     Ok(())
 }

@@ -1242,7 +1242,12 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
         Some(v) => serde_json::from_value(v.clone())?,
         None => verify::fingerprint(ctx.conn()?, &tag, t, &t.name, method)?,
     };
-    let shadow_fp = verify::fingerprint(ctx.conn()?, &tag, t, &shadow_t, method)?;
+    // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own),
+    // in two halves at once: nothing writes to it, and this read is the one the verified copy adds to the
+    // server's own work.
+    let target = ctx.target;
+    let shadow_fp =
+        verify::fingerprint_clustered(target, ctx.conn()?, &tag, t, &shadow_t, source.method)?;
     let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
         post_check(format!(
             "the shadow table {shadow} is gone: run the conversion again"
@@ -1327,7 +1332,7 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
     Step::new(step_id("verify", info), format!("Verify the copy of {} (rows, row hash, definition, AUTO_INCREMENT)", info.display()), Risk::Locking)
         .preview(match verify::method_for(info) {
             verify::Method::ChecksumTable => "SELECT COUNT(*) … FORCE INDEX (PRIMARY); CHECKSUM TABLE … EXTENDED on both tables; SHOW CREATE TABLE of both".to_string(),
-            verify::Method::RowHash => "innops's sha256 row hash over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between engines for some column types); SHOW CREATE TABLE of both".to_string(),
+            m @ (verify::Method::RowHash | verify::Method::RowXxh3) => format!("innops's {m} over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between engines for some column types), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both"),
         })
         .pre(Check::after_prior("not converted yet", move |ctx| {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
