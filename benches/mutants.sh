@@ -38,5 +38,5 @@ redo)
     ;;
 esac
 # RE narrows the set further (for example to the functions a change touched).
-exec cargo mutants --test-tool nextest "${files[@]}" --re "${RE:-$re}" --timeout 600 \
+exec cargo mutants --test-tool nextest --profile mutants "${files[@]}" --re "${RE:-$re}" --timeout 600 \
     --output "target/mutants-$set_name" -- -E "$tests"
