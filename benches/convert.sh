@@ -209,10 +209,11 @@ innops_detail() {
         | (map(select(.event == "step_done")) | map("\(.step | split(":")[0])=\(((.ts | t) - $s[.step]) * 1000 | round / 1000)"))
           + ["journal=\((($all | max) - ($all | min)) * 1000 | round / 1000)"]
         | join(" ")' "$dir/journal.jsonl")
-    local chunks insert
+    local chunks insert hash
     chunks=$(jq -r '[.steps[] | select(.id | startswith("copy:")) | .result.copy.chunks // empty][0] // empty' "$dir/report.json")
     insert=$(jq -r '[.steps[] | select(.id | startswith("copy:")) | .result.copy.seconds // empty][0] // empty | . * 1000 | round / 1000' "$dir/report.json")
-    echo "path=$path $steps${insert:+ insert=$insert}${chunks:+ chunks=$chunks}"
+    hash=$(jq -r '[.steps[] | select(.id | startswith("verify:")) | .result.timing.shadow_hash_s // empty][0] // empty | . * 1000 | round / 1000' "$dir/report.json")
+    echo "path=$path $steps${insert:+ insert=$insert}${hash:+ new_table_hash=$hash}${chunks:+ chunks=$chunks}"
 }
 
 run_method() {

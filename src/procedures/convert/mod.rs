@@ -1246,8 +1246,13 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
     // in two halves at once: nothing writes to it, and this read is the one the verified copy adds to the
     // server's own work.
     let target = ctx.target;
+    let hash_start = std::time::Instant::now();
     let shadow_fp =
         verify::fingerprint_clustered(target, ctx.conn()?, &tag, t, &shadow_t, source.method)?;
+    ctx.memo.insert(
+        format!("shadow_hash_s:{}", t.display()),
+        serde_json::json!(hash_start.elapsed().as_secs_f64()),
+    );
     let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
         post_check(format!(
             "the shadow table {shadow} is gone: run the conversion again"
@@ -1338,8 +1343,12 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
         }))
         .act(move |ctx| {
+            let t0 = std::time::Instant::now();
             let (v, source, ok) = verify_now(ctx, &t2)?;
-            Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source }))
+            // Where the step's time went: the new table's row hash is the read a verified copy adds.
+            let shadow_hash_s = ctx.memo.remove(&format!("shadow_hash_s:{}", t2.display()));
+            Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source,
+                "timing": { "total_s": t0.elapsed().as_secs_f64(), "shadow_hash_s": shadow_hash_s } }))
         })
         .post(Check::new("copy identical to the source", move |ctx| {
             let ok = ctx.memo.contains_key(&copy::verified_key(&t3));
