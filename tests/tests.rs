@@ -5,5 +5,6 @@ mod common;
 mod convert;
 mod docker;
 mod foundation;
+mod recover_copy;
 mod redo;
 mod verdicts;

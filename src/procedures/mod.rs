@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod inspect;
+pub mod recover;
 pub mod redo;
 
 use std::path::PathBuf;
