@@ -15,11 +15,71 @@ mod convert;
 mod drill;
 mod env;
 mod inspect;
+mod password;
 mod redo;
 mod resume;
 mod sandbox;
 
 use env::Env;
+
+/// The `--format` of the parsed command line.
+pub fn format_of(cli: &Cli) -> Format {
+    match &cli.command {
+        Command::Inspect(a) => a.fmt.format,
+        Command::Redo(a) => a.fmt.format,
+        Command::Convert(a) => a.fmt.format,
+        Command::Resume(a) => a.fmt.format,
+        Command::Sandbox(a) => a.fmt.format,
+        Command::Bench(a) => a.fmt.format,
+        Command::Drill(a) => a.fmt.format,
+    }
+}
+
+/// Whether the raw arguments ask for `--format json`: for a command line clap refused, which has no parsed
+/// format.
+pub fn json_in_args(args: &[std::ffi::OsString]) -> bool {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--format=json" || (a == "--format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    })
+}
+
+/// Print an error the way `--format` asks: one sentence on stderr, and with json also
+/// `{"error": SENTENCE, "exit": CODE}` on stdout, unless the command already printed its JSON document there.
+pub fn print_error(sentence: &str, exit: i32, json: bool) {
+    eprintln!("innops: {sentence}");
+    if json && !crate::error::json_printed() {
+        println!("{}", serde_json::json!({"error": sentence, "exit": exit}));
+    }
+}
+
+/// A command line clap refused (exit 2), or `--help`/`--version` (exit 0, printed as clap prints them).
+pub fn usage_error(e: clap::Error, json: bool) -> ! {
+    use clap::error::ErrorKind;
+    if !json
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    let first = rendered.lines().next().unwrap_or("bad command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let sentence = format!("{first}: see --help for the flags this command takes");
+    eprint!("{rendered}");
+    println!(
+        "{}",
+        serde_json::json!({"error": sentence, "exit": crate::error::EXIT_BAD_INPUT})
+    );
+    std::process::exit(crate::error::EXIT_BAD_INPUT);
+}
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -28,7 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Redo(a) => redo::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Resume(a) => resume::run(a),
-        Command::Sandbox(a) => sandbox::run(a.action, &a.conn),
+        Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),
         Command::Drill(a) => drill::run(&a),
     }
@@ -71,10 +131,13 @@ fn run_plan(
 
 fn print_report(report: &Report, format: Format) {
     match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(report).unwrap_or_default()
-        ),
+        Format::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(report).unwrap_or_default()
+            );
+            crate::error::note_json_printed();
+        }
         Format::Text => print!("{}", report.render_text()),
     }
 }
