@@ -1,7 +1,7 @@
 use clap::Parser;
 
 fn main() {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = innops::commands::mysql_style_args(std::env::args_os().collect());
     let cli = innops::cli::Cli::try_parse_from(&args).unwrap_or_else(|e| {
         innops::commands::usage_error(e, innops::commands::json_in_args(&args))
     });

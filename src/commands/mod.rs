@@ -35,6 +35,31 @@ pub fn format_of(cli: &Cli) -> Format {
     }
 }
 
+/// The mysql client's `-pSECRET` (the password attached to `-p`) as `--password=SECRET`: `-p` takes its value
+/// only attached, so that `-p` alone asks for the password, which clap's `require_equals` would otherwise read
+/// as `-p=SECRET` only. Arguments after `--` stay as they are.
+pub fn mysql_style_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut after_dashes = false;
+    args.into_iter()
+        .map(|a| {
+            if a == "--" {
+                after_dashes = true;
+            }
+            match a.to_str() {
+                Some(t)
+                    if !after_dashes
+                        && t.len() > 2
+                        && t.starts_with("-p")
+                        && !t.starts_with("-p=") =>
+                {
+                    format!("--password={}", &t[2..]).into()
+                }
+                _ => a,
+            }
+        })
+        .collect()
+}
+
 /// Whether the raw arguments ask for `--format json`: for a command line clap refused, which has no parsed
 /// format.
 pub fn json_in_args(args: &[std::ffi::OsString]) -> bool {
@@ -70,9 +95,18 @@ pub fn usage_error(e: clap::Error, json: bool) -> ! {
         e.exit();
     }
     let rendered = e.render().to_string();
-    let first = rendered.lines().next().unwrap_or("bad command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    let sentence = format!("{first}: see --help for the flags this command takes");
+    // clap's message is its first paragraph ("error: ... not provided:" and the missing flags below it).
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    let sentence = format!(
+        "{}: see --help for the flags this command takes",
+        message.trim_end_matches(':')
+    );
     eprint!("{rendered}");
     println!(
         "{}",
@@ -153,4 +187,44 @@ fn abort_flag() -> Arc<AtomicBool> {
         eprintln!("\ninnops: stopping at the next safe point (Ctrl-C again to quit at once)");
     });
     flag
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<std::ffi::OsString> {
+        v.iter().map(|a| a.into()).collect()
+    }
+
+    #[test]
+    fn an_attached_password_is_the_password_and_p_alone_stays_a_prompt() {
+        assert_eq!(
+            mysql_style_args(args(&[
+                "innops", "inspect", "-pS3cr-t", "-p", "-P", "3307", "-p=x"
+            ])),
+            args(&[
+                "innops",
+                "inspect",
+                "--password=S3cr-t",
+                "-p",
+                "-P",
+                "3307",
+                "-p=x"
+            ])
+        );
+        assert_eq!(
+            mysql_style_args(args(&["innops", "--", "-pkeep"])),
+            args(&["innops", "--", "-pkeep"])
+        );
+    }
+
+    #[test]
+    fn format_json_is_found_in_a_command_line_clap_refused() {
+        let a = |v: &[&str]| json_in_args(&args(v));
+        assert!(a(&["innops", "inspect", "--bogus", "--format", "json"]));
+        assert!(a(&["innops", "inspect", "--format=json", "--bogus"]));
+        assert!(!a(&["innops", "inspect", "--format", "text", "--bogus"]));
+        assert!(!a(&["innops", "inspect", "--bogus"]));
+    }
 }

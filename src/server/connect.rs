@@ -386,10 +386,17 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
             "the server at {label} does not offer TLS, and --ssl-mode asks for it: give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED"
         ),
         Error::TlsError(t) => tls_sentence(label, &t.to_string()),
-        // rustls reports a refused certificate through the stream, as invalid data.
-        Error::IoError(io) if io.kind() == std::io::ErrorKind::InvalidData => {
-            tls_sentence(label, &io.to_string())
-        }
+        // rustls reports a refused certificate through the stream, as an I/O error.
+        Error::IoError(io) if is_rustls(io) => tls_sentence(label, &io.to_string()),
+        Error::CodecError(c) => match std::error::Error::source(c)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+        {
+            Some(io) if is_rustls(io) => tls_sentence(label, &io.to_string()),
+            _ => format!(
+                "cannot connect to {label} ({}): check the connection options",
+                crate::error::mysql_detail(e)
+            ),
+        },
         Error::IoError(io) => io_sentence(label, io.kind(), &io.to_string()),
         Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, kind)))) => io_sentence(label, *kind, desc),
         Error::DriverError(DriverError::ConnectTimeout) => {
@@ -400,6 +407,12 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
             crate::error::mysql_detail(other)
         ),
     }
+}
+
+/// An I/O error that is rustls refusing the handshake (an unknown issuer, a wrong name, no common protocol).
+fn is_rustls(io: &std::io::Error) -> bool {
+    io.get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>())
 }
 
 fn tls_sentence(label: &str, detail: &str) -> String {
@@ -465,5 +478,143 @@ mod tests {
         let err = spec.resolve().unwrap_err();
         assert_eq!(crate::error::exit_code_of(&err), 2);
         assert!(err.to_string().contains("/nonexistent/my.cnf"));
+    }
+
+    fn tcp(port: u16) -> ConnSpec {
+        ConnSpec {
+            host: Some("127.0.0.1".into()),
+            port: Some(port),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn protocol_overrides_the_socket_or_tcp_choice() {
+        let t = to_target(&ConnSpec {
+            protocol: Some(Protocol::Tcp),
+            ..Default::default()
+        });
+        assert_eq!(t.label, "root@localhost:3306");
+        assert_eq!(t.opts.get_socket(), None);
+        let t = to_target(&ConnSpec {
+            host: Some("localhost".into()),
+            port: Some(3307),
+            protocol: Some(Protocol::Socket),
+            ..Default::default()
+        });
+        assert_eq!(t.opts.get_socket(), Some(DEFAULT_SOCKET));
+        let remote = ConnSpec {
+            host: Some("db1".into()),
+            protocol: Some(Protocol::Socket),
+            ..Default::default()
+        };
+        let err = remote.check().unwrap_err().to_string();
+        assert!(
+            err.contains("--protocol=SOCKET") && err.contains("db1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tls_is_preferred_over_tcp_only_and_each_mode_checks_what_the_mysql_client_checks() {
+        // A socket never carries TLS options.
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::Required),
+            ..Default::default()
+        });
+        assert!(t.opts.get_ssl_opts().is_none() && t.ssl_mode.is_none());
+        // TCP: PREFERRED by default, accepting any certificate.
+        let t = to_target(&tcp(3306));
+        assert_eq!(t.ssl_mode, Some(SslMode::Preferred));
+        let o = t.opts.get_ssl_opts().expect("TLS options");
+        assert!(o.accept_invalid_certs() && o.skip_domain_validation());
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::Disabled),
+            ..tcp(3306)
+        });
+        assert!(t.opts.get_ssl_opts().is_none());
+        // A CA without a mode means VERIFY_CA: the chain is checked, the name is not.
+        let t = to_target(&ConnSpec {
+            ssl_ca: Some("/etc/ca.pem".into()),
+            ..tcp(3306)
+        });
+        assert_eq!(t.ssl_mode, Some(SslMode::VerifyCa));
+        let o = t.opts.get_ssl_opts().unwrap();
+        assert!(!o.accept_invalid_certs() && o.skip_domain_validation());
+        assert_eq!(o.root_cert_path(), Some(Path::new("/etc/ca.pem")));
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::VerifyIdentity),
+            ssl_ca: Some("/etc/ca.pem".into()),
+            ..tcp(3306)
+        });
+        let o = t.opts.get_ssl_opts().unwrap();
+        assert!(!o.accept_invalid_certs() && !o.skip_domain_validation());
+    }
+
+    #[test]
+    fn contradicting_tls_settings_are_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = dir.path().join("c.pem");
+        std::fs::write(&pem, "x").unwrap();
+        for (spec, says) in [
+            (
+                ConnSpec {
+                    ssl_cert: Some(pem.clone()),
+                    ..tcp(1)
+                },
+                "--ssl-cert and --ssl-key go together",
+            ),
+            (
+                ConnSpec {
+                    ssl_mode: Some(SslMode::VerifyCa),
+                    ..tcp(1)
+                },
+                "--ssl-mode=VERIFY_CA checks the server's certificate against a CA: give it with --ssl-ca",
+            ),
+            (
+                ConnSpec {
+                    ssl_ca: Some(dir.path().join("missing.pem")),
+                    ..tcp(1)
+                },
+                "missing.pem does not exist",
+            ),
+        ] {
+            let err = spec.check().unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&err), 2);
+            assert!(err.to_string().contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_innops_group_overrides_the_client_group_and_its_unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        // [innops] first in the file: it still wins over [client].
+        std::fs::write(
+            &file,
+            "[innops]\npassword = ours\nssl-mode = required\ncolour = blue\nloose-later = 1\n\
+             [client]\nuser = dba\npassword = theirs\nport = 3307\nprotocol = tcp\ndefault-character-set = utf8mb4\n",
+        )
+        .unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let mut spec = ConnSpec::default();
+        spec.fill_from(&set, &file).unwrap();
+        assert_eq!(spec.password.as_deref(), Some("ours"));
+        assert_eq!(spec.user.as_deref(), Some("dba"));
+        assert_eq!(spec.port, Some(3307));
+        assert_eq!(spec.protocol, Some(Protocol::Tcp));
+        assert_eq!(spec.ssl_mode, Some(SslMode::Required));
+        // Only the [innops] key innops does not read is reported, with its file and line; [client] belongs to
+        // every client, and a loose- key may be skipped.
+        let warnings = unknown_innops_keys(&set);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(&format!("{}:4 sets 'colour' in [innops]", file.display())),
+            "{warnings:?}"
+        );
+        std::fs::write(&file, "[innops]\nssl-mode = sometimes\n").unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let err = ConnSpec::default().fill_from(&set, &file).unwrap_err();
+        assert!(err.to_string().contains("ssl-mode 'sometimes'"), "{err}");
     }
 }
