@@ -3,17 +3,22 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "innops",
     version,
-    about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act"
+    about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act",
+    // -h is the host, as in the mysql client; help is --help only.
+    disable_help_flag = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print help.
+    #[arg(long, global = true, action = ArgAction::Help)]
+    help: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -41,73 +46,138 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
-/// How to reach and control the server.
+/// Help headings of the flag groups.
+const CONNECTION: &str = "Connection";
+const SERVER_CONTROL: &str = "Server control";
+const RUN: &str = "Run";
+
+/// `--format`, on every command that prints a result.
 #[derive(Debug, Args, Clone, Default)]
-pub struct ConnArgs {
-    /// Unix socket file.
-    #[arg(long, short = 'S', global = true)]
-    pub socket: Option<PathBuf>,
-    /// Server host (TCP).
-    #[arg(long, global = true)]
-    pub host: Option<String>,
-    /// Server port (TCP).
-    #[arg(long, short = 'P', global = true)]
-    pub port: Option<u16>,
-    /// User name (default: from ~/.my.cnf, else root).
-    #[arg(long, short = 'u', global = true)]
-    pub user: Option<String>,
-    /// Password; prefer MYSQL_PWD or ~/.my.cnf so it stays out of the process list.
-    #[arg(
-        long,
-        short = 'p',
-        global = true,
-        env = "MYSQL_PWD",
-        hide_env_values = true
-    )]
-    pub password: Option<String>,
-    /// Option file whose [client] group holds connection options (instead of ~/.my.cnf).
-    #[arg(long, global = true)]
-    pub defaults_file: Option<PathBuf>,
-    /// Work on the innops sandbox of this name (connection, control and option file).
-    #[arg(long, global = true)]
-    pub sandbox: Option<String>,
+pub struct FormatArg {
+    /// Output format; with json, stdout holds only JSON, errors included ({"error": ..., "exit": N}).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `--sandbox-root`, on every command that finds sandboxes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SandboxRootArg {
     /// Where sandboxes live.
     #[arg(long, global = true, env = "INNOPS_SANDBOX_DIR")]
     pub sandbox_root: Option<PathBuf>,
+}
+
+/// `--protocol`, as the mysql client takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProtocolArg {
+    #[value(name = "TCP")]
+    Tcp,
+    #[value(name = "SOCKET")]
+    Socket,
+}
+
+/// `--ssl-mode`, as the mysql client takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SslModeArg {
+    #[value(name = "DISABLED")]
+    Disabled,
+    #[value(name = "PREFERRED")]
+    Preferred,
+    #[value(name = "REQUIRED")]
+    Required,
+    #[value(name = "VERIFY_CA")]
+    VerifyCa,
+    #[value(name = "VERIFY_IDENTITY")]
+    VerifyIdentity,
+}
+
+/// How to reach the server, as the mysql client does.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConnArgs {
+    /// Unix socket file.
+    #[arg(help_heading = CONNECTION, long, short = 'S')]
+    pub socket: Option<PathBuf>,
+    /// Server host (TCP).
+    #[arg(help_heading = CONNECTION, long, short = 'h')]
+    pub host: Option<String>,
+    /// Server port (TCP).
+    #[arg(help_heading = CONNECTION, long, short = 'P')]
+    pub port: Option<u16>,
+    /// User name (default: from the option file, else root).
+    #[arg(help_heading = CONNECTION, long, short = 'u')]
+    pub user: Option<String>,
+    /// Password: -pSECRET or --password=SECRET; -p alone asks for it without echo. Prefer MYSQL_PWD or the
+    /// option file, so it stays out of the process list.
+    #[arg(
+        help_heading = CONNECTION,
+        long,
+        short = 'p',
+        num_args = 0..=1,
+        require_equals = true,
+        env = "MYSQL_PWD",
+        hide_env_values = true
+    )]
+    pub password: Option<Option<String>>,
+    /// Option file whose [client] and [innops] groups hold connection options (instead of ~/.my.cnf).
+    #[arg(help_heading = CONNECTION, long)]
+    pub defaults_file: Option<PathBuf>,
+    /// TCP or SOCKET (default: the socket for localhost without a port, else TCP).
+    #[arg(help_heading = CONNECTION, long, value_enum, ignore_case = true)]
+    pub protocol: Option<ProtocolArg>,
+    /// TLS over TCP: DISABLED, PREFERRED (the default), REQUIRED, VERIFY_CA (the default with --ssl-ca),
+    /// VERIFY_IDENTITY.
+    #[arg(help_heading = CONNECTION, long, value_enum, ignore_case = true)]
+    pub ssl_mode: Option<SslModeArg>,
+    /// CA certificate (PEM) that signed the server's certificate.
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_ca: Option<PathBuf>,
+    /// Client certificate (PEM), with --ssl-key.
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_cert: Option<PathBuf>,
+    /// Client private key (PEM), with --ssl-cert.
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_key: Option<PathBuf>,
+    /// Work on the innops sandbox of this name (connection, control and option file).
+    #[arg(help_heading = CONNECTION, long)]
+    pub sandbox: Option<String>,
+    #[command(flatten)]
+    pub root: SandboxRootArg,
+}
+
+/// How innops may stop and start the server, and where its settings survive a restart.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ControlArgs {
     /// How to stop and start the server: systemd:UNIT.
-    #[arg(long, global = true)]
+    #[arg(help_heading = SERVER_CONTROL, long)]
     pub service: Option<String>,
     /// Shell command that starts the server (extra options are in $INNOPS_EXTRA_OPTS).
-    #[arg(long, global = true)]
+    #[arg(help_heading = SERVER_CONTROL, long)]
     pub start_cmd: Option<String>,
     /// Shell command that stops the server (default: the SHUTDOWN statement).
-    #[arg(long, global = true)]
+    #[arg(help_heading = SERVER_CONTROL, long)]
     pub stop_cmd: Option<String>,
     /// The server's option file; innops writes its drop-in into the last directory it includes.
-    #[arg(long, global = true)]
+    #[arg(help_heading = SERVER_CONTROL, long)]
     pub config_file: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
 }
 
 /// How to run a plan.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
     /// Act. Without it innops shows the plan and runs its read-only checks.
-    #[arg(long)]
+    #[arg(help_heading = RUN, long)]
     pub execute: bool,
     /// Allow steps that restart the server or overwrite data without a prompt (required without a terminal).
-    #[arg(long, short = 'y')]
+    #[arg(help_heading = RUN, long, short = 'y')]
     pub yes: bool,
     /// Where the run's plan, journal and report go (default ./innops-runs/<time>-<procedure>).
-    #[arg(long)]
+    #[arg(help_heading = RUN, long)]
     pub run_dir: Option<PathBuf>,
     /// Skip the benchmarks before and after.
-    #[arg(long)]
+    #[arg(help_heading = RUN, long)]
     pub no_bench: bool,
     /// Seconds each benchmark runs.
-    #[arg(long, default_value_t = 10)]
+    #[arg(help_heading = RUN, long, default_value_t = 10)]
     pub bench_time: u64,
 }
 
@@ -115,6 +185,8 @@ pub struct RunArgs {
 pub struct InspectArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// Seconds to sample the redo write rate (0 skips the sample).
     #[arg(long, default_value_t = 1)]
     pub sample: u64,
@@ -125,7 +197,11 @@ pub struct RedoArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// New total redo size (bytes, or with K/M/G suffix: 256M, 2G).
     #[arg(long, conflicts_with = "advise", required_unless_present = "advise")]
     pub size: Option<String>,
@@ -145,7 +221,11 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// Tables to convert: db.table or db.*, comma-separated.
     #[arg(long, value_delimiter = ',', required_unless_present_any = ["all_myisam", "rollback", "drop_kept"])]
     pub tables: Vec<String>,
@@ -184,13 +264,17 @@ pub struct ConvertArgs {
 pub struct ResumeArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// The run directory printed by the interrupted run.
     pub run_dir: PathBuf,
     /// Allow restart/destructive steps without a prompt.
-    #[arg(long, short = 'y')]
+    #[arg(long, short = 'y', help_heading = RUN)]
     pub yes: bool,
     /// Skip the benchmark that would close the run.
-    #[arg(long)]
+    #[arg(long, help_heading = RUN)]
     pub no_bench: bool,
 }
 
@@ -199,7 +283,9 @@ pub struct SandboxArgs {
     #[command(subcommand)]
     pub action: SandboxAction,
     #[command(flatten)]
-    pub conn: ConnArgs,
+    pub root: SandboxRootArg,
+    #[command(flatten)]
+    pub fmt: FormatArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -224,7 +310,9 @@ pub enum SandboxAction {
 #[derive(Debug, Args)]
 pub struct DrillArgs {
     #[command(flatten)]
-    pub conn: ConnArgs,
+    pub root: SandboxRootArg,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// Keep the drill's sandbox afterwards.
     #[arg(long)]
     pub keep: bool,
@@ -262,6 +350,8 @@ pub struct BenchArgs {
     pub action: BenchAction,
     #[command(flatten)]
     pub conn: ConnArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
     /// oltp_point_select, oltp_read_only, oltp_read_write, oltp_insert, or table:DB.TABLE (reads a real table).
     #[arg(long, default_value = "oltp_read_write")]
     pub workload: String,

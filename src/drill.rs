@@ -249,6 +249,7 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
     crate::plan::journal::write_json_atomic(&out.join("drill.json"), &report)?;
     if settings.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::error::note_json_printed();
     } else {
         println!("innops drill on {} ({})", report.sandbox, report.server);
         for s in &report.sections {

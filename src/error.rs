@@ -53,6 +53,19 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+static JSON_ON_STDOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Note that the command printed its JSON document on stdout (a run's report, the drill's): an error after it
+/// then goes to stderr only, so that stdout stays one JSON document.
+pub fn note_json_printed() {
+    JSON_ON_STDOUT.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether [`note_json_printed`] was called.
+pub fn json_printed() -> bool {
+    JSON_ON_STDOUT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Shorthands that build an `anyhow::Error` carrying a [`Failure`].
 pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
     Failure::BadInput(msg.into()).into()

@@ -1,7 +1,11 @@
 use clap::Parser;
 
 fn main() {
-    let cli = innops::cli::Cli::parse();
+    let args = innops::commands::mysql_style_args(std::env::args_os().collect());
+    let cli = innops::cli::Cli::try_parse_from(&args).unwrap_or_else(|e| {
+        innops::commands::usage_error(e, innops::commands::json_in_args(&args))
+    });
+    let json = innops::commands::format_of(&cli) == innops::cli::Format::Json;
     match innops::commands::run(cli) {
         Ok(()) => {}
         Err(e) => {
@@ -12,8 +16,9 @@ fn main() {
             }) {
                 return;
             }
-            eprintln!("innops: {}", innops::error::display_of(&e));
-            std::process::exit(innops::error::exit_code_of(&e));
+            let code = innops::error::exit_code_of(&e);
+            innops::commands::print_error(&innops::error::display_of(&e), code, json);
+            std::process::exit(code);
         }
     }
 }

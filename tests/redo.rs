@@ -661,7 +661,7 @@ fn resume(run_dir: &std::path::Path) -> crate::common::Output {
     )
 }
 
-fn sandbox_cmd(sb: &Sandboxed, action: &str) {
+pub(crate) fn sandbox_cmd(sb: &Sandboxed, action: &str) {
     let o = run_innops(
         &[
             "sandbox".into(),

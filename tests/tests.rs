@@ -1,6 +1,7 @@
 //! The one integration-test binary: every test runs against a real mariadbd in a sandbox of its own.
 
 mod bench;
+mod cli;
 mod common;
 mod convert;
 mod docker;

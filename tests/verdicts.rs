@@ -11,6 +11,7 @@ use crate::common::{
     read_json, run_innops, spawn_innops, wait_holding, wait_innops, write_that_waits, Sandboxed,
 };
 use crate::convert::{args, convert, engine, rows, setup, SHAPE};
+use crate::redo::sandbox_cmd;
 
 fn sandbox_args(sb: &Sandboxed) -> Vec<String> {
     vec![
@@ -399,8 +400,7 @@ fn a_crashed_myisam_table_is_refused_with_the_repair_to_run() {
     let mut sb = Sandboxed::new("vd-crashed");
     let mut c = setup(&sb, SHAPE);
     drop(c);
-    let stop = sb.innops(&["sandbox", "stop", &sb.sandbox.name.clone()]);
-    assert_eq!(stop.code, 0, "{stop:?}");
+    sandbox_cmd(&sb, "stop");
     // Set the "crashed" bit in the MyISAM index header's state (byte 26).
     let myi = sb.sandbox.datadir.join("d").join("t.MYI");
     let mut bytes = std::fs::read(&myi).unwrap();
@@ -414,8 +414,7 @@ fn a_crashed_myisam_table_is_refused_with_the_repair_to_run() {
         .join("conf.d")
         .join("recover.cnf");
     std::fs::write(&conf, "[mysqld]\nmyisam_recover_options = OFF\n").unwrap();
-    let start = sb.innops(&["sandbox", "start", &sb.sandbox.name.clone()]);
-    assert_eq!(start.code, 0, "{start:?}");
+    sandbox_cmd(&sb, "start");
     sb.reopen();
     c = sb.conn();
     let out = convert(&sb, &args(&["--tables", "d.t"]), &[]);
@@ -438,14 +437,12 @@ fn a_crashed_myisam_table_is_refused_with_the_repair_to_run() {
 fn an_automatic_repair_when_innops_opens_the_table_is_reported() {
     let mut sb = Sandboxed::new("vd-repaired");
     setup(&sb, SHAPE);
-    let stop = sb.innops(&["sandbox", "stop", &sb.sandbox.name.clone()]);
-    assert_eq!(stop.code, 0, "{stop:?}");
+    sandbox_cmd(&sb, "stop");
     let myi = sb.sandbox.datadir.join("d").join("t.MYI");
     let mut bytes = std::fs::read(&myi).unwrap();
     bytes[26] |= 2;
     std::fs::write(&myi, &bytes).unwrap();
-    let start = sb.innops(&["sandbox", "start", &sb.sandbox.name.clone()]);
-    assert_eq!(start.code, 0, "{start:?}");
+    sandbox_cmd(&sb, "start");
     sb.reopen();
     let out = convert(&sb, &args(&["--tables", "d.t", "--format", "json"]), &[]);
     assert_eq!(out.code, 0, "{out:?}");

@@ -57,6 +57,7 @@ fn abort_flag() -> Arc<AtomicBool> {
 fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
+    crate::error::note_json_printed();
     Ok(())
 }
 

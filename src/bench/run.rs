@@ -128,6 +128,7 @@ pub fn run(
         opts: opts.clone(),
         label: target.label.clone(),
         local: target.local,
+        ssl_mode: target.ssl_mode,
     };
     let mut main = worker_target.connect()?;
     let plan = match &spec.workload {

@@ -13,7 +13,7 @@ use crate::error::bad_input;
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let s = settings(a)?;
-    let env = env_from(&a.conn, None)?;
+    let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
     execute(&env.plan_env.target, &s)
 }
 
@@ -72,7 +72,7 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             ignore_errors: IgnoreErrors::parse(&a.ignore_errors)?,
             tag: format!("/* innops:bench:{} */", action_of(a.action).name()),
         },
-        json: a.conn.format == Format::Json,
+        json: a.fmt.format == Format::Json,
     })
 }
 

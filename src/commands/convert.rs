@@ -11,7 +11,7 @@ use crate::server::facts::ServerFacts;
 
 pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     check_convert_flags(a)?;
-    let mut env = env_from(&a.conn, bench_time(&a.run))?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     let mut conn = env.plan_env.target.connect()?;
     let facts = ServerFacts::collect(&mut conn)?;
     facts.supported().map_err(refused)?;

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{ConnArgs, Format};
+use crate::cli::{ConnArgs, ControlArgs, Format, ProtocolArg, SandboxRootArg, SslModeArg};
 use crate::error::bad_input;
 use crate::procedures::PlanEnv;
 use crate::sandbox::{self, Sandbox};
-use crate::server::connect::ConnSpec;
+use crate::server::connect::{ConnSpec, Protocol, SslMode};
 use crate::server::control::{self, Control, ControlSpec};
 use crate::server::facts::ServerFacts;
 use crate::server::optionfile;
@@ -21,14 +21,14 @@ pub struct Env {
 }
 
 /// Where sandboxes live: `--sandbox-root`, else the default.
-pub fn sandbox_root(args: &ConnArgs) -> PathBuf {
+pub fn sandbox_root(args: &SandboxRootArg) -> PathBuf {
     args.sandbox_root
         .clone()
         .unwrap_or_else(sandbox::default_root)
 }
 
 /// `--sandbox` says where the server is and how to control it: any other flag saying so conflicts with it.
-fn check_sandbox_flags(args: &ConnArgs) -> anyhow::Result<()> {
+fn check_sandbox_flags(args: &ConnArgs, control: &ControlArgs) -> anyhow::Result<()> {
     let Some(name) = &args.sandbox else {
         return Ok(());
     };
@@ -37,10 +37,15 @@ fn check_sandbox_flags(args: &ConnArgs) -> anyhow::Result<()> {
         ("--host", args.host.is_some()),
         ("--port", args.port.is_some()),
         ("--defaults-file", args.defaults_file.is_some()),
-        ("--service", args.service.is_some()),
-        ("--start-cmd", args.start_cmd.is_some()),
-        ("--stop-cmd", args.stop_cmd.is_some()),
-        ("--config-file", args.config_file.is_some()),
+        ("--protocol", args.protocol.is_some()),
+        ("--ssl-mode", args.ssl_mode.is_some()),
+        ("--ssl-ca", args.ssl_ca.is_some()),
+        ("--ssl-cert", args.ssl_cert.is_some()),
+        ("--ssl-key", args.ssl_key.is_some()),
+        ("--service", control.service.is_some()),
+        ("--start-cmd", control.start_cmd.is_some()),
+        ("--stop-cmd", control.stop_cmd.is_some()),
+        ("--config-file", control.config_file.is_some()),
     ]
     .into_iter()
     .filter_map(|(flag, set)| set.then_some(flag))
@@ -54,11 +59,48 @@ fn check_sandbox_flags(args: &ConnArgs) -> anyhow::Result<()> {
     )))
 }
 
-/// Resolve connection, control and option file from the flags.
-pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env> {
-    check_sandbox_flags(args)?;
+/// The connection flags as the server layer takes them; `-p` alone asks for the password on the terminal.
+pub fn conn_spec(args: &ConnArgs) -> anyhow::Result<ConnSpec> {
+    let password = match &args.password {
+        Some(None) => Some(super::password::ask()?),
+        Some(Some(p)) => Some(p.clone()),
+        None => None,
+    };
+    Ok(ConnSpec {
+        socket: args.socket.clone(),
+        host: args.host.clone(),
+        port: args.port,
+        user: args.user.clone(),
+        password,
+        defaults_file: args.defaults_file.clone(),
+        protocol: args.protocol.map(|p| match p {
+            ProtocolArg::Tcp => Protocol::Tcp,
+            ProtocolArg::Socket => Protocol::Socket,
+        }),
+        ssl_mode: args.ssl_mode.map(|m| match m {
+            SslModeArg::Disabled => SslMode::Disabled,
+            SslModeArg::Preferred => SslMode::Preferred,
+            SslModeArg::Required => SslMode::Required,
+            SslModeArg::VerifyCa => SslMode::VerifyCa,
+            SslModeArg::VerifyIdentity => SslMode::VerifyIdentity,
+        }),
+        ssl_ca: args.ssl_ca.clone(),
+        ssl_cert: args.ssl_cert.clone(),
+        ssl_key: args.ssl_key.clone(),
+    })
+}
+
+/// Resolve connection, control and option file from the flags; `control` is empty for commands that never
+/// stop or start the server.
+pub fn env_from(
+    args: &ConnArgs,
+    ctl: &ControlArgs,
+    format: Format,
+    bench_time: Option<u64>,
+) -> anyhow::Result<Env> {
+    check_sandbox_flags(args, ctl)?;
     let (conn, control_spec, option_file) = if let Some(name) = &args.sandbox {
-        let root = sandbox_root(args);
+        let root = sandbox_root(&args.root);
         let sb = Sandbox::open(&root, name)?;
         (
             sb.conn_spec(),
@@ -69,15 +111,8 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
             Some(sb.option_file),
         )
     } else {
-        let conn = ConnSpec {
-            socket: args.socket.clone(),
-            host: args.host.clone(),
-            port: args.port,
-            user: args.user.clone(),
-            password: args.password.clone(),
-            defaults_file: args.defaults_file.clone(),
-        };
-        let control = match (&args.service, &args.start_cmd) {
+        let conn = conn_spec(args)?;
+        let control = match (&ctl.service, &ctl.start_cmd) {
             (Some(_), Some(_)) => {
                 return Err(bad_input(
                     "--service and --start-cmd both say how to start the server: give one",
@@ -86,19 +121,19 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
             (Some(s), None) => Some(ControlSpec::parse_service(s)?),
             (None, Some(start)) => Some(ControlSpec::Commands {
                 start: start.clone(),
-                stop: args.stop_cmd.clone(),
+                stop: ctl.stop_cmd.clone(),
             }),
-            (None, None) if args.stop_cmd.is_some() => return Err(bad_input(
+            (None, None) if ctl.stop_cmd.is_some() => return Err(bad_input(
                 "--stop-cmd needs --start-cmd too: innops must be able to start the server again",
             )),
             (None, None) => None,
         };
-        let option_file = args.config_file.clone().or_else(|| {
+        let option_file = ctl.config_file.clone().or_else(|| {
             matches!(control, Some(ControlSpec::Systemd { .. }))
                 .then(|| PathBuf::from("/etc/mysql/my.cnf"))
                 .filter(|p| p.exists())
         });
-        if let Some(f) = &args.config_file {
+        if let Some(f) = &ctl.config_file {
             if !f.is_file() {
                 return Err(bad_input(format!(
                     "--config-file {} does not exist: give the option file the server reads",
@@ -129,7 +164,7 @@ pub fn env_from(args: &ConnArgs, bench_time: Option<u64>) -> anyhow::Result<Env>
             error_log: None,
         },
         control,
-        format: args.format,
+        format,
     })
 }
 

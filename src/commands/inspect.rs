@@ -7,7 +7,7 @@ use crate::cli::{Format, InspectArgs};
 use crate::procedures;
 
 pub fn run(a: &InspectArgs) -> anyhow::Result<()> {
-    let env = env_from(&a.conn, None)?;
+    let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
     let i = procedures::inspect::inspect(&env.plan_env.target, Duration::from_secs(a.sample))?;
     match env.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&i)?),

@@ -15,11 +15,105 @@ mod convert;
 mod drill;
 mod env;
 mod inspect;
+mod password;
 mod redo;
 mod resume;
 mod sandbox;
 
 use env::Env;
+
+/// The `--format` of the parsed command line.
+pub fn format_of(cli: &Cli) -> Format {
+    match &cli.command {
+        Command::Inspect(a) => a.fmt.format,
+        Command::Redo(a) => a.fmt.format,
+        Command::Convert(a) => a.fmt.format,
+        Command::Resume(a) => a.fmt.format,
+        Command::Sandbox(a) => a.fmt.format,
+        Command::Bench(a) => a.fmt.format,
+        Command::Drill(a) => a.fmt.format,
+    }
+}
+
+/// The mysql client's `-pSECRET` (the password attached to `-p`) as `--password=SECRET`: `-p` takes its value
+/// only attached, so that `-p` alone asks for the password, which clap's `require_equals` would otherwise read
+/// as `-p=SECRET` only. Arguments after `--` stay as they are.
+pub fn mysql_style_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut after_dashes = false;
+    args.into_iter()
+        .map(|a| {
+            if a == "--" {
+                after_dashes = true;
+            }
+            match a.to_str() {
+                Some(t)
+                    if !after_dashes
+                        && t.len() > 2
+                        && t.starts_with("-p")
+                        && !t.starts_with("-p=") =>
+                {
+                    format!("--password={}", &t[2..]).into()
+                }
+                _ => a,
+            }
+        })
+        .collect()
+}
+
+/// Whether the raw arguments ask for `--format json`: for a command line clap refused, which has no parsed
+/// format.
+pub fn json_in_args(args: &[std::ffi::OsString]) -> bool {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--format=json" || (a == "--format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    })
+}
+
+/// Print an error the way `--format` asks: one sentence on stderr, and with json also
+/// `{"error": SENTENCE, "exit": CODE}` on stdout, unless the command already printed its JSON document there.
+pub fn print_error(sentence: &str, exit: i32, json: bool) {
+    eprintln!("innops: {sentence}");
+    if json && !crate::error::json_printed() {
+        println!("{}", serde_json::json!({"error": sentence, "exit": exit}));
+    }
+}
+
+/// A command line clap refused (exit 2), or `--help`/`--version` (exit 0, printed as clap prints them).
+pub fn usage_error(e: clap::Error, json: bool) -> ! {
+    use clap::error::ErrorKind;
+    if !json
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    // clap's message is its first paragraph ("error: ... not provided:" and the missing flags below it).
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    let sentence = format!(
+        "{}: see --help for the flags this command takes",
+        message.trim_end_matches(':')
+    );
+    eprint!("{rendered}");
+    println!(
+        "{}",
+        serde_json::json!({"error": sentence, "exit": crate::error::EXIT_BAD_INPUT})
+    );
+    std::process::exit(crate::error::EXIT_BAD_INPUT);
+}
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -28,7 +122,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Redo(a) => redo::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Resume(a) => resume::run(a),
-        Command::Sandbox(a) => sandbox::run(a.action, &a.conn),
+        Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),
         Command::Drill(a) => drill::run(&a),
     }
@@ -71,10 +165,13 @@ fn run_plan(
 
 fn print_report(report: &Report, format: Format) {
     match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(report).unwrap_or_default()
-        ),
+        Format::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(report).unwrap_or_default()
+            );
+            crate::error::note_json_printed();
+        }
         Format::Text => print!("{}", report.render_text()),
     }
 }
@@ -90,4 +187,44 @@ fn abort_flag() -> Arc<AtomicBool> {
         eprintln!("\ninnops: stopping at the next safe point (Ctrl-C again to quit at once)");
     });
     flag
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<std::ffi::OsString> {
+        v.iter().map(|a| a.into()).collect()
+    }
+
+    #[test]
+    fn an_attached_password_is_the_password_and_p_alone_stays_a_prompt() {
+        assert_eq!(
+            mysql_style_args(args(&[
+                "innops", "inspect", "-pS3cr-t", "-p", "-P", "3307", "-p=x"
+            ])),
+            args(&[
+                "innops",
+                "inspect",
+                "--password=S3cr-t",
+                "-p",
+                "-P",
+                "3307",
+                "-p=x"
+            ])
+        );
+        assert_eq!(
+            mysql_style_args(args(&["innops", "--", "-pkeep"])),
+            args(&["innops", "--", "-pkeep"])
+        );
+    }
+
+    #[test]
+    fn format_json_is_found_in_a_command_line_clap_refused() {
+        let a = |v: &[&str]| json_in_args(&args(v));
+        assert!(a(&["innops", "inspect", "--bogus", "--format", "json"]));
+        assert!(a(&["innops", "inspect", "--format=json", "--bogus"]));
+        assert!(!a(&["innops", "inspect", "--format", "text", "--bogus"]));
+        assert!(!a(&["innops", "inspect", "--bogus"]));
+    }
 }

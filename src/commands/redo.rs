@@ -9,7 +9,7 @@ use crate::procedures;
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
-    let mut env = env_from(&a.conn, bench_time(&a.run))?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     if a.advise {
         let adv = procedures::redo::advise(&env.plan_env.target, Duration::from_secs(a.interval))?;
         match env.format {

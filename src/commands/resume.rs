@@ -5,35 +5,43 @@ use std::time::Duration;
 
 use super::env::{attach_error_log, env_from};
 use super::run_plan;
-use crate::cli::ResumeArgs;
+use crate::cli::{ProtocolArg, ResumeArgs, SslModeArg};
 use crate::error::refused;
 use crate::plan::runner::RunOptions;
 use crate::procedures;
+use crate::server::connect::{Protocol, SslMode};
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
     let pf = crate::plan::journal::read_plan(&a.run_dir)?;
     let mut args = a.conn.clone();
+    let mut ctl = a.control.clone();
     // The run's own target and control, unless the flags say otherwise.
     if args.socket.is_none() && args.host.is_none() && args.port.is_none() && args.sandbox.is_none()
     {
         if let Some(ControlSpec::Sandbox { root, name }) = &pf.header.control {
             args.sandbox = Some(name.clone());
-            args.sandbox_root = Some(root.clone());
+            args.root.sandbox_root = Some(root.clone());
         } else {
+            let then = &pf.header.conn;
             args.socket = pf.header.conn.socket.clone();
             args.host = pf.header.conn.host.clone();
             args.port = pf.header.conn.port;
             args.user = args.user.or(pf.header.conn.user.clone());
             args.defaults_file = args.defaults_file.or(pf.header.conn.defaults_file.clone());
+            args.protocol = args.protocol.or(then.protocol.map(protocol_arg));
+            args.ssl_mode = args.ssl_mode.or(then.ssl_mode.map(ssl_mode_arg));
+            args.ssl_ca = args.ssl_ca.or(then.ssl_ca.clone());
+            args.ssl_cert = args.ssl_cert.or(then.ssl_cert.clone());
+            args.ssl_key = args.ssl_key.or(then.ssl_key.clone());
             match &pf.header.control {
-                Some(ControlSpec::Systemd { unit }) if args.service.is_none() => {
-                    args.service = Some(format!("systemd:{unit}"))
+                Some(ControlSpec::Systemd { unit }) if ctl.service.is_none() => {
+                    ctl.service = Some(format!("systemd:{unit}"))
                 }
-                Some(ControlSpec::Commands { start, stop }) if args.start_cmd.is_none() => {
-                    args.start_cmd = Some(start.clone());
-                    args.stop_cmd = stop.clone();
+                Some(ControlSpec::Commands { start, stop }) if ctl.start_cmd.is_none() => {
+                    ctl.start_cmd = Some(start.clone());
+                    ctl.stop_cmd = stop.clone();
                 }
                 _ => {}
             }
@@ -47,7 +55,7 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
     } else {
         Some(recorded.bench_time_s.unwrap_or(10))
     };
-    let mut env = env_from(&args, bench_time)?;
+    let mut env = env_from(&args, &ctl, a.fmt.format, bench_time)?;
     let facts = match env
         .plan_env
         .target
@@ -96,4 +104,21 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
         no_bench,
     };
     run_plan(plan, &env, &opts, Some(a.run_dir))
+}
+
+fn protocol_arg(p: Protocol) -> ProtocolArg {
+    match p {
+        Protocol::Tcp => ProtocolArg::Tcp,
+        Protocol::Socket => ProtocolArg::Socket,
+    }
+}
+
+fn ssl_mode_arg(m: SslMode) -> SslModeArg {
+    match m {
+        SslMode::Disabled => SslModeArg::Disabled,
+        SslMode::Preferred => SslModeArg::Preferred,
+        SslMode::Required => SslModeArg::Required,
+        SslMode::VerifyCa => SslModeArg::VerifyCa,
+        SslMode::VerifyIdentity => SslModeArg::VerifyIdentity,
+    }
 }

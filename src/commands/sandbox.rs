@@ -4,7 +4,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::env::sandbox_root;
-use crate::cli::{ConnArgs, Format, SandboxAction};
+use crate::cli::{Format, SandboxArgs};
 use crate::error::refused;
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::server::control::{self, Control, ControlSpec};
@@ -21,11 +21,12 @@ fn tcp_hint(sb: &Sandbox) -> String {
     }
 }
 
-pub fn run(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
-    let root = sandbox_root(args);
+pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
+    use crate::cli::SandboxAction;
+    let root = sandbox_root(&args.root);
     let timeout = Duration::from_secs(600);
-    let json = args.format == Format::Json;
-    match action {
+    let json = args.fmt.format == Format::Json;
+    match args.action {
         SandboxAction::Up { name, buffer_pool } => {
             let mut sb = Sandbox::create(
                 &root,
@@ -71,28 +72,43 @@ pub fn run(action: SandboxAction, args: &ConnArgs) -> anyhow::Result<()> {
                 control::StopMode::Clean,
                 "innops:sandbox:stop",
             )?;
-            println!(
-                "sandbox '{name}' stopped ({})",
-                if rec.clean {
-                    "clean shutdown"
-                } else {
-                    "no clean-shutdown line in the log"
-                }
-            );
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"sandbox": name, "running": false, "clean_shutdown": rec.clean})
+                );
+            } else {
+                println!(
+                    "sandbox '{name}' stopped ({})",
+                    if rec.clean {
+                        "clean shutdown"
+                    } else {
+                        "no clean-shutdown line in the log"
+                    }
+                );
+            }
         }
         SandboxAction::Start { name } => {
             let mut sb = Sandbox::open(&root, &name)?;
             sb.start(&[], timeout)?;
-            println!(
-                "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
-                sb.socket.display(),
-                tcp_hint(&sb).trim_end()
-            );
+            if json {
+                println!("{}", serde_json::to_string_pretty(&sb)?);
+            } else {
+                println!(
+                    "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
+                    sb.socket.display(),
+                    tcp_hint(&sb).trim_end()
+                );
+            }
         }
         SandboxAction::Down { name } => {
             let sb = Sandbox::open(&root, &name)?;
             sb.destroy()?;
-            println!("sandbox '{name}' stopped and deleted");
+            if json {
+                println!("{}", serde_json::json!({"sandbox": name, "deleted": true}));
+            } else {
+                println!("sandbox '{name}' stopped and deleted");
+            }
         }
         SandboxAction::List => {
             let list = Sandbox::list(&root)?;

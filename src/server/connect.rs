@@ -1,5 +1,6 @@
 //! Connection options → a reachable [`Target`], the way the mysql client resolves them: flags first, then
-//! `MYSQL_PWD`, then the `[client]` group of `--defaults-file` or `~/.my.cnf`.
+//! `MYSQL_PWD`, then the `[innops]` and `[client]` groups of `--defaults-file` or `~/.my.cnf`; `--protocol`
+//! and TLS (`--ssl-mode` and friends) as the mysql client takes them.
 //!
 //! A connection failure becomes one sentence naming the target and the likely fix; the password never appears
 //! in any message or label.
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::error::{bad_input, Failure};
 use crate::server::optionfile;
@@ -26,7 +27,83 @@ pub struct ConnSpec {
     #[serde(skip_serializing, default)]
     pub password: Option<String>,
     pub defaults_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Protocol>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_mode: Option<SslMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_ca: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_cert: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_key: Option<PathBuf>,
 }
+
+/// `--protocol`: how to reach the server (the mysql client's PIPE and MEMORY are Windows-only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Protocol {
+    Tcp,
+    Socket,
+}
+
+impl Protocol {
+    /// The option file's spelling, any case.
+    pub fn parse(s: &str) -> Option<Protocol> {
+        match s.to_ascii_uppercase().as_str() {
+            "TCP" => Some(Protocol::Tcp),
+            "SOCKET" => Some(Protocol::Socket),
+            _ => None,
+        }
+    }
+}
+
+/// `--ssl-mode`, with the mysql client's meanings. TLS applies to TCP only: a socket is already private.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SslMode {
+    /// Plain.
+    Disabled,
+    /// TLS when the server offers it, else plain; the certificate is not checked.
+    Preferred,
+    /// TLS or no connection; the certificate is not checked.
+    Required,
+    /// TLS with a certificate signed by `--ssl-ca`.
+    VerifyCa,
+    /// As VerifyCa, and the certificate names the host innops connects to.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    /// The option file's spelling, any case.
+    pub fn parse(s: &str) -> Option<SslMode> {
+        Some(match s.to_ascii_uppercase().replace('-', "_").as_str() {
+            "DISABLED" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "REQUIRED" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "DISABLED",
+            SslMode::Preferred => "PREFERRED",
+            SslMode::Required => "REQUIRED",
+            SslMode::VerifyCa => "VERIFY_CA",
+            SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+        }
+    }
+}
+
+/// The keys innops reads from the `[client]` and `[innops]` groups (normalised: `ssl-mode` is `ssl_mode`). An
+/// `[innops]` key outside this list is reported; `[client]` belongs to every client and may hold anything.
+pub const OPTION_FILE_KEYS: &[&str] = &[
+    "user", "password", "host", "port", "socket", "protocol", "ssl_mode", "ssl_ca", "ssl_cert",
+    "ssl_key",
+];
 
 /// Where innops connects, resolved.
 #[derive(Debug, Clone)]
@@ -36,6 +113,8 @@ pub struct Target {
     pub label: String,
     /// True when the server is on this machine (socket or loopback), so its datadir can be read directly.
     pub local: bool,
+    /// The TLS mode of a TCP connection that asks for TLS; `None` for plain or a socket.
+    pub ssl_mode: Option<SslMode>,
 }
 
 impl ConnSpec {
@@ -63,45 +142,170 @@ impl ConnSpec {
                     crate::error::display_of(&e)
                 ))
             })?;
-            let groups = ["client", "innops"];
-            if spec.user.is_none() {
-                spec.user = set.get(&groups, "user").map(str::to_string);
+            for w in unknown_innops_keys(&set) {
+                eprintln!("innops: warning: {w}");
             }
-            if spec.password.is_none() {
-                spec.password = set.get(&groups, "password").map(str::to_string);
-            }
-            if spec.socket.is_none() && spec.host.is_none() {
-                spec.socket = set.get(&groups, "socket").map(PathBuf::from);
-            }
-            if spec.host.is_none() && spec.socket.is_none() {
-                spec.host = set.get(&groups, "host").map(str::to_string);
-            }
-            if spec.port.is_none() {
-                if let Some(p) = set.get(&groups, "port") {
-                    spec.port = Some(p.parse().map_err(|_| {
-                        bad_input(format!(
-                            "port '{p}' in {} is not a number: fix the [client] group",
-                            file.display()
-                        ))
-                    })?);
+            spec.fill_from(&set, &file)?;
+        }
+        spec.check()?;
+        let mut target = to_target(&spec);
+        // PREFERRED: TLS when the server offers it. Asked once here, so every connection of the run (benchmark
+        // threads and restart waits included) uses the same opts.
+        if target.ssl_mode == Some(SslMode::Preferred) {
+            match Conn::new(target.opts.clone()) {
+                Ok(_) | Err(mysql::Error::MySqlError(_)) => {}
+                // No TLS offered, or the server is not reachable now: plain, as the mysql client falls back.
+                Err(_) => {
+                    target.opts = Opts::from(OptsBuilder::from_opts(target.opts).ssl_opts(None));
+                    target.ssl_mode = None;
                 }
             }
         }
-        Ok(to_target(&spec))
+        Ok(target)
     }
+
+    /// Fill the fields the flags left unset from the option file: `[innops]` first, then `[client]`.
+    fn fill_from(&mut self, set: &optionfile::OptionSet, file: &Path) -> anyhow::Result<()> {
+        let get = |key: &str| {
+            set.get(&["innops"], key)
+                .or_else(|| set.get(&["client"], key))
+                .map(str::to_string)
+        };
+        let bad = |key: &str, value: &str, want: &str| {
+            bad_input(format!(
+                "{key} '{value}' in {} is not {want}: fix the [client] or [innops] group",
+                file.display()
+            ))
+        };
+        if self.user.is_none() {
+            self.user = get("user");
+        }
+        if self.password.is_none() {
+            self.password = get("password");
+        }
+        if self.socket.is_none() && self.host.is_none() {
+            self.socket = get("socket").map(PathBuf::from);
+        }
+        if self.host.is_none() && self.socket.is_none() {
+            self.host = get("host");
+        }
+        if self.port.is_none() {
+            if let Some(p) = get("port") {
+                self.port = Some(p.parse().map_err(|_| bad("port", &p, "a number"))?);
+            }
+        }
+        if self.protocol.is_none() {
+            if let Some(p) = get("protocol") {
+                self.protocol =
+                    Some(Protocol::parse(&p).ok_or_else(|| bad("protocol", &p, "TCP or SOCKET"))?);
+            }
+        }
+        if self.ssl_mode.is_none() {
+            if let Some(m) = get("ssl_mode") {
+                self.ssl_mode = Some(SslMode::parse(&m).ok_or_else(|| {
+                    bad(
+                        "ssl-mode",
+                        &m,
+                        "DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY",
+                    )
+                })?);
+            }
+        }
+        for (field, key) in [
+            (&mut self.ssl_ca, "ssl_ca"),
+            (&mut self.ssl_cert, "ssl_cert"),
+            (&mut self.ssl_key, "ssl_key"),
+        ] {
+            if field.is_none() {
+                *field = get(key).map(PathBuf::from);
+            }
+        }
+        Ok(())
+    }
+
+    /// TLS and protocol settings that contradict each other, or name files that are not there.
+    fn check(&self) -> anyhow::Result<()> {
+        match (&self.ssl_cert, &self.ssl_key) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(bad_input(
+                    "--ssl-cert and --ssl-key go together: give both (the client certificate and its key) or neither",
+                ))
+            }
+            _ => {}
+        }
+        for (flag, path) in [
+            ("--ssl-ca", &self.ssl_ca),
+            ("--ssl-cert", &self.ssl_cert),
+            ("--ssl-key", &self.ssl_key),
+        ] {
+            if let Some(p) = path.as_ref().filter(|p| !p.is_file()) {
+                return Err(bad_input(format!(
+                    "{flag} {} does not exist: give the path of the PEM file",
+                    p.display()
+                )));
+            }
+        }
+        let mode = self.effective_ssl_mode();
+        if matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && self.ssl_ca.is_none() {
+            return Err(bad_input(format!(
+                "--ssl-mode={} checks the server's certificate against a CA: give it with --ssl-ca",
+                mode.name()
+            )));
+        }
+        if self.protocol == Some(Protocol::Socket) {
+            if let Some(h) = self.host.as_ref().filter(|h| h.as_str() != "localhost") {
+                return Err(bad_input(format!(
+                    "--protocol=SOCKET reaches a server on this machine, but the host is {h}: drop --host or use --protocol=TCP"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The mysql client's default: PREFERRED, or VERIFY_CA when a CA is given.
+    pub fn effective_ssl_mode(&self) -> SslMode {
+        self.ssl_mode.unwrap_or(if self.ssl_ca.is_some() {
+            SslMode::VerifyCa
+        } else {
+            SslMode::Preferred
+        })
+    }
+}
+
+/// One sentence for each key of an `[innops]` group that innops does not read (a `loose-` key is skipped
+/// silently, as the mysql client does).
+pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
+    set.entries
+        .iter()
+        .filter(|e| e.group == "innops" && !e.loose && !OPTION_FILE_KEYS.contains(&e.key.as_str()))
+        .map(|e| {
+            format!(
+                "{}:{} sets '{}' in [innops], which innops does not read: remove it (innops reads {})",
+                e.file.display(),
+                e.line,
+                e.key,
+                OPTION_FILE_KEYS.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// Build the target from a fully resolved spec.
 pub(crate) fn to_target(spec: &ConnSpec) -> Target {
     let user = spec.user.clone().unwrap_or_else(|| "root".to_string());
     let host = spec.host.clone().unwrap_or_else(|| "localhost".to_string());
-    // Like the mysql client: "localhost" without a port means the socket.
-    let use_socket = spec.socket.is_some() || (host == "localhost" && spec.port.is_none());
+    // Like the mysql client: "localhost" without a port means the socket, unless --protocol says otherwise.
+    let use_socket = match spec.protocol {
+        Some(Protocol::Socket) => true,
+        Some(Protocol::Tcp) => false,
+        None => spec.socket.is_some() || (host == "localhost" && spec.port.is_none()),
+    };
     let mut b = OptsBuilder::new()
         .user(Some(user.clone()))
         .pass(spec.password.clone())
         .tcp_connect_timeout(Some(Duration::from_secs(10)))
         .prefer_socket(false);
+    let mut ssl_mode = None;
     let (label, local) = if use_socket {
         let socket = spec
             .socket
@@ -120,6 +324,11 @@ pub(crate) fn to_target(spec: &ConnSpec) -> Target {
             host.clone()
         };
         let local = ip == "::1" || ip.starts_with("127.");
+        let mode = spec.effective_ssl_mode();
+        if mode != SslMode::Disabled {
+            ssl_mode = Some(mode);
+            b = b.ssl_opts(Some(ssl_opts(spec, mode)));
+        }
         b = b.ip_or_hostname(Some(ip)).tcp_port(port);
         (format!("{user}@{host}:{port}"), local)
     };
@@ -127,7 +336,20 @@ pub(crate) fn to_target(spec: &ConnSpec) -> Target {
         opts: Opts::from(b),
         label,
         local,
+        ssl_mode,
     }
+}
+
+/// The TLS options of a mode other than DISABLED.
+fn ssl_opts(spec: &ConnSpec, mode: SslMode) -> SslOpts {
+    let mut o = SslOpts::default()
+        .with_danger_accept_invalid_certs(matches!(mode, SslMode::Preferred | SslMode::Required))
+        .with_danger_skip_domain_validation(mode != SslMode::VerifyIdentity)
+        .with_root_cert_path(spec.ssl_ca.clone());
+    if let (Some(cert), Some(key)) = (&spec.ssl_cert, &spec.ssl_key) {
+        o = o.with_client_identity(Some(ClientIdentity::new(cert.clone(), key.clone())));
+    }
+    o
 }
 
 impl Target {
@@ -160,6 +382,21 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
         Error::MySqlError(me) => {
             format!("the server at {label} refused the connection with error {} ({}): fix that and retry", me.code, me.message)
         }
+        Error::DriverError(DriverError::TlsNotSupported) => format!(
+            "the server at {label} does not offer TLS, and --ssl-mode asks for it: give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED"
+        ),
+        Error::TlsError(t) => tls_sentence(label, &t.to_string()),
+        // rustls reports a refused certificate through the stream, as an I/O error.
+        Error::IoError(io) if is_rustls(io) => tls_sentence(label, &io.to_string()),
+        Error::CodecError(c) => match std::error::Error::source(c)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+        {
+            Some(io) if is_rustls(io) => tls_sentence(label, &io.to_string()),
+            _ => format!(
+                "cannot connect to {label} ({}): check the connection options",
+                crate::error::mysql_detail(e)
+            ),
+        },
         Error::IoError(io) => io_sentence(label, io.kind(), &io.to_string()),
         Error::DriverError(DriverError::CouldNotConnect(Some((_, desc, kind)))) => io_sentence(label, *kind, desc),
         Error::DriverError(DriverError::ConnectTimeout) => {
@@ -170,6 +407,18 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
             crate::error::mysql_detail(other)
         ),
     }
+}
+
+/// An I/O error that is rustls refusing the handshake (an unknown issuer, a wrong name, no common protocol).
+fn is_rustls(io: &std::io::Error) -> bool {
+    io.get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>())
+}
+
+fn tls_sentence(label: &str, detail: &str) -> String {
+    format!(
+        "the TLS handshake with {label} failed ({detail}): check --ssl-ca, --ssl-cert and --ssl-key against the server's certificate, and --ssl-mode"
+    )
 }
 
 fn io_sentence(label: &str, kind: std::io::ErrorKind, detail: &str) -> String {
@@ -229,5 +478,143 @@ mod tests {
         let err = spec.resolve().unwrap_err();
         assert_eq!(crate::error::exit_code_of(&err), 2);
         assert!(err.to_string().contains("/nonexistent/my.cnf"));
+    }
+
+    fn tcp(port: u16) -> ConnSpec {
+        ConnSpec {
+            host: Some("127.0.0.1".into()),
+            port: Some(port),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn protocol_overrides_the_socket_or_tcp_choice() {
+        let t = to_target(&ConnSpec {
+            protocol: Some(Protocol::Tcp),
+            ..Default::default()
+        });
+        assert_eq!(t.label, "root@localhost:3306");
+        assert_eq!(t.opts.get_socket(), None);
+        let t = to_target(&ConnSpec {
+            host: Some("localhost".into()),
+            port: Some(3307),
+            protocol: Some(Protocol::Socket),
+            ..Default::default()
+        });
+        assert_eq!(t.opts.get_socket(), Some(DEFAULT_SOCKET));
+        let remote = ConnSpec {
+            host: Some("db1".into()),
+            protocol: Some(Protocol::Socket),
+            ..Default::default()
+        };
+        let err = remote.check().unwrap_err().to_string();
+        assert!(
+            err.contains("--protocol=SOCKET") && err.contains("db1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tls_is_preferred_over_tcp_only_and_each_mode_checks_what_the_mysql_client_checks() {
+        // A socket never carries TLS options.
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::Required),
+            ..Default::default()
+        });
+        assert!(t.opts.get_ssl_opts().is_none() && t.ssl_mode.is_none());
+        // TCP: PREFERRED by default, accepting any certificate.
+        let t = to_target(&tcp(3306));
+        assert_eq!(t.ssl_mode, Some(SslMode::Preferred));
+        let o = t.opts.get_ssl_opts().expect("TLS options");
+        assert!(o.accept_invalid_certs() && o.skip_domain_validation());
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::Disabled),
+            ..tcp(3306)
+        });
+        assert!(t.opts.get_ssl_opts().is_none());
+        // A CA without a mode means VERIFY_CA: the chain is checked, the name is not.
+        let t = to_target(&ConnSpec {
+            ssl_ca: Some("/etc/ca.pem".into()),
+            ..tcp(3306)
+        });
+        assert_eq!(t.ssl_mode, Some(SslMode::VerifyCa));
+        let o = t.opts.get_ssl_opts().unwrap();
+        assert!(!o.accept_invalid_certs() && o.skip_domain_validation());
+        assert_eq!(o.root_cert_path(), Some(Path::new("/etc/ca.pem")));
+        let t = to_target(&ConnSpec {
+            ssl_mode: Some(SslMode::VerifyIdentity),
+            ssl_ca: Some("/etc/ca.pem".into()),
+            ..tcp(3306)
+        });
+        let o = t.opts.get_ssl_opts().unwrap();
+        assert!(!o.accept_invalid_certs() && !o.skip_domain_validation());
+    }
+
+    #[test]
+    fn contradicting_tls_settings_are_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = dir.path().join("c.pem");
+        std::fs::write(&pem, "x").unwrap();
+        for (spec, says) in [
+            (
+                ConnSpec {
+                    ssl_cert: Some(pem.clone()),
+                    ..tcp(1)
+                },
+                "--ssl-cert and --ssl-key go together",
+            ),
+            (
+                ConnSpec {
+                    ssl_mode: Some(SslMode::VerifyCa),
+                    ..tcp(1)
+                },
+                "--ssl-mode=VERIFY_CA checks the server's certificate against a CA: give it with --ssl-ca",
+            ),
+            (
+                ConnSpec {
+                    ssl_ca: Some(dir.path().join("missing.pem")),
+                    ..tcp(1)
+                },
+                "missing.pem does not exist",
+            ),
+        ] {
+            let err = spec.check().unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&err), 2);
+            assert!(err.to_string().contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_innops_group_overrides_the_client_group_and_its_unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        // [innops] first in the file: it still wins over [client].
+        std::fs::write(
+            &file,
+            "[innops]\npassword = ours\nssl-mode = required\ncolour = blue\nloose-later = 1\n\
+             [client]\nuser = dba\npassword = theirs\nport = 3307\nprotocol = tcp\ndefault-character-set = utf8mb4\n",
+        )
+        .unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let mut spec = ConnSpec::default();
+        spec.fill_from(&set, &file).unwrap();
+        assert_eq!(spec.password.as_deref(), Some("ours"));
+        assert_eq!(spec.user.as_deref(), Some("dba"));
+        assert_eq!(spec.port, Some(3307));
+        assert_eq!(spec.protocol, Some(Protocol::Tcp));
+        assert_eq!(spec.ssl_mode, Some(SslMode::Required));
+        // Only the [innops] key innops does not read is reported, with its file and line; [client] belongs to
+        // every client, and a loose- key may be skipped.
+        let warnings = unknown_innops_keys(&set);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(&format!("{}:4 sets 'colour' in [innops]", file.display())),
+            "{warnings:?}"
+        );
+        std::fs::write(&file, "[innops]\nssl-mode = sometimes\n").unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let err = ConnSpec::default().fill_from(&set, &file).unwrap_err();
+        assert!(err.to_string().contains("ssl-mode 'sometimes'"), "{err}");
     }
 }
