@@ -133,7 +133,9 @@ pub fn advise(target: &crate::server::Target, interval: Duration) -> anyhow::Res
     let (counter, v0) = redo_counter(&first)
         .ok_or_else(|| crate::error::refused("the server reports no redo counter (Innodb_lsn_current or Innodb_os_log_written): it cannot be measured"))?;
     let t0 = std::time::Instant::now();
-    std::thread::sleep(interval);
+    crate::plan::progress::timed("sampling redo writes", interval.as_secs(), true, || {
+        std::thread::sleep(interval)
+    });
     let second = ServerFacts::collect(&mut conn)?;
     let elapsed = t0.elapsed().as_secs_f64();
     let v1 = second.status_u64(counter).unwrap_or(v0);

@@ -188,10 +188,18 @@ pub fn row_hash(
     let mut rows = 0u64;
     // A prepared statement: the binary protocol gives typed values. The result streams: a large table is
     // never held in memory.
+    // Rows read against the rows expected (the table's estimate; the shadow's is the source's count).
+    let mut bar = crate::plan::progress::Progress::new(
+        &format!("verify {}.{table}", info.schema),
+        info.rows_estimate,
+    );
     let mut result = conn.exec_iter(sql, ())?;
     while let Some(set) = result.iter() {
         for row in set {
             let row = row?;
+            if rows.is_multiple_of(4096) {
+                bar.set(rows);
+            }
             let mut h = Sha256::new();
             for i in 0..row.len() {
                 if let Some(v) = row.as_ref(i) {
@@ -202,6 +210,7 @@ pub fn row_hash(
             rows += 1;
         }
     }
+    bar.finish();
     Ok((rows, format!("{:032x}{:032x}", sum.0, sum.1)))
 }
 
