@@ -359,7 +359,7 @@ impl<'a> Ctx<'a> {
         if self.conn.is_none() {
             let mut conn = self.target.connect()?;
             // Checks and short statements wait for a table lock at most this long, then say who may hold it.
-            mysql::prelude::Queryable::query_drop(
+            crate::sql::Queryable::query_drop(
                 &mut conn,
                 format!(
                     "SET {} SESSION lock_wait_timeout = {CHECK_LOCK_WAIT_S}",

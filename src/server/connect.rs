@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 
 use crate::error::{bad_input, Failure};

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::sql::Queryable;
 use anyhow::Context;
-use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};

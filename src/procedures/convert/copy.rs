@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{Conn, Value};
 
 use crate::error::{refused, Failure};
@@ -246,8 +246,10 @@ pub enum Watch {
     Percent,
 }
 
+// The watcher's polls go straight to the server: `--verbose` shows what a run does, not five polls a second.
 fn handler_write(conn: &mut Conn) -> Option<u64> {
-    conn.query_first::<(String, String), _>(
+    mysql::prelude::Queryable::query_first::<(String, String), _>(
+        conn,
         "SHOW /* innops:convert:progress */ GLOBAL STATUS LIKE 'Handler_write'",
     )
     .ok()
@@ -285,7 +287,9 @@ pub fn watch_progress<R>(
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
                 if tick.is_multiple_of(10) {
                     let row: Option<(Option<u64>, Option<u64>)> =
-                        watch.exec_first(sql, (conn_id,)).ok().flatten();
+                        mysql::prelude::Queryable::exec_first(&mut watch, sql, (conn_id,))
+                            .ok()
+                            .flatten();
                     let (examined, pct) = row.unwrap_or((None, None));
                     match what {
                         Watch::Inserted => {
@@ -296,8 +300,10 @@ pub fn watch_progress<R>(
                             bar.set(written.max(examined.unwrap_or(0)).min(total));
                         }
                         Watch::Percent => {
-                            let online: Option<(String, String)> = watch
-                                .query_first("SHOW /* innops:convert:progress */ GLOBAL STATUS LIKE 'Innodb_onlineddl_pct_progress'")
+                            let online: Option<(String, String)> = mysql::prelude::Queryable::query_first(
+                                &mut watch,
+                                "SHOW /* innops:convert:progress */ GLOBAL STATUS LIKE 'Innodb_onlineddl_pct_progress'",
+                            )
                                 .ok()
                                 .flatten();
                             let online = online

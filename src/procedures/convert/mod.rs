@@ -21,7 +21,7 @@ pub mod verify;
 
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, post_check};

@@ -8,7 +8,7 @@
 //! and is as cheap (benches/verify_cost.rs: it also counts the rows in the same scan), so it is used always;
 //! `CHECKSUM TABLE` stays for measurements and for fingerprints recorded by older runs.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{Conn, Value};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
