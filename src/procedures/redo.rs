@@ -872,7 +872,8 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
             let recent = loop {
                 let (lines, _) = lines_since_action(ctx, control, "resize");
                 let s = errorlog::summarize(&lines);
-                if s.redo_resized_to == Some(size)
+                if s.redo_resized_to
+                    .is_some_and(|to| errorlog::logged_size_is(to, size))
                     || !s.errors.is_empty()
                     || std::time::Instant::now() > deadline
                 {
@@ -883,7 +884,9 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
             (recent, true)
         };
         let s = errorlog::summarize(&recent);
-        let resized = s.redo_resized_to == Some(size);
+        let resized = s
+            .redo_resized_to
+            .is_some_and(|to| errorlog::logged_size_is(to, size));
         Ok(if !s.errors.is_empty() {
             Verdict::fail(
                 s.errors.join(" | "),
@@ -1179,17 +1182,12 @@ mod tests {
         assert_eq!(w.rerun(), "innops redo --size 128M --offline --execute");
         w.size = (1 << 30) + (512 << 20) + 4096;
         w.offline = false;
-        assert_eq!(
-            w.rerun(),
-            format!("innops redo --size {} --execute", w.size)
-        );
+        assert_eq!(w.rerun(), "innops redo --size 1572868K --execute");
+        assert_eq!(crate::units::parse_size("1572868K").unwrap(), w.size);
         w.flags = "--socket /tmp/s --user dba".into();
         assert_eq!(
             w.rerun(),
-            format!(
-                "innops redo --size {} --socket /tmp/s --user dba --execute",
-                w.size
-            )
+            "innops redo --size 1572868K --socket /tmp/s --user dba --execute"
         );
     }
 
