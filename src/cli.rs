@@ -19,6 +19,12 @@ pub struct Cli {
     /// Print help.
     #[arg(long, global = true, action = ArgAction::Help)]
     help: Option<bool>,
+    /// Print errors and the final verdict only (no step lines, no progress).
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print every statement innops sends, as it sends it.
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

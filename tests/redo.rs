@@ -401,7 +401,7 @@ fn a_failed_restart_restores_the_previous_config_and_starts_the_server_again() {
     assert!(
         resumed
             .stderr
-            .contains("run `innops redo --size 48M --offline --execute` again"),
+            .contains("run `innops redo --size 48M --offline --start-cmd "),
         "{}",
         resumed.stderr
     );

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod convert;
 mod docker;
+mod face;
 mod foundation;
 mod recover_copy;
 mod redo;

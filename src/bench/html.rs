@@ -103,37 +103,48 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
     let cell = |r: Option<&BenchResult>, f: Figure| {
         r.map(|r| fmt_value(f(r))).unwrap_or_else(|| "–".into())
     };
-    let rows: [(&str, Figure, Option<f64>); 5] = [
+    let tps_noise = change.as_ref().and_then(|c| c.tps_noise_pct);
+    let p95_noise = change.as_ref().and_then(|c| c.p95_noise_pct);
+    let rows: [(&str, Figure, Option<f64>, Option<f64>); 5] = [
         (
             "transactions/s",
             |r| r.tps,
             change.as_ref().map(|c| c.tps_pct),
+            tps_noise,
         ),
-        ("queries/s", |r| r.qps, change.as_ref().map(|c| c.qps_pct)),
+        (
+            "queries/s",
+            |r| r.qps,
+            change.as_ref().map(|c| c.qps_pct),
+            tps_noise,
+        ),
         (
             "latency avg (ms)",
             |r| r.latency_ms.avg,
             change.as_ref().map(|c| c.avg_pct),
+            None,
         ),
         (
             "latency p95 (ms)",
             |r| r.latency_ms.p95,
             change.as_ref().map(|c| c.p95_pct),
+            p95_noise,
         ),
         (
             "latency p99 (ms)",
             |r| r.latency_ms.p99,
             change.as_ref().map(|c| c.p99_pct),
+            None,
         ),
     ];
-    for (label, f, pct) in rows {
+    for (label, f, pct, noise) in rows {
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(label),
             cell(b, f),
             cell(a, f),
-            pct.map(|p| format!("{p:+.1}%"))
+            pct.map(|p| crate::bench::describe_change(p, noise))
                 .unwrap_or_else(|| "–".into())
         );
     }
@@ -202,7 +213,19 @@ pub fn render_report(r: &Report) -> String {
             esc(d)
         );
     }
+    let _ = write!(
+        s,
+        "<tr><th>innops</th><td>{}</td></tr>",
+        esc(if r.version.is_empty() {
+            "unknown"
+        } else {
+            &r.version
+        })
+    );
     s.push_str("</tbody></table>");
+    for line in r.write_block_lines() {
+        let _ = write!(s, "<p class=\"blocked\">{}</p>", esc(&line));
+    }
     if let Some(m) = &r.message {
         let _ = write!(s, "<p class=\"{class}\">{}</p>", esc(m));
     }
@@ -247,7 +270,7 @@ pub fn render_report(r: &Report) -> String {
             s.push_str(&bench_table(b, a));
         }
     }
-    s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>checks</th></tr></thead><tbody>");
+    s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>started (UTC)</th><th>took</th><th>checks</th></tr></thead><tbody>");
     for (i, st) in r.steps.iter().enumerate() {
         let status = serde_json::to_value(&st.status)
             .ok()
@@ -268,14 +291,50 @@ pub fn render_report(r: &Report) -> String {
             .collect();
         // The sentence the step failed with (already free of debug text: see error::display_of).
         checks.extend(st.error.iter().map(|e| format!("error: {e}")));
+        // What the step ran: the statements its action reports, else the plan's preview; and the option-file
+        // diff of a step that edited one.
+        let result = st.result.as_ref();
+        let mut sql: Vec<String> = Vec::new();
+        if let Some(v) = result
+            .and_then(|r| r.get("statement"))
+            .and_then(|v| v.as_str())
+        {
+            sql.push(v.to_string());
+        }
+        if let Some(vs) = result
+            .and_then(|r| r.get("statements"))
+            .and_then(|v| v.as_array())
+        {
+            sql.extend(vs.iter().filter_map(|v| v.as_str().map(str::to_string)));
+        }
+        if sql.is_empty() {
+            sql = st.commands.clone();
+        }
+        let diff = result
+            .and_then(|r| r.get("diff"))
+            .and_then(|v| v.as_str())
+            .filter(|d| !d.trim().is_empty());
+        let mut detail = String::new();
+        if !sql.is_empty() {
+            let _ = write!(detail, "<pre class=\"sql\">{}</pre>", esc(&sql.join("\n")));
+        }
+        if let Some(d) = diff {
+            let _ = write!(detail, "<pre class=\"diff\">{}</pre>", esc(d));
+        }
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{} <code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{} <code>{}</code>{detail}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
             esc(&st.title),
             esc(&st.id),
             esc(st.risk.as_str()),
             esc(&status),
+            st.started
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+                .unwrap_or_else(|| "–".into()),
+            st.seconds
+                .map(|x| format!("{x:.2} s"))
+                .unwrap_or_else(|| "–".into()),
             checks
                 .iter()
                 .map(|c| esc(c))

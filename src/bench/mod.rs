@@ -118,7 +118,12 @@ impl PlanBench {
             table_size: u32::try_from(self.table_size.max(1)).unwrap_or(u32::MAX),
             rand_type: self.rand_type,
             seed: self.seed,
-            report_interval: Duration::ZERO,
+            // Three parts of each run: their spread is the run-to-run noise a change is judged against.
+            report_interval: if self.time >= Duration::from_secs(3) {
+                self.time / 3
+            } else {
+                Duration::ZERO
+            },
             ignore_errors: IgnoreErrors::default(),
             tag: format!("/* innops:{procedure}:bench */"),
         })
@@ -220,6 +225,52 @@ pub struct Comparison {
     pub qps_pct: f64,
     #[serde(default)]
     pub p99_pct: f64,
+    /// The run-to-run noise of tps and p95, in percent: the largest deviation of a third of a run from the
+    /// run's mean, over both runs ([`spread_pct`]). A change within it is not a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps_noise_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_noise_pct: Option<f64>,
+}
+
+/// The spread of a run's parts, in percent of their mean: the largest deviation of one part from the mean.
+/// None with fewer than 3 parts or a zero mean.
+pub fn spread_pct(parts: &[f64]) -> Option<f64> {
+    if parts.len() < 3 {
+        return None;
+    }
+    let mean = parts.iter().sum::<f64>() / parts.len() as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    Some(
+        parts
+            .iter()
+            .map(|x| (x - mean).abs() / mean * 100.0)
+            .fold(0.0, f64::max),
+    )
+}
+
+fn noise_of(
+    before: &BenchResult,
+    after: &BenchResult,
+    f: impl Fn(&Interval) -> f64,
+) -> Option<f64> {
+    let b = spread_pct(&before.intervals.iter().map(&f).collect::<Vec<_>>());
+    let a = spread_pct(&after.intervals.iter().map(&f).collect::<Vec<_>>());
+    match (b, a) {
+        (Some(b), Some(a)) => Some(b.max(a)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// A change in percent as a person should read it: `+12.3%`, or `within noise (±4.1%)` when the runs'
+/// own spread is at least as large.
+pub fn describe_change(pct: f64, noise: Option<f64>) -> String {
+    match noise {
+        Some(n) if pct.abs() <= n => format!("within noise (±{n:.1}%)"),
+        _ => format!("{pct:+.1}%"),
+    }
 }
 
 fn pct(b: f64, a: f64) -> f64 {
@@ -237,6 +288,8 @@ pub fn compare(before: &BenchResult, after: &BenchResult) -> Comparison {
         avg_pct: pct(before.latency_ms.avg, after.latency_ms.avg),
         qps_pct: pct(before.qps, after.qps),
         p99_pct: pct(before.latency_ms.p99, after.latency_ms.p99),
+        tps_noise_pct: noise_of(before, after, |i| i.tps),
+        p95_noise_pct: noise_of(before, after, |i| i.p95_ms),
     }
 }
 
@@ -251,15 +304,42 @@ pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
         "  {:<14}{:>12}{:>12}{:>10}\n",
         "", "before", "after", "change"
     ));
-    for (label, bv, av, ch, prec) in [
-        ("tps", b.tps, a.tps, c.tps_pct, 1),
-        ("qps", b.qps, a.qps, c.qps_pct, 1),
-        ("avg ms", b.latency_ms.avg, a.latency_ms.avg, c.avg_pct, 2),
-        ("p95 ms", b.latency_ms.p95, a.latency_ms.p95, c.p95_pct, 2),
-        ("p99 ms", b.latency_ms.p99, a.latency_ms.p99, c.p99_pct, 2),
+    for (label, bv, av, ch, noise, prec) in [
+        ("tps", b.tps, a.tps, c.tps_pct, c.tps_noise_pct, 1),
+        ("qps", b.qps, a.qps, c.qps_pct, c.tps_noise_pct, 1),
+        (
+            "avg ms",
+            b.latency_ms.avg,
+            a.latency_ms.avg,
+            c.avg_pct,
+            None,
+            2,
+        ),
+        (
+            "p95 ms",
+            b.latency_ms.p95,
+            a.latency_ms.p95,
+            c.p95_pct,
+            c.p95_noise_pct,
+            2,
+        ),
+        (
+            "p99 ms",
+            b.latency_ms.p99,
+            a.latency_ms.p99,
+            c.p99_pct,
+            None,
+            2,
+        ),
     ] {
         s.push_str(&format!(
-            "  {label:<14}{bv:>12.prec$}{av:>12.prec$}{ch:>+9.1}%\n"
+            "  {label:<14}{bv:>12.prec$}{av:>12.prec$}  {}\n",
+            describe_change(ch, noise)
+        ));
+    }
+    if let Some(n) = c.tps_noise_pct {
+        s.push_str(&format!(
+            "  noise: tps of the thirds of each run differ from their run's mean by up to {n:.1}%\n"
         ));
     }
     s

@@ -117,6 +117,14 @@ pub fn usage_error(e: clap::Error, json: bool) -> ! {
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    use crate::plan::progress::{set_level, Level};
+    set_level(if cli.quiet {
+        Level::Quiet
+    } else if cli.verbose {
+        Level::Verbose
+    } else {
+        Level::Normal
+    });
     match cli.command {
         Command::Inspect(a) => inspect::run(&a),
         Command::Redo(a) => redo::run(&a),
@@ -171,6 +179,9 @@ fn print_report(report: &Report, format: Format) {
                 serde_json::to_string_pretty(report).unwrap_or_default()
             );
             crate::error::note_json_printed();
+        }
+        Format::Text if crate::plan::progress::level() == crate::plan::progress::Level::Quiet => {
+            print!("{}", report.render_verdict())
         }
         Format::Text => print!("{}", report.render_text()),
     }

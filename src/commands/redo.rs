@@ -11,7 +11,11 @@ use crate::server::facts::ServerFacts;
 pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     if a.advise {
-        let adv = procedures::redo::advise(&env.plan_env.target, Duration::from_secs(a.interval))?;
+        let adv = procedures::redo::advise(
+            &env.plan_env.target,
+            Duration::from_secs(a.interval),
+            &env.plan_env.flags(),
+        )?;
         match env.format {
             Format::Json => println!("{}", serde_json::to_string_pretty(&adv)?),
             Format::Text => print!("{}", procedures::redo::render_advice(&adv)),

@@ -6,7 +6,7 @@
 //! A restart step takes the server (and so the lock session) down: [`Locks::ensure`] takes the locks again as
 //! soon as the server answers, before the next step runs. While the server is down nobody else can run either.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 
 use crate::error::refused;

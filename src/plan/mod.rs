@@ -316,6 +316,10 @@ pub struct Ctx<'a> {
     pub memo: std::collections::BTreeMap<String, serde_json::Value>,
     /// Sessions a step keeps open for later steps, such as a lock guard.
     pub held: std::collections::HashMap<String, Conn>,
+    /// Objects whose writes innops blocks now, since when ([`Ctx::writes_blocked`]).
+    blocked_since: std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>,
+    /// Spans of blocked writes that ended; the runner moves them into the report.
+    pub write_blocks: Vec<report::WriteBlock>,
     conn: Option<Conn>,
 }
 
@@ -335,6 +339,8 @@ impl<'a> Ctx<'a> {
             abort,
             memo: Default::default(),
             held: Default::default(),
+            blocked_since: Default::default(),
+            write_blocks: Vec::new(),
             conn: None,
         }
     }
@@ -353,7 +359,7 @@ impl<'a> Ctx<'a> {
         if self.conn.is_none() {
             let mut conn = self.target.connect()?;
             // Checks and short statements wait for a table lock at most this long, then say who may hold it.
-            mysql::prelude::Queryable::query_drop(
+            crate::sql::Queryable::query_drop(
                 &mut conn,
                 format!(
                     "SET {} SESSION lock_wait_timeout = {CHECK_LOCK_WAIT_S}",
@@ -397,6 +403,34 @@ impl<'a> Ctx<'a> {
                 journal::EventKind::ActionDone { step: s, result } if s == step => Some(result),
                 _ => None,
             })
+    }
+
+    /// Writes to `object` are blocked from now on (a write guard was granted).
+    pub fn writes_blocked(&mut self, object: &str) {
+        self.blocked_since
+            .entry(object.to_string())
+            .or_insert_with(chrono::Utc::now);
+    }
+
+    /// Writes to `object` go on again: the span is recorded for the report.
+    pub fn writes_released(&mut self, object: &str) {
+        if let Some(from) = self.blocked_since.remove(object) {
+            let to = chrono::Utc::now();
+            self.write_blocks.push(report::WriteBlock {
+                object: object.to_string(),
+                from,
+                to,
+                seconds: (to - from).num_microseconds().unwrap_or(0) as f64 / 1e6,
+            });
+        }
+    }
+
+    /// Every block still held ends with the run (the process that holds the guard goes away).
+    pub fn release_all_blocks(&mut self) {
+        let open: Vec<String> = self.blocked_since.keys().cloned().collect();
+        for o in open {
+            self.writes_released(&o);
+        }
     }
 
     pub fn aborted(&self) -> bool {

@@ -1,30 +1,163 @@
-//! The one place progress bars are made: an indicatif bar on stderr when stderr is a terminal, otherwise a plain
-//! status line every few seconds, so logs of unattended runs still show progress.
+//! The one place progress is shown: indicatif bars on stderr when stderr is a terminal, otherwise a plain
+//! status line every few seconds at most, so logs of unattended runs still show progress. Also the one place
+//! the run's own lines go ([`say`]) and, under `--verbose`, the statements it sends ([`statement`]): both are
+//! printed above any bar, so a bar never overwrites them. `--quiet` silences all of it.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use crate::units::{format_count, format_rate};
+
+/// How much the run says on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Errors and the final verdict only.
+    Quiet = 0,
+    /// Step lines and progress.
+    Normal = 1,
+    /// Also every statement as it is sent.
+    Verbose = 2,
+}
+
+static LEVEL: AtomicU8 = AtomicU8::new(Level::Normal as u8);
+
+/// Set once by the command layer from `--quiet` / `--verbose`.
+pub fn set_level(level: Level) {
+    LEVEL.store(level as u8, Ordering::SeqCst);
+}
+
+pub fn level() -> Level {
+    match LEVEL.load(Ordering::SeqCst) {
+        0 => Level::Quiet,
+        2 => Level::Verbose,
+        _ => Level::Normal,
+    }
+}
+
+/// Seconds between the plain status lines printed when stderr is not a terminal.
+const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+fn multi() -> &'static MultiProgress {
+    static MULTI: OnceLock<MultiProgress> = OnceLock::new();
+    MULTI.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+}
+
+fn tty() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// One line of what the run is doing, on stderr (stdout carries the report); nothing under `--quiet`.
+pub fn say(line: &str) {
+    if level() > Level::Quiet {
+        print_line(line);
+    }
+}
+
+/// A statement as it is sent, under `--verbose`.
+pub fn statement(sql: &str) {
+    if level() == Level::Verbose {
+        print_line(&format!("  sql> {}", sql.trim()));
+    }
+}
+
+fn print_line(line: &str) {
+    if tty() {
+        multi().suspend(|| eprintln!("{line}"));
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// What a bar counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Rows (or other units) out of an expected total, with a rate.
+    Count(&'static str),
+    /// Percent done as the server reports it.
+    Percent,
+    /// Seconds of a fixed duration.
+    Seconds,
+    /// Seconds left of a fixed duration.
+    Countdown,
+}
 
 /// Progress of one long piece of work.
 pub struct Progress {
     bar: ProgressBar,
-    tty: bool,
+    shown: bool,
+    kind: Kind,
     label: String,
     last_line: Instant,
 }
 
 impl Progress {
-    /// `total` units (rows, bytes, seconds); `unit` names them in the status line.
+    /// `total` rows.
     pub fn new(label: &str, total: u64) -> Progress {
-        let tty = std::io::stderr().is_terminal();
-        let bar = if tty {
-            let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            b.set_style(
-                ProgressStyle::with_template("{msg:24} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
-                    .expect("static template")
-                    .progress_chars("=> "),
-            );
+        Progress::rows(label, total, "rows")
+    }
+
+    /// `total` of `unit` (rows), shown with their rate: `141,168 rows/s`.
+    pub fn rows(label: &str, total: u64, unit: &'static str) -> Progress {
+        Progress::make(label, total, Kind::Count(unit))
+    }
+
+    /// Percent done, 0..=100, as the server reports it.
+    pub fn percent(label: &str) -> Progress {
+        Progress::make(label, 100, Kind::Percent)
+    }
+
+    /// Elapsed seconds of work that lasts `secs` (a benchmark).
+    pub fn seconds(label: &str, secs: u64) -> Progress {
+        Progress::make(label, secs.max(1), Kind::Seconds)
+    }
+
+    /// Seconds left of a wait of `secs` (a sampling interval).
+    pub fn countdown(label: &str, secs: u64) -> Progress {
+        Progress::make(label, secs.max(1), Kind::Countdown)
+    }
+
+    fn make(label: &str, total: u64, kind: Kind) -> Progress {
+        let shown = level() > Level::Quiet;
+        let bar = if shown && tty() {
+            let template = match kind {
+                Kind::Count(_) => "{msg} [{bar:30}] {count} {rate} ETA {eta}",
+                Kind::Percent => "{msg} [{bar:30}] {pos}% elapsed {elapsed}",
+                Kind::Seconds => "{msg} [{bar:30}] {pos}/{len} s",
+                Kind::Countdown => "{msg} [{bar:30}] {left} s left",
+            };
+            let unit = match kind {
+                Kind::Count(u) => u,
+                _ => "",
+            };
+            let style = ProgressStyle::with_template(template)
+                .expect("static template")
+                .progress_chars("=> ")
+                .with_key(
+                    "count",
+                    move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(
+                            w,
+                            "{}/{} {unit}",
+                            format_count(s.pos()),
+                            format_count(s.len().unwrap_or(0))
+                        );
+                    },
+                )
+                .with_key(
+                    "rate",
+                    move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}", format_rate(s.per_sec(), unit));
+                    },
+                )
+                .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}", s.len().unwrap_or(0).saturating_sub(s.pos()));
+                });
+            let b = multi().add(ProgressBar::new(total));
+            b.set_style(style);
             b.set_message(label.to_string());
             b
         } else {
@@ -33,27 +166,130 @@ impl Progress {
         bar.set_length(total);
         Progress {
             bar,
-            tty,
+            shown,
+            kind,
             label: label.to_string(),
             last_line: Instant::now(),
         }
     }
 
+    /// Move to `pos` (a count, a percent, or seconds). A count beyond the expected total (an estimate)
+    /// raises the total.
     pub fn set(&mut self, pos: u64) {
+        let len = self.bar.length().unwrap_or(0);
+        if pos > len && matches!(self.kind, Kind::Count(_)) {
+            self.bar.set_length(pos);
+        }
         self.bar.set_position(pos);
-        if !self.tty && self.last_line.elapsed() >= Duration::from_secs(5) {
+        if self.shown && !tty() && self.last_line.elapsed() >= PLAIN_EVERY {
             self.last_line = Instant::now();
-            let len = self.bar.length().unwrap_or(0);
-            eprintln!("{}: {pos}/{len}", self.label);
+            eprintln!("{}: {}", self.label, self.plain());
+        }
+    }
+
+    /// The plain status line's figures.
+    fn plain(&self) -> String {
+        let pos = self.bar.position();
+        let len = self.bar.length().unwrap_or(0);
+        match self.kind {
+            Kind::Count(unit) => {
+                let secs = self.bar.elapsed().as_secs_f64();
+                format!(
+                    "{}/{} {unit}, {}",
+                    format_count(pos),
+                    format_count(len),
+                    format_rate(if secs > 0.0 { pos as f64 / secs } else { 0.0 }, unit)
+                )
+            }
+            Kind::Percent => format!("{pos}%"),
+            Kind::Seconds => format!("{pos}/{len} s"),
+            Kind::Countdown => format!("{} s left", len.saturating_sub(pos)),
         }
     }
 
     /// Run `f` with the bar hidden, so lines it prints are not overwritten.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.bar.suspend(f)
+        multi().suspend(f)
     }
 
     pub fn finish(self) {
         self.bar.finish_and_clear();
+        multi().remove(&self.bar);
+    }
+}
+
+/// Run `body` (which lasts about `secs`) while a bar shows its elapsed seconds, or the seconds left when
+/// `countdown`.
+pub fn timed<R>(label: &str, secs: u64, countdown: bool, body: impl FnOnce() -> R) -> R {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bar = if countdown {
+                Progress::countdown(label, secs)
+            } else {
+                Progress::seconds(label, secs)
+            };
+            let t0 = Instant::now();
+            while !done.load(Ordering::SeqCst) {
+                bar.set(t0.elapsed().as_secs().min(secs));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            bar.finish();
+        });
+        let r = body();
+        done.store(true, Ordering::SeqCst);
+        r
+    })
+}
+
+/// A wait with a bound that says what it waits for and for how long so far: a spinner on a terminal, a plain
+/// line every few seconds otherwise. [`Waiting::tick`] from the wait loop.
+pub struct Waiting {
+    bar: ProgressBar,
+    shown: bool,
+    label: String,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl Waiting {
+    pub fn new(label: &str, bound: Duration) -> Waiting {
+        let shown = level() > Level::Quiet;
+        let bar = if shown && tty() {
+            let b = multi().add(ProgressBar::new_spinner());
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg}: {elapsed} (at most {prefix})")
+                    .expect("static template"),
+            );
+            b.set_message(label.to_string());
+            b.set_prefix(format!("{} s", bound.as_secs()));
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Waiting {
+            bar,
+            shown,
+            label: label.to_string(),
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    pub fn tick(&mut self) {
+        if self.shown && !tty() && self.last_line.elapsed() >= PLAIN_EVERY {
+            self.last_line = Instant::now();
+            eprintln!(
+                "{}: {} s so far",
+                self.label,
+                self.started.elapsed().as_secs()
+            );
+        }
+    }
+
+    pub fn finish(self) {
+        self.bar.finish_and_clear();
+        multi().remove(&self.bar);
     }
 }

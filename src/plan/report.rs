@@ -1,6 +1,7 @@
 //! `report.json`: where a run stands, step by step, with every verdict and the before/after figures. Rewritten
 //! after every step so a crash leaves an accurate report behind; also rendered as text for the terminal.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{BenchResult, Comparison};
@@ -30,6 +31,21 @@ pub struct StepReport {
     pub result: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When the step started (after the benchmark before, where there is one) and how long it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// A span during which innops blocked writes to an object (the convert's write guard, from acquiring it to
+/// releasing it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WriteBlock {
+    pub object: String,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub seconds: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -54,6 +70,11 @@ pub struct Report {
     pub run_dir: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The innops that ran.
+    #[serde(default)]
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_blocks: Vec<WriteBlock>,
 }
 
 impl Report {
@@ -83,11 +104,15 @@ impl Report {
                     post: Vec::new(),
                     result: None,
                     error: None,
+                    started: None,
+                    seconds: None,
                 })
                 .collect(),
             bench: BenchReport::default(),
             run_dir: None,
             message: None,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            write_blocks: Vec::new(),
         }
     }
 
@@ -96,6 +121,46 @@ impl Report {
             .iter_mut()
             .find(|s| s.id == id)
             .expect("report has every step of the plan")
+    }
+
+    /// One sentence per span of blocked writes.
+    pub fn write_block_lines(&self) -> Vec<String> {
+        self.write_blocks
+            .iter()
+            .map(|w| {
+                format!(
+                    "writes to {} were blocked for {:.2} s ({} → {} UTC)",
+                    w.object,
+                    w.seconds,
+                    w.from.format("%H:%M:%S%.3f"),
+                    w.to.format("%H:%M:%S%.3f")
+                )
+            })
+            .collect()
+    }
+
+    /// The final verdict alone (`--quiet`): one line.
+    pub fn render_verdict(&self) -> String {
+        let what = if self.executed {
+            match self.status.as_str() {
+                "done" => "done".to_string(),
+                other => other.to_string(),
+            }
+        } else if self.status == "refused" {
+            "refused (dry run: nothing was changed)".to_string()
+        } else {
+            "every pre-check passes (dry run: nothing was changed; add --execute to act)"
+                .to_string()
+        };
+        let dir = self
+            .run_dir
+            .as_ref()
+            .map(|d| format!(", run directory {d}"))
+            .unwrap_or_default();
+        format!(
+            "innops {} on {}: {what}{dir}\n",
+            self.procedure, self.target
+        )
     }
 
     /// The report as text.
@@ -174,6 +239,12 @@ impl Report {
             }
             if let Some(e) = &st.error {
                 s.push_str(&format!("       error: {e}\n"));
+            }
+        }
+        if !self.write_blocks.is_empty() {
+            s.push('\n');
+            for line in self.write_block_lines() {
+                s.push_str(&format!("{line}\n"));
             }
         }
         if let (Some(b), Some(a)) = (&self.bench.before, &self.bench.after) {

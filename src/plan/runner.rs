@@ -250,6 +250,9 @@ fn execute(
         prior.as_ref(),
         &mut locks,
     );
+    // A guard still held ends with the run.
+    ctx.release_all_blocks();
+    report.write_blocks.append(&mut ctx.write_blocks);
     let status = match &result {
         Ok(()) => "done",
         Err(e) => match crate::error::exit_code_of(e) {
@@ -356,6 +359,7 @@ fn execute_steps(
             step.risk.as_str()
         ));
         report.step_mut(&step.id).status = StepStatus::Running;
+        report.step_mut(&step.id).started = Some(chrono::Utc::now());
         rd.write_json("report.json", report)?;
 
         let pre = run_checks(ctx, &step.pre, false);
@@ -385,6 +389,7 @@ fn execute_steps(
             bench_point(bench, ctx, report, rd, "before")?;
             // The step's own time starts after the measurement.
             started = std::time::Instant::now();
+            report.step_mut(&step.id).started = Some(chrono::Utc::now());
             if ctx.aborted() {
                 rd.log(EventKind::Interrupted {
                     before_step: step.id.clone(),
@@ -478,7 +483,10 @@ fn execute_steps(
                 v.fix.clone().unwrap_or_default()
             )
         });
-        report.step_mut(&step.id).post = post;
+        let sr = report.step_mut(&step.id);
+        sr.post = post;
+        sr.seconds = Some(started.elapsed().as_secs_f64());
+        report.write_blocks.append(&mut ctx.write_blocks);
         if let Some(why) = failed {
             let recovery = recover(step, ctx);
             rd.log(EventKind::StepFailed {
@@ -533,7 +541,10 @@ fn bench_point(
         spec.time.as_secs()
     ));
     ctx.step = format!("bench-{label}");
-    let result = crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)?;
+    let secs = spec.time.as_secs();
+    let result = crate::plan::progress::timed(&format!("[bench] {label}"), secs, false, || {
+        crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)
+    })?;
     let file = format!("bench/{label}.json");
     rd.write_json(&file, &result)?;
     rd.log(EventKind::Bench {
@@ -553,7 +564,7 @@ fn bench_point(
 
 /// One line of what the run is doing, on stderr as it happens (stdout carries the report).
 fn say(line: &str) {
-    eprintln!("{line}");
+    crate::plan::progress::say(line);
 }
 
 /// Run the step's recovery after a failure; the sentence says what state it left.

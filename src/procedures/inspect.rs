@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use serde::Serialize;
 
 use crate::procedures::redo;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad_input;
@@ -109,6 +109,37 @@ pub fn redo_counter(facts: &ServerFacts) -> Option<(&'static str, u64)> {
     None
 }
 
+/// `innops redo --size SIZE [--offline] FLAGS --execute`, the size written so that it parses back exactly.
+pub fn redo_command(size: u64, offline: bool, flags: &str) -> String {
+    let mut parts = vec![
+        "innops redo --size".to_string(),
+        crate::units::size_arg(size),
+    ];
+    if offline {
+        parts.push("--offline".into());
+    }
+    if !flags.is_empty() {
+        parts.push(flags.to_string());
+    }
+    parts.push("--execute".into());
+    parts.join(" ")
+}
+
+/// The recommended size for `bytes_per_sec` and the command that applies it, unless the log is already at
+/// least that large: advice never shrinks a log on the strength of one sample.
+pub fn advice_command(
+    bytes_per_sec: f64,
+    current: Option<u64>,
+    flags: &str,
+) -> (u64, Option<String>) {
+    let rec = recommend_size(bytes_per_sec);
+    let cmd = match current {
+        Some(c) if c >= rec => None,
+        _ => Some(redo_command(rec, false, flags)),
+    };
+    (rec, cmd)
+}
+
 /// What `--advise` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Advice {
@@ -123,24 +154,31 @@ pub struct Advice {
     pub checkpoint_max_age: Option<u64>,
     pub recommended_size: u64,
     pub recommended: String,
-    pub command: String,
+    /// The command that applies the recommendation; None when the current size is enough.
+    pub command: Option<String>,
 }
 
 /// Measure the redo write rate over `interval` and recommend a size.
-pub fn advise(target: &crate::server::Target, interval: Duration) -> anyhow::Result<Advice> {
+pub fn advise(
+    target: &crate::server::Target,
+    interval: Duration,
+    flags: &str,
+) -> anyhow::Result<Advice> {
     let mut conn = target.connect()?;
     let first = ServerFacts::collect(&mut conn)?;
     let (counter, v0) = redo_counter(&first)
         .ok_or_else(|| crate::error::refused("the server reports no redo counter (Innodb_lsn_current or Innodb_os_log_written): it cannot be measured"))?;
     let t0 = std::time::Instant::now();
-    std::thread::sleep(interval);
+    crate::plan::progress::timed("sampling redo writes", interval.as_secs(), true, || {
+        std::thread::sleep(interval)
+    });
     let second = ServerFacts::collect(&mut conn)?;
     let elapsed = t0.elapsed().as_secs_f64();
     let v1 = second.status_u64(counter).unwrap_or(v0);
     let written = v1.saturating_sub(v0);
     let rate = written as f64 / elapsed;
-    let rec = recommend_size(rate);
     let current = second.redo_size_bytes();
+    let (rec, command) = advice_command(rate, current, flags);
     Ok(Advice {
         counter: counter.to_string(),
         interval_s: elapsed,
@@ -153,7 +191,7 @@ pub fn advise(target: &crate::server::Target, interval: Duration) -> anyhow::Res
         checkpoint_max_age: second.status_u64("Innodb_checkpoint_max_age"),
         recommended_size: rec,
         recommended: format_size(rec),
-        command: format!("innops redo --size {} --execute", format_size(rec)),
+        command,
     })
 }
 
@@ -182,10 +220,18 @@ pub fn render_advice(a: &Advice) -> String {
             format_size(max)
         ));
     }
-    s.push_str(&format!(
-        "recommended: {} (about an hour of writes)\n  {}\n",
-        a.recommended, a.command
-    ));
+    match (&a.command, a.current_size) {
+        (Some(cmd), _) => s.push_str(&format!(
+            "recommended: {} (about an hour of writes)\n  {cmd}\n",
+            a.recommended
+        )),
+        (None, Some(c)) => s.push_str(&format!(
+            "the current size is enough: {} holds at least an hour of the measured writes (which need {}); nothing to change\n",
+            format_size(c),
+            a.recommended
+        )),
+        (None, None) => {}
+    }
     s
 }
 
@@ -266,6 +312,8 @@ struct Want {
     option_file: Option<PathBuf>,
     local: bool,
     offline: bool,
+    /// The connection and control flags the run was given, for commands it prints.
+    flags: String,
 }
 
 /// The redo size as the server and its files show it now.
@@ -340,18 +388,9 @@ impl Want {
         })
     }
 
-    /// The command that starts this resize afresh.
+    /// The command that starts this resize afresh, with the run's connection flags.
     fn rerun(&self) -> String {
-        let s = format_size(self.size);
-        let arg = if crate::units::parse_size(&s).ok() == Some(self.size) {
-            s
-        } else {
-            self.size.to_string()
-        };
-        format!(
-            "innops redo --size {arg}{} --execute",
-            if self.offline { " --offline" } else { "" }
-        )
+        redo_command(self.size, self.offline, &self.flags)
     }
 }
 
@@ -429,6 +468,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         option_file: env.option_file.clone(),
         local: env.target.local,
         offline: !online,
+        flags: env.flags(),
     };
     let mut notes = vec![match path {
         RedoResize::OnlineLogFileSize => format!(
@@ -832,7 +872,8 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
             let recent = loop {
                 let (lines, _) = lines_since_action(ctx, control, "resize");
                 let s = errorlog::summarize(&lines);
-                if s.redo_resized_to == Some(size)
+                if s.redo_resized_to
+                    .is_some_and(|to| errorlog::logged_size_is(to, size))
                     || !s.errors.is_empty()
                     || std::time::Instant::now() > deadline
                 {
@@ -843,7 +884,9 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
             (recent, true)
         };
         let s = errorlog::summarize(&recent);
-        let resized = s.redo_resized_to == Some(size);
+        let resized = s
+            .redo_resized_to
+            .is_some_and(|to| errorlog::logged_size_is(to, size));
         Ok(if !s.errors.is_empty() {
             Verdict::fail(
                 s.errors.join(" | "),
@@ -1083,6 +1126,7 @@ mod tests {
             option_file: None,
             local: true,
             offline: true,
+            flags: String::new(),
         }
     }
 
@@ -1138,9 +1182,32 @@ mod tests {
         assert_eq!(w.rerun(), "innops redo --size 128M --offline --execute");
         w.size = (1 << 30) + (512 << 20) + 4096;
         w.offline = false;
+        assert_eq!(w.rerun(), "innops redo --size 1572868K --execute");
+        assert_eq!(crate::units::parse_size("1572868K").unwrap(), w.size);
+        w.flags = "--socket /tmp/s --user dba".into();
         assert_eq!(
             w.rerun(),
-            format!("innops redo --size {} --execute", w.size)
+            "innops redo --size 1572868K --socket /tmp/s --user dba --execute"
         );
+    }
+
+    #[test]
+    fn advice_never_shrinks_and_its_command_parses_back() {
+        let mib = 1u64 << 20;
+        // 3.9G an hour (the sample that printed `--size 3.9G`): exact MiB in the command.
+        let rate = (4000 * mib) as f64 / 3600.0;
+        let (rec, cmd) = advice_command(rate, Some(96 * mib), "--socket /s");
+        assert_eq!(rec, 4032 * mib);
+        assert_eq!(
+            cmd.as_deref(),
+            Some("innops redo --size 4032M --socket /s --execute")
+        );
+        // A quiet sample never suggests shrinking the log.
+        let (_, cmd) = advice_command(1.0, Some(2 << 30), "");
+        assert_eq!(cmd, None);
+        let (_, cmd) = advice_command(rate, Some(4032 * mib), "");
+        assert_eq!(cmd, None);
+        // Unknown current size: the recommendation stands.
+        assert!(advice_command(1.0, None, "").1.is_some());
     }
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::error::{bad_input, Failure};

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::sql::Queryable;
 use anyhow::Context;
-use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};
+use crate::plan::progress::Waiting;
 use crate::sandbox::{self, Sandbox};
 use crate::server::connect::Target;
 use crate::server::errorlog;
@@ -204,15 +205,22 @@ impl Control {
 
     fn wait_down(&self, target: &Target, pid: Option<u32>) -> anyhow::Result<()> {
         let start = Instant::now();
+        let mut shown = Waiting::new(
+            &format!("waiting for {} to shut down", target.label),
+            self.stop_timeout,
+        );
         loop {
+            shown.tick();
             let gone = match pid {
                 Some(pid) => !sandbox::process_alive(pid),
                 None => mysql::Conn::new(target.opts.clone()).is_err(),
             };
             if gone {
+                shown.finish();
                 return Ok(());
             }
             if start.elapsed() > self.stop_timeout {
+                shown.finish();
                 return Err(anyhow::anyhow!(
                     "the server at {} is still running {}s after SHUTDOWN: check its error log",
                     target.label,
@@ -229,7 +237,13 @@ impl Control {
         match &self.spec {
             ControlSpec::Sandbox { .. } => {
                 let mut sb = self.sandbox()?.expect("sandbox spec");
-                sb.start(extra, self.start_timeout)?;
+                let shown = Waiting::new(
+                    &format!("waiting for {} to start", target.label),
+                    self.start_timeout,
+                );
+                let r = sb.start(extra, self.start_timeout);
+                shown.finish();
+                r?;
             }
             ControlSpec::Systemd { unit } => {
                 let opts = extra.join(" ");
@@ -252,11 +266,18 @@ impl Control {
 
     fn wait_up(&self, target: &Target) -> anyhow::Result<()> {
         let start = Instant::now();
+        let mut shown = Waiting::new(
+            &format!("waiting for {} to accept connections", target.label),
+            self.start_timeout,
+        );
         loop {
+            shown.tick();
             if mysql::Conn::new(target.opts.clone()).is_ok() {
+                shown.finish();
                 return Ok(());
             }
             if start.elapsed() > self.start_timeout {
+                shown.finish();
                 return Err(anyhow::anyhow!(
                     "the server at {} did not accept connections within {}s after {}: check its error log",
                     target.label,

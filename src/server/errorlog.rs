@@ -243,6 +243,19 @@ fn startup_resize(line: &str) -> Option<(u64, u64)> {
     Some((parse_size(from.trim())?, parse_size(to)?))
 }
 
+/// Whether a size the server logged is `want`: the server prints three decimals of MiB or GiB, cut off (an
+/// online resize to 832M logs `Resized log to 0.812GiB`), so a logged figure within a thousandth of a GiB of
+/// `want` is that size. (The running variable and the file on disk are compared exactly elsewhere.)
+pub fn logged_size_is(logged: u64, want: u64) -> bool {
+    const MIB: f64 = (1u64 << 20) as f64;
+    const GIB: f64 = (1u64 << 30) as f64;
+    let printed = |unit: f64| (want as f64 / unit * 1000.0).floor() / 1000.0 * unit;
+    let near = |x: f64| (logged as f64 - x).abs() < 1024.0;
+    // Seen: 256M and 384M in MiB, 832M and 1G in GiB; below 512M a GiB reading is not accepted, so that a
+    // coarse figure never passes for a size it only rounds to.
+    near(printed(MIB)) || (want >= 512 << 20 && near(printed(GIB)))
+}
+
 /// `256.000MiB`, `2.000GiB`, `512B`, or `N*M` (files × bytes) → bytes.
 fn parse_size(s: &str) -> Option<u64> {
     if let Some((n, m)) = s.split_once('*') {
@@ -407,6 +420,14 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
             Some(268_435_456)
         );
         assert_eq!(parse_size("2.000GiB"), Some(2 << 30));
+        // 832M as MariaDB 10.11 logs it.
+        let logged = parse_size("0.812GiB").unwrap();
+        assert!(logged_size_is(logged, 832 << 20));
+        assert!(!logged_size_is(logged, 833 << 20));
+        assert!(!logged_size_is(
+            parse_size("256.000MiB").unwrap(),
+            257 << 20
+        ));
         assert_eq!(parse_size("1*50331648"), Some(50_331_648));
     }
 

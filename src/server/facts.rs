@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{Conn, Value};
 
 use crate::error::{refused, Failure};
@@ -77,6 +77,7 @@ pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
         }));
     }
     ctx.held.insert(key, conn);
+    ctx.writes_blocked(&info.display());
     Ok(())
 }
 
@@ -86,6 +87,7 @@ pub fn release_guard(ctx: &mut Ctx, info: &TableInfo) {
     if let Some(mut conn) = ctx.held.remove(&guard_key(info)) {
         let _ = conn.query_drop("UNLOCK TABLES");
     }
+    ctx.writes_released(&info.display());
 }
 
 /// The memo key that says the shadow was verified against the source under the guard this process holds.
@@ -219,7 +221,7 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
     let id = conn.connection_id();
     let t0 = Instant::now();
     let label = format!("copy {}", info.display());
-    let inserted = watch_progress(ctx.target, id, &label, total, "EXAMINED_ROWS", || {
+    let inserted = watch_progress(ctx.target, id, &label, total, Watch::Inserted, || {
         conn.query_drop("START TRANSACTION")?;
         conn.query_drop(&sql)?;
         let inserted = conn.affected_rows();
@@ -231,32 +233,85 @@ pub fn copy_bulk(ctx: &mut Ctx, info: &TableInfo, total: u64) -> anyhow::Result<
     )
 }
 
-/// Run `body` while a progress bar follows the server's own view of connection `conn_id`'s statement:
-/// `EXAMINED_ROWS` for an `INSERT … SELECT`, `PROGRESS` (percent) for an ALTER.
+/// What the server reports while a long statement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// Rows an `INSERT … SELECT` wrote. MariaDB 10.11 updates `PROCESSLIST.EXAMINED_ROWS` only when the
+    /// statement ends (it read 0 for the whole of a 1M-row bulk copy: the bar froze at 0), but `SHOW GLOBAL
+    /// STATUS` sums every session's `Handler_write` as it goes, so the rows written since the statement began
+    /// are the growth of that counter (other sessions' writes count too: the figure is clamped to the total).
+    Inserted,
+    /// Percent done of an ALTER: `PROCESSLIST.PROGRESS` for a copying ALTER, `Innodb_onlineddl_pct_progress`
+    /// (hundredths of a percent) for an in-place index build, which leaves `PROGRESS` at 0.
+    Percent,
+}
+
+// The watcher's polls go straight to the server: `--verbose` shows what a run does, not five polls a second.
+fn handler_write(conn: &mut Conn) -> Option<u64> {
+    mysql::prelude::Queryable::query_first::<(String, String), _>(
+        conn,
+        "SHOW /* innops:convert:progress */ GLOBAL STATUS LIKE 'Handler_write'",
+    )
+    .ok()
+    .flatten()
+    .and_then(|(_, v)| v.parse().ok())
+}
+
+/// Run `body` while a progress bar follows the server's own view of connection `conn_id`'s statement.
 pub fn watch_progress<R>(
     target: &crate::server::Target,
     conn_id: u32,
     label: &str,
     total: u64,
-    column: &'static str,
+    what: Watch,
     body: impl FnOnce() -> anyhow::Result<R>,
 ) -> anyhow::Result<R> {
     let done = std::sync::atomic::AtomicBool::new(false);
+    // The baseline is read before the statement starts, on the watcher's own session.
+    let mut watch = target.connect().ok();
+    let base = match (what, watch.as_mut()) {
+        (Watch::Inserted, Some(w)) => handler_write(w),
+        _ => None,
+    };
     std::thread::scope(|s| {
         let watcher = s.spawn(|| {
-            let mut bar = Progress::new(label, total);
-            let Ok(mut watch) = target.connect() else { return };
-            let sql = format!(
-                "SELECT /* innops:convert:progress */ ROUND({column}) FROM information_schema.PROCESSLIST WHERE ID = ?"
-            );
+            let mut bar = match what {
+                Watch::Inserted => Progress::new(label, total),
+                Watch::Percent => Progress::percent(label),
+            };
+            let Some(mut watch) = watch else { return };
+            let sql = "SELECT /* innops:convert:progress */ ROUND(EXAMINED_ROWS), ROUND(PROGRESS) FROM information_schema.PROCESSLIST WHERE ID = ?";
             // Ask the server every 200 ms, but notice the end within 20 ms: on small tables a long sleep here
             // was a measurable share of the whole conversion.
             let mut tick = 0u32;
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
                 if tick.is_multiple_of(10) {
-                    let n: Option<Option<u64>> = watch.exec_first(&sql, (conn_id,)).ok().flatten();
-                    if let Some(Some(n)) = n {
-                        bar.set(n.min(total));
+                    let row: Option<(Option<u64>, Option<u64>)> =
+                        mysql::prelude::Queryable::exec_first(&mut watch, sql, (conn_id,))
+                            .ok()
+                            .flatten();
+                    let (examined, pct) = row.unwrap_or((None, None));
+                    match what {
+                        Watch::Inserted => {
+                            let written = match (base, handler_write(&mut watch)) {
+                                (Some(b), Some(n)) => n.saturating_sub(b),
+                                _ => 0,
+                            };
+                            bar.set(written.max(examined.unwrap_or(0)).min(total));
+                        }
+                        Watch::Percent => {
+                            let online: Option<(String, String)> = mysql::prelude::Queryable::query_first(
+                                &mut watch,
+                                "SHOW /* innops:convert:progress */ GLOBAL STATUS LIKE 'Innodb_onlineddl_pct_progress'",
+                            )
+                                .ok()
+                                .flatten();
+                            let online = online
+                                .and_then(|(_, v)| v.parse::<u64>().ok())
+                                .unwrap_or(0)
+                                / 100;
+                            bar.set(pct.unwrap_or(0).max(online).min(100));
+                        }
                     }
                 }
                 tick = tick.wrapping_add(1);
@@ -849,6 +904,8 @@ pub fn swap(
         (queued, r)
     });
     let (queued, r) = result;
+    // The RENAME went first and writes that queued behind the guard now reach the new table.
+    ctx.writes_released(&info.display());
     r.map_err(|e| {
         anyhow::anyhow!(
             "the swap `{sql}` failed ({}): {} is unchanged",

@@ -3,7 +3,7 @@
 //! and checksum, by the method recorded then). A kept table that changed since is refused: someone wrote to it,
 //! and those rows would be lost.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 
 use crate::error::bad_input;
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};

@@ -21,7 +21,7 @@ pub mod verify;
 
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, post_check};
@@ -1195,12 +1195,23 @@ fn index_step(info: &TableInfo) -> Step {
             },
         )
     }));
+    let t2 = info.clone();
     step = step.act(move |ctx| {
         let tag = ctx.tag();
         let t0 = std::time::Instant::now();
-        for s in &stmts {
-            ctx.conn()?
-                .query_drop(s.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1))?;
+        let target = ctx.target;
+        let conn = ctx.conn()?;
+        let id = conn.connection_id();
+        for (i, s) in stmts.iter().enumerate() {
+            let label = if stmts.len() > 1 {
+                format!("indexes {} ({}/{})", t2.display(), i + 1, stmts.len())
+            } else {
+                format!("indexes {}", t2.display())
+            };
+            let sql = s.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1);
+            copy::watch_progress(target, id, &label, 100, copy::Watch::Percent, || {
+                Ok(conn.query_drop(&sql)?)
+            })?;
         }
         Ok(serde_json::json!({ "statements": stmts, "seconds": t0.elapsed().as_secs_f64() }))
     });
@@ -1244,11 +1255,21 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
     };
     // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own),
     // in two halves at once: nothing writes to it, and this read is the one the verified copy adds to the
-    // server's own work.
+    // server's own work. It should hold the source's rows: that is what its progress counts toward.
+    let expect = TableInfo {
+        rows_estimate: source.rows,
+        ..t.clone()
+    };
     let target = ctx.target;
     let hash_start = std::time::Instant::now();
-    let shadow_fp =
-        verify::fingerprint_clustered(target, ctx.conn()?, &tag, t, &shadow_t, source.method)?;
+    let shadow_fp = verify::fingerprint_clustered(
+        target,
+        ctx.conn()?,
+        &tag,
+        &expect,
+        &shadow_t,
+        source.method,
+    )?;
     ctx.memo.insert(
         format!("shadow_hash_s:{}", t.display()),
         serde_json::json!(hash_start.elapsed().as_secs_f64()),
@@ -1546,18 +1567,20 @@ fn alter_step(info: &TableInfo) -> Step {
             let mut conn = ctx.target.connect()?;
             conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
             conn.query_drop(format!("LOCK {tag} TABLES {} WRITE", t2.qualified()))?;
+            ctx.writes_blocked(&t2.display());
             let r = (|| -> anyhow::Result<(Fingerprint, Fingerprint, f64)> {
                 let before = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
                 let t0 = std::time::Instant::now();
                 let alter = format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), if t2.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" });
                 let id = conn.connection_id();
                 let label = format!("alter {}", t2.display());
-                copy::watch_progress(ctx.target, id, &label, 100, "PROGRESS", || Ok(conn.query_drop(&alter)?))?;
+                copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || Ok(conn.query_drop(&alter)?))?;
                 let secs = t0.elapsed().as_secs_f64();
                 let after = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
                 Ok((before, after, secs))
             })();
             let _ = conn.query_drop("UNLOCK TABLES");
+            ctx.writes_released(&t2.display());
             let (before, after, secs) = r?;
             ctx.memo.insert(format!("alter:{}", t2.display()), serde_json::json!({ "before": before, "after": after }));
             Ok(serde_json::json!({ "before": before, "after": after, "seconds": secs }))

@@ -4,7 +4,7 @@
 //! `--all-myisam`, listed apart by `inspect`, and dropped only through `--drop-kept`, which first proves them
 //! unchanged since the swap against the fingerprint recorded there.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 
 use crate::procedures::convert::verify::{Fingerprint, Method};

@@ -1,7 +1,7 @@
 //! `innops convert --rollback db.t`: swap the kept MyISAM table back in, only while the InnoDB table still holds
 //! exactly the same rows (a write since the conversion would otherwise be lost). The InnoDB table is kept too.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 
 use crate::error::{bad_input, refused};
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};

@@ -1,7 +1,7 @@
 //! What a table is, read from information_schema: columns, indexes, options, and what hangs on it (triggers,
 //! MERGE tables, views); and the pure judgements the conversion's pre-flight checks make from it.
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 use serde::{Deserialize, Serialize};
 

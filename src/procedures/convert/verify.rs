@@ -9,11 +9,15 @@
 //! `CHECKSUM TABLE` stays for measurements and for fingerprints recorded by older runs, and so does the sha256
 //! row hash of earlier versions (a recorded fingerprint is always recomputed by its own method).
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::{Conn, Value};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::plan::progress::Progress;
 use crate::procedures::convert::schema::TableInfo;
 use crate::server::connect::Target;
 use crate::sql::{qualified, quote_ident};
@@ -99,7 +103,16 @@ pub fn fingerprint(
         }
         // The hash reads every row from the table itself, so it counts them exactly in the same scan.
         Method::RowHash | Method::RowXxh3 => {
-            row_sum(conn, &row_hash_sql(tag, info, table), method)?
+            let mut bar = verify_bar(info, table);
+            let sum = row_sum(
+                conn,
+                &row_hash_sql(tag, info, table),
+                method,
+                &AtomicU64::new(0),
+                Some(&mut bar),
+            )?;
+            bar.finish();
+            sum
         }
     };
     Ok(checksum.fingerprint(method))
@@ -122,17 +135,29 @@ pub fn fingerprint_clustered(
     };
     let (low, high) = split;
     let (target, high_sql) = (target.clone(), high);
+    let read = Arc::new(AtomicU64::new(0));
+    let theirs_read = Arc::clone(&read);
     let other = std::thread::spawn(move || -> anyhow::Result<RowSum> {
         let mut c = target.connect()?;
-        row_sum(&mut c, &high_sql, method)
+        row_sum(&mut c, &high_sql, method, &theirs_read, None)
     });
-    let mine = row_sum(conn, &low, method);
+    let mut bar = verify_bar(info, table);
+    let mine = row_sum(conn, &low, method, &read, Some(&mut bar));
+    bar.finish();
     let theirs = other
         .join()
         .map_err(|_| anyhow::anyhow!("the row hash thread panicked"))?;
     let mut sum = mine?;
     sum.add(&theirs?);
     Ok(sum.fingerprint(method))
+}
+
+/// Rows read against the rows expected (the table's estimate; for the new table, the source's count).
+fn verify_bar(info: &TableInfo, table: &str) -> Progress {
+    Progress::new(
+        &format!("verify {}.{table}", info.schema),
+        info.rows_estimate,
+    )
 }
 
 /// The two range SELECTs of a split row hash, or None when the table is not split: not a row hash, no primary
@@ -308,13 +333,27 @@ impl RowSum {
 
 /// Reads `sql` (a row hash SELECT) and sums its rows' digests. A prepared statement: the binary protocol gives
 /// typed values. The result streams: a large table is never held in memory.
-fn row_sum(conn: &mut Conn, sql: &str, method: Method) -> anyhow::Result<RowSum> {
+/// Rows read so far go into `read` (shared by the streams of a split read); the stream that owns `bar` shows
+/// them against the rows expected.
+fn row_sum(
+    conn: &mut Conn,
+    sql: &str,
+    method: Method,
+    read: &AtomicU64,
+    mut bar: Option<&mut Progress>,
+) -> anyhow::Result<RowSum> {
     let mut sum = RowSum::default();
     let mut buf = Vec::with_capacity(1024);
     let mut result = conn.exec_iter(sql, ())?;
     while let Some(set) = result.iter() {
         for row in set {
             let row = row?;
+            if sum.rows % 4096 == 4095 {
+                let total = read.fetch_add(4096, Ordering::Relaxed) + 4096;
+                if let Some(bar) = bar.as_deref_mut() {
+                    bar.set(total);
+                }
+            }
             buf.clear();
             for i in 0..row.len() {
                 if let Some(v) = row.as_ref(i) {

@@ -1,0 +1,285 @@
+//! The face (issue 9): progress that moves under a terminal, commands printed that run as printed, and
+//! `--quiet` / `--verbose`.
+
+use std::process::Command;
+
+use mysql::prelude::Queryable;
+
+use crate::common::{run_innops, Output, Sandboxed};
+use crate::convert::{args, setup, SHAPE};
+
+/// Run innops under a pseudo-terminal (`script`), so stderr is a terminal and bars are drawn; the capture holds
+/// everything written to the terminal.
+fn innops_in_pty(sb: &Sandboxed, a: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut words: Vec<String> = vec![env!("CARGO_BIN_EXE_innops").to_string()];
+    words.extend(a.iter().map(|s| s.to_string()));
+    words.extend([
+        "--sandbox".to_string(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".to_string(),
+        sb.root.display().to_string(),
+    ]);
+    let line = words
+        .iter()
+        .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut c = Command::new("script");
+    c.args(["-qefc", &line, "/dev/null"])
+        .env_remove("INNOPS_SANDBOX_DIR")
+        .env_remove("MYSQL_PWD")
+        .env("TERM", "xterm");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run script");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The numbers a bar labelled `label` showed, frame by frame: the text right after `label [bars] ` up to `/`.
+fn frames(capture: &str, label: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for piece in capture.split(['\r', '\n', '\u{1b}']) {
+        let Some(at) = piece.find(label) else {
+            continue;
+        };
+        let rest = &piece[at + label.len()..];
+        let Some(close) = rest.find("] ") else {
+            continue;
+        };
+        let num: String = rest[close + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(|c| *c != ',')
+            .collect();
+        if let Ok(n) = num.parse() {
+            out.push(n);
+        }
+    }
+    out
+}
+
+fn assert_moving(numbers: &[u64], what: &str, capture: &str) {
+    let distinct: std::collections::BTreeSet<u64> = numbers.iter().copied().collect();
+    assert!(
+        distinct.len() >= 2,
+        "{what}: the bar never moved ({numbers:?}):\n{capture}"
+    );
+    assert!(
+        numbers.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: the bar went backwards ({numbers:?})"
+    );
+}
+
+#[test]
+fn a_long_convert_under_a_terminal_shows_steps_and_a_moving_bar() {
+    let sb = Sandboxed::new("face-pty");
+    setup(&sb, SHAPE);
+    let out = innops_in_pty(
+        &sb,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--strategy",
+            "deferred",
+            "--execute",
+            "--no-bench",
+        ],
+        // 30 chunks of 1000 rows: the bar is set 30 times whatever the machine's speed.
+        &[("INNOPS_TEST_CHUNK_ROWS", "1000")],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("[1/"), "{}", out.stdout);
+    assert!(out.stdout.contains("done in "), "{}", out.stdout);
+    let copy = frames(&out.stdout, "copy d.t [");
+    assert_moving(&copy, "copy", &out.stdout);
+    // Rates read like numbers.
+    assert!(out.stdout.contains(" rows/s"), "{}", out.stdout);
+}
+
+#[test]
+fn a_restart_path_redo_under_a_terminal_shows_steps_and_the_benchmark_moving() {
+    let sb = Sandboxed::new("face-redo");
+    let out = innops_in_pty(
+        &sb,
+        &[
+            "redo",
+            "--size",
+            "128M",
+            "--offline",
+            "--execute",
+            "--yes",
+            "--bench-time",
+            "3",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("[1/"), "{}", out.stdout);
+    assert!(out.stdout.contains("risk restart"), "{}", out.stdout);
+    // The benchmark lasts 3 s: its bar shows the seconds passing.
+    let bench = frames(&out.stdout, "[bench] before [");
+    assert_moving(&bench, "bench", &out.stdout);
+}
+
+/// The command a line of output suggests, run as printed (the binary under test standing for `innops`).
+fn run_printed(cmd: &str) -> Output {
+    let cmd = cmd.trim().trim_matches('`');
+    let rest = cmd.strip_prefix("innops ").expect("an innops command");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{}' {rest}", env!("CARGO_BIN_EXE_innops")))
+        .stdin(std::process::Stdio::null())
+        .env_remove("INNOPS_SANDBOX_DIR")
+        .env_remove("MYSQL_PWD")
+        .output()
+        .expect("run the printed command");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn redo_advice_keeps_a_big_enough_log_and_its_command_runs_as_printed() {
+    let sb = Sandboxed::new("face-adv");
+    // A quiet sample: the default 96M holds an hour of nothing.
+    let quiet = sb.innops(&["redo", "--advise", "--interval", "1"]);
+    assert_eq!(quiet.code, 0, "{quiet:?}");
+    assert!(
+        quiet.stdout.contains("the current size is enough"),
+        "{}",
+        quiet.stdout
+    );
+    assert!(
+        !quiet.stdout.contains("innops redo --size"),
+        "{}",
+        quiet.stdout
+    );
+
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE w").unwrap();
+    c.query_drop(
+        "CREATE TABLE w.t (id INT AUTO_INCREMENT PRIMARY KEY, pad CHAR(200)) ENGINE=InnoDB",
+    )
+    .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let target = sb.target();
+    let s2 = stop.clone();
+    let writer = std::thread::spawn(move || {
+        let mut c = target.connect().unwrap();
+        while !s2.load(std::sync::atomic::Ordering::SeqCst) {
+            c.query_drop("INSERT INTO w.t (pad) VALUES (REPEAT('x', 200))")
+                .unwrap();
+        }
+    });
+    let busy = sb.innops(&["redo", "--advise", "--interval", "2"]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    assert_eq!(busy.code, 0, "{busy:?}");
+    let cmd = busy
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("innops redo --size"))
+        .unwrap_or_else(|| panic!("no command in {}", busy.stdout))
+        .to_string();
+    assert!(cmd.contains("--sandbox face-adv"), "{cmd}");
+    let ran = run_printed(&cmd);
+    assert_eq!(ran.code, 0, "{cmd}: {ran:?}");
+}
+
+#[test]
+fn the_resume_hint_of_an_interrupted_run_runs_as_printed() {
+    let sb = Sandboxed::new("face-resume");
+    let mut c = setup(&sb, SHAPE);
+    let run_dir = sb.root.join("run");
+    let mut a = args(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--strategy",
+        "deferred",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    a.extend(args(&[
+        "--sandbox",
+        "face-resume",
+        "--sandbox-root",
+        sb.root.to_str().unwrap(),
+    ]));
+    let stopped = run_innops(
+        &a,
+        &[
+            ("INNOPS_FAULT", "sigint-after-chunk:2"),
+            ("INNOPS_TEST_CHUNK_ROWS", "1000"),
+        ],
+    );
+    assert_eq!(stopped.code, 130, "{stopped:?}");
+    let hint = stopped
+        .stderr
+        .split('`')
+        .find(|p| p.starts_with("innops resume"))
+        .unwrap_or_else(|| panic!("no resume hint in {}", stopped.stderr))
+        .to_string();
+    let ran = run_printed(&hint);
+    assert_eq!(ran.code, 0, "{hint}: {ran:?}");
+    let engine: Option<String> = c
+        .query_first("SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA='d' AND TABLE_NAME='t'")
+        .unwrap();
+    assert_eq!(engine.as_deref(), Some("InnoDB"));
+}
+
+#[test]
+fn quiet_prints_only_the_verdict_and_verbose_shows_statements() {
+    let sb = Sandboxed::new("face-q");
+    setup(&sb, SHAPE);
+    let quiet = sb.innops(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--quiet",
+    ]);
+    assert_eq!(quiet.code, 0, "{quiet:?}");
+    assert_eq!(quiet.stderr, "", "nothing on stderr: {quiet:?}");
+    assert_eq!(quiet.stdout.lines().count(), 1, "{}", quiet.stdout);
+    assert!(quiet.stdout.contains(": done"), "{}", quiet.stdout);
+
+    let mut c = sb.conn();
+    c.query_drop("CREATE TABLE d.u (id INT PRIMARY KEY) ENGINE=MyISAM")
+        .unwrap();
+    let verbose = sb.innops(&[
+        "convert",
+        "--tables",
+        "d.u",
+        "--execute",
+        "--no-bench",
+        "--verbose",
+    ]);
+    assert_eq!(verbose.code, 0, "{verbose:?}");
+    assert!(
+        verbose
+            .stderr
+            .lines()
+            .any(|l| l.contains("sql> INSERT /* innops:convert:copy:d.u */")),
+        "{}",
+        verbose.stderr
+    );
+    assert!(
+        verbose
+            .stderr
+            .contains("sql> RENAME /* innops:convert:swap:d.u */"),
+        "{}",
+        verbose.stderr
+    );
+}
