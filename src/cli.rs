@@ -39,6 +39,29 @@ pub enum Command {
     Drill(DrillArgs),
     /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
     Bench(BenchArgs),
+    /// Past runs and how each ended, from their run directories.
+    Runs(RunsArgs),
+    /// Print a shell completion script: `innops completions bash > /etc/bash_completion.d/innops`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `innops man > /usr/local/share/man/man1/innops.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Where the run directories are.
+    #[arg(long, default_value = "innops-runs")]
+    pub runs_dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// How to reach and control the server.

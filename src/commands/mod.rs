@@ -11,12 +11,14 @@ use crate::plan::report::Report;
 use crate::plan::runner::{self, RunOptions};
 
 mod bench;
+mod completions;
 mod convert;
 mod drill;
 mod env;
 mod inspect;
 mod redo;
 mod resume;
+mod runs;
 mod sandbox;
 
 use env::Env;
@@ -31,6 +33,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sandbox(a) => sandbox::run(a.action, &a.conn),
         Command::Bench(a) => bench::run(&a),
         Command::Drill(a) => drill::run(&a),
+        Command::Runs(a) => runs::run(&a),
+        Command::Completions(a) => completions::completions(a.shell),
+        Command::Man => completions::man(),
     }
 }
 
