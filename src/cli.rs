@@ -227,12 +227,16 @@ pub struct SandboxArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxAction {
-    /// Create and start a sandbox.
+    /// Create and start a sandbox (on --port when given, else on a free port). If it cannot start, nothing of
+    /// it is left behind.
     Up {
         name: String,
-        /// innodb_buffer_pool_size for it.
+        /// innodb_buffer_pool_size: bytes, or a number with K, M or G (256M) [default: 128M].
         #[arg(long)]
         buffer_pool: Option<String>,
+        /// The server binary to run (mariadbd or mysqld) [default: the first on PATH or in /usr/sbin].
+        #[arg(long, value_name = "PATH")]
+        mariadbd: Option<PathBuf>,
     },
     /// Clean shutdown.
     Stop { name: String },

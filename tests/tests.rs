@@ -4,6 +4,7 @@ mod bench;
 mod common;
 mod convert;
 mod docker;
+mod face;
 mod foundation;
 mod redo;
 mod verdicts;
