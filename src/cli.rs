@@ -50,6 +50,28 @@ pub enum Command {
     Drill(DrillArgs),
     /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
     Bench(BenchArgs),
+    /// Past runs and how each ended, from their run directories.
+    Runs(RunsArgs),
+    /// Print a shell completion script: `innops completions bash > /etc/bash_completion.d/innops`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `innops man > /usr/local/share/man/man1/innops.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Where the run directories are.
+    #[arg(long, default_value = "innops-runs")]
+    pub runs_dir: PathBuf,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Help headings of the flag groups.
@@ -296,12 +318,19 @@ pub struct SandboxArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxAction {
-    /// Create and start a sandbox.
+    /// Create and start a sandbox (on --port when given, else on a free port). If it cannot start, nothing of
+    /// it is left behind.
     Up {
         name: String,
-        /// innodb_buffer_pool_size for it.
+        /// innodb_buffer_pool_size: bytes, or a number with K, M or G (256M) [default: 128M].
         #[arg(long)]
         buffer_pool: Option<String>,
+        /// The server binary to run (mariadbd or mysqld) [default: the first on PATH or in /usr/sbin].
+        #[arg(long, value_name = "PATH")]
+        mariadbd: Option<PathBuf>,
+        /// TCP port the sandbox listens on (refused if in use) [default: a free port].
+        #[arg(long)]
+        port: Option<u16>,
     },
     /// Clean shutdown.
     Stop { name: String },
@@ -344,53 +373,216 @@ pub enum BenchAction {
 /// `--rand-type`: how row ids are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchRandType {
-    /// sysbench 1.0's default: most ids fall in the central 1% of the table.
+    /// sysbench 1.0's default: most ids fall in the central 1% of the table (--rand-spec-*).
     Special,
     Uniform,
+    /// The mean of --rand-spec-iter uniform draws: a bell over the table.
+    Gaussian,
+    /// --rand-pareto-h of the table gets 1 - h of the draws (80/20 by default).
+    Pareto,
+    /// Id n with probability proportional to n^-(--rand-zipfian-exp).
+    Zipfian,
 }
 
+/// sysbench's on/off flags: `--histogram`, `--histogram=on`, `--histogram=off`.
+fn on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on or off")),
+    }
+}
+
+/// Accepts sysbench's command lines: the words in either order (`oltp_read_write prepare` or `run`), the
+/// flags with dashes or underscores, and sysbench's `--mysql-*` connection flags beside innops's own.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  innops bench oltp_read_write --mysql-socket=/tmp/s.sock --mysql-db=sbtest --tables=2 --table-size=1000 prepare\n  innops bench oltp_read_write run --time=60 --threads=8 --rand-type=zipfian --percentile=99 --histogram\n  innops bench oltp_read_write cleanup"
+)]
 pub struct BenchArgs {
-    /// prepare, run or cleanup (as sysbench's commands).
-    #[arg(value_enum)]
-    pub action: BenchAction,
+    /// The sysbench test name (oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert,
+    /// oltp_update_index, oltp_update_non_index, oltp_delete, select_random_points, select_random_ranges,
+    /// bulk_insert, a path to one of their .lua scripts, or table:DB.TABLE) and/or the command: prepare, run,
+    /// cleanup or help, in either order.
+    #[arg(value_name = "TESTNAME|COMMAND")]
+    pub first: String,
+    /// The other word: the command after the test name, as sysbench writes it.
+    #[arg(value_name = "COMMAND")]
+    pub second: Option<String>,
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
-    /// oltp_point_select, oltp_read_only, oltp_read_write, oltp_insert, or table:DB.TABLE (reads a real table).
-    #[arg(long, default_value = "oltp_read_write")]
-    pub workload: String,
-    /// Client threads, one connection each.
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
-    /// Seconds to measure.
-    #[arg(long, default_value_t = 10)]
-    pub time: u64,
-    /// Seconds to run before measuring (not counted).
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
+    /// The test, when not given as a word [default: oltp_read_write].
+    #[arg(long, help_heading = "Workload and tables (prepare, run, cleanup)")]
+    pub workload: Option<String>,
     /// Number of sbtest tables.
-    #[arg(long, default_value_t = 1)]
+    #[arg(
+        long,
+        default_value_t = 1,
+        help_heading = "Workload and tables (prepare, run, cleanup)"
+    )]
     pub tables: u32,
     /// Rows per sbtest table.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(
+        long,
+        alias = "table_size",
+        default_value_t = 10_000,
+        help_heading = "Workload and tables (prepare, run, cleanup)"
+    )]
     pub table_size: u32,
+    /// Schema of the sbtest tables (created by prepare if missing).
+    #[arg(
+        long,
+        visible_alias = "mysql-db",
+        alias = "mysql_db",
+        default_value = "sbtest",
+        help_heading = "Workload and tables (prepare, run, cleanup)"
+    )]
+    pub db: String,
+    /// Client threads, one connection each (prepare loads tables with up to this many; bulk_insert has one
+    /// table per thread).
+    #[arg(
+        long,
+        default_value_t = 1,
+        help_heading = "Workload and tables (prepare, run, cleanup)"
+    )]
+    pub threads: u32,
+    /// Seconds to measure (0: no limit, give --events).
+    #[arg(long, default_value_t = 10, help_heading = "Run")]
+    pub time: u64,
+    /// Stop after this many transactions in all (0: no limit).
+    #[arg(long, default_value_t = 0, help_heading = "Run")]
+    pub events: u64,
+    /// Seconds to run before measuring (not counted).
+    #[arg(
+        long,
+        visible_alias = "warmup-time",
+        alias = "warmup_time",
+        default_value_t = 0,
+        help_heading = "Run"
+    )]
+    pub warmup: u64,
+    /// Transactions per second to start in all, spaced as random arrivals (0: as fast as the threads go).
+    #[arg(long, default_value_t = 0, help_heading = "Run")]
+    pub rate: u32,
+    /// Latency percentile to report, 1 to 100 (0 leaves it out).
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(u8).range(0..=100), help_heading = "Run")]
+    pub percentile: u8,
+    /// Print the latency histogram at the end (on/off).
+    #[arg(long, value_parser = on_off, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "Run")]
+    pub histogram: bool,
+    /// Print intermediate figures every N seconds (0: only the final report).
+    #[arg(
+        long,
+        alias = "report_interval",
+        default_value_t = 0,
+        help_heading = "Run"
+    )]
+    pub report_interval: u64,
+    /// Server error codes that restart a transaction instead of ending the run: a list, all, or none.
+    #[arg(
+        long,
+        visible_alias = "mysql-ignore-errors",
+        alias = "mysql_ignore_errors",
+        default_value = "1213,1020,1205",
+        help_heading = "Run"
+    )]
+    pub ignore_errors: String,
     /// Distribution of row ids.
-    #[arg(long, value_enum, default_value_t = BenchRandType::Special)]
+    #[arg(long, alias = "rand_type", value_enum, default_value_t = BenchRandType::Special, help_heading = "Random numbers")]
     pub rand_type: BenchRandType,
     /// Seed of the random numbers; 0 takes one from the clock (the seed used is reported).
-    #[arg(long, default_value_t = 0)]
+    #[arg(
+        long,
+        visible_alias = "rand-seed",
+        alias = "rand_seed",
+        default_value_t = 0,
+        help_heading = "Random numbers"
+    )]
     pub seed: u64,
-    /// Print intermediate figures every N seconds (0: only the final report).
-    #[arg(long, default_value_t = 0)]
-    pub report_interval: u64,
-    /// Schema of the sbtest tables (created by prepare if missing).
-    #[arg(long, default_value = "sbtest")]
-    pub db: String,
-    /// Server error codes that restart a transaction instead of ending the run: a list, all, or none.
-    #[arg(long, default_value = "1213,1020,1205")]
-    pub ignore_errors: String,
+    /// special: uniform draws averaged for its Gaussian part (also gaussian's iterations).
+    #[arg(
+        long,
+        alias = "rand_spec_iter",
+        default_value_t = 12,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_iter: u32,
+    /// special: percent of the ids that are hot.
+    #[arg(
+        long,
+        alias = "rand_spec_pct",
+        default_value_t = 1.0,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_pct: f64,
+    /// special: percent of the draws that go to the hot ids.
+    #[arg(
+        long,
+        alias = "rand_spec_res",
+        default_value_t = 75.0,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_res: f64,
+    /// pareto: shape h, between 0 and 1.
+    #[arg(
+        long,
+        alias = "rand_pareto_h",
+        default_value_t = 0.2,
+        help_heading = "Random numbers"
+    )]
+    pub rand_pareto_h: f64,
+    /// zipfian: exponent (theta), 0 or more.
+    #[arg(
+        long,
+        alias = "rand_zipfian_exp",
+        default_value_t = 0.8,
+        help_heading = "Random numbers"
+    )]
+    pub rand_zipfian_exp: f64,
+    /// sysbench's name for --host.
+    #[arg(
+        long,
+        alias = "mysql_host",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_host: Option<String>,
+    /// sysbench's name for --port.
+    #[arg(
+        long,
+        alias = "mysql_port",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_port: Option<u16>,
+    /// sysbench's name for --socket.
+    #[arg(
+        long,
+        alias = "mysql_socket",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_socket: Option<PathBuf>,
+    /// sysbench's name for --user.
+    #[arg(
+        long,
+        alias = "mysql_user",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_user: Option<String>,
+    /// sysbench's name for --password.
+    #[arg(
+        long,
+        alias = "mysql_password",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_password: Option<String>,
+    /// Only mysql (MySQL and MariaDB) is spoken.
+    #[arg(
+        long,
+        alias = "db_driver",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub db_driver: Option<String>,
 }
 
 #[cfg(test)]

@@ -66,6 +66,73 @@ pub struct Sandbox {
     /// (`mariadb --defaults-file=FILE`). Over the socket root needs none: the socket's directory is 0700.
     #[serde(default)]
     pub client_file: Option<PathBuf>,
+    /// The port was chosen with `sandbox up --port`: a start never moves it to another.
+    #[serde(default)]
+    pub fixed_port: bool,
+}
+
+/// The buffer pool of a sandbox when `sandbox up` is given no `--buffer-pool` (the server's own default).
+pub const DEFAULT_BUFFER_POOL: &str = "128M";
+
+/// Which server a new sandbox runs and where it listens: `sandbox up --mariadbd PATH --port N`. Unset: the
+/// first `mariadbd`/`mysqld` found, on a free port picked by the kernel.
+#[derive(Debug, Clone, Default)]
+pub struct ServerChoice {
+    pub port: Option<u16>,
+    pub binary: Option<PathBuf>,
+}
+
+/// The server binary at `path`, checked to be an executable that answers `--version` as MariaDB or MySQL.
+pub fn server_binary_at(path: &Path) -> anyhow::Result<(PathBuf, ServerKind)> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|_| {
+        bad_input(format!(
+            "--mariadbd {}: no such file; give the path of a mariadbd or mysqld binary",
+            path.display()
+        ))
+    })?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(bad_input(format!(
+            "--mariadbd {} is not an executable file: give the path of a mariadbd or mysqld binary",
+            path.display()
+        )));
+    }
+    let version = Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_lowercase())
+        .unwrap_or_default();
+    let kind = if version.contains("mariadb") {
+        ServerKind::MariaDB
+    } else if version.contains("mysql") {
+        ServerKind::MySQL
+    } else {
+        return Err(bad_input(format!(
+            "--mariadbd {} does not answer --version as a MariaDB or MySQL server: give the path of a mariadbd or mysqld binary",
+            path.display()
+        )));
+    };
+    Ok((path.to_path_buf(), kind))
+}
+
+/// `--buffer-pool` checked and written in bytes; the error names the flag.
+fn buffer_pool_bytes(opts: &SandboxOptions) -> anyhow::Result<u64> {
+    let text = opts.buffer_pool.as_deref().unwrap_or(DEFAULT_BUFFER_POOL);
+    let bytes = crate::units::parse_size(text).map_err(|_| {
+        bad_input(format!(
+            "--buffer-pool '{text}' is not a size: write bytes or a number with K, M or G (for example 256M; the default is {DEFAULT_BUFFER_POOL})"
+        ))
+    })?;
+    // The server refuses a buffer pool below a few megabytes.
+    if bytes < 8 << 20 {
+        return Err(bad_input(format!(
+            "--buffer-pool '{text}' is below the 8M a sandbox needs: give 8M or more (the default is {DEFAULT_BUFFER_POOL})"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// `list` output: the sandbox and whether it runs.
@@ -154,6 +221,7 @@ impl Sandbox {
             binary,
             kind,
             dir,
+            fixed_port: false,
         }
     }
 
@@ -172,9 +240,40 @@ impl Sandbox {
 
     /// Initialise a new sandbox (data directory and option file); it is not started.
     pub fn create(root: &Path, name: &str, opts: &SandboxOptions) -> anyhow::Result<Sandbox> {
+        Sandbox::create_on(root, name, opts, &ServerChoice::default())
+    }
+
+    /// [`Sandbox::create`] with the server binary and port chosen. On failure nothing of the sandbox is left.
+    pub fn create_on(
+        root: &Path,
+        name: &str,
+        opts: &SandboxOptions,
+        choice: &ServerChoice,
+    ) -> anyhow::Result<Sandbox> {
         validate_name(name)?;
-        let (binary, kind) = find_server_binary()?;
-        let sb = Sandbox::paths(root, name, binary, kind, free_port()?);
+        buffer_pool_bytes(opts)?;
+        let (binary, kind) = match &choice.binary {
+            Some(p) => server_binary_at(p)?,
+            None => find_server_binary()?,
+        };
+        let port = match choice.port {
+            Some(0) => {
+                return Err(bad_input(
+                    "--port 0 is not a port: give 1024-65535, or leave --port out for a free one",
+                ))
+            }
+            Some(p) => {
+                if TcpListener::bind(("127.0.0.1", p)).is_err() {
+                    return Err(bad_input(format!(
+                        "port {p} on 127.0.0.1 is in use or not allowed: pick another --port, or leave it out for a free one"
+                    )));
+                }
+                p
+            }
+            None => free_port()?,
+        };
+        let mut sb = Sandbox::paths(root, name, binary, kind, port);
+        sb.fixed_port = choice.port.is_some();
         if sb.dir.exists() {
             return Err(bad_input(format!(
                 "sandbox '{name}' already exists in {}: pick another name or run `innops sandbox down {name}`",
@@ -198,15 +297,19 @@ impl Sandbox {
                 .create(&sb.dir)
                 .with_context(|| format!("creating {}", sb.dir.display()))?;
         }
-        for d in [&sb.conf_dir, &sb.tmpdir()] {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-        }
-        sb.write_option_file(opts)?;
-        sb.write_credentials()?;
-        sb.init_datadir().inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&sb.datadir);
+        let fill = || -> anyhow::Result<()> {
+            for d in [&sb.conf_dir, &sb.tmpdir()] {
+                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            }
+            sb.write_option_file(opts)?;
+            sb.write_credentials()?;
+            sb.init_datadir()?;
+            sb.save()
+        };
+        // A sandbox that could not be made leaves nothing behind: `up` again with the same name works.
+        fill().inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&sb.dir);
         })?;
-        sb.save()?;
         Ok(sb)
     }
 
@@ -267,7 +370,7 @@ impl Sandbox {
         s.push_str(&format!("tmpdir = {}\n", self.tmpdir().display()));
         s.push_str(&format!(
             "innodb_buffer_pool_size = {}\n",
-            opts.buffer_pool.as_deref().unwrap_or("128M")
+            buffer_pool_bytes(opts)?
         ));
         s.push_str("skip-name-resolve\n");
         if is_root() {
@@ -450,7 +553,7 @@ impl Sandbox {
                     let port_taken = lines.iter().any(|l| {
                         l.contains("Address already in use") || l.contains("Bind on TCP/IP port")
                     });
-                    if port_taken && attempt < 2 {
+                    if port_taken && attempt < 2 && !self.fixed_port {
                         wait_exit(pid, Duration::from_secs(30));
                         self.set_port(free_port()?)?;
                         continue;

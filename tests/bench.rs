@@ -10,11 +10,14 @@ use mysql::prelude::Queryable;
 use crate::common::{read_json, Output, Sandboxed};
 
 /// Statements per transaction as sysbench 1.0.20 counts them (read, write, other).
-const MIX: [(&str, u64, u64, u64); 4] = [
+const MIX: [(&str, u64, u64, u64); 7] = [
     ("oltp_point_select", 1, 0, 0),
     ("oltp_read_only", 14, 0, 2),
     ("oltp_read_write", 14, 4, 2),
     ("oltp_insert", 0, 1, 0),
+    ("oltp_write_only", 0, 4, 2),
+    ("oltp_update_index", 0, 1, 0),
+    ("oltp_update_non_index", 0, 1, 0),
 ];
 
 fn ok(out: &Output) -> &Output {
@@ -505,4 +508,246 @@ fn a_killed_connection_is_reestablished_when_its_error_is_ignored() {
     let j: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert!(j["reconnects"].as_u64().unwrap() >= 1, "{j}");
     assert!(j["transactions"].as_u64().unwrap() > 0, "{j}");
+}
+
+/// innops run with sysbench's own connection flags (no --sandbox): the line a DBA already has.
+fn sysbench_line(sb: &Sandboxed, words: &[&str]) -> Output {
+    let mut all: Vec<String> = vec!["bench".into()];
+    all.extend(words.iter().map(|s| s.to_string()));
+    all.push(format!("--mysql-socket={}", sb.sandbox.socket.display()));
+    all.extend(["--mysql-user=root".into(), "--db-driver=mysql".into()]);
+    crate::common::run_innops(&all, &[])
+}
+
+fn scalar(sb: &Sandboxed, sql: &str) -> i64 {
+    let v: Option<Option<i64>> = sb.conn().query_first(sql).unwrap();
+    v.flatten().unwrap_or(0)
+}
+
+fn checksum(sb: &Sandboxed, table: &str) -> i64 {
+    let row: Option<(String, Option<i64>)> = sb
+        .conn()
+        .query_first(format!("CHECKSUM TABLE {table}"))
+        .unwrap();
+    row.unwrap().1.unwrap()
+}
+
+#[test]
+fn a_sysbench_command_line_runs_with_sysbench_replaced_by_innops_bench() {
+    let sb = Sandboxed::new("benchline");
+    let tables = ["--mysql-db=sbtest", "--tables=2", "--table-size=1000"];
+    ok(&sysbench_line(
+        &sb,
+        &[&["oltp_read_write"][..], &tables, &["prepare"]].concat(),
+    ));
+    assert_eq!(table_count(&sb, "sbtest"), 2);
+    assert_eq!(scalar(&sb, "SELECT COUNT(*) FROM sbtest.sbtest2"), 1000);
+    let run = sysbench_line(
+        &sb,
+        &[
+            &["oltp_read_write"][..],
+            &tables,
+            &[
+                "run",
+                "--time=2",
+                "--threads=2",
+                "--rand-type=zipfian",
+                "--percentile=99",
+                "--histogram",
+                "--rand-seed=5",
+            ],
+        ]
+        .concat(),
+    );
+    let text = &ok(&run).stdout;
+    for part in [
+        "Random numbers distribution: zipfian",
+        "seed (5)",
+        "Latency histogram (values are in milliseconds)",
+        "99th percentile:",
+        "transactions:",
+    ] {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+    assert!(!text.contains("95th percentile:"), "{text}");
+    let clean = sysbench_line(
+        &sb,
+        &[&["oltp_read_write"][..], &tables, &["cleanup"]].concat(),
+    );
+    assert!(
+        ok(&clean)
+            .stdout
+            .contains("dropped sbtest.sbtest1, sbtest2"),
+        "{clean:?}"
+    );
+    assert_eq!(table_count(&sb, "sbtest"), 0);
+    // A driver other than mysql is refused in one sentence.
+    let pg = crate::common::run_innops(
+        &[
+            "bench".into(),
+            "oltp_read_write".into(),
+            "run".into(),
+            "--db-driver=pgsql".into(),
+        ],
+        &[],
+    );
+    assert_eq!(pg.code, 2, "{pg:?}");
+    assert!(pg.error_line().contains("--db-driver=mysql"), "{pg:?}");
+}
+
+/// Run one workload on a prepared sbtest1 of 1000 rows with one thread and return its JSON. Each call gives
+/// its own seed: a seed repeated would draw the same (c, id) pairs again, and an UPDATE that writes a row's
+/// own value back changes nothing, which sysbench counts as "other".
+fn run_json(sb: &Sandboxed, workload: &str, extra: &[&str]) -> serde_json::Value {
+    ok(&sb.innops(
+        &[
+            &[
+                workload,
+                "run",
+                "--table-size=1000",
+                "--threads=1",
+                "--format=json",
+            ][..],
+            extra,
+        ]
+        .concat(),
+    ))
+    .json()
+}
+
+#[test]
+fn each_new_workload_changes_the_rows_it_should_and_no_others() {
+    let sb = Sandboxed::new("benchnew");
+    ok(&sb.innops(&["bench", "prepare", "--table-size=1000"]));
+    let (count, sum_k) = (
+        "SELECT COUNT(*) FROM sbtest.sbtest1",
+        "SELECT SUM(k) FROM sbtest.sbtest1",
+    );
+    let sum_c = "SELECT SUM(CRC32(c)) FROM sbtest.sbtest1";
+
+    // update_index: k + 1 per write, c untouched, no row added or lost.
+    let (k0, c0) = (scalar(&sb, sum_k), scalar(&sb, sum_c));
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_update_index",
+            "--rand-seed=28",
+            "--events=300",
+            "--time=0",
+        ],
+    );
+    assert_eq!(j["transactions"], 300, "{j}");
+    assert_eq!(j["writes"], 300, "{j}");
+    assert_eq!(scalar(&sb, sum_k), k0 + 300);
+    assert_eq!((scalar(&sb, sum_c), scalar(&sb, count)), (c0, 1000));
+
+    // update_non_index: c changes, k does not.
+    let (k1, c1) = (scalar(&sb, sum_k), scalar(&sb, sum_c));
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_update_non_index",
+            "--rand-seed=11",
+            "--events=200",
+            "--time=0",
+        ],
+    );
+    assert_eq!(j["writes"], 200, "{j}");
+    assert_eq!(scalar(&sb, sum_k), k1);
+    assert_ne!(scalar(&sb, sum_c), c1);
+    assert_eq!(scalar(&sb, count), 1000);
+
+    // select_random_points / ranges: reads only, the table as it was.
+    let before = checksum(&sb, "sbtest.sbtest1");
+    for w in ["select_random_points", "select_random_ranges"] {
+        let j = run_json(
+            &sb,
+            "bench",
+            &[&format!("--workload={w}"), "--events=100", "--time=0"],
+        );
+        assert_eq!(
+            (
+                j["transactions"].as_u64(),
+                j["reads"].as_u64(),
+                j["writes"].as_u64()
+            ),
+            (Some(100), Some(100), Some(0)),
+            "{w}: {j}"
+        );
+    }
+    assert_eq!(checksum(&sb, "sbtest.sbtest1"), before);
+
+    // write_only: rows change, each deleted id comes back, so the count stays.
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_write_only",
+            "--rand-seed=29",
+            "--events=100",
+            "--time=0",
+        ],
+    );
+    assert_eq!(
+        (j["writes"].as_u64(), j["other"].as_u64()),
+        (Some(400), Some(200)),
+        "{j}"
+    );
+    assert_ne!(checksum(&sb, "sbtest.sbtest1"), before);
+    assert_eq!(scalar(&sb, count), 1000);
+
+    // delete: the rows gone are the writes it counted.
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_delete",
+            "--rand-seed=12",
+            "--events=400",
+            "--time=0",
+            "--rand-type=uniform",
+        ],
+    );
+    let deleted = j["writes"].as_i64().unwrap();
+    assert!(deleted > 0 && j["transactions"] == 400, "{j}");
+    assert_eq!(
+        j["writes"].as_i64().unwrap() + j["other"].as_i64().unwrap(),
+        400,
+        "a delete that finds nothing is other: {j}"
+    );
+    assert_eq!(scalar(&sb, count), 1000 - deleted);
+}
+
+#[test]
+fn bulk_insert_fills_one_table_per_thread_with_one_row_per_event() {
+    let sb = Sandboxed::new("benchbulk");
+    ok(&sb.innops(&["bench", "bulk_insert", "prepare", "--threads=2"]));
+    assert_eq!(table_count(&sb, "sbtest"), 2);
+    assert_eq!(scalar(&sb, "SELECT COUNT(*) FROM sbtest.sbtest2"), 0);
+    let j = ok(&sb.innops(&[
+        "bench",
+        "bulk_insert",
+        "run",
+        "--threads=2",
+        "--time=0",
+        "--events=50000",
+        "--format=json",
+    ]))
+    .json();
+    assert_eq!(j["transactions"], 50000, "{j}");
+    let rows = scalar(&sb, "SELECT COUNT(*) FROM sbtest.sbtest1")
+        + scalar(&sb, "SELECT COUNT(*) FROM sbtest.sbtest2");
+    assert_eq!(rows, 50000);
+    assert_eq!(
+        scalar(&sb, "SELECT SUM(id <> k) FROM sbtest.sbtest1"),
+        0,
+        "rows are (n, n)"
+    );
+    // Rows are sent in multi-row INSERTs: far fewer statements than rows.
+    let writes = j["writes"].as_i64().unwrap();
+    assert!((2..100).contains(&writes), "{j}");
+    ok(&sb.innops(&["bench", "bulk_insert", "cleanup", "--threads=2"]));
+    assert_eq!(table_count(&sb, "sbtest"), 0);
 }

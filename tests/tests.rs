@@ -9,4 +9,5 @@ mod face;
 mod foundation;
 mod recover_copy;
 mod redo;
+mod sandbox_runs;
 mod verdicts;

@@ -189,9 +189,10 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         std::io::stdout().flush().ok();
     }
     let json = s.json;
+    let pct = spec.percentile;
     let result = run::run(target, spec, &abort, &mut |line| {
         if !json {
-            println!("{}", stats::render_interval(line));
+            println!("{}", stats::render_interval(line, pct));
             std::io::stdout().flush().ok();
         }
     })?;
@@ -236,6 +237,8 @@ fn empty_result() -> BenchResult {
         tables: 0,
         table_size: 0,
         warmup_s: 0.0,
+        percentile: 95,
+        histogram: Vec::new(),
     }
 }
 

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::refused;
 use crate::server::connect::Target;
 
-pub use distribution::RandType;
+pub use distribution::{RandParams, RandType};
 pub use run::{IgnoreErrors, RunSpec};
 pub use workloads::Workload;
 
@@ -109,23 +109,23 @@ impl PlanBench {
     /// What to run, validated.
     pub fn run_spec(&self, procedure: &str) -> anyhow::Result<RunSpec> {
         Ok(RunSpec {
-            workload: Workload::parse(&self.workload)?,
-            db: self.db.clone(),
             threads: self.threads.max(1),
             time: self.time,
-            warmup: Duration::ZERO,
             tables: self.tables.max(1),
             table_size: u32::try_from(self.table_size.max(1)).unwrap_or(u32::MAX),
             rand_type: self.rand_type,
-            seed: self.seed,
             // Three parts of each run: their spread is the run-to-run noise a change is judged against.
             report_interval: if self.time >= Duration::from_secs(3) {
                 self.time / 3
             } else {
                 Duration::ZERO
             },
-            ignore_errors: IgnoreErrors::default(),
-            tag: format!("/* innops:{procedure}:bench */"),
+            ..RunSpec::new(
+                Workload::parse(&self.workload)?,
+                &self.db,
+                &format!("/* innops:{procedure}:bench */"),
+                self.seed,
+            )
         })
     }
 }
@@ -140,6 +140,9 @@ pub struct Latency {
     /// Sum of all transaction latencies, as sysbench prints it.
     #[serde(default)]
     pub sum: f64,
+    /// The `--percentile` the run asked for (95 by default).
+    #[serde(default)]
+    pub pctl: f64,
 }
 
 /// One `--report-interval` line.
@@ -213,6 +216,16 @@ pub struct BenchResult {
     pub table_size: u32,
     #[serde(default)]
     pub warmup_s: f64,
+    /// `--percentile`: which percentile `latency_ms.pctl` is (0: left out of the report).
+    #[serde(default = "ninety_five")]
+    pub percentile: u8,
+    /// `--histogram`: transaction latencies as (upper bound in ms, count) rows, non-empty buckets only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histogram: Vec<(f64, u64)>,
+}
+
+fn ninety_five() -> u8 {
+    95
 }
 
 /// After relative to before, in percent.
@@ -412,6 +425,8 @@ mod tests {
             tables: 1,
             table_size: 10_000,
             warmup_s: 0.0,
+            percentile: 95,
+            histogram: Vec::new(),
         }
     }
 

@@ -76,10 +76,11 @@ pub fn insert_sql(table: u32, rows: u32, spec: &RunSpec, rng: &mut SbRng, tag: &
         tag,
     ));
     let (mut c, mut pad) = (String::new(), String::new());
+    let dist = spec.dist();
     for i in 0..rows {
         rng.fill_template(wl::C_TEMPLATE, &mut c);
         rng.fill_template(wl::PAD_TEMPLATE, &mut pad);
-        let k = rng.default(spec.rand_type, 1, spec.table_size);
+        let k = rng.default(&dist, 1, spec.table_size);
         if i > 0 {
             sql.push(',');
         }
@@ -98,6 +99,11 @@ fn load_table(
     let tag = &spec.tag;
     if replace {
         conn.query_drop(tag_sql(&format!("DROP TABLE IF EXISTS sbtest{t}"), tag))?;
+    }
+    if spec.workload == wl::Workload::BulkInsert {
+        // bulk_insert.lua's prepare(): an empty (id, k) table per thread; the run fills it.
+        conn.query_drop(wl::bulk_table_sql(t, tag))?;
+        return Ok(());
     }
     conn.query_drop(wl::create_table_sql(t, tag))?;
     let mut rng = SbRng::new(spec.seed, 1_000_000 + u64::from(t));
@@ -140,7 +146,11 @@ pub fn prepare(
     let opts = worker_opts(target, &spec.db, spec.tables);
     let threads = spec.threads.clamp(1, spec.tables.max(1));
     let done = AtomicU64::new(0);
-    let total = u64::from(spec.tables) * u64::from(spec.table_size);
+    let total = if spec.workload == wl::Workload::BulkInsert {
+        0
+    } else {
+        u64::from(spec.tables) * u64::from(spec.table_size)
+    };
     let results: Vec<anyhow::Result<()>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
@@ -149,7 +159,9 @@ pub fn prepare(
                     let mut conn = Conn::new(opts)?;
                     // oltp_common.lua's cmd_prepare(): thread i takes tables i+1, i+1+threads, ...
                     for t in (i + 1..=spec.tables).step_by(threads as usize) {
-                        if !quiet {
+                        if !quiet && spec.workload == wl::Workload::BulkInsert {
+                            eprintln!("Creating table '{}.sbtest{t}'...", spec.db);
+                        } else if !quiet {
                             eprintln!(
                                 "Creating table '{}.sbtest{t}' with {} rows...",
                                 spec.db, spec.table_size
@@ -216,22 +228,12 @@ pub fn cleanup(target: &Target, spec: &RunSpec) -> anyhow::Result<Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{IgnoreErrors, RandType, Workload};
+    use crate::bench::Workload;
 
     fn spec() -> RunSpec {
         RunSpec {
-            workload: Workload::ReadWrite,
-            db: "sbtest".into(),
-            threads: 1,
             time: Duration::from_secs(1),
-            warmup: Duration::ZERO,
-            tables: 1,
-            table_size: 10_000,
-            rand_type: RandType::Special,
-            seed: 1,
-            report_interval: Duration::ZERO,
-            ignore_errors: IgnoreErrors::default(),
-            tag: "/* t */".into(),
+            ..RunSpec::new(Workload::ReadWrite, "sbtest", "/* t */", 1)
         }
     }
 

@@ -11,11 +11,11 @@ use hdrhistogram::Histogram;
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 
-use super::distribution::RandType;
+use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
-use super::worker::{Counts, Window, Worker};
+use super::worker::{Counts, Pace, Window, Worker};
 use super::workloads::Workload;
-use super::{BenchResult, Fairness, Interval, COUNTERS};
+use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
 use crate::server::connect::Target;
 
 /// `--ignore-errors`: which server error codes restart a transaction instead of ending the run.
@@ -72,12 +72,52 @@ pub struct RunSpec {
     pub tables: u32,
     pub table_size: u32,
     pub rand_type: RandType,
+    /// The distributions' parameters (`--rand-spec-*`, `--rand-pareto-h`, `--rand-zipfian-exp`).
+    pub rand: RandParams,
     pub seed: u64,
     /// Zero: no interval lines.
     pub report_interval: Duration,
     pub ignore_errors: IgnoreErrors,
     /// The comment every statement carries.
     pub tag: String,
+    /// `--events`: stop after this many transactions in all (0: no limit, the time ends the run).
+    pub events: u64,
+    /// `--rate`: transactions per second to start, in all threads together (0: as fast as they go).
+    pub rate: u32,
+    /// `--percentile`: the latency percentile reported (0 leaves it out).
+    pub percentile: u8,
+    /// `--histogram`: keep the latency histogram for the final report.
+    pub histogram: bool,
+}
+
+impl RunSpec {
+    /// The distribution of row ids, ready to draw from.
+    pub fn dist(&self) -> Dist {
+        Dist::new(self.rand_type, &self.rand)
+    }
+
+    /// A spec with sysbench's defaults for everything but the workload, schema, tag and seed.
+    pub fn new(workload: Workload, db: &str, tag: &str, seed: u64) -> RunSpec {
+        RunSpec {
+            workload,
+            db: db.to_string(),
+            threads: 1,
+            time: Duration::from_secs(10),
+            warmup: Duration::ZERO,
+            tables: 1,
+            table_size: 10_000,
+            rand_type: RandType::Special,
+            rand: RandParams::default(),
+            seed,
+            report_interval: Duration::ZERO,
+            ignore_errors: IgnoreErrors::default(),
+            tag: tag.to_string(),
+            events: 0,
+            rate: 0,
+            percentile: 95,
+            histogram: false,
+        }
+    }
 }
 
 /// `SHOW GLOBAL STATUS` values of [`COUNTERS`].
@@ -109,6 +149,15 @@ fn sleep_until(t: Instant, stop: &AtomicBool, abort: &AtomicBool) {
             return;
         }
         std::thread::sleep((t - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// The reported percentile as a quantile (95 when `--percentile 0` leaves it out of the text).
+fn pctl_q(spec: &RunSpec) -> f64 {
+    if spec.percentile == 0 {
+        0.95
+    } else {
+        f64::from(spec.percentile.min(100)) / 100.0
     }
 }
 
@@ -161,7 +210,14 @@ pub fn run(
     let mut before = status_counters(&mut main)?;
     let t0 = Instant::now();
     let measure_from = t0 + spec.warmup;
-    let deadline = measure_from + spec.time;
+    // --time 0 (with --events): no time limit; a year stands for none.
+    let deadline = measure_from
+        + if spec.time.is_zero() {
+            Duration::from_secs(365 * 24 * 3600)
+        } else {
+            spec.time
+        };
+    let pace = Pace::new(spec, t0);
 
     let mut total_hist = new_histogram();
     let mut per_thread = vec![Counts::default(); threads as usize];
@@ -184,8 +240,8 @@ pub fn run(
             .into_iter()
             .zip(windows.iter())
             .map(|(w, win)| {
-                let stop = &stop;
-                s.spawn(move || w.run(win, measure_from, deadline, stop, abort))
+                let (stop, pace) = (&stop, &pace);
+                s.spawn(move || w.run(win, measure_from, deadline, stop, abort, pace))
             })
             .collect();
         if !spec.warmup.is_zero() {
@@ -229,7 +285,7 @@ pub fn run(
                 reads_ps: c.reads as f64 / secs,
                 writes_ps: c.writes as f64 / secs,
                 other_ps: c.other as f64 / secs,
-                p95_ms: stats::percentile_ms(&interval_hist, 0.95),
+                p95_ms: stats::percentile_ms(&interval_hist, pctl_q(spec)),
                 err_ps: c.errors as f64 / secs,
                 reconn_ps: c.reconnects as f64 / secs,
             };
@@ -308,7 +364,16 @@ pub fn run(
         reconnects: total.reconnects,
         tps: total.txns as f64 / elapsed,
         qps: total.queries() as f64 / elapsed,
-        latency_ms: latency_of(&total_hist, total.busy_ns),
+        latency_ms: Latency {
+            pctl: stats::percentile_ms(&total_hist, pctl_q(spec)),
+            ..latency_of(&total_hist, total.busy_ns)
+        },
+        percentile: spec.percentile,
+        histogram: if spec.histogram {
+            stats::histogram_rows(&total_hist)
+        } else {
+            Vec::new()
+        },
         per_transaction,
         counters,
         intervals,

@@ -47,6 +47,7 @@ pub fn latency_of(h: &Histogram<u64>, sum_ns: u128) -> Latency {
         p99: percentile_ms(h, 0.99),
         max: ms(h.max()),
         sum: sum_ns as f64 / 1e6,
+        pctl: percentile_ms(h, 0.95),
     }
 }
 
@@ -61,10 +62,40 @@ pub fn mean_stddev(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// One `--report-interval` line, in sysbench's words.
-pub fn render_interval(i: &Interval) -> String {
+/// The non-empty buckets of a latency histogram as (upper bound in ms, count), on a log scale of about 2% per
+/// bucket (sysbench's histogram has 1024 buckets over eight decades).
+pub fn histogram_rows(h: &Histogram<u64>) -> Vec<(f64, u64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    h.iter_log(1, 1.02)
+        .filter(|v| v.count_since_last_iteration() > 0)
+        .map(|v| (ms(v.value_iterated_to()), v.count_since_last_iteration()))
+        .collect()
+}
+
+/// sysbench's `--histogram` block: one row per non-empty bucket, stars scaled to the fullest.
+pub fn render_histogram(rows: &[(f64, u64)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Latency histogram (values are in milliseconds)");
+    let _ = writeln!(
+        s,
+        "       value  ------------- distribution ------------- count"
+    );
+    let most = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
+    for &(v, n) in rows {
+        let stars = ((n as f64 / most as f64) * 40.0).ceil() as usize;
+        let _ = writeln!(s, "{v:>12.3} |{:<40} {n}", "*".repeat(stars.min(40)));
+    }
+    let _ = writeln!(s, " ");
+    s
+}
+
+/// One `--report-interval` line, in sysbench's words; `pct` is the `--percentile` shown.
+pub fn render_interval(i: &Interval, pct: u8) -> String {
+    let pct = if pct == 0 { 95 } else { pct };
     format!(
-        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        "[ {}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{pct}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
         i.t.round() as u64,
         i.threads,
         i.tps,
@@ -105,6 +136,9 @@ pub fn render_header(r: &BenchResult, report_interval: u64) -> String {
 /// The final report: sysbench's sections and layout, plus 99th percentile and innops's server counters.
 pub fn render_result(r: &BenchResult) -> String {
     let mut s = String::new();
+    if !r.histogram.is_empty() {
+        s.push_str(&render_histogram(&r.histogram));
+    }
     let t = r.time_s.max(f64::MIN_POSITIVE);
     let per_sec = |n: u64| n as f64 / t;
     let _ = writeln!(s, "SQL statistics:");
@@ -130,14 +164,25 @@ pub fn render_result(r: &BenchResult) -> String {
     let _ = writeln!(s, "    {:<37}{}", "total number of events:", r.transactions);
     let l = &r.latency_ms;
     let _ = writeln!(s, "\nLatency (ms):");
-    for (k, v) in [
-        ("min:", l.min),
-        ("avg:", l.avg),
-        ("max:", l.max),
-        ("95th percentile:", l.p95),
-        ("99th percentile:", l.p99),
-        ("sum:", l.sum),
-    ] {
+    let mut rows = vec![
+        ("min:".to_string(), l.min),
+        ("avg:".to_string(), l.avg),
+        ("max:".to_string(), l.max),
+    ];
+    if r.percentile > 0 {
+        // Results saved before --percentile existed have no pctl: their p95 is the figure.
+        let v = if l.pctl == 0.0 && r.percentile == 95 {
+            l.p95
+        } else {
+            l.pctl
+        };
+        rows.push((format!("{}th percentile:", r.percentile), v));
+    }
+    if r.percentile != 99 {
+        rows.push(("99th percentile:".to_string(), l.p99));
+    }
+    rows.push(("sum:".to_string(), l.sum));
+    for (k, v) in rows {
         let _ = writeln!(s, "         {k:<16}{v:>28.2}");
     }
     let f = &r.fairness;
@@ -253,7 +298,7 @@ mod tests {
             reconn_ps: 0.0,
         };
         assert_eq!(
-            render_interval(&i),
+            render_interval(&i, 95),
             "[ 1s ] thds: 4 tps: 756.26 qps: 15149.21 (r/w/o: 10607.65/3025.05/1516.52) lat (ms,95%): 9.39 err/s: 0.00 reconn/s: 0.00"
         );
     }

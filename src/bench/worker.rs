@@ -87,6 +87,43 @@ struct Statements {
     table_point: Option<Statement>,
     table_range: Option<Statement>,
     table_index: Vec<Statement>,
+    /// select_random_points / select_random_ranges: the one statement on sbtest1.
+    random: Option<Statement>,
+}
+
+/// What all threads share to keep `--events` and `--rate`: the events handed out so far, and the schedule of
+/// arrivals (exponentially spaced, as sysbench's event generator spaces them).
+pub(crate) struct Pace {
+    events: u64,
+    started: std::sync::atomic::AtomicU64,
+    rate: u32,
+    next: Mutex<(Instant, SbRng)>,
+}
+
+impl Pace {
+    pub(crate) fn new(spec: &RunSpec, start: Instant) -> Pace {
+        Pace {
+            events: spec.events,
+            started: std::sync::atomic::AtomicU64::new(0),
+            rate: spec.rate,
+            next: Mutex::new((start, SbRng::new(spec.seed, u64::MAX))),
+        }
+    }
+
+    /// Claim the next event: `None` when `--events` are used up, else the time it may start.
+    fn claim(&self) -> Option<Option<Instant>> {
+        if self.events > 0 && self.started.fetch_add(1, Ordering::Relaxed) >= self.events {
+            return None;
+        }
+        if self.rate == 0 {
+            return Some(None);
+        }
+        let mut g = self.next.lock().expect("bench pace lock");
+        // Exponential gap with mean 1/rate: -ln(1 - u) / rate.
+        let gap = -(1.0 - g.1.uniform_double()).ln() / f64::from(self.rate);
+        g.0 += Duration::from_secs_f64(gap.min(3600.0));
+        Some(Some(g.0))
+    }
 }
 
 pub(crate) struct Worker<'a> {
@@ -98,6 +135,12 @@ pub(crate) struct Worker<'a> {
     wire: Wire<Socket>,
     stmts: Statements,
     rng: SbRng,
+    dist: super::distribution::Dist,
+    thread: u32,
+    /// bulk_insert: the pending INSERT and the rows in it; `bulk_next` is the next row's id.
+    bulk: String,
+    bulk_rows: u32,
+    bulk_next: u64,
     script: Vec<Group>,
     c_buf: String,
     pad_buf: String,
@@ -127,8 +170,11 @@ fn prepare_statements(
         Workload::PointSelect | Workload::ReadOnly | Workload::ReadWrite
     );
     let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite);
-    let writes = matches!(w, Workload::ReadWrite);
-    if reads {
+    let writes = matches!(w, Workload::ReadWrite | Workload::WriteOnly);
+    let index_updates = writes || matches!(w, Workload::UpdateIndex);
+    let non_index_updates = writes || matches!(w, Workload::UpdateNonIndex);
+    let deletes = writes || matches!(w, Workload::Delete);
+    if reads || index_updates || non_index_updates || deletes {
         for t in 1..=spec.tables {
             let mut p = |tmpl: &str, on: bool| -> Result<Option<Statement>, mysql::Error> {
                 if on {
@@ -138,14 +184,14 @@ fn prepare_statements(
                 }
             };
             tables.push(TableStmts {
-                point: p(wl::STMT_POINT_SELECT, true)?,
+                point: p(wl::STMT_POINT_SELECT, reads)?,
                 simple: p(wl::STMT_SIMPLE_RANGE, ranges)?,
                 sum: p(wl::STMT_SUM_RANGE, ranges)?,
                 order: p(wl::STMT_ORDER_RANGE, ranges)?,
                 distinct: p(wl::STMT_DISTINCT_RANGE, ranges)?,
-                index_update: p(wl::STMT_INDEX_UPDATE, writes)?,
-                non_index_update: p(wl::STMT_NON_INDEX_UPDATE, writes)?,
-                delete: p(wl::STMT_DELETE, writes)?,
+                index_update: p(wl::STMT_INDEX_UPDATE, index_updates)?,
+                non_index_update: p(wl::STMT_NON_INDEX_UPDATE, non_index_updates)?,
+                delete: p(wl::STMT_DELETE, deletes)?,
                 insert: p(wl::STMT_INSERT, writes)?,
             });
         }
@@ -158,6 +204,15 @@ fn prepare_statements(
             table_index.push(conn.prep(sql)?);
         }
     }
+    let random = match w {
+        Workload::SelectRandomPoints => {
+            Some(conn.prep(wl::random_points_sql(wl::RANDOM_POINTS, tag))?)
+        }
+        Workload::SelectRandomRanges => {
+            Some(conn.prep(wl::random_ranges_sql(wl::NUMBER_OF_RANGES, tag))?)
+        }
+        _ => None,
+    };
     Ok(Statements {
         begin,
         commit,
@@ -165,6 +220,7 @@ fn prepare_statements(
         table_point,
         table_range,
         table_index,
+        random,
     })
 }
 
@@ -227,6 +283,11 @@ impl<'a> Worker<'a> {
             _conn: conn,
             stmts,
             rng: SbRng::new(spec.seed, u64::from(thread)),
+            dist: spec.dist(),
+            thread,
+            bulk: String::new(),
+            bulk_rows: 0,
+            bulk_next: 1,
             script: spec.workload.script(plan.map_or(0, |p| p.index_sql.len())),
             c_buf: String::with_capacity(wl::C_TEMPLATE.len()),
             pad_buf: String::with_capacity(wl::PAD_TEMPLATE.len()),
@@ -240,14 +301,33 @@ impl<'a> Worker<'a> {
 
     /// `get_id()`: the default distribution over [1, table_size].
     fn id(&mut self) -> u32 {
-        self.rng
-            .default(self.spec.rand_type, 1, self.spec.table_size)
+        self.rng.default(&self.dist, 1, self.spec.table_size)
+    }
+
+    /// select_random_*.lua's `sb_rand(rmin, rmax)`: the default distribution over this thread's slice of the
+    /// table (rlen = table_size / threads; slices keep the threads' ranges apart).
+    fn slice_id(&mut self) -> u32 {
+        let rlen = f64::from(self.spec.table_size) / f64::from(self.spec.threads.max(1));
+        let rmin = rlen * f64::from(self.thread % self.spec.threads.max(1));
+        let rmax = rmin + rlen;
+        self.rng.default(&self.dist, rmin as u32, rmax as u32)
+    }
+
+    /// Send the pending bulk INSERT, if any.
+    fn flush_bulk(&mut self, c: &mut Counts) -> Result<(), WireError> {
+        if self.bulk_rows == 0 {
+            return Ok(());
+        }
+        let sql = std::mem::take(&mut self.bulk);
+        self.bulk_rows = 0;
+        count(self.wire.query(&sql)?, c);
+        Ok(())
     }
 
     /// A sampled row of the table workload, drawn with the run's distribution.
     fn sample(&mut self) -> usize {
         let n = self.plan.map_or(1, |p| p.samples.len()) as u32;
-        (self.rng.default(self.spec.rand_type, 1, n.max(1)) - 1) as usize
+        (self.rng.default(&self.dist, 1, n.max(1)) - 1) as usize
     }
 
     /// One event of the script. Returns at the first failing statement.
@@ -351,6 +431,55 @@ impl<'a> Worker<'a> {
                         )?;
                     }
                 }
+                GroupKind::Deletes => {
+                    // oltp_delete.lua: table uniform, then the id.
+                    let t = self.table_index();
+                    for _ in 0..g.count {
+                        let id = self.id();
+                        exec(
+                            &mut self.wire,
+                            stmt(&self.stmts.tables[t].delete),
+                            &[Value::from(id)],
+                            c,
+                        )?;
+                    }
+                }
+                GroupKind::RandomPoints => {
+                    let params: Vec<Value> = (0..wl::RANDOM_POINTS)
+                        .map(|_| Value::from(self.slice_id()))
+                        .collect();
+                    exec(&mut self.wire, stmt(&self.stmts.random), &params, c)?;
+                }
+                GroupKind::RandomRanges => {
+                    let mut params = Vec::with_capacity(2 * wl::NUMBER_OF_RANGES as usize);
+                    for _ in 0..wl::NUMBER_OF_RANGES {
+                        let v = self.slice_id();
+                        params.push(Value::from(v));
+                        params.push(Value::from(v + wl::RANGE_DELTA));
+                    }
+                    exec(&mut self.wire, stmt(&self.stmts.random), &params, c)?;
+                }
+                GroupKind::BulkRow => {
+                    // bulk_insert.lua: rows (n, n) into sbtest<thread + 1>, sent before the INSERT would
+                    // pass sysbench's packet size.
+                    let row = format!("({0},{0})", self.bulk_next);
+                    if self.bulk_rows > 0 && self.bulk.len() + row.len() + 1 > wl::BULK_PACKET_SIZE
+                    {
+                        self.flush_bulk(c)?;
+                    }
+                    if self.bulk_rows == 0 {
+                        self.bulk = format!(
+                            "INSERT {} INTO sbtest{} VALUES",
+                            self.spec.tag,
+                            self.thread + 1
+                        );
+                    } else {
+                        self.bulk.push(',');
+                    }
+                    self.bulk.push_str(&row);
+                    self.bulk_rows += 1;
+                    self.bulk_next += 1;
+                }
                 GroupKind::InsertText => {
                     // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it.
                     let t = self.rng.uniform(1, self.spec.tables);
@@ -423,6 +552,25 @@ impl<'a> Worker<'a> {
         deadline: Instant,
         stop: &AtomicBool,
         abort: &AtomicBool,
+        pace: &Pace,
+    ) -> anyhow::Result<()> {
+        let result = self.events(window, measure_from, deadline, stop, abort, pace);
+        // bulk_insert.lua's thread_done(): the rows still pending are sent before the thread ends.
+        let mut c = Counts::default();
+        let flushed = self.flush_bulk(&mut c);
+        window.lock().expect("bench window lock").counts.add(&c);
+        result?;
+        flushed.map_err(|e| anyhow::anyhow!("the benchmark's last bulk INSERT failed: {e}"))
+    }
+
+    fn events(
+        &mut self,
+        window: &Mutex<Window>,
+        measure_from: Instant,
+        deadline: Instant,
+        stop: &AtomicBool,
+        abort: &AtomicBool,
+        pace: &Pace,
     ) -> anyhow::Result<()> {
         loop {
             if Instant::now() >= deadline
@@ -430,6 +578,24 @@ impl<'a> Worker<'a> {
                 || abort.load(Ordering::Relaxed)
             {
                 return Ok(());
+            }
+            match pace.claim() {
+                None => return Ok(()),
+                Some(Some(at)) => {
+                    while Instant::now() < at.min(deadline)
+                        && !stop.load(Ordering::Relaxed)
+                        && !abort.load(Ordering::Relaxed)
+                    {
+                        std::thread::sleep(
+                            at.saturating_duration_since(Instant::now())
+                                .min(Duration::from_millis(50)),
+                        );
+                    }
+                    if Instant::now() >= deadline {
+                        return Ok(());
+                    }
+                }
+                Some(None) => {}
             }
             let mut c = Counts::default();
             let start = Instant::now();
@@ -506,6 +672,35 @@ impl<'a> Worker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pace_hands_out_events_up_to_the_limit_and_spaces_arrivals_at_the_rate() {
+        let start = Instant::now();
+        let spec = RunSpec {
+            events: 3,
+            ..RunSpec::new(Workload::PointSelect, "sbtest", "/* t */", 5)
+        };
+        let pace = Pace::new(&spec, start);
+        assert_eq!(
+            (0..5).map(|_| pace.claim().is_some()).collect::<Vec<_>>(),
+            vec![true, true, true, false, false]
+        );
+        assert_eq!(pace.claim(), None);
+        // 1000 arrivals at 100/s end about 10 s after the start (sd of the sum: 0.32 s).
+        let spec = RunSpec {
+            rate: 100,
+            ..RunSpec::new(Workload::PointSelect, "sbtest", "/* t */", 5)
+        };
+        let pace = Pace::new(&spec, start);
+        let mut last = start;
+        for _ in 0..1000 {
+            let at = pace.claim().unwrap().unwrap();
+            assert!(at >= last, "arrivals are in order");
+            last = at;
+        }
+        let span = (last - start).as_secs_f64();
+        assert!((8.5..11.5).contains(&span), "{span}");
+    }
 
     #[test]
     fn lost_connections_map_to_cr_server_lost() {

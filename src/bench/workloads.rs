@@ -13,6 +13,21 @@ pub enum Workload {
     ReadOnly,
     ReadWrite,
     Insert,
+    /// oltp_write_only.lua: the read/write transaction without its reads.
+    WriteOnly,
+    /// oltp_update_index.lua: one `UPDATE ... SET k=k+1` per event, no transaction.
+    UpdateIndex,
+    /// oltp_update_non_index.lua: one `UPDATE ... SET c=?` per event.
+    UpdateNonIndex,
+    /// oltp_delete.lua: one `DELETE ... WHERE id=?` per event.
+    Delete,
+    /// select_random_points.lua: one `SELECT ... WHERE k IN (10 values)` on sbtest1.
+    SelectRandomPoints,
+    /// select_random_ranges.lua: one `SELECT count(k) ... WHERE k BETWEEN .. OR ..` (10 ranges) on sbtest1.
+    SelectRandomRanges,
+    /// bulk_insert.lua: each thread appends rows (n, n) to its own table sbtest<thread> in multi-row INSERTs;
+    /// an event is one row.
+    BulkInsert,
     /// Reads generated from a real table's schema: `table:DB.TABLE`.
     Table {
         db: String,
@@ -27,10 +42,18 @@ impl Workload {
             "oltp_read_only" => Workload::ReadOnly,
             "oltp_read_write" => Workload::ReadWrite,
             "oltp_insert" => Workload::Insert,
+            "oltp_write_only" => Workload::WriteOnly,
+            "oltp_update_index" => Workload::UpdateIndex,
+            "oltp_update_non_index" => Workload::UpdateNonIndex,
+            "oltp_delete" => Workload::Delete,
+            "select_random_points" => Workload::SelectRandomPoints,
+            "select_random_ranges" => Workload::SelectRandomRanges,
+            "bulk_insert" => Workload::BulkInsert,
             other => {
                 let Some(rest) = other.strip_prefix("table:") else {
                     return Err(bad_input(format!(
-                        "unknown workload '{other}': use oltp_point_select, oltp_read_only, oltp_read_write, oltp_insert or table:DB.TABLE"
+                        "unknown workload '{other}': use one of {} or table:DB.TABLE",
+                        SYSBENCH_NAMES.join(", ")
                     )));
                 };
                 match rest.split_once('.') {
@@ -53,6 +76,13 @@ impl Workload {
             Workload::ReadOnly => "oltp_read_only".into(),
             Workload::ReadWrite => "oltp_read_write".into(),
             Workload::Insert => "oltp_insert".into(),
+            Workload::WriteOnly => "oltp_write_only".into(),
+            Workload::UpdateIndex => "oltp_update_index".into(),
+            Workload::UpdateNonIndex => "oltp_update_non_index".into(),
+            Workload::Delete => "oltp_delete".into(),
+            Workload::SelectRandomPoints => "select_random_points".into(),
+            Workload::SelectRandomRanges => "select_random_ranges".into(),
+            Workload::BulkInsert => "bulk_insert".into(),
             Workload::Table { db, table } => format!("table:{db}.{table}"),
         }
     }
@@ -61,7 +91,19 @@ impl Workload {
     pub fn is_read_only(&self) -> bool {
         matches!(
             self,
-            Workload::PointSelect | Workload::ReadOnly | Workload::Table { .. }
+            Workload::PointSelect
+                | Workload::ReadOnly
+                | Workload::SelectRandomPoints
+                | Workload::SelectRandomRanges
+                | Workload::Table { .. }
+        )
+    }
+
+    /// True for the scripts that work on sbtest1 only (sysbench asserts `--tables=1` for them).
+    pub fn single_table(&self) -> bool {
+        matches!(
+            self,
+            Workload::SelectRandomPoints | Workload::SelectRandomRanges
         )
     }
 
@@ -95,6 +137,20 @@ impl Workload {
                 g(Commit, 1),
             ],
             Workload::Insert => vec![g(InsertText, 1)],
+            // oltp_write_only.lua event(): begin, index and non-index updates, delete + insert, commit.
+            Workload::WriteOnly => vec![
+                g(Begin, 1),
+                g(IndexUpdates, 1),
+                g(NonIndexUpdates, 1),
+                g(DeleteInserts, 1),
+                g(Commit, 1),
+            ],
+            Workload::UpdateIndex => vec![g(IndexUpdates, 1)],
+            Workload::UpdateNonIndex => vec![g(NonIndexUpdates, 1)],
+            Workload::Delete => vec![g(Deletes, 1)],
+            Workload::SelectRandomPoints => vec![g(RandomPoints, 1)],
+            Workload::SelectRandomRanges => vec![g(RandomRanges, 1)],
+            Workload::BulkInsert => vec![g(BulkRow, 1)],
             Workload::Table { .. } => {
                 let mut v = vec![g(Begin, 1), g(TablePoints, POINT_SELECTS), g(TableRange, 1)];
                 v.extend((0..secondary_indexes).map(|i| g(TableIndex(i), 1)));
@@ -110,6 +166,30 @@ impl fmt::Display for Workload {
         f.write_str(&self.name())
     }
 }
+
+/// The sysbench scripts innops runs, by their names.
+pub const SYSBENCH_NAMES: [&str; 11] = [
+    "oltp_read_write",
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_insert",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+];
+
+/// select_random_points.lua's `--random-points` and select_random_ranges.lua's `--number-of-ranges` and
+/// `--delta` defaults.
+pub const RANDOM_POINTS: u32 = 10;
+pub const NUMBER_OF_RANGES: u32 = 10;
+pub const RANGE_DELTA: u32 = 5;
+
+/// sysbench's bulk insert packet limit: an INSERT is sent before it would grow past 512 KiB.
+pub const BULK_PACKET_SIZE: usize = 512 * 1024;
 
 /// sysbench's `--point-selects` and `--range-size` defaults.
 pub const POINT_SELECTS: u32 = 10;
@@ -136,6 +216,14 @@ pub enum GroupKind {
     NonIndexUpdates,
     /// A DELETE and an INSERT of the same id, both prepared.
     DeleteInserts,
+    /// oltp_delete.lua: one prepared DELETE by id.
+    Deletes,
+    /// select_random_points.lua's IN() lookup on `k`.
+    RandomPoints,
+    /// select_random_ranges.lua's OR of BETWEEN ranges on `k`.
+    RandomRanges,
+    /// bulk_insert.lua: one row appended to the thread's pending multi-row INSERT (sent when it is full).
+    BulkRow,
     /// oltp_insert.lua: a plain (not prepared) INSERT with id 0, so AUTO_INCREMENT assigns it.
     InsertText,
     TablePoints,
@@ -167,9 +255,12 @@ impl GroupKind {
         use QueryClass::*;
         match self {
             GroupKind::Begin | GroupKind::Commit => &[Other],
-            GroupKind::IndexUpdates | GroupKind::NonIndexUpdates | GroupKind::InsertText => {
-                &[Write]
-            }
+            GroupKind::IndexUpdates
+            | GroupKind::NonIndexUpdates
+            | GroupKind::InsertText
+            | GroupKind::Deletes => &[Write],
+            // A row only queues; the INSERT that carries it is counted when it is sent.
+            GroupKind::BulkRow => &[],
             GroupKind::DeleteInserts => &[Write, Write],
             _ => &[Read],
         }
@@ -235,6 +326,31 @@ pub fn tag_sql(sql: &str, tag: &str) -> String {
         Some((verb, rest)) => format!("{verb} {tag} {rest}"),
         None => format!("{sql} {tag}"),
     }
+}
+
+/// select_random_points.lua's statement: `points` placeholders in the IN() list (its whitespace folded).
+pub fn random_points_sql(points: u32, tag: &str) -> String {
+    let list = vec!["?"; points.max(1) as usize].join(", ");
+    tag_sql(
+        &format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({list})"),
+        tag,
+    )
+}
+
+/// select_random_ranges.lua's statement: `ranges` BETWEEN ranges joined by OR (its whitespace folded).
+pub fn random_ranges_sql(ranges: u32, tag: &str) -> String {
+    let list = vec!["k BETWEEN ? AND ?"; ranges.max(1) as usize].join(" OR ");
+    tag_sql(&format!("SELECT count(k) FROM sbtest1 WHERE {list}"), tag)
+}
+
+/// bulk_insert.lua's table: no `c` or `pad`, no auto-increment, no secondary index.
+pub fn bulk_table_sql(table: u32, tag: &str) -> String {
+    tag_sql(
+        &format!(
+            "CREATE TABLE IF NOT EXISTS sbtest{table} (\n  id INTEGER NOT NULL,\n  k INTEGER DEFAULT '0' NOT NULL,\n  PRIMARY KEY (id))"
+        ),
+        tag,
+    )
 }
 
 /// `CREATE TABLE sbtestN` exactly as oltp_common.lua's create_table() builds it for MySQL with the defaults

@@ -11,6 +11,7 @@ use crate::plan::report::Report;
 use crate::plan::runner::{self, RunOptions};
 
 mod bench;
+mod completions;
 mod convert;
 mod drill;
 mod env;
@@ -18,6 +19,7 @@ mod inspect;
 mod password;
 mod redo;
 mod resume;
+mod runs;
 mod sandbox;
 
 use env::Env;
@@ -32,6 +34,8 @@ pub fn format_of(cli: &Cli) -> Format {
         Command::Sandbox(a) => a.fmt.format,
         Command::Bench(a) => a.fmt.format,
         Command::Drill(a) => a.fmt.format,
+        Command::Runs(a) => a.fmt.format,
+        Command::Completions(_) | Command::Man => Format::Text,
     }
 }
 
@@ -133,6 +137,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),
         Command::Drill(a) => drill::run(&a),
+        Command::Runs(a) => runs::run(&a),
+        Command::Completions(a) => completions::completions(a.shell),
+        Command::Man => completions::man(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::env::sandbox_root;
 use crate::cli::{Format, SandboxArgs};
 use crate::error::refused;
-use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::sandbox::{Sandbox, SandboxOptions, ServerChoice};
 use crate::server::control::{self, Control, ControlSpec};
 
 /// How to reach a sandbox over TCP: root has a generated password there, kept in a 0600 file.
@@ -27,16 +27,45 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     let timeout = Duration::from_secs(600);
     let json = args.fmt.format == Format::Json;
     match args.action {
-        SandboxAction::Up { name, buffer_pool } => {
-            let mut sb = Sandbox::create(
+        SandboxAction::Up {
+            name,
+            buffer_pool,
+            mariadbd,
+            port,
+        } => {
+            let choice = ServerChoice {
+                port,
+                binary: mariadbd,
+            };
+            let mut sb = Sandbox::create_on(
                 &root,
                 &name,
                 &SandboxOptions {
                     buffer_pool,
                     extra: Vec::new(),
                 },
+                &choice,
             )?;
-            sb.start(&[], timeout)?;
+            if let Err(e) = sb.start(&[], timeout) {
+                // A sandbox that never came up is not kept: its error log goes with it, so say what it said.
+                let tail = std::fs::read_to_string(&sb.error_log).ok().and_then(|t| {
+                    t.lines()
+                        .rev()
+                        .find(|l| l.contains("[ERROR]"))
+                        .map(|l| l.trim().to_string())
+                });
+                let _ = sb.destroy();
+                drop(e);
+                return Err(match tail {
+                    Some(line) => anyhow::anyhow!(
+                        "sandbox '{name}' did not start and was removed; the server said: {line}"
+                    ),
+                    None => anyhow::anyhow!(
+                        "sandbox '{name}' did not start and was removed; the server logged no error: check that {} runs as a server and that --buffer-pool fits in memory",
+                        sb.binary.display()
+                    ),
+                });
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&sb)?);
             } else {
@@ -118,10 +147,11 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
                 println!("no sandboxes in {}", root.display());
             } else {
                 let mut out = std::io::stdout().lock();
+                writeln!(out, "{:<20} {:<8} {:<11} SOCKET", "NAME", "STATUS", "PORT")?;
                 for s in list {
                     writeln!(
                         out,
-                        "{:<20} {:<8} port {:<6} socket {}",
+                        "{:<20} {:<8} {:<11} {}",
                         s.sandbox.name,
                         if s.running { "running" } else { "stopped" },
                         s.sandbox.port,
