@@ -449,10 +449,10 @@ pub struct BenchArgs {
     )]
     pub threads: u32,
     /// Seconds to measure (0: no limit, give --events).
-    #[arg(long, default_value_t = 10, help_heading = "Run")]
+    #[arg(long, default_value_t = 10, help_heading = "Measuring (run)")]
     pub time: u64,
     /// Stop after this many transactions in all (0: no limit).
-    #[arg(long, default_value_t = 0, help_heading = "Run")]
+    #[arg(long, default_value_t = 0, help_heading = "Measuring (run)")]
     pub events: u64,
     /// Seconds to run before measuring (not counted).
     #[arg(
@@ -460,24 +460,24 @@ pub struct BenchArgs {
         visible_alias = "warmup-time",
         alias = "warmup_time",
         default_value_t = 0,
-        help_heading = "Run"
+        help_heading = "Measuring (run)"
     )]
     pub warmup: u64,
     /// Transactions per second to start in all, spaced as random arrivals (0: as fast as the threads go).
-    #[arg(long, default_value_t = 0, help_heading = "Run")]
+    #[arg(long, default_value_t = 0, help_heading = "Measuring (run)")]
     pub rate: u32,
     /// Latency percentile to report, 1 to 100 (0 leaves it out).
-    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(u8).range(0..=100), help_heading = "Run")]
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(u8).range(0..=100), help_heading = "Measuring (run)")]
     pub percentile: u8,
     /// Print the latency histogram at the end (on/off).
-    #[arg(long, value_parser = on_off, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "Run")]
+    #[arg(long, value_parser = on_off, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "Measuring (run)")]
     pub histogram: bool,
     /// Print intermediate figures every N seconds (0: only the final report).
     #[arg(
         long,
         alias = "report_interval",
         default_value_t = 0,
-        help_heading = "Run"
+        help_heading = "Measuring (run)"
     )]
     pub report_interval: u64,
     /// Server error codes that restart a transaction instead of ending the run: a list, all, or none.
@@ -486,7 +486,7 @@ pub struct BenchArgs {
         visible_alias = "mysql-ignore-errors",
         alias = "mysql_ignore_errors",
         default_value = "1213,1020,1205",
-        help_heading = "Run"
+        help_heading = "Measuring (run)"
     )]
     pub ignore_errors: String,
     /// Distribution of row ids.

@@ -17,7 +17,9 @@ pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
 
 /// The man page (roff) of innops and its subcommands, one after another.
 pub fn man_page() -> anyhow::Result<Vec<u8>> {
-    let cmd = Cli::command();
+    let mut cmd = Cli::command();
+    // Built, so that each subcommand carries what it inherits (no -h help flag: -h is the host).
+    cmd.build();
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
     // The top page lists the subcommands; each one's flags follow as their own sections.
