@@ -91,6 +91,12 @@ mod tests {
         assert!(
             matches!(decide(&snap(51), &max, &crit), LoadDecision::Abort(r) if r.contains("--critical-load"))
         );
+        // At the critical value itself the copy pauses (above --max-load), it is not stopped: pt-osc's rule,
+        // abort only above.
+        assert!(matches!(
+            decide(&snap(50), &max, &crit),
+            LoadDecision::Pause(_)
+        ));
         // A variable the server does not report never blocks.
         assert_eq!(decide(&BTreeMap::new(), &max, &crit), LoadDecision::Go);
     }

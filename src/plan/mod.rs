@@ -443,6 +443,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_recorded_result_is_the_named_steps_last_not_the_runs_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = |step: &str, n: u64| journal::Event {
+            ts: chrono::Utc::now(),
+            kind: journal::EventKind::ActionDone {
+                step: step.into(),
+                result: serde_json::json!(n),
+            },
+        };
+        let lines: Vec<String> = [done("copy", 1), done("copy", 2), done("verify", 3)]
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        std::fs::write(dir.path().join("journal.jsonl"), lines.join("\n")).unwrap();
+        let target = crate::server::connect::to_target(&Default::default());
+        let abort = AtomicBool::new(false);
+        let mut ctx = Ctx::new(&target, None, "convert", &abort);
+        assert_eq!(
+            ctx.recorded_result("copy"),
+            None,
+            "no run directory, no record"
+        );
+        ctx.run_dir = Some(dir.path().to_path_buf());
+        assert_eq!(ctx.recorded_result("copy"), Some(serde_json::json!(2)));
+        assert_eq!(ctx.recorded_result("verify"), Some(serde_json::json!(3)));
+        assert_eq!(ctx.recorded_result("swap"), None);
+    }
+
+    #[test]
     fn a_table_name_cannot_close_the_statement_tag() {
         assert_eq!(tag_safe("copy:d.we*/ DROP"), "copy:d.we___DROP");
         assert_eq!(tag_safe("verify:shop.orders"), "verify:shop.orders");
