@@ -8,6 +8,7 @@ pub mod drill;
 pub mod error;
 pub mod plan;
 pub mod procedures;
+pub mod progress;
 pub mod sandbox;
 pub mod server;
 pub mod sql;

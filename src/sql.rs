@@ -4,7 +4,7 @@
 use mysql::prelude::{FromRow, Queryable as Mq};
 use mysql::{Binary, Conn, Params, QueryResult};
 
-use crate::plan::progress::statement;
+use crate::progress::statement;
 
 /// Quote an identifier with backticks, doubling any backtick inside.
 pub fn quote_ident(name: &str) -> String {
@@ -18,7 +18,7 @@ pub fn qualified(db: &str, table: &str) -> String {
 
 /// The statement methods innops uses, with the names and signatures of [`mysql::prelude::Queryable`]'s, for
 /// [`mysql::Conn`]: each statement is shown as it is sent under `--verbose`
-/// ([`crate::plan::progress::statement`]), then sent. Modules that talk to a server import this trait instead
+/// ([`crate::progress::statement`]), then sent. Modules that talk to a server import this trait instead
 /// of the crate's, so every statement passes through here without a change at the call. Statements are always
 /// text here (no prepared-statement handles), so the text is what is shown.
 pub trait Queryable {

@@ -337,3 +337,23 @@ fn completions_and_man_page_come_from_the_binary() {
     let bad = run_innops(&s(&["completions", "tcsh"]), &[]);
     assert_eq!(bad.code, 2, "{bad:?}");
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_quietly_instead_of_a_panic() {
+    // `innops man | head -1` after head has gone: the pipe's read end is closed before innops writes, so
+    // its first print meets a broken pipe, every time.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_innops"))
+        .arg("man")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // Ended by SIGPIPE, as `ls | head` ends ls: not exit 101 (a panic).
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}

@@ -13,7 +13,7 @@ use super::distribution::SbRng;
 use super::run::{worker_opts, RunSpec};
 use super::workloads::{self as wl, tag_sql};
 use crate::error::refused;
-use crate::plan::progress::Progress;
+use crate::progress::Progress;
 use crate::server::connect::Target;
 use crate::sql::quote_ident;
 

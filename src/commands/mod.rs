@@ -121,7 +121,7 @@ pub fn usage_error(e: clap::Error, json: bool) -> ! {
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    use crate::plan::progress::{set_level, Level};
+    use crate::progress::{set_level, Level};
     set_level(if cli.quiet {
         Level::Quiet
     } else if cli.verbose {
@@ -187,7 +187,7 @@ fn print_report(report: &Report, format: Format) {
             );
             crate::error::note_json_printed();
         }
-        Format::Text if crate::plan::progress::level() == crate::plan::progress::Level::Quiet => {
+        Format::Text if crate::progress::level() == crate::progress::Level::Quiet => {
             print!("{}", report.render_verdict())
         }
         Format::Text => print!("{}", report.render_text()),

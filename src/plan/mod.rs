@@ -5,7 +5,6 @@
 pub mod guard;
 pub mod journal;
 pub mod lock;
-pub mod progress;
 pub mod report;
 pub mod runner;
 

@@ -542,7 +542,7 @@ fn bench_point(
     ));
     ctx.step = format!("bench-{label}");
     let secs = spec.time.as_secs();
-    let result = crate::plan::progress::timed(&format!("[bench] {label}"), secs, false, || {
+    let result = crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
         crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)
     })?;
     let file = format!("bench/{label}.json");
@@ -564,7 +564,7 @@ fn bench_point(
 
 /// One line of what the run is doing, on stderr as it happens (stdout carries the report).
 fn say(line: &str) {
-    crate::plan::progress::say(line);
+    crate::progress::say(line);
 }
 
 /// Run the step's recovery after a failure; the sentence says what state it left.

@@ -169,7 +169,7 @@ pub fn advise(
     let (counter, v0) = redo_counter(&first)
         .ok_or_else(|| crate::error::refused("the server reports no redo counter (Innodb_lsn_current or Innodb_os_log_written): it cannot be measured"))?;
     let t0 = std::time::Instant::now();
-    crate::plan::progress::timed("sampling redo writes", interval.as_secs(), true, || {
+    crate::progress::timed("sampling redo writes", interval.as_secs(), true, || {
         std::thread::sleep(interval)
     });
     let second = ServerFacts::collect(&mut conn)?;

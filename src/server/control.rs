@@ -14,7 +14,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};
-use crate::plan::progress::Waiting;
+use crate::progress::Waiting;
 use crate::sandbox::{self, Sandbox};
 use crate::server::connect::Target;
 use crate::server::errorlog;

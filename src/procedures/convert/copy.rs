@@ -14,9 +14,9 @@ use mysql::{Conn, Value};
 
 use crate::error::{refused, Failure};
 use crate::plan::guard::{decide, LoadDecision, Threshold};
-use crate::plan::progress::Progress;
 use crate::plan::Ctx;
 use crate::procedures::convert::schema::TableInfo;
+use crate::progress::Progress;
 use crate::sql::{qualified, quote_ident};
 
 /// Name of the shadow table a copy fills.

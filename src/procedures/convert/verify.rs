@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::plan::progress::Progress;
 use crate::procedures::convert::schema::TableInfo;
+use crate::progress::Progress;
 use crate::server::connect::Target;
 use crate::sql::{qualified, quote_ident};
 
