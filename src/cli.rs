@@ -146,9 +146,16 @@ pub struct ConnArgs {
         hide_env_values = true
     )]
     pub password: Option<Option<String>>,
-    /// Option file whose [client] and [innops] groups hold connection options (instead of ~/.my.cnf).
+    /// Read only this option file's [client] and [innops] groups (instead of /etc/my.cnf,
+    /// /etc/mysql/my.cnf and ~/.my.cnf).
     #[arg(help_heading = CONNECTION, long)]
     pub defaults_file: Option<PathBuf>,
+    /// Also read this option file, after the global ones and before ~/.my.cnf.
+    #[arg(help_heading = CONNECTION, long, conflicts_with = "defaults_file")]
+    pub defaults_extra_file: Option<PathBuf>,
+    /// Read no option file.
+    #[arg(help_heading = CONNECTION, long, conflicts_with_all = ["defaults_file", "defaults_extra_file"])]
+    pub no_defaults: bool,
     /// TCP or SOCKET (default: the socket for localhost without a port, else TCP).
     #[arg(help_heading = CONNECTION, long, value_enum, ignore_case = true)]
     pub protocol: Option<ProtocolArg>,

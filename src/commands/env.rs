@@ -37,6 +37,8 @@ fn check_sandbox_flags(args: &ConnArgs, control: &ControlArgs) -> anyhow::Result
         ("--host", args.host.is_some()),
         ("--port", args.port.is_some()),
         ("--defaults-file", args.defaults_file.is_some()),
+        ("--defaults-extra-file", args.defaults_extra_file.is_some()),
+        ("--no-defaults", args.no_defaults),
         ("--protocol", args.protocol.is_some()),
         ("--ssl-mode", args.ssl_mode.is_some()),
         ("--ssl-ca", args.ssl_ca.is_some()),
@@ -73,6 +75,8 @@ pub fn conn_spec(args: &ConnArgs) -> anyhow::Result<ConnSpec> {
         user: args.user.clone(),
         password,
         defaults_file: args.defaults_file.clone(),
+        defaults_extra_file: args.defaults_extra_file.clone(),
+        no_defaults: args.no_defaults,
         protocol: args.protocol.map(|p| match p {
             ProtocolArg::Tcp => Protocol::Tcp,
             ProtocolArg::Socket => Protocol::Socket,

@@ -30,6 +30,10 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
             args.port = pf.header.conn.port;
             args.user = args.user.or(pf.header.conn.user.clone());
             args.defaults_file = args.defaults_file.or(pf.header.conn.defaults_file.clone());
+            args.defaults_extra_file = args
+                .defaults_extra_file
+                .or(then.defaults_extra_file.clone());
+            args.no_defaults = args.no_defaults || then.no_defaults;
             args.protocol = args.protocol.or(then.protocol.map(protocol_arg));
             args.ssl_mode = args.ssl_mode.or(then.ssl_mode.map(ssl_mode_arg));
             args.ssl_ca = args.ssl_ca.or(then.ssl_ca.clone());

@@ -27,6 +27,12 @@ pub struct ConnSpec {
     #[serde(skip_serializing, default)]
     pub password: Option<String>,
     pub defaults_file: Option<PathBuf>,
+    /// Read after the global option files, before `~/.my.cnf` (`--defaults-extra-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults_extra_file: Option<PathBuf>,
+    /// Read no option file (`--no-defaults`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_defaults: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<Protocol>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,23 +124,54 @@ pub struct Target {
 }
 
 impl ConnSpec {
-    /// Fill unset fields from the `[client]` group of the option file (explicit `--defaults-file`, else
-    /// `~/.my.cnf` when it exists).
-    pub fn resolve(&self) -> anyhow::Result<Target> {
-        let mut spec = self.clone();
-        let file = match &self.defaults_file {
-            Some(f) if !f.exists() => {
-                return Err(bad_input(format!(
-                    "the defaults file {} does not exist: check the --defaults-file path",
+    /// The option files to read, in the mysql client's order (a later file's value wins): `--no-defaults`
+    /// reads none, `--defaults-file` only that one; else the global files that exist, then
+    /// `--defaults-extra-file`, then `~/.my.cnf` when it exists.
+    pub fn option_files(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".my.cnf"));
+        self.option_files_in(GLOBAL_OPTION_FILES, home.as_deref())
+    }
+
+    fn option_files_in(
+        &self,
+        global: &[&str],
+        home: Option<&Path>,
+    ) -> anyhow::Result<Vec<PathBuf>> {
+        let must_exist = |f: &PathBuf, flag: &str| -> anyhow::Result<PathBuf> {
+            if f.is_file() {
+                Ok(f.clone())
+            } else {
+                Err(bad_input(format!(
+                    "the option file {} does not exist: check the {flag} path",
                     f.display()
                 )))
             }
-            Some(f) => Some(f.clone()),
-            None => std::env::var_os("HOME")
-                .map(|h| Path::new(&h).join(".my.cnf"))
-                .filter(|p| p.is_file()),
         };
-        if let Some(file) = file {
+        if self.no_defaults {
+            return Ok(Vec::new());
+        }
+        if let Some(f) = &self.defaults_file {
+            return Ok(vec![must_exist(f, "--defaults-file")?]);
+        }
+        let mut files: Vec<PathBuf> = global
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+            .collect();
+        if let Some(f) = &self.defaults_extra_file {
+            files.push(must_exist(f, "--defaults-extra-file")?);
+        }
+        files.extend(home.filter(|p| p.is_file()).map(Path::to_path_buf));
+        Ok(files)
+    }
+
+    /// Fill unset fields from the option files the mysql client reads ([`ConnSpec::option_files`]): their
+    /// `[innops]` group, else `[client]`, `[client-server]` or `[client-mariadb]`.
+    pub fn resolve(&self) -> anyhow::Result<Target> {
+        let mut spec = self.clone();
+        let mut all = optionfile::OptionSet::default();
+        let mut last = None;
+        for file in self.option_files()? {
             let set = optionfile::read(&file).map_err(|e| {
                 bad_input(format!(
                     "cannot read option file {} ({}): fix it or pass another --defaults-file",
@@ -142,10 +179,15 @@ impl ConnSpec {
                     crate::error::display_of(&e)
                 ))
             })?;
-            for w in unknown_innops_keys(&set) {
+            all.entries.extend(set.entries);
+            all.files.extend(set.files);
+            last = Some(file);
+        }
+        if let Some(file) = last {
+            for w in unknown_innops_keys(&all) {
                 eprintln!("innops: warning: {w}");
             }
-            spec.fill_from(&set, &file)?;
+            spec.fill_from(&all, &file)?;
         }
         spec.check()?;
         let mut target = to_target(&spec);
@@ -168,13 +210,21 @@ impl ConnSpec {
     fn fill_from(&mut self, set: &optionfile::OptionSet, file: &Path) -> anyhow::Result<()> {
         let get = |key: &str| {
             set.get(&["innops"], key)
-                .or_else(|| set.get(&["client"], key))
+                .or_else(|| set.get(CLIENT_GROUPS, key))
                 .map(str::to_string)
         };
+        // Named by the file and line that set it, when known (several files may be read).
         let bad = |key: &str, value: &str, want: &str| {
+            let norm = key.replace('-', "_");
+            let at = set
+                .entries
+                .iter()
+                .rev()
+                .find(|e| e.key == norm && e.value.as_deref() == Some(value))
+                .map(|e| format!("{}:{}", e.file.display(), e.line))
+                .unwrap_or_else(|| file.display().to_string());
             bad_input(format!(
-                "{key} '{value}' in {} is not {want}: fix the [client] or [innops] group",
-                file.display()
+                "{key} '{value}' in {at} is not {want}: fix the [client] or [innops] group"
             ))
         };
         if self.user.is_none() {
@@ -291,6 +341,12 @@ pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
 }
 
 /// Build the target from a fully resolved spec.
+/// The option files every mysql/mariadb client reads first, when they exist.
+pub const GLOBAL_OPTION_FILES: &[&str] = &["/etc/my.cnf", "/etc/mysql/my.cnf"];
+
+/// The client groups innops reads besides its own `[innops]`, as the mariadb client does.
+pub const CLIENT_GROUPS: &[&str] = &["client", "client-server", "client-mariadb"];
+
 pub(crate) fn to_target(spec: &ConnSpec) -> Target {
     let user = spec.user.clone().unwrap_or_else(|| "root".to_string());
     let host = spec.host.clone().unwrap_or_else(|| "localhost".to_string());
@@ -467,6 +523,64 @@ mod tests {
         assert_eq!(t.opts.get_socket(), None);
         let json = serde_json::to_string(&spec).unwrap();
         assert!(!json.contains("s3cret"), "{json}");
+    }
+
+    #[test]
+    fn option_files_are_read_in_the_mysql_clients_order_and_the_last_value_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let global = write(
+            "global.cnf",
+            "[client]\nuser = g\nport = 3301\n[client-server]\nhost = h1\n",
+        );
+        let extra = write("extra.cnf", "[client-mariadb]\nport = 3302\n");
+        let home = write("home.cnf", "[client]\nuser = me\n");
+        let missing = dir.path().join("none.cnf");
+        let g = [global.to_str().unwrap(), missing.to_str().unwrap()];
+        let spec = ConnSpec {
+            defaults_extra_file: Some(extra.clone()),
+            ..Default::default()
+        };
+        // Globals that exist, then the extra file, then the user's own.
+        assert_eq!(
+            spec.option_files_in(&g, Some(&home)).unwrap(),
+            vec![global.clone(), extra.clone(), home.clone()]
+        );
+        let mut all = optionfile::OptionSet::default();
+        for f in spec.option_files_in(&g, Some(&home)).unwrap() {
+            all.entries.extend(optionfile::read(&f).unwrap().entries);
+        }
+        let mut filled = ConnSpec::default();
+        filled.fill_from(&all, &home).unwrap();
+        assert_eq!(filled.user.as_deref(), Some("me"));
+        assert_eq!(filled.port, Some(3302));
+        assert_eq!(filled.host.as_deref(), Some("h1"));
+        // --defaults-file reads only itself; --no-defaults nothing; a missing extra file is bad input.
+        let only = ConnSpec {
+            defaults_file: Some(home.clone()),
+            defaults_extra_file: Some(extra.clone()),
+            ..Default::default()
+        };
+        assert_eq!(
+            only.option_files_in(&g, Some(&global)).unwrap(),
+            vec![home.clone()]
+        );
+        let none = ConnSpec {
+            no_defaults: true,
+            ..Default::default()
+        };
+        assert!(none.option_files_in(&g, Some(&home)).unwrap().is_empty());
+        let bad = ConnSpec {
+            defaults_extra_file: Some(missing.clone()),
+            ..Default::default()
+        };
+        let e = bad.option_files_in(&g, None).unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), 2);
+        assert!(e.to_string().contains("--defaults-extra-file"), "{e}");
     }
 
     #[test]
