@@ -391,3 +391,13 @@ fn tls_reaches_a_server_that_requires_secure_transport() {
     ]);
     assert_eq!(out.code, 0, "{out:?}");
 }
+
+#[test]
+fn p_alone_with_a_sandbox_is_refused_before_any_prompt() {
+    // The sandbox needs no password: `-p` would only ask for one, so it is a conflicting flag, exit 2,
+    // named in the sentence (not the "no terminal to ask on" error).
+    let out = run_innops(&s(&["inspect", "--sandbox", "nowhere", "-p"]), &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(line.contains("drop -p"), "{line}");
+}

@@ -39,6 +39,8 @@ fn check_sandbox_flags(args: &ConnArgs, control: &ControlArgs) -> anyhow::Result
         ("--defaults-file", args.defaults_file.is_some()),
         ("--defaults-extra-file", args.defaults_extra_file.is_some()),
         ("--no-defaults", args.no_defaults),
+        // -p alone would ask for a password the sandbox does not use.
+        ("-p", matches!(args.password, Some(None))),
         ("--protocol", args.protocol.is_some()),
         ("--ssl-mode", args.ssl_mode.is_some()),
         ("--ssl-ca", args.ssl_ca.is_some()),
