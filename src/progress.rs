@@ -207,6 +207,15 @@ impl Progress {
         }
     }
 
+    /// Say what the work does now, beside the label (for example once every row is written and the statement
+    /// still builds indexes and commits).
+    pub fn note(&mut self, what: &str) {
+        let msg = format!("{} ({what})", self.label);
+        if self.bar.message() != msg {
+            self.bar.set_message(msg);
+        }
+    }
+
     /// Run `f` with the bar hidden, so lines it prints are not overwritten.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         multi().suspend(f)

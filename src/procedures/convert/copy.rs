@@ -297,7 +297,12 @@ pub fn watch_progress<R>(
                                 (Some(b), Some(n)) => n.saturating_sub(b),
                                 _ => 0,
                             };
-                            bar.set(written.max(examined.unwrap_or(0)).min(total));
+                            let n = written.max(examined.unwrap_or(0)).min(total);
+                            bar.set(n);
+                            if n == total && total > 0 {
+                                // The statement goes on after its last row: the secondary indexes, the commit.
+                                bar.note("every row written; building indexes and committing");
+                            }
                         }
                         Watch::Percent => {
                             let online: Option<(String, String)> = mysql::prelude::Queryable::query_first(
