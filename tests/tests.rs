@@ -5,5 +5,6 @@ mod common;
 mod convert;
 mod docker;
 mod foundation;
+mod recover;
 mod redo;
 mod verdicts;

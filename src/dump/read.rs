@@ -271,6 +271,9 @@ impl<'s, 'a> Reader<'s, 'a> {
                 }
             }
         }
+        if std::env::var_os("INNOPS_DUMP_TRACE").is_some() {
+            eprintln!("{sql} -> {} rows, {:?}", o.n, failure.as_ref().map(|e| e.to_string()));
+        }
         if let Some(e) = failure {
             o.ok = false;
             self.failed(&e)?;
@@ -375,52 +378,109 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     /// (lo, hi) where the rows next to both ends are unreadable: probe inside; what no probe reaches is lost.
     fn gap(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
-        if let Some((a, b)) = self.int_window(&lo, &hi) {
-            let mut windows = VecDeque::from([(a, b)]);
-            let mut budget = self.sh.opts.probe_budget;
-            while let Some((a, b)) = windows.pop_front() {
-                if b - a < 2 {
-                    continue;
-                }
-                if budget == 0
-                    || self.sh.reconnects.load(Ordering::SeqCst) >= self.sh.opts.max_reconnects
-                {
-                    break;
-                }
-                budget -= 1;
-                let c = a + (b - a) / 2;
-                let v = if let Ok(i) = i64::try_from(c) {
-                    Value::Int(i)
-                } else {
-                    Value::UInt(u64::try_from(c).unwrap_or(u64::MAX))
-                };
-                let probe = Some(B {
-                    key: vec![v],
+        // Probe points: the primary keys a readable secondary index lists in (lo, hi), else integers of the
+        // leading key column. Windows are open intervals of positions, probed at their middles, widest first.
+        let candidates = self.candidates(&lo, &hi);
+        let (first_window, probe_at): (_, Box<dyn Fn(i128) -> B>) = match candidates {
+            Some(keys) => {
+                let n = keys.len() as i128;
+                (
+                    Some((-1, n)),
+                    Box::new(move |c| B {
+                        key: keys[c as usize].clone(),
+                        incl: true,
+                    }),
+                )
+            }
+            None => (
+                self.int_window(&lo, &hi),
+                Box::new(|c| B {
+                    key: vec![match i64::try_from(c) {
+                        Ok(i) => Value::Int(i),
+                        Err(_) => Value::UInt(u64::try_from(c).unwrap_or(u64::MAX)),
+                    }],
                     incl: true,
-                });
-                let sql = self.select(&probe, &hi, false, None, false);
-                let o = self.run(&sql, true, false)?;
-                if let Some(first) = o.first {
-                    // A readable stretch from c: finish it, then search below its first row.
-                    if !o.ok {
-                        let last = o.last.as_ref().map(|r| self.key_of(r)).unwrap_or_default();
-                        self.after_asc_error(Some(B::after(last)), hi)?;
-                    }
-                    return self.resume_below(lo, Some(B::before(first)));
+                }),
+            ),
+        };
+        let mut windows: VecDeque<(i128, i128)> = first_window.into_iter().collect();
+        let mut budget = self.sh.opts.probe_budget;
+        while let Some((a, b)) = windows.pop_front() {
+            if b - a < 2 {
+                continue;
+            }
+            if budget == 0
+                || self.sh.reconnects.load(Ordering::SeqCst) >= self.sh.opts.max_reconnects
+            {
+                break;
+            }
+            budget -= 1;
+            let c = a + (b - a) / 2;
+            let probe = Some(probe_at(c));
+            let sql = self.select(&probe, &hi, false, None, false);
+            let o = self.run(&sql, true, false)?;
+            if let Some(first) = o.first {
+                // A readable stretch from the probe: finish it, then search below its first row.
+                if !o.ok {
+                    let last = o.last.as_ref().map(|r| self.key_of(r)).unwrap_or_default();
+                    self.after_asc_error(Some(B::after(last)), hi)?;
                 }
-                if o.ok {
-                    // Nothing from c up to hi: only below c is left.
-                    windows.retain(|w| w.0 < c);
-                    windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
-                    windows.push_back((a, c));
-                } else {
-                    windows.push_back((a, c));
-                    windows.push_back((c, b));
-                }
+                return self.resume_below(lo, Some(B::before(first)));
+            }
+            if o.ok {
+                // Nothing from the probe up to hi: only below it is left.
+                windows.retain(|w| w.0 < c);
+                windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
+                windows.push_back((a, c));
+            } else {
+                windows.push_back((a, c));
+                windows.push_back((c, b));
             }
         }
         self.sh.lost.lock().unwrap().push((self.range, lo, hi));
         Ok(())
+    }
+
+    /// The primary keys in (lo, hi) listed by the first secondary index that can be read, in key order (at
+    /// most a million); None when no secondary index can be read.
+    fn candidates(&mut self, lo: &Option<B>, hi: &Option<B>) -> Option<Vec<Vec<Value>>> {
+        let info = self.sh.info;
+        let mut conds = Vec::new();
+        if let Some(b) = lo {
+            conds.push(bound_sql(info, b, true));
+        }
+        if let Some(b) = hi {
+            conds.push(bound_sql(info, b, false));
+        }
+        let wh = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        };
+        for (index, _) in &info.secondary {
+            let sql = format!(
+                // Sorted outside the index read: ORDER BY on the table itself would make the optimizer
+                // read the clustered index instead; a derived table with LIMIT is materialized first.
+                "SELECT {} {keys} FROM (SELECT {keys} FROM {} FORCE INDEX ({}){wh} LIMIT 1000000) AS c ORDER BY {keys}",
+                self.sh.opts.tag,
+                info.name.qualified(),
+                quote_ident(index),
+                keys = self.sh.key_list,
+            );
+            let res = self.conn.query::<Row, _>(&sql);
+            if std::env::var_os("INNOPS_DUMP_TRACE").is_some() {
+                eprintln!("{sql} -> {:?}", res.as_ref().map(|r| r.len()).map_err(|e| e.to_string()));
+            }
+            match res {
+                Ok(rows) => return Some(rows.into_iter().map(|r| r.unwrap()).collect()),
+                Err(e) => {
+                    if self.failed(&e).is_err() {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The open interval of leading-key integers to probe in (lo, hi), when the leading key is an integer.
