@@ -27,6 +27,9 @@ impl std::fmt::Display for Unopenable {
 }
 impl std::error::Error for Unopenable {}
 
+/// Environment variable: when set, every read and its outcome is printed on stderr (for working on this module).
+pub const TRACE: &str = "INNOPS_DUMP_TRACE";
+
 /// Error codes that mean the table as a whole cannot be opened.
 const UNOPENABLE: [u16; 2] = [1877, 1932];
 /// Error codes (and client-side failures) that mean the session is gone.
@@ -271,8 +274,11 @@ impl<'s, 'a> Reader<'s, 'a> {
                 }
             }
         }
-        if std::env::var_os("INNOPS_DUMP_TRACE").is_some() {
-            eprintln!("{sql} -> {} rows, {:?}", o.n, failure.as_ref().map(|e| e.to_string()));
+        if std::env::var_os(TRACE).is_some() {
+            let end = failure
+                .as_ref()
+                .map_or("end".to_string(), crate::error::describe_mysql);
+            eprintln!("{sql} -> {} rows, {end}", o.n);
         }
         if let Some(e) = failure {
             o.ok = false;
@@ -468,8 +474,11 @@ impl<'s, 'a> Reader<'s, 'a> {
                 keys = self.sh.key_list,
             );
             let res = self.conn.query::<Row, _>(&sql);
-            if std::env::var_os("INNOPS_DUMP_TRACE").is_some() {
-                eprintln!("{sql} -> {:?}", res.as_ref().map(|r| r.len()).map_err(|e| e.to_string()));
+            if std::env::var_os(TRACE).is_some() {
+                match &res {
+                    Ok(r) => eprintln!("{sql} -> {} keys", r.len()),
+                    Err(e) => eprintln!("{sql} -> {}", crate::error::describe_mysql(e)),
+                }
             }
             match res {
                 Ok(rows) => return Some(rows.into_iter().map(|r| r.unwrap()).collect()),
