@@ -458,7 +458,7 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
     assert_eq!(t.lost.len(), 1, "{t:?}");
     let comp_expected: Vec<TextRow> = comp
         .iter()
-        .filter(|r| !comp_lost.contains(&r[..2].to_vec()))
+        .filter(|r| !comp_lost.contains(&r[..2]))
         .cloned()
         .collect();
     // VARCHAR key: the same, bounds are the neighbouring names.
@@ -475,7 +475,7 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
     );
     let vc_expected: Vec<TextRow> = vc
         .iter()
-        .filter(|r| !vc_lost.contains(&r[..1].to_vec()))
+        .filter(|r| !vc_lost.contains(&r[..1]))
         .cloned()
         .collect();
     // Only a secondary-index page bad: the primary key reads everything.
