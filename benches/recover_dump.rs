@@ -12,7 +12,10 @@ use innops::dump::{self, DumpOptions, TableName, TableStatus, TargetConnector};
 use innops::server::connect::ConnSpec;
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let [socket, out, threads, tables @ ..] = args.as_slice() else {
         anyhow::bail!("usage: recover_dump SOCKET OUT_DIR THREADS DB.TABLE...");
     };

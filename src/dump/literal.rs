@@ -103,23 +103,28 @@ pub fn push_quoted(out: &mut Vec<u8>, b: &[u8]) {
     out.reserve(b.len() + 2);
     out.push(b'\'');
     let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            0 => b"\\0",
-            b'\'' => b"\\'",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            0x1a => b"\\Z",
-            _ => continue,
-        };
+    while let Some(off) = b[start..].iter().position(|&c| ESCAPED[c as usize] != 0) {
+        let i = start + off;
         out.extend_from_slice(&b[start..i]);
-        out.extend_from_slice(esc);
+        out.push(b'\\');
+        out.push(ESCAPED[b[i] as usize]);
         start = i + 1;
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'\'');
 }
+
+/// For each byte, the letter that follows the backslash when it is escaped, or 0.
+const ESCAPED: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[0] = b'0';
+    t[b'\'' as usize] = b'\'';
+    t[b'\\' as usize] = b'\\';
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[0x1a] = b'Z';
+    t
+};
 
 #[cfg(test)]
 mod tests {

@@ -54,20 +54,36 @@ impl B {
 /// A stretch of one range's key space no read reached: (range index, lower, upper).
 type Stretch = (usize, Option<B>, Option<B>);
 
-/// The table file, shared by the reading threads.
+/// The table file as the reading threads see it: full INSERT statements go to a writer thread (which also
+/// hashes the file), the row count and content hash add up here.
 struct Out {
-    w: std::io::BufWriter<std::fs::File>,
-    sha: Sha256,
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
     rows: u64,
     hash: u128,
 }
 
-impl Out {
-    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        self.w.write_all(bytes)?;
-        self.sha.update(bytes);
-        Ok(())
-    }
+/// The writer thread of a table file: writes and hashes what the readers send; the file's sha256.
+fn spawn_writer(
+    f: std::fs::File,
+    header: Vec<u8>,
+) -> (
+    std::sync::mpsc::SyncSender<Vec<u8>>,
+    std::thread::JoinHandle<std::io::Result<String>>,
+) {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let handle = std::thread::spawn(move || {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut sha = Sha256::new();
+        sha.update(&header);
+        w.write_all(&header)?;
+        for buf in rx {
+            sha.update(&buf);
+            w.write_all(&buf)?;
+        }
+        w.flush()?;
+        Ok(format!("{:x}", sha.finalize()))
+    });
+    (tx, handle)
 }
 
 struct Shared<'a> {
@@ -565,12 +581,15 @@ fn flush_parts(
         return Ok(());
     }
     buf.extend_from_slice(b";\n");
+    let full = std::mem::replace(buf, Vec::with_capacity(sh.opts.chunk_bytes + (64 << 10)));
     let mut out = sh.out.lock().unwrap();
-    out.write(buf)?;
     out.rows += *rows;
     out.hash = out.hash.wrapping_add(*hash);
+    let tx = out.tx.clone();
     drop(out);
-    buf.clear();
+    // The writer only stops early on a write error, which the caller reports when it joins it.
+    tx.send(full)
+        .map_err(|_| anyhow::anyhow!("the dump file's writer stopped"))?;
     *rows = 0;
     *hash = 0;
     Ok(())
@@ -687,12 +706,6 @@ pub(crate) fn dump_table(
     let file = file_name(name);
     let path = opts.out_dir.join(&file);
     let f = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-    let mut out = Out {
-        w: std::io::BufWriter::with_capacity(1 << 20, f),
-        sha: Sha256::new(),
-        rows: 0,
-        hash: 0,
-    };
     let header = format!(
         "-- innops recover: {name}\n\
          SET NAMES utf8mb4;\n\
@@ -702,7 +715,12 @@ pub(crate) fn dump_table(
          {create};\n",
         db = quote_ident(&name.db)
     );
-    out.write(header.as_bytes())?;
+    let (tx, writer) = spawn_writer(f, header.into_bytes());
+    let out = Out {
+        tx,
+        rows: 0,
+        hash: 0,
+    };
     let cols = info.select_list();
     let shared = Shared {
         info: &info,
@@ -743,6 +761,7 @@ pub(crate) fn dump_table(
         Ok(()) => {}
         Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
             drop(shared);
+            let _ = writer.join();
             let _ = std::fs::remove_file(&path);
             entry.status = TableStatus::Unrecoverable;
             entry.note = Some(format!(
@@ -762,13 +781,16 @@ pub(crate) fn dump_table(
         }
     }
     let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
-    let mut out = shared.out.into_inner().unwrap();
-    out.w.flush()?;
-    drop(out.w);
+    let out = shared.out.into_inner().unwrap();
+    drop(out.tx);
+    let sha = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
+        .with_context(|| format!("writing {}", path.display()))?;
     entry.file = Some(file);
     entry.rows = out.rows;
     entry.content_hash = Some(format!("{:032x}", out.hash));
-    entry.sha256 = Some(format!("{:x}", out.sha.finalize()));
+    entry.sha256 = Some(sha);
     let mut lines = lines;
     let pk_kinds: Vec<Kind> = info.pk.iter().map(|&p| info.columns[p].kind).collect();
     let to_json = |b: &B| -> Vec<serde_json::Value> {
