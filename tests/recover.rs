@@ -620,3 +620,54 @@ fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
     );
     assert!(off_bad.is_subset(&got), "every row off the garbled page");
 }
+
+/// Two sessions read the halves of the key range at once; the leaf holding the cut between them is bad, and
+/// another one in the upper half: the two halves' lost stretches at the cut are one lost range, bounded by the
+/// readable rows on either side.
+#[test]
+fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
+    let mut sb = Sandboxed::new("rec5");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    let before = table_rows(&mut c, "db.t", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let file = ibd(&sb, "db", "t");
+    let leaves = leaves(&file, 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    // Two ranges cut at 1 + (3000 - 1) / 2 = 1500.
+    let cut = per_leaf
+        .iter()
+        .position(|l| l.iter().any(|r| r[0].as_deref() == Some("1500")))
+        .unwrap();
+    assert!(
+        per_leaf[cut][0][0].as_deref() != Some("1500"),
+        "the cut is inside the leaf"
+    );
+    let bad: BTreeSet<usize> = [cut, cut + 8].into();
+    for &i in &bad {
+        damage(&file, leaves[i].page);
+    }
+    start_at(&mut sb, 1);
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, &["t"], &opts(out.path(), 1, 2));
+    assert_eq!(reported_lost(&m, "t"), expected_lost(&per_leaf, &bad));
+    let expected = minus_bad(&before, &per_leaf, &bad);
+    let fresh = reload(out.path(), "rec5load");
+    assert_eq!(table_rows(&mut fresh.conn(), "db.t", "id"), expected);
+    // A file changed after the dump is refused before anything is loaded.
+    let file = out
+        .path()
+        .join(m.table("db", "t").unwrap().file.as_ref().unwrap());
+    let mut text = std::fs::read(&file).unwrap();
+    text.extend_from_slice(b"-- changed\n");
+    std::fs::write(&file, text).unwrap();
+    let err = dump::verify_load(out.path(), &fresh.target(), "/* innops:test */").unwrap_err();
+    assert!(
+        innops::error::display_of(&err).contains("sha256"),
+        "{err:#}"
+    );
+}

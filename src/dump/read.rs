@@ -1032,3 +1032,48 @@ fn plain_scan(sh: &Shared, entry: &mut TableEntry) -> anyhow::Result<()> {
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(v: i64) -> Vec<Value> {
+        vec![Value::Bytes(v.to_string().into_bytes())]
+    }
+
+    #[test]
+    fn lost_stretches_meeting_at_a_cut_become_one_range() {
+        let cuts = [Value::Bytes(b"100".to_vec()), Value::Bytes(b"200".to_vec())];
+        let below = |v: &Value| B {
+            key: vec![v.clone()],
+            incl: false,
+        };
+        let from = |v: &Value| B {
+            key: vec![v.clone()],
+            incl: true,
+        };
+        let lost = vec![
+            // Range 2 entirely unreadable, range 1 unreadable at both ends, range 0 at its end and inside.
+            (2, Some(from(&cuts[1])), Some(B::before(key(260)))),
+            (1, Some(B::after(key(150))), Some(below(&cuts[1]))),
+            (0, Some(B::after(key(10))), Some(B::before(key(20)))),
+            (1, Some(from(&cuts[0])), Some(B::before(key(120)))),
+            (0, Some(B::after(key(90))), Some(below(&cuts[0]))),
+        ];
+        let merged = merge_lost(lost, &cuts);
+        assert_eq!(
+            merged,
+            vec![
+                (Some(B::after(key(10))), Some(B::before(key(20)))),
+                (Some(B::after(key(90))), Some(B::before(key(120)))),
+                (Some(B::after(key(150))), Some(B::before(key(260)))),
+            ]
+        );
+        // A stretch that ends at a cut the next range read from is kept as it is, bounded by the cut.
+        let lone = vec![(0, Some(B::after(key(90))), Some(below(&cuts[0])))];
+        assert_eq!(
+            merge_lost(lone, &cuts),
+            vec![(Some(B::after(key(90))), Some(below(&cuts[0])))]
+        );
+    }
+}
