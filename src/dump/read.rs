@@ -1021,12 +1021,12 @@ fn plain_scan(sh: &Shared, entry: &mut TableEntry) -> anyhow::Result<()> {
     r.flush()?;
     entry.note = Some(if o.ok {
         format!(
-            "{} has no primary key: it was dumped by a plain scan, which ended without error",
+            "{} has no usable primary key (none, or one on a column prefix or a generated column): it was dumped by a plain scan, which ended without error",
             sh.info.name
         )
     } else {
         format!(
-            "{} has no primary key: a plain scan stopped at a read error after {} rows and the rest cannot be located; rows after the damage are lost",
+            "{} has no usable primary key (none, or one on a column prefix or a generated column): a plain scan stopped at a read error after {} rows and the rows after the damage cannot be reached through SQL",
             sh.info.name, o.n
         )
     });
