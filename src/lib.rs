@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod drill;
+pub mod dump;
 pub mod error;
 pub mod plan;
 pub mod procedures;

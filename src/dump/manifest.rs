@@ -1,0 +1,286 @@
+//! `manifest.json` and `lost.jsonl`, and loading a dump back into a server to prove it (`--verify-load`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+use mysql::prelude::Queryable;
+use mysql::Row;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::read::push_tuple;
+use super::{prepare_session, TableInfo, TableName};
+use crate::server::Target;
+
+pub const MANIFEST: &str = "manifest.json";
+pub const LOST: &str = "lost.jsonl";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableStatus {
+    /// Every row: ascending reads covered the whole key space without error.
+    Complete,
+    /// Every readable row; `lost` names the key ranges that could not be read.
+    Partial,
+    /// No primary key: dumped by a plain scan as far as it went (`note` says whether it ended cleanly).
+    NoPrimaryKey,
+    /// The table cannot be opened (ERROR 1877): nothing is recoverable through SQL.
+    Unrecoverable,
+}
+
+/// A key range no read could reach; rows strictly between the bounds are lost. Bounds are primary-key values
+/// (the nearest readable rows) or, at a cut between parallel reads, a leading-column value; an absent bound
+/// is the start or end of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostRange {
+    /// Lower bound, exclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub after: Option<Vec<serde_json::Value>>,
+    /// Lower bound, inclusive (a cut between parallel reads).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub from: Option<Vec<serde_json::Value>>,
+    /// Upper bound, exclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub before: Option<Vec<serde_json::Value>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TableEntry {
+    pub db: String,
+    pub table: String,
+    pub status: TableStatus,
+    /// The SQL file, relative to the dump directory; none when nothing was recoverable.
+    pub file: Option<String>,
+    pub sha256: Option<String>,
+    pub rows: u64,
+    /// Order-independent hash of the rows as written (xxh3-128 of each row's SQL tuple, summed).
+    pub content_hash: Option<String>,
+    pub columns: Vec<String>,
+    pub primary_key: Vec<String>,
+    pub lost: Vec<LostRange>,
+    /// Sessions lost (server crashes) while reading this table.
+    pub reconnects: u32,
+    /// One sentence for a person: why the table is not complete.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    /// `innodb_force_recovery` of the server the rows were read from (the caller's figure).
+    pub level: u8,
+    pub created: String,
+    pub tables: Vec<TableEntry>,
+    /// sha256 of every file of the dump but the manifest itself.
+    pub files: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
+        let p = dir.join(MANIFEST);
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a dump manifest", p.display()))
+    }
+
+    pub fn table(&self, db: &str, table: &str) -> Option<&TableEntry> {
+        self.tables.iter().find(|t| t.db == db && t.table == table)
+    }
+}
+
+/// Write lost.jsonl and manifest.json.
+pub(crate) fn finish(
+    dir: &Path,
+    level: u8,
+    tables: Vec<TableEntry>,
+    lost_lines: &[String],
+) -> anyhow::Result<Manifest> {
+    let mut lost = lost_lines.join("\n");
+    if !lost.is_empty() {
+        lost.push('\n');
+    }
+    let lost_path = dir.join(LOST);
+    std::fs::write(&lost_path, &lost)
+        .with_context(|| format!("writing {}", lost_path.display()))?;
+    let mut files = BTreeMap::new();
+    files.insert(
+        LOST.to_string(),
+        format!("{:x}", Sha256::digest(lost.as_bytes())),
+    );
+    for t in &tables {
+        if let (Some(f), Some(h)) = (&t.file, &t.sha256) {
+            files.insert(f.clone(), h.clone());
+        }
+    }
+    let m = Manifest {
+        format: 1,
+        level,
+        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        tables,
+        files,
+    };
+    let p = dir.join(MANIFEST);
+    std::fs::write(&p, serde_json::to_string_pretty(&m)?)
+        .with_context(|| format!("writing {}", p.display()))?;
+    Ok(m)
+}
+
+/// sha256 of a file, streamed.
+pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// What loading one table showed.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadCheck {
+    pub db: String,
+    pub table: String,
+    pub rows_expected: u64,
+    pub rows_loaded: u64,
+    pub hash_matches: bool,
+}
+
+impl LoadCheck {
+    pub fn ok(&self) -> bool {
+        self.rows_expected == self.rows_loaded && self.hash_matches
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub tables: Vec<LoadCheck>,
+}
+
+impl Verified {
+    pub fn ok(&self) -> bool {
+        self.tables.iter().all(LoadCheck::ok)
+    }
+}
+
+/// The mysql-compatible client on PATH.
+fn client_binary() -> anyhow::Result<std::path::PathBuf> {
+    let dirs: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for name in ["mariadb", "mysql"] {
+        for d in &dirs {
+            if d.join(name).is_file() {
+                return Ok(d.join(name));
+            }
+        }
+    }
+    Err(crate::error::bad_input(
+        "no mariadb or mysql client was found on PATH: install one (apt-get install -y mariadb-client) to load the dump",
+    ))
+}
+
+/// Load every file of the dump in `dir` into `target` with the `mariadb` client (as `mariadb < FILE` does),
+/// after checking each file's sha256 against the manifest, then count each table's rows and hash its content
+/// the way the dump did. The target must not hold the dumped tables yet.
+pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Verified> {
+    let m = Manifest::read(dir)?;
+    for (f, h) in &m.files {
+        let found = sha256_file(&dir.join(f))?;
+        if &found != h {
+            return Err(crate::error::post_check(format!(
+                "{} has sha256 {found}, not the manifest's {h}: the dump was changed or damaged after it was written",
+                dir.join(f).display()
+            )));
+        }
+    }
+    let client = client_binary()?;
+    let opts = &target.opts;
+    let mut args = vec!["--no-defaults".to_string(), "--batch".to_string()];
+    if let Some(s) = opts.get_socket() {
+        args.push(format!("--socket={s}"));
+    } else {
+        args.push(format!("--host={}", opts.get_ip_or_hostname()));
+        args.push(format!("--port={}", opts.get_tcp_port()));
+        args.push("--protocol=TCP".into());
+    }
+    if let Some(u) = opts.get_user() {
+        args.push(format!("--user={u}"));
+    }
+    let mut checks = Vec::new();
+    for t in &m.tables {
+        let Some(file) = &t.file else { continue };
+        let path = dir.join(file);
+        let input =
+            std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
+        let mut cmd = Command::new(&client);
+        cmd.args(&args)
+            .stdin(input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        match opts.get_pass() {
+            Some(p) => cmd.env("MYSQL_PWD", p),
+            None => cmd.env_remove("MYSQL_PWD"),
+        };
+        let out = cmd
+            .output()
+            .with_context(|| format!("running {}", client.display()))?;
+        if !out.status.success() {
+            return Err(crate::error::post_check(format!(
+                "loading {} into {} failed ({}): {}",
+                path.display(),
+                target.label,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let mut conn = target.connect()?;
+        prepare_session(&mut conn, tag)?;
+        let name = TableName::new(&t.db, &t.table);
+        let info = TableInfo::read(&mut conn, tag, &name)?;
+        let names: Vec<&str> = info.columns.iter().map(|c| c.name.as_str()).collect();
+        if names != t.columns.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(crate::error::post_check(format!(
+                "the loaded table {name} has columns {names:?}, not the dumped {:?}: the file's CREATE TABLE does not match its rows",
+                t.columns
+            )));
+        }
+        let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
+        let hint = if info.pk.is_empty() {
+            ""
+        } else {
+            " FORCE INDEX (PRIMARY)"
+        };
+        let sql = format!(
+            "SELECT {tag} {} FROM {}{hint}",
+            info.select_list(),
+            name.qualified()
+        );
+        let mut rows = 0u64;
+        let mut hash = 0u128;
+        let mut buf = Vec::new();
+        for r in conn.query_iter(sql)? {
+            let r: Row = r?;
+            buf.clear();
+            push_tuple(&mut buf, &kinds, &r);
+            hash = hash.wrapping_add(xxhash_rust::xxh3::xxh3_128(&buf));
+            rows += 1;
+        }
+        checks.push(LoadCheck {
+            db: t.db.clone(),
+            table: t.table.clone(),
+            rows_expected: t.rows,
+            rows_loaded: rows,
+            hash_matches: t.content_hash.as_deref() == Some(format!("{hash:032x}").as_str()),
+        });
+    }
+    Ok(Verified { tables: checks })
+}

@@ -1,0 +1,307 @@
+//! Forced-recovery dumps: every row that is not on a damaged page, read table by table into SQL files that
+//! `mariadb < FILE` loads, with the exact primary-key ranges that were lost (`lost.jsonl`) and a manifest
+//! (`manifest.json`) of rows, lost ranges, file hashes and the `innodb_force_recovery` level used.
+//!
+//! How a table is read (shared/FACTS.md §4): ascending by primary key (`FORCE INDEX (PRIMARY)`) streaming, so
+//! every row received before an error is kept; after an error, one row at a time from the last key (rows
+//! InnoDB's prefetch dropped before the bad page); then descending from the end of the range to find where
+//! readable rows resume; rows found that way are read again ascending, because only an ascending scan that ends
+//! without error proves that nothing is missing (a descending scan ends silently at level ≥ 1, and `COUNT(*)`
+//! is answered from a secondary index). What stays between two readable rows is searched by probes (integer
+//! keys: midpoints; any key: the primary keys a readable secondary index lists), tolerating failures of
+//! lookups next to a bad page; what no probe reaches is a lost range, bounded by the nearest readable keys.
+//!
+//! A healthy table costs one ascending scan per key range (several ranges read in parallel when the leading key
+//! column is an integer and `threads` > 1); the recovery logic runs only after an error.
+//!
+//! The caller owns the server: [`Connector::reconnect`] is called when the connection is lost (2013: the server
+//! crashed on a garbage record), and must bring the server back at the same level and return a session; the
+//! read goes on from the last key received.
+
+pub mod literal;
+pub mod manifest;
+mod read;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use serde::{Deserialize, Serialize};
+
+pub use literal::Kind;
+pub use manifest::{verify_load, LoadCheck, Manifest, TableEntry, TableStatus, Verified};
+
+use crate::server::Target;
+use crate::sql::{qualified, quote_ident};
+
+/// Where sessions to the server being dumped come from.
+pub trait Connector: Sync {
+    /// A new session.
+    fn connect(&self) -> anyhow::Result<Conn>;
+    /// The connection was lost while reading (`why` says how, e.g. `2013 Lost connection`): bring the server
+    /// back (restart it at the same level if it crashed) and return a new session. Called from any reading
+    /// thread, possibly from several at once for one crash.
+    fn reconnect(&self, why: &str) -> anyhow::Result<Conn>;
+}
+
+/// Sessions to a target that restarts by itself (or is restarted by someone else): reconnect waits up to
+/// `wait` for it to accept connections again.
+pub struct TargetConnector<'a> {
+    pub target: &'a Target,
+    pub wait: Duration,
+}
+
+impl Connector for TargetConnector<'_> {
+    fn connect(&self) -> anyhow::Result<Conn> {
+        self.target.connect()
+    }
+
+    fn reconnect(&self, why: &str) -> anyhow::Result<Conn> {
+        let start = Instant::now();
+        loop {
+            match self.target.connect() {
+                Ok(c) => return Ok(c),
+                Err(e) if start.elapsed() > self.wait => {
+                    return Err(e.context(format!(
+                        "the connection was lost while dumping ({why}) and the server did not come back within {}s",
+                        self.wait.as_secs()
+                    )))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    }
+}
+
+/// A table to dump.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableName {
+    pub db: String,
+    pub table: String,
+}
+
+impl TableName {
+    pub fn new(db: &str, table: &str) -> TableName {
+        TableName {
+            db: db.into(),
+            table: table.into(),
+        }
+    }
+
+    pub fn qualified(&self) -> String {
+        qualified(&self.db, &self.table)
+    }
+}
+
+impl std::fmt::Display for TableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.db, self.table)
+    }
+}
+
+/// How to dump.
+#[derive(Debug, Clone)]
+pub struct DumpOptions {
+    /// The directory the files go to (created if missing).
+    pub out_dir: PathBuf,
+    /// Sessions reading one table at once (key ranges of an integer-led primary key).
+    pub threads: usize,
+    /// Bytes per INSERT statement (about).
+    pub chunk_bytes: usize,
+    /// The `innodb_force_recovery` level the server runs at; recorded in the manifest.
+    pub level: u8,
+    /// The statement tag (`/* innops:recover:dump */`).
+    pub tag: String,
+    /// Probes per unreadable stretch before it is declared lost.
+    pub probe_budget: usize,
+    /// Tables with fewer rows (the server's estimate) are read by one session.
+    pub split_min_rows: u64,
+    /// Lost connections tolerated per table before its remaining stretches are declared lost.
+    pub max_reconnects: u32,
+}
+
+impl DumpOptions {
+    pub fn new(out_dir: &Path, level: u8) -> DumpOptions {
+        DumpOptions {
+            out_dir: out_dir.to_path_buf(),
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            chunk_bytes: 1 << 20,
+            level,
+            tag: "/* innops:recover:dump */".into(),
+            probe_budget: 256,
+            max_reconnects: 20,
+            split_min_rows: 100_000,
+        }
+    }
+}
+
+/// A column as the dump reads and writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub data_type: String,
+    pub kind: Kind,
+    pub unsigned: bool,
+}
+
+/// What the dump needs to know about a table.
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    pub name: TableName,
+    /// Stored columns, in table order (generated columns are left out: the server computes them on load).
+    pub columns: Vec<Column>,
+    /// Positions in `columns` of the primary key, in key order; empty when there is none usable.
+    pub pk: Vec<usize>,
+    /// Secondary indexes: name and the positions of their columns in `columns`.
+    pub secondary: Vec<(String, Vec<usize>)>,
+}
+
+impl TableInfo {
+    /// Read the column and index definitions from information_schema.
+    pub fn read(conn: &mut Conn, tag: &str, name: &TableName) -> anyhow::Result<TableInfo> {
+        let cols: Vec<(String, String, String, String)> = conn.exec(
+            format!(
+                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA FROM information_schema.COLUMNS \
+                 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+            ),
+            (&name.db, &name.table),
+        )?;
+        if cols.is_empty() {
+            return Err(crate::error::bad_input(format!(
+                "table {name} does not exist: check the table list"
+            )));
+        }
+        let mut generated = Vec::new();
+        let mut columns = Vec::new();
+        for (col, data_type, column_type, extra) in cols {
+            if extra.to_ascii_uppercase().contains("GENERATED") {
+                generated.push(col);
+                continue;
+            }
+            columns.push(Column {
+                kind: Kind::of(&data_type),
+                unsigned: column_type.to_ascii_lowercase().contains("unsigned"),
+                name: col,
+                data_type: data_type.to_ascii_lowercase(),
+            });
+        }
+        let stats: Vec<(String, String, Option<u64>)> = conn.exec(
+            format!(
+                "SELECT {tag} INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS \
+                 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX"
+            ),
+            (&name.db, &name.table),
+        )?;
+        let pos = |c: &str| columns.iter().position(|x| x.name == c);
+        let mut pk = Vec::new();
+        let mut pk_usable = true;
+        let mut secondary: Vec<(String, Vec<usize>)> = Vec::new();
+        for (index, col, sub_part) in stats {
+            if index == "PRIMARY" {
+                match pos(&col) {
+                    Some(p) if sub_part.is_none() => pk.push(p),
+                    _ => pk_usable = false,
+                }
+            } else if let Some(p) = pos(&col) {
+                match secondary.last_mut() {
+                    Some((n, v)) if *n == index => v.push(p),
+                    _ => secondary.push((index, vec![p])),
+                }
+            }
+        }
+        if !pk_usable {
+            pk.clear();
+        }
+        Ok(TableInfo {
+            name: name.clone(),
+            columns,
+            pk,
+            secondary,
+        })
+    }
+
+    /// `a`, `b`, … (the stored columns).
+    pub fn select_list(&self) -> String {
+        self.columns
+            .iter()
+            .map(|c| quote_ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn first_key_is_integer(&self) -> bool {
+        self.pk.first().is_some_and(|&p| {
+            matches!(
+                self.columns[p].data_type.as_str(),
+                "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint"
+            )
+        })
+    }
+}
+
+/// Base tables of the given databases (all but the system ones when `dbs` is empty), sorted.
+pub fn list_tables(conn: &mut Conn, tag: &str, dbs: &[String]) -> anyhow::Result<Vec<TableName>> {
+    let rows: Vec<(String, String)> = conn.query(format!(
+        "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' \
+         AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') \
+         ORDER BY TABLE_SCHEMA, TABLE_NAME"
+    ))?;
+    Ok(rows
+        .into_iter()
+        .filter(|(db, _)| dbs.is_empty() || dbs.contains(db))
+        .map(|(db, table)| TableName { db, table })
+        .collect())
+}
+
+/// A file name for a table's dump: letters, digits and `_` kept, every other byte as `@xx`.
+pub fn file_name(t: &TableName) -> String {
+    let enc = |s: &str| {
+        let mut out = String::new();
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("@{b:02x}"));
+            }
+        }
+        out
+    };
+    format!("{}.{}.sql", enc(&t.db), enc(&t.table))
+}
+
+/// Session settings of every reading session: text exactly as the dump files load it back.
+pub(crate) fn prepare_session(conn: &mut Conn, tag: &str) -> anyhow::Result<()> {
+    conn.query_drop(format!(
+        "SET {tag} SESSION sql_mode = '', time_zone = '+00:00', net_write_timeout = 3600, \
+         net_read_timeout = 3600, character_set_client = utf8mb4, character_set_connection = utf8mb4, \
+         character_set_results = utf8mb4, collation_connection = utf8mb4_general_ci"
+    ))?;
+    Ok(())
+}
+
+/// Dump `tables` into `opts.out_dir`: one SQL file per readable table, `lost.jsonl`, `manifest.json`.
+/// A table that cannot be opened (ERROR 1877) or read at all is reported in the manifest and the others go on;
+/// the error returned is for the dump as a whole (the output directory, a lost server that does not come
+/// back, Ctrl-C).
+pub fn dump(
+    connector: &dyn Connector,
+    tables: &[TableName],
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+) -> anyhow::Result<Manifest> {
+    use anyhow::Context;
+    std::fs::create_dir_all(&opts.out_dir)
+        .with_context(|| format!("creating {}", opts.out_dir.display()))?;
+    let mut entries = Vec::new();
+    let mut lost_lines = Vec::new();
+    for t in tables {
+        let (entry, lines) = read::dump_table(connector, t, opts, abort)?;
+        entries.push(entry);
+        lost_lines.extend(lines);
+    }
+    manifest::finish(&opts.out_dir, opts.level, entries, &lost_lines)
+}

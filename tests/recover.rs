@@ -1,0 +1,673 @@
+//! Forced-recovery dumps (issue 10) against real corruption: leaf pages of a stopped server's `.ibd` files are
+//! overwritten (shared/FACTS.md §4), the server starts at a given `innodb_force_recovery`, and the dump must
+//! hold exactly the rows not on the damaged pages, bound every lost range by the nearest readable keys, and
+//! reload into a fresh server.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
+use mysql::prelude::Queryable;
+
+use crate::common::Sandboxed;
+
+const PAGE: usize = 16384;
+
+/// A row as text (NULL as None), in the order the server returns columns.
+type TextRow = Vec<Option<String>>;
+
+/// An index page of a `.ibd` file.
+#[derive(Debug, Clone)]
+struct IndexPage {
+    page: u32,
+    n_recs: usize,
+}
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// The leaf pages of the index whose root is `root` (3: clustered, 4: the first secondary index), in key
+/// order: level-0 index pages with the root's index id, following the next-page links from the one without
+/// a previous page.
+fn leaves(ibd: &Path, root: usize) -> Vec<IndexPage> {
+    let data = std::fs::read(ibd).unwrap();
+    let page = |n: usize| &data[n * PAGE..(n + 1) * PAGE];
+    let index_id = &page(root)[66..74];
+    let mut by_no = std::collections::HashMap::new();
+    let mut first = None;
+    for n in 0..data.len() / PAGE {
+        let p = page(n);
+        if be16(p, 24) == 17855 && be16(p, 64) == 0 && &p[66..74] == index_id {
+            by_no.insert(n as u32, (be32(p, 8), be32(p, 12), be16(p, 54) as usize));
+            if be32(p, 8) == u32::MAX {
+                first = Some(n as u32);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = first.expect("a first leaf page");
+    loop {
+        let (_, next, n_recs) = by_no[&at];
+        out.push(IndexPage { page: at, n_recs });
+        if next == u32::MAX {
+            break;
+        }
+        at = next;
+    }
+    assert_eq!(out.len(), by_no.len(), "every leaf is on the chain");
+    out
+}
+
+/// FACTS §4: 512 bytes of 0xA5 into the body of page `n` of a stopped server's file.
+fn damage(ibd: &Path, n: u32) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new().write(true).open(ibd).unwrap();
+    f.seek(SeekFrom::Start(n as u64 * PAGE as u64 + 2000))
+        .unwrap();
+    f.write_all(&[0xA5; 512]).unwrap();
+}
+
+fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
+    sb.sandbox.datadir.join(db).join(format!("{table}.ibd"))
+}
+
+/// A slow shutdown, so the pages on disk are all there is.
+fn stop_slow(sb: &Sandboxed) {
+    let pid = sb.sandbox.running_pid().expect("running");
+    let mut c = sb.conn();
+    c.query_drop("SET GLOBAL innodb_fast_shutdown = 0").unwrap();
+    let _ = c.query_drop("SHUTDOWN");
+    assert!(innops::sandbox::wait_exit(pid, Duration::from_secs(300)));
+}
+
+/// Start with `innodb_force_recovery = level`, without loading the buffer pool dump (which would read the bad
+/// pages first).
+fn start_at(sb: &mut Sandboxed, level: u8) {
+    sb.sandbox
+        .start(
+            &[
+                "--innodb-buffer-pool-load-at-startup=OFF".into(),
+                format!("--innodb-force-recovery={level}"),
+            ],
+            Duration::from_secs(300),
+        )
+        .expect("start at the recovery level");
+}
+
+fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<TextRow> {
+    conn.query_iter(sql)
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (0..r.len())
+                .map(|i| match r.as_ref(i).unwrap() {
+                    mysql::Value::NULL => None,
+                    mysql::Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    other => Some(other.as_sql(true)),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Rows of a table in primary-key order.
+fn table_rows(conn: &mut mysql::Conn, table: &str, order: &str) -> Vec<TextRow> {
+    rows(conn, &format!("SELECT * FROM {table} ORDER BY {order}"))
+}
+
+/// A table of `n` rows, about 70 to a leaf page: (id INT, k INT with an index, c VARCHAR(200)).
+fn int_table(conn: &mut mysql::Conn, table: &str, n: u32) {
+    conn.query_drop(format!(
+        "CREATE TABLE db.{table} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(200) NOT NULL, KEY k (k)) ENGINE=InnoDB"
+    ))
+    .unwrap();
+    conn.query_drop(format!(
+        "INSERT INTO db.{table} SELECT seq, seq * 7 % 1000, CONCAT(REPEAT('x', 180), seq) FROM seq_1_to_{n}"
+    ))
+    .unwrap();
+}
+
+fn opts(dir: &Path, level: u8, threads: usize) -> DumpOptions {
+    let mut o = DumpOptions::new(dir, level);
+    o.threads = threads;
+    o.split_min_rows = 0;
+    o
+}
+
+fn run_dump(sb: &Sandboxed, tables: &[&str], o: &DumpOptions) -> Manifest {
+    let target = sb.target();
+    let connector = TargetConnector {
+        target: &target,
+        wait: Duration::from_secs(60),
+    };
+    let names: Vec<TableName> = tables.iter().map(|t| TableName::new("db", t)).collect();
+    dump::dump(&connector, &names, o, &AtomicBool::new(false)).expect("dump")
+}
+
+/// Load the dump into a fresh sandbox: every file loads, and rows and content match the manifest.
+fn reload(dir: &Path, name: &str) -> Sandboxed {
+    let fresh = Sandboxed::new(name);
+    let checked = dump::verify_load(dir, &fresh.target(), "/* innops:test */").expect("load");
+    assert!(checked.ok(), "{checked:?}");
+    fresh
+}
+
+/// Keys of the rows on each leaf page (`keys` in primary-key order, from before the damage).
+fn keys_per_leaf(leaves: &[IndexPage], keys: &[TextRow]) -> Vec<Vec<TextRow>> {
+    assert_eq!(
+        leaves.iter().map(|l| l.n_recs).sum::<usize>(),
+        keys.len(),
+        "the leaves hold every row once"
+    );
+    let mut at = 0;
+    leaves
+        .iter()
+        .map(|l| {
+            let part = keys[at..at + l.n_recs].to_vec();
+            at += l.n_recs;
+            part
+        })
+        .collect()
+}
+
+/// The lost ranges a dump must report for damaged leaves `bad` (indexes into the leaf chain) of an INT-keyed
+/// table: one per run of adjacent bad leaves, bounded by the last id before and the first id after.
+fn expected_lost(
+    per_leaf: &[Vec<TextRow>],
+    bad: &BTreeSet<usize>,
+) -> Vec<(Option<i64>, Option<i64>)> {
+    let id = |r: &TextRow| r[0].as_ref().unwrap().parse::<i64>().unwrap();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < per_leaf.len() {
+        if bad.contains(&i) {
+            let start = i;
+            while bad.contains(&i) {
+                i += 1;
+            }
+            let after = start
+                .checked_sub(1)
+                .map(|p| id(per_leaf[p].last().unwrap()));
+            let before = per_leaf.get(i).map(|l| id(&l[0]));
+            out.push((after, before));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn reported_lost(m: &Manifest, table: &str) -> Vec<(Option<i64>, Option<i64>)> {
+    let t = m.table("db", table).unwrap();
+    let mut v: Vec<_> = t
+        .lost
+        .iter()
+        .map(|l| {
+            assert!(
+                l.from.is_none(),
+                "a lost range starts at a readable key: {l:?}"
+            );
+            (
+                l.after.as_ref().map(|k| k[0].as_i64().unwrap()),
+                l.before.as_ref().map(|k| k[0].as_i64().unwrap()),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// All rows of `before` but those whose ids are on the bad leaves.
+fn minus_bad(before: &[TextRow], per_leaf: &[Vec<TextRow>], bad: &BTreeSet<usize>) -> Vec<TextRow> {
+    let gone: BTreeSet<&TextRow> = bad.iter().flat_map(|&i| per_leaf[i].iter()).collect();
+    before
+        .iter()
+        .filter(|r| !gone.contains(&vec![r[0].clone()]))
+        .cloned()
+        .collect()
+}
+
+/// A table beside the damaged ones with every type the writer must escape.
+fn types_table(conn: &mut mysql::Conn) {
+    conn.query_drop(
+        "CREATE TABLE db.types (id INT PRIMARY KEY, b VARBINARY(20), bl BLOB, bt BIT(10), s VARCHAR(20) NULL, \
+         d DATE, dt DATETIME(6), ts TIMESTAMP NULL, de DECIMAL(20,6), f FLOAT, do DOUBLE, j JSON, \
+         e ENUM('a','b'), st SET('x','y'), g INT AS (id * 2) VIRTUAL, gs VARCHAR(30) AS (CONCAT(s, '!')) STORED, \
+         u BIGINT UNSIGNED, tx TEXT, l1 VARCHAR(10) CHARACTER SET latin1) ENGINE=InnoDB",
+    )
+    .unwrap();
+    conn.query_drop("SET SESSION sql_mode = ''").unwrap();
+    conn.query_drop(
+        "INSERT INTO db.types (id, b, bl, bt, s, d, dt, ts, de, f, do, j, e, st, u, tx, l1) VALUES \
+         (1, 0x00275C0A0D1A22, 0x5C27, b'1010101010', NULL, '0000-00-00', '0000-00-00 00:00:00', NULL, \
+          12345678901234.123456, 1.1, 0.1, '{\"a\": [1, \"x\\\\\"y\"]}', 'b', 'x,y', 18446744073709551615, \
+          'it''s \\\\ a\\nline\\0end', 'caf\\xe9'), \
+         (2, '', '', b'0', '', '2024-02-29', '2024-02-29 23:59:59.999999', '2024-01-01 00:00:00', -0.000001, \
+          -3.4e38, 1e-300, NULL, 'a', '', 0, 'é😀', ''), \
+         (3, NULL, NULL, NULL, 'NULL', NULL, NULL, NULL, NULL, NULL, NULL, 'null', NULL, NULL, NULL, '', NULL)",
+    )
+    .unwrap();
+}
+
+/// One bad leaf in the middle at level 0, healthy tables beside it: the damaged table keeps every other row and
+/// names the one lost range exactly; the healthy ones are complete and identical after a reload.
+#[test]
+fn one_bad_leaf_in_the_middle_at_level_0_and_healthy_tables_beside_it() {
+    let mut sb = Sandboxed::new("rec1");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    int_table(&mut c, "healthy", 2000);
+    types_table(&mut c);
+    let before_t = table_rows(&mut c, "db.t", "id");
+    let before_h = table_rows(&mut c, "db.healthy", "id");
+    let before_types = table_rows(&mut c, "db.types", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let leaves = leaves(&ibd(&sb, "db", "t"), 3);
+    assert!(leaves.len() > 20, "{} leaves", leaves.len());
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
+    for &i in &bad {
+        damage(&ibd(&sb, "db", "t"), leaves[i].page);
+    }
+    start_at(&mut sb, 0);
+
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, &["t", "healthy", "types"], &opts(out.path(), 0, 1));
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(reported_lost(&m, "t"), expected_lost(&per_leaf, &bad));
+    let expected = minus_bad(&before_t, &per_leaf, &bad);
+    assert_eq!(t.rows as usize, expected.len());
+    for name in ["healthy", "types"] {
+        let h = m.table("db", name).unwrap();
+        assert_eq!(h.status, TableStatus::Complete, "{h:?}");
+        assert!(h.lost.is_empty());
+    }
+    assert_eq!(m.level, 0);
+    // lost.jsonl: the secondary index k still lists the lost rows' ids and k values.
+    let lost = std::fs::read_to_string(out.path().join("lost.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(lost.lines().next().unwrap()).unwrap();
+    let listed: BTreeSet<i64> = line["secondary"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[1].as_i64().unwrap())
+        .collect();
+    let on_bad: BTreeSet<i64> = bad
+        .iter()
+        .flat_map(|&i| per_leaf[i].iter())
+        .map(|r| r[0].as_ref().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(listed, on_bad);
+    assert_eq!(
+        line["secondary"][0]["columns"],
+        serde_json::json!(["k", "id"])
+    );
+
+    let fresh = reload(out.path(), "rec1load");
+    let mut f = fresh.conn();
+    assert_eq!(table_rows(&mut f, "db.t", "id"), expected);
+    assert_eq!(table_rows(&mut f, "db.healthy", "id"), before_h);
+    assert_eq!(table_rows(&mut f, "db.types", "id"), before_types);
+}
+
+/// Bad leaves at both ends, two adjacent and one far from them, read by three sessions at once: exactly the
+/// rows of the other leaves, and one lost range per run of bad leaves.
+fn several_bad_leaves(level: u8, name: &str) {
+    let mut sb = Sandboxed::new(name);
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 4000);
+    let before = table_rows(&mut c, "db.t", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let file = ibd(&sb, "db", "t");
+    let leaves = leaves(&file, 3);
+    let n = leaves.len();
+    assert!(n > 30, "{n} leaves");
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad: BTreeSet<usize> = [0, n / 4, n / 4 + 1, n / 2 + 3, n - 1].into();
+    for &i in &bad {
+        damage(&file, leaves[i].page);
+    }
+    start_at(&mut sb, level);
+
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, &["t"], &opts(out.path(), level, 3));
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(reported_lost(&m, "t"), expected_lost(&per_leaf, &bad));
+    let expected = minus_bad(&before, &per_leaf, &bad);
+    assert_eq!(t.rows as usize, expected.len());
+    let fresh = reload(out.path(), &format!("{name}l"));
+    assert_eq!(table_rows(&mut fresh.conn(), "db.t", "id"), expected);
+}
+
+#[test]
+fn bad_leaves_at_both_ends_adjacent_and_far_apart_at_level_0() {
+    several_bad_leaves(0, "rec2a");
+}
+
+#[test]
+fn bad_leaves_at_both_ends_adjacent_and_far_apart_at_level_1() {
+    several_bad_leaves(1, "rec2b");
+}
+
+/// Level 1, other shapes: a composite and a VARCHAR primary key with a bad leaf in the middle, a table whose
+/// only bad page is in a secondary index, a table without a primary key, and a table whose page 0 is damaged
+/// (ERROR 1877: reported, the others go on).
+#[test]
+fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_level_1() {
+    let mut sb = Sandboxed::new("rec3");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.comp (a INT NOT NULL, b BIGINT NOT NULL, c VARCHAR(200), PRIMARY KEY (a, b)) ENGINE=InnoDB",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO db.comp SELECT seq DIV 100, seq % 100 * 3, REPEAT('c', 180) FROM seq_1_to_3000",
+    )
+    .unwrap();
+    c.query_drop(
+        "CREATE TABLE db.vc (name VARCHAR(64) NOT NULL PRIMARY KEY, v INT, pad VARCHAR(200), KEY v (v)) \
+         ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO db.vc SELECT CONCAT(IF(seq % 2, 'Key-', 'key_'), LPAD(seq, 6, '0'), '-é'), seq, REPEAT('v', 180) \
+         FROM seq_1_to_3000",
+    )
+    .unwrap();
+    int_table(&mut c, "sec", 3000);
+    c.query_drop("CREATE TABLE db.nopk (id INT NOT NULL, c VARCHAR(200)) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop("INSERT INTO db.nopk SELECT seq, REPEAT('n', 180) FROM seq_1_to_3000")
+        .unwrap();
+    int_table(&mut c, "zero", 500);
+    let comp = table_rows(&mut c, "db.comp", "a, b");
+    let comp_keys = rows(&mut c, "SELECT a, b FROM db.comp ORDER BY a, b");
+    let vc = table_rows(&mut c, "db.vc", "name");
+    let vc_keys = rows(&mut c, "SELECT name FROM db.vc ORDER BY name");
+    let sec = table_rows(&mut c, "db.sec", "id");
+    let nopk = table_rows(&mut c, "db.nopk", "id");
+    drop(c);
+    stop_slow(&sb);
+
+    let comp_leaves = leaves(&ibd(&sb, "db", "comp"), 3);
+    let comp_bad = comp_leaves.len() / 2;
+    let comp_lost: BTreeSet<TextRow> = keys_per_leaf(&comp_leaves, &comp_keys)[comp_bad]
+        .iter()
+        .cloned()
+        .collect();
+    damage(&ibd(&sb, "db", "comp"), comp_leaves[comp_bad].page);
+    let vc_leaves = leaves(&ibd(&sb, "db", "vc"), 3);
+    let vc_bad = vc_leaves.len() / 3;
+    let vc_per_leaf = keys_per_leaf(&vc_leaves, &vc_keys);
+    let vc_lost: BTreeSet<TextRow> = vc_per_leaf[vc_bad].iter().cloned().collect();
+    damage(&ibd(&sb, "db", "vc"), vc_leaves[vc_bad].page);
+    let sec_leaves = leaves(&ibd(&sb, "db", "sec"), 4);
+    assert!(sec_leaves.len() > 2);
+    damage(
+        &ibd(&sb, "db", "sec"),
+        sec_leaves[sec_leaves.len() / 2].page,
+    );
+    let nopk_leaves = leaves(&ibd(&sb, "db", "nopk"), 3);
+    damage(
+        &ibd(&sb, "db", "nopk"),
+        nopk_leaves[nopk_leaves.len() / 2].page,
+    );
+    damage(&ibd(&sb, "db", "zero"), 0);
+    start_at(&mut sb, 1);
+
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(
+        &sb,
+        &["comp", "zero", "vc", "sec", "nopk"],
+        &opts(out.path(), 1, 2),
+    );
+    assert_eq!(m.level, 1);
+    let zero = m.table("db", "zero").unwrap();
+    assert_eq!(zero.status, TableStatus::Unrecoverable, "{zero:?}");
+    assert!(zero.file.is_none());
+    // Level 0 says ERROR 1877; at level 1 the server reports the tablespace missing (ERROR 1030, error 194).
+    assert!(
+        zero.note.as_ref().unwrap().contains("cannot be opened"),
+        "{zero:?}"
+    );
+
+    let key_set = |rows: &[TextRow], n: usize| -> BTreeSet<TextRow> {
+        rows.iter().map(|r| r[..n].to_vec()).collect()
+    };
+    // Composite key: exactly the rows not on the bad leaf, one lost range between its neighbours.
+    let t = m.table("db", "comp").unwrap();
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(t.lost.len(), 1, "{t:?}");
+    let comp_expected: Vec<TextRow> = comp
+        .iter()
+        .filter(|r| !comp_lost.contains(&r[..2]))
+        .cloned()
+        .collect();
+    // VARCHAR key: the same, bounds are the neighbouring names.
+    let t = m.table("db", "vc").unwrap();
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(t.lost.len(), 1, "{t:?}");
+    assert_eq!(
+        t.lost[0].after.as_ref().unwrap()[0],
+        serde_json::json!(vc_per_leaf[vc_bad - 1].last().unwrap()[0])
+    );
+    assert_eq!(
+        t.lost[0].before.as_ref().unwrap()[0],
+        serde_json::json!(vc_per_leaf[vc_bad + 1][0][0])
+    );
+    let vc_expected: Vec<TextRow> = vc
+        .iter()
+        .filter(|r| !vc_lost.contains(&r[..1]))
+        .cloned()
+        .collect();
+    // Only a secondary-index page bad: the primary key reads everything.
+    let t = m.table("db", "sec").unwrap();
+    assert_eq!(t.status, TableStatus::Complete, "{t:?}");
+    // No primary key: as far as a plain scan goes, said so.
+    let t = m.table("db", "nopk").unwrap();
+    assert_eq!(t.status, TableStatus::NoPrimaryKey, "{t:?}");
+    assert!(t.note.as_ref().unwrap().contains("stopped"), "{t:?}");
+    assert!(t.rows > 0 && (t.rows as usize) < nopk.len(), "{t:?}");
+
+    let fresh = reload(out.path(), "rec3load");
+    let mut f = fresh.conn();
+    assert_eq!(table_rows(&mut f, "db.comp", "a, b"), comp_expected);
+    assert_eq!(table_rows(&mut f, "db.vc", "name"), vc_expected);
+    assert_eq!(table_rows(&mut f, "db.sec", "id"), sec);
+    let got_nopk = table_rows(&mut f, "db.nopk", "id");
+    assert_eq!(got_nopk.len() as u64, m.table("db", "nopk").unwrap().rows);
+    assert!(key_set(&got_nopk, 2).is_subset(&key_set(&nopk, 2)));
+    let err = f.query_drop("SELECT 1 FROM db.zero").unwrap_err();
+    assert!(err.to_string().contains("1146"), "{err}");
+}
+
+/// CRC-32C (Castagnoli), bitwise: the page checksum of `full_crc32` tablespaces.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Overwrite records of page `n` with garbage and give the page a valid checksum again: InnoDB reads it as a
+/// good page and crashes on the records (FACTS §4).
+fn garble(ibd: &Path, n: u32) {
+    let mut data = std::fs::read(ibd).unwrap();
+    let p = &mut data[n as usize * PAGE..(n as usize + 1) * PAGE];
+    p[2000..2512].fill(0xA5);
+    let sum = crc32c(&p[..PAGE - 4]);
+    p[PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
+    std::fs::write(ibd, data).unwrap();
+}
+
+/// A connector that, like the lead's private server, starts the crashed sandbox again at the same level.
+struct Restarting {
+    sandbox: std::sync::Mutex<innops::sandbox::Sandbox>,
+    level: u8,
+    restarts: std::sync::atomic::AtomicU32,
+}
+
+impl dump::Connector for Restarting {
+    fn connect(&self) -> anyhow::Result<mysql::Conn> {
+        self.sandbox
+            .lock()
+            .unwrap()
+            .conn_spec()
+            .resolve_plain()
+            .connect()
+    }
+
+    fn reconnect(&self, _why: &str) -> anyhow::Result<mysql::Conn> {
+        let mut sb = self.sandbox.lock().unwrap();
+        let target = sb.conn_spec().resolve_plain();
+        if let Ok(c) = target.connect() {
+            return Ok(c);
+        }
+        if let Some(pid) = sb.running_pid() {
+            innops::sandbox::wait_exit(pid, Duration::from_secs(120));
+        }
+        sb.start(
+            &[
+                "--innodb-buffer-pool-load-at-startup=OFF".into(),
+                format!("--innodb-force-recovery={}", self.level),
+            ],
+            Duration::from_secs(300),
+        )?;
+        self.restarts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        target.connect()
+    }
+}
+
+/// Garbage records with a valid checksum crash the server mid-read (2013): the connector restarts it and the
+/// dump goes on from the last key received; every row off the garbled page is recovered, unchanged.
+#[test]
+fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
+    let mut sb = Sandboxed::new("rec4");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    let before = table_rows(&mut c, "db.t", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let file = ibd(&sb, "db", "t");
+    let leaves = leaves(&file, 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
+    garble(&file, leaves[leaves.len() / 2].page);
+    start_at(&mut sb, 1);
+
+    let out = tempfile::tempdir().unwrap();
+    let connector = Restarting {
+        sandbox: std::sync::Mutex::new(sb.sandbox.clone()),
+        level: 1,
+        restarts: Default::default(),
+    };
+    let m = dump::dump(
+        &connector,
+        &[TableName::new("db", "t")],
+        &opts(out.path(), 1, 1),
+        &AtomicBool::new(false),
+    )
+    .expect("dump");
+    let t = m.table("db", "t").unwrap();
+    assert!(t.reconnects >= 1, "{t:?}");
+    assert!(connector.restarts.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    let fresh = reload(out.path(), "rec4load");
+    let got: BTreeSet<TextRow> = table_rows(&mut fresh.conn(), "db.t", "id")
+        .into_iter()
+        .collect();
+    let all: BTreeSet<TextRow> = before.iter().cloned().collect();
+    let off_bad: BTreeSet<TextRow> = minus_bad(&before, &per_leaf, &bad).into_iter().collect();
+    // A record whose header survived comes back with the garbage in its columns: SQL cannot tell. Only rows
+    // of the garbled page may differ from the originals.
+    let on_bad: BTreeSet<Option<String>> = per_leaf[leaves.len() / 2]
+        .iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let altered: Vec<_> = got.difference(&all).collect();
+    assert!(
+        altered.iter().all(|r| on_bad.contains(&r[0])),
+        "only rows of the garbled page may differ: {altered:?}"
+    );
+    assert!(off_bad.is_subset(&got), "every row off the garbled page");
+}
+
+/// Two sessions read the halves of the key range at once; the leaf holding the cut between them is bad, and
+/// another one in the upper half: the two halves' lost stretches at the cut are one lost range, bounded by the
+/// readable rows on either side.
+#[test]
+fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
+    let mut sb = Sandboxed::new("rec5");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    let before = table_rows(&mut c, "db.t", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let file = ibd(&sb, "db", "t");
+    let leaves = leaves(&file, 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    // Two ranges cut at 1 + (3000 - 1) / 2 = 1500.
+    let cut = per_leaf
+        .iter()
+        .position(|l| l.iter().any(|r| r[0].as_deref() == Some("1500")))
+        .unwrap();
+    assert!(
+        per_leaf[cut][0][0].as_deref() != Some("1500"),
+        "the cut is inside the leaf"
+    );
+    let bad: BTreeSet<usize> = [cut, cut + 8].into();
+    for &i in &bad {
+        damage(&file, leaves[i].page);
+    }
+    start_at(&mut sb, 1);
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, &["t"], &opts(out.path(), 1, 2));
+    assert_eq!(reported_lost(&m, "t"), expected_lost(&per_leaf, &bad));
+    let expected = minus_bad(&before, &per_leaf, &bad);
+    let fresh = reload(out.path(), "rec5load");
+    assert_eq!(table_rows(&mut fresh.conn(), "db.t", "id"), expected);
+    // A file changed after the dump is refused before anything is loaded.
+    let file = out
+        .path()
+        .join(m.table("db", "t").unwrap().file.as_ref().unwrap());
+    let mut text = std::fs::read(&file).unwrap();
+    text.extend_from_slice(b"-- changed\n");
+    std::fs::write(&file, text).unwrap();
+    let err = dump::verify_load(out.path(), &fresh.target(), "/* innops:test */").unwrap_err();
+    assert!(
+        innops::error::display_of(&err).contains("sha256"),
+        "{err:#}"
+    );
+}
