@@ -40,6 +40,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Resize the InnoDB redo log (online where the version allows), or advise a size.
     Redo(RedoArgs),
+    /// Forced-recovery dump of a damaged server: copy, escalate innodb_force_recovery on the copy, dump every
+    /// row not on a damaged page, report the lost key ranges.
+    Recover(RecoverArgs),
     /// Convert MyISAM tables to InnoDB by the fastest verified path, keeping the old table.
     Convert(ConvertArgs),
     /// Continue an interrupted run from its run directory.
@@ -249,6 +252,46 @@ pub struct RedoArgs {
     /// Resize by clean shutdown, config edit and restart even where an online resize exists.
     #[arg(long)]
     pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// Where the SQL files (one per table), lost.jsonl and manifest.json go (new or empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Where the copy of the data directory and its private server go (a new directory; needs the data
+    /// directory's size free).
+    #[arg(long)]
+    pub copy_to: PathBuf,
+    /// Tables to dump, db.table, comma-separated (default: every table).
+    #[arg(long, value_delimiter = ',')]
+    pub tables: Vec<String>,
+    /// The highest innodb_force_recovery level tried on the copy, from 1 up.
+    #[arg(long, default_value_t = 3)]
+    pub max_level: u8,
+    /// DANGER: allow levels 4 to 6 up to N on the copy (they can damage its data files for good).
+    #[arg(long, value_name = "N")]
+    pub allow_level: Option<u8>,
+    /// Remove the copy when the dump has finished.
+    #[arg(long)]
+    pub drop_copy: bool,
+    /// End by loading the dump into a fresh sandbox and checking it against the manifest.
+    #[arg(long)]
+    pub verify_load: bool,
+    /// Reading threads (tables are read in key ranges at once).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// The server binary for the private server [default: the one on PATH, as the server's version].
+    #[arg(long, value_name = "PATH")]
+    pub mariadbd: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -16,12 +16,12 @@ use crate::common::Sandboxed;
 const PAGE: usize = 16384;
 
 /// A row as text (NULL as None), in the order the server returns columns.
-type TextRow = Vec<Option<String>>;
+pub(crate) type TextRow = Vec<Option<String>>;
 
 /// An index page of a `.ibd` file.
 #[derive(Debug, Clone)]
-struct IndexPage {
-    page: u32,
+pub(crate) struct IndexPage {
+    pub(crate) page: u32,
     n_recs: usize,
 }
 
@@ -35,7 +35,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 /// The leaf pages of the index whose root is `root` (3: clustered, 4: the first secondary index), in key
 /// order: level-0 index pages with the root's index id, following the next-page links from the one without
 /// a previous page.
-fn leaves(ibd: &Path, root: usize) -> Vec<IndexPage> {
+pub(crate) fn leaves(ibd: &Path, root: usize) -> Vec<IndexPage> {
     let data = std::fs::read(ibd).unwrap();
     let page = |n: usize| &data[n * PAGE..(n + 1) * PAGE];
     let index_id = &page(root)[66..74];
@@ -65,7 +65,7 @@ fn leaves(ibd: &Path, root: usize) -> Vec<IndexPage> {
 }
 
 /// FACTS §4: 512 bytes of 0xA5 into the body of page `n` of a stopped server's file.
-fn damage(ibd: &Path, n: u32) {
+pub(crate) fn damage(ibd: &Path, n: u32) {
     use std::io::{Seek, SeekFrom, Write};
     let mut f = std::fs::OpenOptions::new().write(true).open(ibd).unwrap();
     f.seek(SeekFrom::Start(n as u64 * PAGE as u64 + 2000))
@@ -73,12 +73,12 @@ fn damage(ibd: &Path, n: u32) {
     f.write_all(&[0xA5; 512]).unwrap();
 }
 
-fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
+pub(crate) fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
     sb.sandbox.datadir.join(db).join(format!("{table}.ibd"))
 }
 
 /// A slow shutdown, so the pages on disk are all there is.
-fn stop_slow(sb: &Sandboxed) {
+pub(crate) fn stop_slow(sb: &Sandboxed) {
     let pid = sb.sandbox.running_pid().expect("running");
     let mut c = sb.conn();
     c.query_drop("SET GLOBAL innodb_fast_shutdown = 0").unwrap();
@@ -88,7 +88,7 @@ fn stop_slow(sb: &Sandboxed) {
 
 /// Start with `innodb_force_recovery = level`, without loading the buffer pool dump (which would read the bad
 /// pages first).
-fn start_at(sb: &mut Sandboxed, level: u8) {
+pub(crate) fn start_at(sb: &mut Sandboxed, level: u8) {
     sb.sandbox
         .start(
             &[
@@ -100,7 +100,7 @@ fn start_at(sb: &mut Sandboxed, level: u8) {
         .expect("start at the recovery level");
 }
 
-fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<TextRow> {
+pub(crate) fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<TextRow> {
     conn.query_iter(sql)
         .unwrap()
         .map(|r| {
@@ -117,12 +117,12 @@ fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<TextRow> {
 }
 
 /// Rows of a table in primary-key order.
-fn table_rows(conn: &mut mysql::Conn, table: &str, order: &str) -> Vec<TextRow> {
+pub(crate) fn table_rows(conn: &mut mysql::Conn, table: &str, order: &str) -> Vec<TextRow> {
     rows(conn, &format!("SELECT * FROM {table} ORDER BY {order}"))
 }
 
 /// A table of `n` rows, about 70 to a leaf page: (id INT, k INT with an index, c VARCHAR(200)).
-fn int_table(conn: &mut mysql::Conn, table: &str, n: u32) {
+pub(crate) fn int_table(conn: &mut mysql::Conn, table: &str, n: u32) {
     conn.query_drop(format!(
         "CREATE TABLE db.{table} (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(200) NOT NULL, KEY k (k)) ENGINE=InnoDB"
     ))
@@ -159,7 +159,7 @@ fn reload(dir: &Path, name: &str) -> Sandboxed {
 }
 
 /// Keys of the rows on each leaf page (`keys` in primary-key order, from before the damage).
-fn keys_per_leaf(leaves: &[IndexPage], keys: &[TextRow]) -> Vec<Vec<TextRow>> {
+pub(crate) fn keys_per_leaf(leaves: &[IndexPage], keys: &[TextRow]) -> Vec<Vec<TextRow>> {
     assert_eq!(
         leaves.iter().map(|l| l.n_recs).sum::<usize>(),
         keys.len(),
@@ -178,7 +178,7 @@ fn keys_per_leaf(leaves: &[IndexPage], keys: &[TextRow]) -> Vec<Vec<TextRow>> {
 
 /// The lost ranges a dump must report for damaged leaves `bad` (indexes into the leaf chain) of an INT-keyed
 /// table: one per run of adjacent bad leaves, bounded by the last id before and the first id after.
-fn expected_lost(
+pub(crate) fn expected_lost(
     per_leaf: &[Vec<TextRow>],
     bad: &BTreeSet<usize>,
 ) -> Vec<(Option<i64>, Option<i64>)> {
@@ -203,7 +203,7 @@ fn expected_lost(
     out
 }
 
-fn reported_lost(m: &Manifest, table: &str) -> Vec<(Option<i64>, Option<i64>)> {
+pub(crate) fn reported_lost(m: &Manifest, table: &str) -> Vec<(Option<i64>, Option<i64>)> {
     let t = m.table("db", table).unwrap();
     let mut v: Vec<_> = t
         .lost
@@ -224,7 +224,11 @@ fn reported_lost(m: &Manifest, table: &str) -> Vec<(Option<i64>, Option<i64>)> {
 }
 
 /// All rows of `before` but those whose ids are on the bad leaves.
-fn minus_bad(before: &[TextRow], per_leaf: &[Vec<TextRow>], bad: &BTreeSet<usize>) -> Vec<TextRow> {
+pub(crate) fn minus_bad(
+    before: &[TextRow],
+    per_leaf: &[Vec<TextRow>],
+    bad: &BTreeSet<usize>,
+) -> Vec<TextRow> {
     let gone: BTreeSet<&TextRow> = bad.iter().flat_map(|&i| per_leaf[i].iter()).collect();
     before
         .iter()

@@ -7,7 +7,16 @@ use innops::procedures::recover::copy::{copy_datadir, measure};
 use innops::procedures::recover::private::{carried_from, Private};
 use mysql::prelude::Queryable;
 
-use crate::common::Sandboxed;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use innops::dump::{Manifest, TableStatus};
+
+use crate::common::{run_innops, Sandboxed};
+use crate::recover::{
+    damage, expected_lost, ibd, int_table, keys_per_leaf, leaves, minus_bad, reported_lost, rows,
+    start_at, stop_slow, table_rows, TextRow,
+};
 
 #[test]
 fn a_private_server_on_a_copy_starts_at_the_level_asked_without_tcp_and_leaves_the_original_alone()
@@ -84,4 +93,184 @@ fn a_private_server_that_cannot_start_says_why_and_is_not_left_running() {
     assert!(!a.started);
     assert!(!a.error_log.is_empty());
     assert!(p.running_pid().is_none());
+}
+
+/// A sandbox whose table `db.t` (3,000 rows) has one damaged leaf page in the middle, running again at level 0
+/// as a damaged production server would; `db.healthy` beside it. Returns the rows expected in the dump of
+/// `db.t` (all but the damaged page's), the lost ranges expected, and `db.healthy`'s rows.
+/// The damaged sandbox, the rows expected of `db.t`, its lost ranges, and `db.healthy`'s rows.
+type Damaged = (
+    Sandboxed,
+    Vec<TextRow>,
+    Vec<(Option<i64>, Option<i64>)>,
+    Vec<TextRow>,
+);
+
+fn damaged_sandbox(name: &str) -> Damaged {
+    let mut sb = Sandboxed::new(name);
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    int_table(&mut c, "healthy", 500);
+    let before = table_rows(&mut c, "db.t", "id");
+    let healthy = table_rows(&mut c, "db.healthy", "id");
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let leaves = leaves(&ibd(&sb, "db", "t"), 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
+    for &i in &bad {
+        damage(&ibd(&sb, "db", "t"), leaves[i].page);
+    }
+    start_at(&mut sb, 0);
+    (
+        sb,
+        minus_bad(&before, &per_leaf, &bad),
+        expected_lost(&per_leaf, &bad),
+        healthy,
+    )
+}
+
+fn recover_args(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "recover",
+        "--sandbox",
+        &sb.sandbox.name,
+        "--sandbox-root",
+        sb.root.to_str().unwrap(),
+        "--out",
+        work.join(format!("out-{run}")).to_str().unwrap(),
+        "--copy-to",
+        work.join(format!("copy-{run}")).to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+#[test]
+fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_original_running() {
+    let (sb, expected, lost, healthy) = damaged_sandbox("rcmd");
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let datadir_files = innops::procedures::recover::copy::measure(&sb.sandbox.datadir).unwrap();
+
+    // A dry run: every pre-check, nothing made, the server untouched.
+    let dry = run_innops(&recover_args(&sb, &work, "a", &[]), &[]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(
+        dry.stdout.contains("copy directory is new"),
+        "{}",
+        dry.stdout
+    );
+    assert!(!work.join("copy-a").exists() && !work.join("out-a").exists());
+    assert!(sb.sandbox.running_pid().is_some());
+
+    let run_dir = work.join("run-a");
+    let out = run_innops(
+        &recover_args(
+            &sb,
+            &work,
+            "a",
+            &[
+                "--execute",
+                "--yes",
+                "--verify-load",
+                "--run-dir",
+                run_dir.to_str().unwrap(),
+            ],
+        ),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let m = Manifest::read(&work.join("out-a")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(t.rows as usize, expected.len());
+    assert_eq!(reported_lost(&m, "t"), lost);
+    assert_eq!(
+        m.table("db", "healthy").unwrap().status,
+        TableStatus::Complete
+    );
+    // Level 1 was enough: the lowest level that lists the tables.
+    assert_eq!(m.level, 1);
+    // The original runs again, never with forced recovery, and its files are as they were (the copy was made
+    // from them, the private server ran on the copy).
+    let mut c = sb.conn();
+    let level: u8 = c
+        .query_first("SELECT @@innodb_force_recovery")
+        .unwrap()
+        .unwrap();
+    assert_eq!(level, 0);
+    assert_eq!(
+        innops::procedures::recover::copy::measure(&sb.sandbox.datadir)
+            .unwrap()
+            .0,
+        datadir_files.0
+    );
+    // The files load into a fresh server with exactly the rows expected.
+    let fresh = Sandboxed::new("rcmdload");
+    let checked =
+        innops::dump::verify_load(&work.join("out-a"), &fresh.target(), "/* t */").unwrap();
+    assert!(checked.ok(), "{checked:?}");
+    let mut f = fresh.conn();
+    assert_eq!(table_rows(&mut f, "db.t", "id"), expected);
+    assert_eq!(table_rows(&mut f, "db.healthy", "id"), healthy);
+    // No private server is left, and the report says where the rows went.
+    let report = std::fs::read_to_string(run_dir.join("report.json")).unwrap();
+    assert!(
+        report.contains("\"not_complete\": 1") || report.contains("\"not_complete\":1"),
+        "{report}"
+    );
+
+    // Killed after the dump, before its journal line: resume dumps again into the same files.
+    let run_b = work.join("run-b");
+    let killed = run_innops(
+        &recover_args(
+            &sb,
+            &work,
+            "b",
+            &["--execute", "--yes", "--run-dir", run_b.to_str().unwrap()],
+        ),
+        &[("INNOPS_FAULT", "before-journal:dump")],
+    );
+    assert_ne!(killed.code, 0, "{killed:?}");
+    let resumed = run_innops(
+        &[
+            "resume".to_string(),
+            run_b.to_str().unwrap().to_string(),
+            "--yes".to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let mb = Manifest::read(&work.join("out-b")).unwrap();
+    assert_eq!(mb.files, m.files, "the same files, byte for byte");
+    let level: u8 = sb
+        .conn()
+        .query_first("SELECT @@innodb_force_recovery")
+        .unwrap()
+        .unwrap();
+    assert_eq!(level, 0);
+}
+
+#[test]
+fn recover_refuses_levels_above_three_without_allow_level_and_a_used_copy_directory() {
+    let sb = Sandboxed::new("rcref");
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(work.join("copy-x")).unwrap();
+    let high = run_innops(&recover_args(&sb, &work, "y", &["--max-level", "5"]), &[]);
+    assert_eq!(high.code, 2, "{high:?}");
+    assert!(
+        high.error_line().contains("--allow-level 5"),
+        "{}",
+        high.error_line()
+    );
+    let used = run_innops(&recover_args(&sb, &work, "x", &[]), &[]);
+    assert_eq!(used.code, 1, "{used:?}");
+    assert!(used.stdout.contains("exists already"), "{}", used.stdout);
 }

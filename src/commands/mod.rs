@@ -17,6 +17,7 @@ mod drill;
 mod env;
 mod inspect;
 mod password;
+mod recover;
 mod redo;
 mod resume;
 mod runs;
@@ -29,6 +30,7 @@ pub fn format_of(cli: &Cli) -> Format {
     match &cli.command {
         Command::Inspect(a) => a.fmt.format,
         Command::Redo(a) => a.fmt.format,
+        Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
         Command::Resume(a) => a.fmt.format,
         Command::Sandbox(a) => a.fmt.format,
@@ -132,6 +134,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Inspect(a) => inspect::run(&a),
         Command::Redo(a) => redo::run(&a),
+        Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Resume(a) => resume::run(a),
         Command::Sandbox(a) => sandbox::run(a),

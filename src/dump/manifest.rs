@@ -145,7 +145,7 @@ pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
 }
 
 /// What loading one table showed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadCheck {
     pub db: String,
     pub table: String,
@@ -160,7 +160,7 @@ impl LoadCheck {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verified {
     pub tables: Vec<LoadCheck>,
 }

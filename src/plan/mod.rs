@@ -319,6 +319,8 @@ pub struct Ctx<'a> {
     blocked_since: std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>,
     /// Spans of blocked writes that ended; the runner moves them into the report.
     pub write_blocks: Vec<report::WriteBlock>,
+    /// Lines a step leaves for the end of the text summary (what a recovery got back, say).
+    pub outcome: Vec<String>,
     conn: Option<Conn>,
 }
 
@@ -340,6 +342,7 @@ impl<'a> Ctx<'a> {
             held: Default::default(),
             blocked_since: Default::default(),
             write_blocks: Vec::new(),
+            outcome: Vec::new(),
             conn: None,
         }
     }

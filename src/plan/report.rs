@@ -75,6 +75,9 @@ pub struct Report {
     pub version: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_blocks: Vec<WriteBlock>,
+    /// What the run got, in a line each (printed at the end of the text summary).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcome: Vec<String>,
 }
 
 impl Report {
@@ -113,6 +116,7 @@ impl Report {
             message: None,
             version: env!("CARGO_PKG_VERSION").to_string(),
             write_blocks: Vec::new(),
+            outcome: Vec::new(),
         }
     }
 
@@ -244,6 +248,12 @@ impl Report {
         if !self.write_blocks.is_empty() {
             s.push('\n');
             for line in self.write_block_lines() {
+                s.push_str(&format!("{line}\n"));
+            }
+        }
+        if !self.outcome.is_empty() {
+            s.push('\n');
+            for line in &self.outcome {
                 s.push_str(&format!("{line}\n"));
             }
         }

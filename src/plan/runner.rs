@@ -253,6 +253,7 @@ fn execute(
     // A guard still held ends with the run.
     ctx.release_all_blocks();
     report.write_blocks.append(&mut ctx.write_blocks);
+    report.outcome.append(&mut ctx.outcome);
     let status = match &result {
         Ok(()) => "done",
         Err(e) => match crate::error::exit_code_of(e) {
@@ -487,6 +488,7 @@ fn execute_steps(
         sr.post = post;
         sr.seconds = Some(started.elapsed().as_secs_f64());
         report.write_blocks.append(&mut ctx.write_blocks);
+        report.outcome.append(&mut ctx.outcome);
         if let Some(why) = failed {
             let recovery = recover(step, ctx);
             rd.log(EventKind::StepFailed {

@@ -118,6 +118,10 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
             let params: redo::RedoParams = serde_json::from_value(header.params.clone())?;
             redo::plan(&params, facts, env)
         }
+        "recover" => {
+            let params: recover::RecoverParams = serde_json::from_value(header.params.clone())?;
+            recover::plan(&params, facts, env)
+        }
         "convert" => {
             let params: convert::ConvertParams = serde_json::from_value(header.params.clone())?;
             convert::plan(&params, facts, env)

@@ -1,6 +1,920 @@
-//! `innops recover` (issue 10), being built: the evidence-first half — a copy of the stopped server's data
-//! directory and a private server on it at a chosen `innodb_force_recovery` level. The dump engine and the
-//! plan that ties them together come next; no subcommand exists until the procedure works end to end.
+//! `innops recover` (issue 10): forced-recovery dumps that get every row not on a damaged page.
+//!
+//! The evidence first: innops stops the server, copies its data directory, starts it again at once (the
+//! original is never started with `innodb_force_recovery`), and works on the copy through a private server
+//! (its own socket in a 0700 directory, no TCP, no grant checks) started at the lowest forced-recovery level
+//! at which the data dictionary lists the tables. The dump engine ([`crate::dump`]) then reads every table
+//! ascending, descending and by key ranges until each lost range is bounded exactly; a server that crashes on
+//! a garbage record is restarted at the same level and the dump goes on. The private server is stopped at the
+//! end; the copy is removed only with `--drop-copy`.
 
 pub mod copy;
 pub mod private;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dump::{self, Connector, DumpOptions, Manifest, TableName, TableStatus};
+use crate::error::{bad_input, post_check, refused};
+use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
+use crate::procedures::PlanEnv;
+use crate::server::control::StopMode;
+use crate::server::facts::ServerFacts;
+use crate::sql::Queryable;
+use crate::units::format_size;
+
+use private::{Attempt, Private};
+
+/// Levels above this can damage data files for good (the manual's warning); they need `--allow-level`.
+pub const SAFE_MAX_LEVEL: u8 = 3;
+
+/// What the user asked for, enough to build the plan again.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecoverParams {
+    /// Where the SQL files, lost.jsonl and manifest.json go.
+    pub out: PathBuf,
+    /// Where the copy of the data directory and the private server live.
+    pub copy_to: PathBuf,
+    /// `db.table` names; empty: every table.
+    pub tables: Vec<String>,
+    /// The highest level tried.
+    pub max_level: u8,
+    pub drop_copy: bool,
+    pub verify_load: bool,
+    pub threads: usize,
+    /// The server binary for the private server (default: the one on PATH).
+    pub mariadbd: Option<PathBuf>,
+}
+
+impl RecoverParams {
+    /// Checked settings: the levels, the directories, the table names.
+    pub fn check(&self, allow_level: Option<u8>) -> anyhow::Result<()> {
+        if self.max_level == 0 || self.max_level > 6 {
+            return Err(bad_input(format!(
+                "--max-level {} is not a forced-recovery level: give 1 to 3 (4 to 6 also need --allow-level)",
+                self.max_level
+            )));
+        }
+        if self.max_level > SAFE_MAX_LEVEL && allow_level.is_none_or(|a| a < self.max_level) {
+            return Err(bad_input(format!(
+                "--max-level {} can damage the copy's data files for good (innodb_force_recovery 4 and above): add --allow-level {} to accept it",
+                self.max_level, self.max_level
+            )));
+        }
+        if self.out.starts_with(&self.copy_to) || self.copy_to.starts_with(&self.out) {
+            return Err(bad_input(
+                "--out and --copy-to must not contain each other: give two separate directories",
+            ));
+        }
+        for t in &self.tables {
+            table_name(t)?;
+        }
+        Ok(())
+    }
+
+    fn data(&self) -> PathBuf {
+        self.copy_to.join("data")
+    }
+
+    fn private(&self, binary: &Path, carried: &[String]) -> Private {
+        Private {
+            dir: self.copy_to.join("server"),
+            datadir: self.data(),
+            binary: binary.to_path_buf(),
+            carried: carried.to_vec(),
+        }
+    }
+}
+
+/// `db.table` → its parts (a name with a dot in it is written with backquotes: `` `my.db`.t ``).
+fn table_name(s: &str) -> anyhow::Result<TableName> {
+    let (db, t) = crate::procedures::convert::parse_table_arg(s).ok_or_else(|| {
+        bad_input(format!(
+            "--tables {s}: name each table as db.table (backquote a name with a dot in it)"
+        ))
+    })?;
+    Ok(TableName::new(&db, &t))
+}
+
+/// The record a finished copy leaves beside it (its presence proves the copy finished).
+const COPY_RECORD: &str = "copy.json";
+/// Which run made a directory: a resumed run may clear what it left half-done, never anything else.
+const RUN_MARK: &str = ".innops-run";
+
+/// The level the private server runs at, recorded by the escalation step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Escalation {
+    level: u8,
+    attempts: Vec<Attempt>,
+}
+
+/// Build the plan. The server must be reachable (its facts name the data directory and the options the private
+/// server needs) and controllable (innops stops it for the copy and starts it again).
+pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
+    let datadir = PathBuf::from(facts.var("datadir").unwrap_or_default());
+    let binary = match &p.mariadbd {
+        Some(b) => crate::sandbox::server_binary_at(b)?.0,
+        None => crate::sandbox::find_server_binary()?.0,
+    };
+    let vars: Vec<(String, String)> = facts
+        .variables
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let carried = private::carried_from(&vars);
+    let mut notes = vec![
+        format!(
+            "innops stops the server, copies {} to {}, starts the server again (never with innodb_force_recovery), and dumps from a private server on the copy",
+            datadir.display(),
+            p.data().display()
+        ),
+        format!(
+            "levels tried on the copy: 1 to {} (the lowest at which the tables are listed)",
+            p.max_level
+        ),
+    ];
+    if p.max_level > SAFE_MAX_LEVEL {
+        notes.push(format!(
+            "DANGER: levels 4 and above (up to {}) can damage the copy's data files for good; the original is not touched",
+            p.max_level
+        ));
+    }
+    let header = env.header("recover", facts, serde_json::to_value(p)?, notes);
+    let mut steps = vec![
+        preflight(p, facts, env, &datadir, &binary),
+        stop_step(),
+        copy_step(p, &datadir),
+        start_original_step(),
+        escalate_step(p, &binary, &carried),
+        dump_step(p, &binary, &carried),
+        stop_private_step(p, &binary, &carried),
+    ];
+    if p.verify_load {
+        steps.push(verify_load_step(p));
+    }
+    if p.drop_copy {
+        steps.push(drop_copy_step(p));
+    }
+    steps.push(final_step(p, &binary, &carried));
+    Ok(Plan {
+        header,
+        steps,
+        bench: None,
+        locks: vec!["recover".into()],
+    })
+}
+
+fn preflight(
+    p: &RecoverParams,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+    datadir: &Path,
+    binary: &Path,
+) -> Step {
+    let p = p.clone();
+    let (p2, p3) = (p.clone(), p.clone());
+    let datadir = datadir.to_path_buf();
+    let (d2, d3) = (datadir.clone(), datadir.clone());
+    let local = env.target.local;
+    let binary = binary.to_path_buf();
+    let server_version = facts.version_string.clone();
+    let log_dir = facts
+        .var("innodb_log_group_home_dir")
+        .unwrap_or("./")
+        .to_string();
+    let undo_dir = facts
+        .var("innodb_undo_directory")
+        .unwrap_or("./")
+        .to_string();
+    Step::new("preflight", "Check the copy can be made and recovered from", Risk::Read)
+        .pre(Check::new("data directory on this machine", move |_| {
+            Ok(Verdict::check(
+                local && d2.is_dir(),
+                format!("{}{}", d2.display(), if local { "" } else { " on another machine" }),
+                "a local directory innops can read",
+                format!("innops copies the data directory itself: run it on the server's machine, where {} is", d2.display()),
+            ))
+        }))
+        .pre(Check::new("redo and undo files inside the data directory", move |_| {
+            let inside = |d: &str| {
+                let path = Path::new(d);
+                d.is_empty() || d == "./" || d == "." || path.is_relative() || private::inside(path, &d3)
+            };
+            let ok = inside(&log_dir) && inside(&undo_dir);
+            Ok(Verdict::check(
+                ok,
+                format!("innodb_log_group_home_dir={log_dir}, innodb_undo_directory={undo_dir}"),
+                "both inside the data directory",
+                "the redo log or undo tablespaces live outside the data directory, and innops copies only the data directory: recover from a copy you make yourself",
+            ))
+        }))
+        .pre(Check::new("copy directory is new", move |_| {
+            let exists = p.copy_to.exists();
+            Ok(Verdict::check(
+                !exists,
+                if exists { format!("{} exists", p.copy_to.display()) } else { format!("{} free", p.copy_to.display()) },
+                "a directory that does not exist yet",
+                format!("{} exists already: name a new --copy-to (innops never writes into a directory it did not make)", p.copy_to.display()),
+            ))
+        }))
+        .pre(Check::new("output directory is new or empty", move |_| {
+            let empty = std::fs::read_dir(&p2.out).map(|mut d| d.next().is_none()).unwrap_or(true);
+            Ok(Verdict::check(
+                empty,
+                if empty { format!("{} free", p2.out.display()) } else { format!("{} holds files", p2.out.display()) },
+                "new or empty",
+                format!("{} holds files already: name a new or empty --out", p2.out.display()),
+            ))
+        }))
+        .pre(Check::new("free space for the copy", move |_| {
+            let (files, bytes) = copy::measure(&datadir)?;
+            let at = copy::existing_ancestor(&p3.copy_to);
+            let free = crate::procedures::redo::free_bytes(&at).unwrap_or(0);
+            // The copy plus a tenth: the private server writes logs and temporary files beside it.
+            let need = bytes + bytes / 10;
+            Ok(Verdict::check(
+                free >= need,
+                format!("{} free at {}", format_size(free), at.display()),
+                format!("{} ({files} files, plus a tenth)", format_size(need)),
+                format!("there is not enough space at {} for a copy of the data directory: free space or give another --copy-to", at.display()),
+            ))
+        }))
+        .pre(Check::new("server binary for the private server", move |_| {
+            let out = std::process::Command::new(&binary).arg("--version").output();
+            let answer = out.map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+            // The same major.minor as the running server: another version could upgrade or refuse the copy.
+            let want = server_version.split('.').take(2).collect::<Vec<_>>().join(".");
+            let ok = !want.is_empty() && answer.contains(&format!(" {want}."));
+            Ok(Verdict::check(
+                ok,
+                format!("{}: {}", binary.display(), answer.trim()),
+                format!("version {want}, as the server"),
+                format!("{} is not the server's version {want}: give the server's own binary with --mariadbd", binary.display()),
+            ))
+        }))
+        .pre(Check::new("innops can stop and start the server", |ctx| {
+            Ok(match ctx.control {
+                Some(c) => Verdict::pass(c.spec.describe(), "a control backend"),
+                None => Verdict::fail(
+                    "none",
+                    "a control backend",
+                    "innops must stop the server for a consistent copy and start it again: pass --sandbox NAME, --service systemd:UNIT, or --start-cmd/--stop-cmd",
+                ),
+            })
+        }))
+}
+
+fn server_answers(ctx: &mut Ctx) -> bool {
+    ctx.drop_conn();
+    ctx.target.connect().is_ok()
+}
+
+fn stop_step() -> Step {
+    Step::new(
+        "stop",
+        "Shut the server down for a consistent copy",
+        Risk::Restart,
+    )
+    .preview("SHUTDOWN (through the control backend)")
+    .pre(Check::new("server running", |ctx| {
+        Ok(if server_answers(ctx) {
+            Verdict::pass("running", "running")
+        } else {
+            Verdict::done("down already", "running")
+        })
+    }))
+    .act(|ctx| {
+        let control = ctx.control()?;
+        let tag = ctx.tag();
+        ctx.drop_conn();
+        let rec = control.stop(
+            ctx.target,
+            StopMode::Clean,
+            &tag.replace("/* ", "").replace(" */", ""),
+        )?;
+        Ok(serde_json::to_value(rec)?)
+    })
+    .post(Check::new("server down", |ctx| {
+        let up = server_answers(ctx);
+        Ok(Verdict::check(
+            !up,
+            if up { "running" } else { "down" },
+            "down",
+            "the server still answers after its shutdown: stop it yourself, then resume",
+        ))
+    }))
+}
+
+fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
+    let (p1, p2, p3) = (p.clone(), p.clone(), p.clone());
+    let datadir = datadir.to_path_buf();
+    let d2 = datadir.clone();
+    Step::new("copy", format!("Copy the data directory to {}", p.data().display()), Risk::Read)
+        .preview(format!("copy {} → {} (0700; the original is only read)", datadir.display(), p.data().display()))
+        .pre(Check::after_prior("copy not made yet", move |ctx| {
+            if p1.copy_to.join(COPY_RECORD).is_file() {
+                return Ok(Verdict::done("a finished copy", "no copy yet"));
+            }
+            if !p1.copy_to.exists() {
+                return Ok(Verdict::pass("no copy yet", "no copy yet"));
+            }
+            // Half a copy: this run's own (killed mid-copy) is made again; anything else is not innops's.
+            let ours = own_run(&p1.copy_to, ctx);
+            Ok(Verdict::check(
+                ours,
+                "an unfinished copy",
+                "no copy, or this run's unfinished one",
+                format!("{} exists and is not this run's: name a new --copy-to", p1.copy_to.display()),
+            ))
+        }))
+        .act(move |ctx| {
+            if p2.copy_to.exists() && own_run(&p2.copy_to, ctx) {
+                std::fs::remove_dir_all(p2.data()).ok();
+            }
+            make_private_dir(&p2.copy_to)?;
+            mark_run(&p2.copy_to, ctx)?;
+            let (_, total) = copy::measure(&datadir)?;
+            let mut bar = crate::progress::Progress::rows(&format!("copy {}", datadir.display()), total >> 20, "MiB");
+            let rec = copy::copy_datadir(&datadir, &p2.data(), &mut |b| bar.set(b >> 20))?;
+            bar.finish();
+            let text = serde_json::to_string_pretty(&rec)?;
+            std::fs::write(p2.copy_to.join(COPY_RECORD), text)?;
+            Ok(serde_json::to_value(rec)?)
+        })
+        .post(Check::new("copy complete", move |_| {
+            let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p3.copy_to.join(COPY_RECORD))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok());
+            let now = copy::measure(&p3.data()).ok();
+            let source = copy::measure(&d2).ok();
+            let ok = matches!((&rec, now, source), (Some(r), Some(n), Some(s)) if (r.files, r.bytes) == n && n == s);
+            Ok(Verdict::check(
+                ok,
+                now.map(|(f, b)| format!("{f} files, {}", format_size(b))).unwrap_or_else(|| "no copy".into()),
+                source.map(|(f, b)| format!("{f} files, {}, as the original", format_size(b))).unwrap_or_default(),
+                "the copy differs from the data directory in files or bytes: resume to make it again",
+            ))
+        }))
+}
+
+fn start_original_step() -> Step {
+    Step::new(
+        "start-original",
+        "Start the server again, as it was",
+        Risk::Restart,
+    )
+    .preview("start the server (no innodb_force_recovery: the recovery works on the copy)")
+    .pre(Check::after_prior("server down", |ctx| {
+        Ok(if server_answers(ctx) {
+            Verdict::done("running", "down")
+        } else {
+            Verdict::pass("down", "down")
+        })
+    }))
+    .act(|ctx| {
+        let control = ctx.control()?;
+        ctx.drop_conn();
+        let lines = control.start(ctx.target, &[])?;
+        Ok(serde_json::json!({ "log": lines }))
+    })
+    .post(level_zero_check(
+        "the original server runs without forced recovery",
+    ))
+}
+
+/// The original server answers and its innodb_force_recovery is 0.
+fn level_zero_check(name: &str) -> Check {
+    Check::new(name, |ctx| {
+        let level: Option<u64> = ctx.conn().ok().and_then(|c| {
+            c.query_first("SELECT @@innodb_force_recovery")
+                .ok()
+                .flatten()
+        });
+        Ok(Verdict::check(
+            level == Some(0),
+            level
+                .map(|l| format!("running, innodb_force_recovery={l}"))
+                .unwrap_or_else(|| "not answering".into()),
+            "running, innodb_force_recovery=0",
+            "the original server is not running normally: read its error log and start it yourself",
+        ))
+    })
+}
+
+/// Whether `dir` was made by this run (its mark names this run's directory).
+fn own_run(dir: &Path, ctx: &Ctx) -> bool {
+    let mine = ctx.run_dir.as_ref().map(|d| d.display().to_string());
+    let theirs = std::fs::read_to_string(dir.join(RUN_MARK)).ok();
+    mine.is_some() && theirs.as_deref().map(str::trim) == mine.as_deref()
+}
+
+fn mark_run(dir: &Path, ctx: &Ctx) -> anyhow::Result<()> {
+    let mine = ctx
+        .run_dir
+        .as_ref()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    std::fs::write(dir.join(RUN_MARK), mine)?;
+    Ok(())
+}
+
+fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    Ok(())
+}
+
+/// The tables to dump, as the private server lists them (all user tables when none were named).
+fn tables_to_dump(
+    conn: &mut mysql::Conn,
+    tag: &str,
+    p: &RecoverParams,
+) -> anyhow::Result<(Vec<TableName>, Vec<String>)> {
+    let listed = dump::list_tables(conn, tag, &[])?;
+    if p.tables.is_empty() {
+        return Ok((listed, Vec::new()));
+    }
+    let mut want = Vec::new();
+    let mut missing = Vec::new();
+    for t in &p.tables {
+        let n = table_name(t)?;
+        if listed.contains(&n) {
+            want.push(n);
+        } else {
+            missing.push(n.qualified());
+        }
+    }
+    Ok((want, missing))
+}
+
+fn escalation(ctx: &Ctx) -> Option<Escalation> {
+    ctx.memo
+        .get("escalation")
+        .cloned()
+        .or_else(|| ctx.recorded_result("escalate"))
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
+    let p1 = p.clone();
+    let private = p.private(binary, carried);
+    let pr2 = private.clone();
+    let pr3 = private.clone();
+    Step::new("escalate", "Start a private server on the copy at the lowest forced-recovery level that lists the tables", Risk::Read)
+        .preview(format!(
+            "{} {} (levels 1..{}; socket only, in a 0700 directory)",
+            private.binary.display(),
+            private.args(1).join(" "),
+            p.max_level
+        ))
+        .pre(Check::after_prior("no private server yet", move |ctx| {
+            Ok(match (pr2.running_pid(), escalation(ctx)) {
+                (Some(pid), Some(e)) => Verdict::done(format!("running at level {} (pid {pid})", e.level), "not running"),
+                (Some(pid), None) => Verdict::fail(
+                    format!("a server runs on the copy (pid {pid}) at an unknown level"),
+                    "not running",
+                    format!("a private server already runs on {}: stop it (kill {pid}), then resume", pr2.datadir.display()),
+                ),
+                (None, _) => Verdict::pass("not running", "not running"),
+            })
+        }))
+        .act(move |ctx| {
+            let tag = ctx.tag();
+            let mut attempts = Vec::new();
+            for level in 1..=p1.max_level {
+                if ctx.aborted() {
+                    return Err(crate::error::Failure::Interrupted("interrupted between two levels: the private server is stopped; resume to go on".into()).into());
+                }
+                crate::progress::say(&format!("      level {level}: starting the private server"));
+                let mut a = private.start(level, Duration::from_secs(600))?;
+                if a.started {
+                    let listed = private.target().connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
+                    match listed {
+                        Ok((_, missing)) if missing.is_empty() => {
+                            attempts.push(a);
+                            let e = Escalation { level, attempts };
+                            let v = serde_json::to_value(&e)?;
+                            ctx.memo.insert("escalation".into(), v.clone());
+                            return Ok(v);
+                        }
+                        Ok((_, missing)) => a.error_log.push(format!("innops: the data dictionary does not list {}", missing.join(", "))),
+                        Err(e) => a.error_log.push(format!("innops: listing the tables failed: {}", crate::error::display_of(&e))),
+                    }
+                    private.stop()?;
+                    a.started = false;
+                }
+                attempts.push(a);
+            }
+            let last = attempts
+                .last()
+                .and_then(|a| a.error_log.iter().rev().find(|l| l.contains("ERROR") || l.starts_with("innops:")).cloned())
+                .unwrap_or_else(|| "no error in its log".into());
+            let more = if p1.max_level < 6 {
+                format!("; a higher level may get further (--max-level {} with --allow-level {}, DANGER for the copy)", p1.max_level + 1, p1.max_level + 1)
+            } else {
+                String::new()
+            };
+            Err(refused(format!(
+                "the copy did not start with its tables listed at any level up to {} (last: {last}){more}",
+                p1.max_level
+            )))
+        })
+        .post(Check::new("private server answers at the recorded level", move |ctx| {
+            let e = escalation(ctx);
+            let level: Option<u64> = private_level(&pr3);
+            Ok(Verdict::check(
+                e.as_ref().map(|e| u64::from(e.level)) == level && level.is_some(),
+                level.map(|l| format!("innodb_force_recovery={l}")).unwrap_or_else(|| "not answering".into()),
+                e.map(|e| format!("innodb_force_recovery={}", e.level)).unwrap_or_else(|| "a recorded level".into()),
+                "the private server is not running at the level the escalation chose: resume to start it again",
+            ))
+        }))
+}
+
+/// The level the private server on the copy runs at, when it answers.
+fn private_level(p: &Private) -> Option<u64> {
+    p.target().connect().ok().and_then(|mut c| {
+        c.query_first("SELECT @@innodb_force_recovery")
+            .ok()
+            .flatten()
+    })
+}
+
+/// Sessions to the private server; a crash (a garbage record) restarts it at the same level, once per crash.
+struct PrivateConnector {
+    private: Private,
+    level: u8,
+    restarting: Mutex<()>,
+}
+
+impl Connector for PrivateConnector {
+    fn connect(&self) -> anyhow::Result<mysql::Conn> {
+        self.private.target().connect()
+    }
+
+    fn reconnect(&self, why: &str) -> anyhow::Result<mysql::Conn> {
+        let _one = self.restarting.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(c) = self.private.target().connect() {
+            return Ok(c);
+        }
+        // Down: it crashed (or is still restarting by itself). Wait for the old process to go, then start it.
+        if let Some(pid) = self.private.running_pid() {
+            crate::sandbox::wait_exit(pid, Duration::from_secs(120));
+        }
+        crate::progress::say(&format!(
+            "      the private server went away ({why}): starting it again at level {}",
+            self.level
+        ));
+        let a = self.private.start(self.level, Duration::from_secs(600))?;
+        if !a.started {
+            anyhow::bail!(
+                "the private server did not start again at level {} after it went away ({why}): read {}",
+                self.level,
+                self.private.error_log().display()
+            );
+        }
+        self.private.target().connect()
+    }
+}
+
+/// Start the private server at the recorded level if it is not running (a resumed run).
+fn ensure_private(ctx: &Ctx, private: &Private) -> anyhow::Result<u8> {
+    let e = escalation(ctx).ok_or_else(|| {
+        post_check("the escalation's level is not recorded in this run: run the recovery again")
+    })?;
+    if private.running_pid().is_none() {
+        let a = private.start(e.level, Duration::from_secs(600))?;
+        if !a.started {
+            return Err(post_check(format!(
+                "the private server did not start again at level {}: read {}",
+                e.level,
+                private.error_log().display()
+            )));
+        }
+    }
+    Ok(e.level)
+}
+
+fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
+    let p1 = p.clone();
+    let p2 = p.clone();
+    let private = p.private(binary, carried);
+    Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
+        .preview(format!(
+            "per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s); files in {}",
+            p.threads,
+            p.out.display()
+        ))
+        .act(move |ctx| {
+            let level = ensure_private(ctx, &private)?;
+            let tag = ctx.tag();
+            let mut conn = private.target().connect()?;
+            let (tables, missing) = tables_to_dump(&mut conn, &tag, &p1)?;
+            if !missing.is_empty() {
+                return Err(refused(format!("the copy does not list {}: check the names in --tables", missing.join(", "))));
+            }
+            drop(conn);
+            let mut opts = DumpOptions::new(&p1.out, level);
+            opts.threads = p1.threads.max(1);
+            opts.tag = tag;
+            let connector = PrivateConnector { private: private.clone(), level, restarting: Mutex::new(()) };
+            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            for line in table_lines(&m) {
+                crate::progress::say(&format!("      {line}"));
+                ctx.outcome.push(line);
+            }
+            Ok(summary(&m))
+        })
+        .post(Check::new("every file as the manifest says", move |_| {
+            let m = Manifest::read(&p2.out);
+            let Ok(m) = m else {
+                return Ok(Verdict::fail("no manifest.json", "a manifest", "the dump did not finish: resume to dump again"));
+            };
+            let bad: Vec<String> = m
+                .files
+                .iter()
+                .filter(|(f, h)| dump::manifest::sha256_file(&p2.out.join(f)).ok().as_deref() != Some(h.as_str()))
+                .map(|(f, _)| f.clone())
+                .collect();
+            Ok(Verdict::check(
+                bad.is_empty(),
+                if bad.is_empty() { format!("{} files, sha256 as recorded", m.files.len()) } else { format!("changed: {}", bad.join(", ")) },
+                "every file's sha256 as in manifest.json",
+                "a dump file differs from its manifest: resume to dump again",
+            ))
+        }))
+}
+
+/// One line per table for a person: what came back and which keys did not.
+pub fn table_lines(m: &Manifest) -> Vec<String> {
+    m.tables
+        .iter()
+        .map(|t| {
+            let name = format!("{}.{}", t.db, t.table);
+            let rows = crate::units::format_count(t.rows);
+            match t.status {
+                TableStatus::Complete => format!("{name}: complete, {rows} rows"),
+                TableStatus::Partial => {
+                    let ranges: Vec<String> = t.lost.iter().map(describe_lost).collect();
+                    format!(
+                        "{name}: {rows} rows recovered; lost: {} ({})",
+                        ranges.join(", "),
+                        primary_key_of(t)
+                    )
+                }
+                TableStatus::NoPrimaryKey => format!(
+                    "{name}: no primary key, {rows} rows by a plain scan{}",
+                    t.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                ),
+                TableStatus::Unrecoverable => format!(
+                    "{name}: not recoverable through SQL{}",
+                    t.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                ),
+            }
+        })
+        .collect()
+}
+
+fn primary_key_of(t: &dump::manifest::TableEntry) -> String {
+    format!("primary key ({})", t.primary_key.join(", "))
+}
+
+/// `keys after (6970) and before (7044)`, with either end open.
+fn describe_lost(r: &dump::manifest::LostRange) -> String {
+    let key = |v: &Vec<serde_json::Value>| {
+        let parts: Vec<String> = v
+            .iter()
+            .map(|x| match x {
+                serde_json::Value::String(s) => format!("'{s}'"),
+                other => other.to_string(),
+            })
+            .collect();
+        format!("({})", parts.join(", "))
+    };
+    let low = match (&r.after, &r.from) {
+        (Some(a), _) => Some(format!("after {}", key(a))),
+        (None, Some(f)) => Some(format!("from {}", key(f))),
+        _ => None,
+    };
+    let high = r.before.as_ref().map(|b| format!("before {}", key(b)));
+    match (low, high) {
+        (Some(l), Some(h)) => format!("keys {l} and {h}"),
+        (Some(l), None) => format!("keys {l} to the end"),
+        (None, Some(h)) => format!("keys from the start {h}"),
+        (None, None) => "every key".into(),
+    }
+}
+
+/// What the dump step reports: per table its status, rows and lost ranges.
+fn summary(m: &Manifest) -> serde_json::Value {
+    let tables: Vec<serde_json::Value> = m
+        .tables
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "table": format!("{}.{}", t.db, t.table),
+                "status": t.status,
+                "rows": t.rows,
+                "lost": t.lost,
+                "note": t.note,
+            })
+        })
+        .collect();
+    let partial = m
+        .tables
+        .iter()
+        .filter(|t| t.status != TableStatus::Complete)
+        .count();
+    serde_json::json!({ "level": m.level, "tables": tables, "not_complete": partial, "summary": table_lines(m) })
+}
+
+fn stop_private_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
+    let private = p.private(binary, carried);
+    let pr2 = private.clone();
+    Step::new("stop-private", "Stop the private server", Risk::Read)
+        .preview("SIGTERM to the private server, wait for it to exit")
+        .act(move |_| {
+            private.stop()?;
+            Ok(serde_json::json!({ "stopped": private.datadir }))
+        })
+        .post(Check::new("private server stopped", move |_| {
+            let pid = pr2.running_pid();
+            Ok(Verdict::check(
+                pid.is_none(),
+                pid.map(|p| format!("running (pid {p})"))
+                    .unwrap_or_else(|| "stopped".into()),
+                "stopped",
+                "the private server did not stop: kill it by its pid, then resume",
+            ))
+        }))
+}
+
+fn verify_load_step(p: &RecoverParams) -> Step {
+    let (p1, p2) = (p.clone(), p.clone());
+    Step::new("verify-load", "Load the dump into a fresh sandbox and check it against the manifest", Risk::Read)
+        .preview(format!("a sandbox in {}; mariadb < each file; row counts and content hashes", p.copy_to.join("verify").display()))
+        .act(move |ctx| {
+            let root = p1.copy_to.join("verify");
+            if root.join("load").exists() {
+                if let Ok(old) = crate::sandbox::Sandbox::open(&root, "load") {
+                    old.destroy()?;
+                }
+            }
+            let mut sb = crate::sandbox::Sandbox::create(&root, "load", &Default::default())?;
+            let r = (|| {
+                sb.start(&[], Duration::from_secs(600))?;
+                dump::verify_load(&p1.out, &sb.conn_spec().resolve_plain(), &ctx.tag())
+            })();
+            let _ = sb.destroy();
+            let v = r?;
+            ctx.memo.insert("verified".into(), serde_json::json!(v.ok()));
+            Ok(serde_json::to_value(&v)?)
+        })
+        .post(Check::new("the dump loads with the rows and content of the manifest", move |ctx| {
+            let ok = ctx.memo.get("verified").and_then(|v| v.as_bool())
+                .or_else(|| ctx.recorded_result("verify-load").and_then(|r| serde_json::from_value::<dump::manifest::Verified>(r).ok()).map(|v| v.ok()));
+            Ok(Verdict::check(
+                ok == Some(true),
+                match ok { Some(true) => "loaded as recorded", Some(false) => "differs", None => "not checked" },
+                "loaded as recorded",
+                format!("the files in {} do not load as the manifest says: read the verify-load result in the run's journal", p2.out.display()),
+            ))
+        }))
+}
+
+fn drop_copy_step(p: &RecoverParams) -> Step {
+    let (p1, p2, p3) = (p.clone(), p.clone(), p.clone());
+    Step::new("drop-copy", format!("Remove the copy {} (--drop-copy)", p.copy_to.display()), Risk::Destructive)
+        .preview(format!("rm -r {}", p.copy_to.display()))
+        .pre(Check::after_prior("the dump finished and the copy is this run's", move |ctx| {
+            if !p1.copy_to.exists() {
+                return Ok(Verdict::done("removed already", "present"));
+            }
+            let dumped = p1.out.join("manifest.json").is_file();
+            let ours = own_run(&p1.copy_to, ctx);
+            Ok(Verdict::check(
+                dumped && ours,
+                format!("{}, {}", if dumped { "dump finished" } else { "no manifest" }, if ours { "this run's copy" } else { "not this run's copy" }),
+                "dump finished, this run's copy",
+                "innops removes only its own copy and only after the dump finished: check the directories",
+            ))
+        }))
+        .act(move |_| {
+            std::fs::remove_dir_all(&p2.copy_to)?;
+            Ok(serde_json::json!({ "removed": p2.copy_to }))
+        })
+        .post(Check::new("copy removed", move |_| {
+            let gone = !p3.copy_to.exists();
+            Ok(Verdict::check(gone, if gone { "removed" } else { "still there" }, "removed", "the copy could not be removed: remove it yourself"))
+        }))
+}
+
+fn final_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
+    let private = p.private(binary, carried);
+    Step::new(
+        "final",
+        "Prove no server runs with forced recovery",
+        Risk::Read,
+    )
+    .post(level_zero_check(
+        "the original server runs without forced recovery",
+    ))
+    .post(Check::new("no private server left running", move |_| {
+        let pid = private.running_pid();
+        Ok(Verdict::check(
+            pid.is_none(),
+            pid.map(|p| format!("running (pid {p})"))
+                .unwrap_or_else(|| "none".into()),
+            "none",
+            "the private server on the copy still runs: stop it (kill its pid)",
+        ))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dump::manifest::LostRange;
+
+    #[test]
+    fn lost_ranges_read_as_keys_between_the_nearest_readable_rows() {
+        let r = |after: Option<i64>, from: Option<i64>, before: Option<i64>| LostRange {
+            after: after.map(|a| vec![serde_json::json!(a)]),
+            from: from.map(|a| vec![serde_json::json!(a)]),
+            before: before.map(|a| vec![serde_json::json!(a)]),
+        };
+        assert_eq!(
+            describe_lost(&r(Some(6970), None, Some(7044))),
+            "keys after (6970) and before (7044)"
+        );
+        assert_eq!(
+            describe_lost(&r(None, Some(500), None)),
+            "keys from (500) to the end"
+        );
+        assert_eq!(
+            describe_lost(&r(None, None, Some(73))),
+            "keys from the start before (73)"
+        );
+        let composite = LostRange {
+            after: Some(vec![serde_json::json!(1), serde_json::json!("b")]),
+            from: None,
+            before: None,
+        };
+        assert_eq!(describe_lost(&composite), "keys after (1, 'b') to the end");
+    }
+
+    #[test]
+    fn levels_above_three_need_their_own_danger_flag_and_out_and_copy_stay_apart() {
+        let p = RecoverParams {
+            out: "/x/out".into(),
+            copy_to: "/x/copy".into(),
+            tables: vec![],
+            max_level: 3,
+            drop_copy: false,
+            verify_load: false,
+            threads: 2,
+            mariadbd: None,
+        };
+        assert!(p.check(None).is_ok());
+        let high = RecoverParams {
+            max_level: 4,
+            ..p.clone()
+        };
+        assert_eq!(
+            crate::error::exit_code_of(&high.check(None).unwrap_err()),
+            2
+        );
+        assert_eq!(
+            crate::error::exit_code_of(&high.check(Some(3)).unwrap_err()),
+            2
+        );
+        assert!(high.check(Some(4)).is_ok());
+        let zero = RecoverParams {
+            max_level: 0,
+            ..p.clone()
+        };
+        assert!(zero.check(None).is_err());
+        let nested = RecoverParams {
+            out: "/x/copy/out".into(),
+            ..p.clone()
+        };
+        assert!(nested.check(None).is_err());
+        let bad = RecoverParams {
+            tables: vec!["nodot".into()],
+            ..p
+        };
+        assert!(bad.check(None).is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! `innops recover`: a forced-recovery dump from a copy of a damaged server's data directory.
+
+use super::env::{attach_error_log, env_from};
+use super::{bench_time, run_options, run_plan};
+use crate::cli::RecoverArgs;
+use crate::procedures::recover::{self, RecoverParams};
+use crate::server::facts::ServerFacts;
+
+pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
+    let params = RecoverParams {
+        out: absolute(&a.out)?,
+        copy_to: absolute(&a.copy_to)?,
+        tables: a.tables.clone(),
+        max_level: a.max_level,
+        drop_copy: a.drop_copy,
+        verify_load: a.verify_load,
+        threads: a.threads,
+        mariadbd: a.mariadbd.clone(),
+    };
+    params.check(a.allow_level)?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
+    let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
+    attach_error_log(&mut env, &facts);
+    let plan = recover::plan(&params, &facts, &env.plan_env)?;
+    run_plan(plan, &env, &run_options(&a.run), None)
+}
+
+/// Paths as absolute: the plan is resumed from another working directory.
+fn absolute(p: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    Ok(std::path::absolute(p)?)
+}
