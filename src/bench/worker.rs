@@ -800,6 +800,22 @@ mod tests {
     }
 
     #[test]
+    fn unique_ids_never_repeat_across_threads() {
+        let spec = RunSpec::new(Workload::Insert, "sbtest", "/* t */", 9);
+        let pace = Pace::new(&spec, Instant::now());
+        let ids: Vec<u32> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..50_000).map(|_| pace.unique()).collect::<Vec<_>>()))
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let distinct: std::collections::HashSet<u32> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), 200_000);
+        // Spread over the whole 32-bit range, not a counter: both halves (negative and positive SQL ids) occur.
+        assert!(ids.iter().any(|&i| i < 1 << 31) && ids.iter().any(|&i| i >= 1 << 31));
+    }
+
+    #[test]
     fn lost_connections_map_to_cr_server_lost() {
         let io = WireError::Io(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
         assert_eq!(error_code(&io), Some(2013));
