@@ -591,6 +591,117 @@ pub struct BenchArgs {
         help_heading = "Random numbers"
     )]
     pub rand_zipfian_exp: f64,
+    /// Ids in each range SELECT [default: 100].
+    #[arg(
+        long,
+        alias = "range_size",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub range_size: Option<u32>,
+    /// Point SELECTs per transaction [default: 10; oltp_point_select always sends 1].
+    #[arg(
+        long,
+        alias = "point_selects",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub point_selects: Option<u32>,
+    /// Simple range SELECTs per transaction [default: 1].
+    #[arg(
+        long,
+        alias = "simple_ranges",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub simple_ranges: Option<u32>,
+    /// SELECT SUM() ranges per transaction [default: 1].
+    #[arg(
+        long,
+        alias = "sum_ranges",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub sum_ranges: Option<u32>,
+    /// SELECT ... ORDER BY ranges per transaction [default: 1].
+    #[arg(
+        long,
+        alias = "order_ranges",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub order_ranges: Option<u32>,
+    /// SELECT DISTINCT ranges per transaction [default: 1].
+    #[arg(
+        long,
+        alias = "distinct_ranges",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub distinct_ranges: Option<u32>,
+    /// UPDATEs of the indexed column k per transaction (also per oltp_update_index event) [default: 1].
+    #[arg(
+        long,
+        alias = "index_updates",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub index_updates: Option<u32>,
+    /// UPDATEs of c per transaction (also per oltp_update_non_index event) [default: 1].
+    #[arg(
+        long,
+        alias = "non_index_updates",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub non_index_updates: Option<u32>,
+    /// DELETE + INSERT pairs per transaction [default: 1].
+    #[arg(
+        long,
+        alias = "delete_inserts",
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub delete_inserts: Option<u32>,
+    /// All four range SELECT groups on or off [default: on].
+    #[arg(long, alias = "range_selects", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench OLTP script options (oltp_*.lua)")]
+    pub range_selects: Option<bool>,
+    /// No BEGIN/COMMIT: every statement in autocommit [default: off].
+    #[arg(long, alias = "skip_trx", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench OLTP script options (oltp_*.lua)")]
+    pub skip_trx: Option<bool>,
+    /// prepare: id is AUTO_INCREMENT; off loads ids 1..N itself and oltp_insert sends unique ids [default: on].
+    #[arg(long, alias = "auto_inc", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench OLTP script options (oltp_*.lua)")]
+    pub auto_inc: Option<bool>,
+    /// prepare: a plain KEY xid (id) in place of the PRIMARY KEY [default: off].
+    #[arg(long, alias = "secondary", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench OLTP script options (oltp_*.lua)")]
+    pub secondary: Option<bool>,
+    /// prepare: add the index k_N on k [default: on].
+    #[arg(long, alias = "create_secondary", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench OLTP script options (oltp_*.lua)")]
+    pub create_secondary: Option<bool>,
+    /// prepare: the tables' storage engine [default: innodb].
+    #[arg(
+        long,
+        visible_alias = "mysql-storage-engine",
+        alias = "mysql_storage_engine",
+        value_name = "ENGINE",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub storage_engine: Option<String>,
+    /// prepare: text added at the end of CREATE TABLE (sysbench 1.1), e.g. "ROW_FORMAT=COMPRESSED".
+    #[arg(
+        long,
+        alias = "create_table_options",
+        value_name = "OPTIONS",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub create_table_options: Option<String>,
+    /// Open a new connection after every N transactions of a thread (sysbench 1.1) [default: 0, never].
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "sysbench OLTP script options (oltp_*.lua)"
+    )]
+    pub reconnect: Option<u64>,
     /// sysbench's name for --host.
     #[arg(
         long,

@@ -751,3 +751,389 @@ fn bulk_insert_fills_one_table_per_thread_with_one_row_per_event() {
     ok(&sb.innops(&["bench", "bulk_insert", "cleanup", "--threads=2"]));
     assert_eq!(table_count(&sb, "sbtest"), 0);
 }
+
+/// The statements a run sent, from the server's general log: (command type, text) of every statement
+/// tagged `innops:bench:run` while `f` ran.
+fn logged_statements(sb: &Sandboxed, f: impl FnOnce()) -> Vec<(String, String)> {
+    let mut c = sb.conn();
+    c.query_drop("SET GLOBAL log_output = 'TABLE'").unwrap();
+    c.query_drop("TRUNCATE TABLE mysql.general_log").unwrap();
+    c.query_drop("SET GLOBAL general_log = ON").unwrap();
+    f();
+    c.query_drop("SET GLOBAL general_log = OFF").unwrap();
+    c.query(
+        "SELECT command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log \
+         WHERE argument LIKE '%innops:bench:run%' AND command_type IN ('Query', 'Execute')",
+    )
+    .unwrap()
+}
+
+/// sysbench's (reads, writes, other) per transaction with extra options, on the sandbox's sbtest tables.
+fn sysbench_mix_with(sb: &Sandboxed, workload: &str, extra: &[&str]) -> (f64, f64, f64) {
+    let out = Command::new("sysbench")
+        .args([
+            "--db-driver=mysql",
+            &format!("--mysql-socket={}", sb.sandbox.socket.display()),
+            "--mysql-user=root",
+            "--mysql-db=sbtest",
+            "--table-size=500",
+            "--threads=1",
+            "--events=40",
+            "--time=0",
+        ])
+        .args(extra)
+        .args([workload, "run"])
+        .output()
+        .unwrap_or_else(|e| panic!("{NO_SYSBENCH} ({e})"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "sysbench {workload} {extra:?} failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let field = |name: &str| -> f64 {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in sysbench output:\n{text}"))
+    };
+    let txns = field("transactions:");
+    (
+        field("read:") / txns,
+        field("write:") / txns,
+        field("other:") / txns,
+    )
+}
+
+#[test]
+fn oltp_options_set_the_statements_of_each_transaction_as_sysbench_s_do() {
+    let sb = Sandboxed::new("benchopts");
+    ok(&sb.innops(&["bench", "prepare", "--table-size=500"]));
+    let opts = [
+        "--point_selects=3",
+        "--simple_ranges=0",
+        "--sum_ranges=2",
+        "--skip_trx=on",
+        "--range-size=7",
+    ];
+    let mut j = serde_json::Value::Null;
+    let log = logged_statements(&sb, || {
+        j = ok(&sb.innops(
+            &[
+                &[
+                    "bench",
+                    "oltp_read_write",
+                    "run",
+                    "--table-size=500",
+                    "--events=50",
+                    "--time=0",
+                    "--rand-seed=3",
+                    "--format=json",
+                ][..],
+                &opts,
+            ]
+            .concat(),
+        ))
+        .json();
+    });
+    assert_eq!(j["transactions"], 50, "{j}");
+    // 3 point selects + 2 SUM ranges + 1 ORDER BY + 1 DISTINCT; 4 writes; no BEGIN/COMMIT.
+    assert_eq!(
+        (
+            j["reads"].as_u64(),
+            j["writes"].as_u64(),
+            j["other"].as_u64()
+        ),
+        (Some(350), Some(200), Some(0)),
+        "{j}"
+    );
+    let count = |starts: &str| {
+        log.iter()
+            .filter(|(_, sql)| sql.starts_with(starts))
+            .count()
+    };
+    let tag = "/* innops:bench:run */";
+    assert_eq!(
+        count(&format!("SELECT {tag} c FROM sbtest1 WHERE id=")),
+        150
+    );
+    assert_eq!(count(&format!("SELECT {tag} SUM(k)")), 100);
+    let plain_ranges = log
+        .iter()
+        .filter(|(_, s)| s.starts_with(&format!("SELECT {tag} c FROM")) && s.contains("BETWEEN"))
+        .filter(|(_, s)| !s.contains("ORDER BY"))
+        .count();
+    assert_eq!(plain_ranges, 0, "--simple_ranges=0");
+    assert_eq!(count(&format!("SELECT {tag} DISTINCT")), 50);
+    assert_eq!(count(&format!("UPDATE {tag} sbtest1 SET k=k+1")), 50);
+    assert_eq!(count(&format!("DELETE {tag}")), 50);
+    assert_eq!(count(&format!("INSERT {tag}")), 50);
+    assert_eq!(count("BEGIN") + count("COMMIT"), 0, "--skip_trx");
+    assert!(
+        log.iter().all(|(t, _)| t == "Execute"),
+        "all prepared, as sysbench's"
+    );
+    // Every range spans --range_size ids: BETWEEN id AND id + 6.
+    for (_, s) in log.iter().filter(|(_, s)| s.contains("BETWEEN")) {
+        let nums: Vec<i64> = s
+            .split("BETWEEN ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(nums[1] - nums[0], 6, "{s}");
+    }
+
+    // The same options give sysbench's own mix, here and with the ranges off.
+    if let Err(e) = Command::new("sysbench").arg("--version").output() {
+        panic!("{NO_SYSBENCH} ({e})");
+    }
+    for (workload, extra) in [
+        ("oltp_read_write", &opts[..]),
+        (
+            "oltp_read_only",
+            &["--range_selects=off", "--point_selects=4"][..],
+        ),
+        (
+            "oltp_write_only",
+            &[
+                "--index_updates=2",
+                "--non_index_updates=0",
+                "--delete_inserts=3",
+            ][..],
+        ),
+        ("oltp_update_index", &["--index_updates=3"][..]),
+    ] {
+        let theirs = sysbench_mix_with(&sb, workload, extra);
+        let j = ok(&sb.innops(
+            &[
+                &[
+                    "bench",
+                    workload,
+                    "run",
+                    "--table-size=500",
+                    "--events=40",
+                    "--time=0",
+                    "--format=json",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        ))
+        .json();
+        let t = j["transactions"].as_f64().unwrap();
+        let ours = (
+            j["reads"].as_f64().unwrap() / t,
+            j["writes"].as_f64().unwrap() / t,
+            j["other"].as_f64().unwrap() / t,
+        );
+        assert_eq!(ours, theirs, "{workload} {extra:?}: innops vs sysbench");
+    }
+}
+
+#[test]
+fn write_options_change_the_rows_they_name_and_no_others() {
+    let sb = Sandboxed::new("benchwopts");
+    ok(&sb.innops(&["bench", "prepare", "--table-size=1000"]));
+    let (count, sum_k) = (
+        "SELECT COUNT(*) FROM sbtest.sbtest1",
+        "SELECT SUM(k) FROM sbtest.sbtest1",
+    );
+    let sum_c = "SELECT SUM(CRC32(c)) + SUM(CRC32(pad)) FROM sbtest.sbtest1";
+    let (k0, c0) = (scalar(&sb, sum_k), scalar(&sb, sum_c));
+    // Two k updates per transaction, no c update, no delete/insert: k grows by 2 per transaction, nothing else moves.
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_write_only",
+            "--index_updates=2",
+            "--non_index_updates=0",
+            "--delete_inserts=0",
+            "--rand-seed=41",
+            "--events=100",
+            "--time=0",
+        ],
+    );
+    assert_eq!(
+        (j["writes"].as_u64(), j["other"].as_u64()),
+        (Some(200), Some(200)),
+        "{j}"
+    );
+    assert_eq!(scalar(&sb, sum_k), k0 + 200);
+    assert_eq!((scalar(&sb, sum_c), scalar(&sb, count)), (c0, 1000));
+    // oltp_update_index takes --index_updates too.
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_update_index",
+            "--index-updates=3",
+            "--rand-seed=42",
+            "--events=50",
+            "--time=0",
+        ],
+    );
+    assert_eq!(j["writes"], 150, "{j}");
+    assert_eq!(scalar(&sb, sum_k), k0 + 350);
+    // --reconnect=10: a new connection after every 10th transaction, each counted.
+    let before = scalar(
+        &sb,
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'CONNECTIONS'",
+    );
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_point_select",
+            "--reconnect=10",
+            "--events=100",
+            "--time=0",
+        ],
+    );
+    assert_eq!(
+        (j["transactions"].as_u64(), j["reconnects"].as_u64()),
+        (Some(100), Some(10)),
+        "{j}"
+    );
+    let after = scalar(
+        &sb,
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'CONNECTIONS'",
+    );
+    assert!(after - before >= 11, "{before} → {after}");
+}
+
+fn show_create(sb: &Sandboxed, table: &str) -> String {
+    let row: Option<(String, String)> = sb
+        .conn()
+        .query_first(format!("SHOW CREATE TABLE {table}"))
+        .unwrap();
+    let ddl = row.unwrap().1;
+    // The next AUTO_INCREMENT value depends on how the rows were batched, not on the definition.
+    ddl.split(' ')
+        .filter(|w| !w.starts_with("AUTO_INCREMENT="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn prepare_makes_the_table_sysbench_makes_with_the_same_options() {
+    if let Err(e) = Command::new("sysbench").arg("--version").output() {
+        panic!("{NO_SYSBENCH} ({e})");
+    }
+    let sb = Sandboxed::new("benchddl");
+    sb.conn().query_drop("CREATE DATABASE theirs").unwrap();
+    for opts in [
+        &[][..],
+        &[
+            "--secondary=on",
+            "--auto_inc=off",
+            "--create_secondary=off",
+            "--mysql_storage_engine=myisam",
+        ],
+        &["--auto_inc=off", "--mysql-storage-engine=aria"],
+        &["--secondary", "--create_secondary=on"],
+    ] {
+        ok(&sb.innops(
+            &[
+                &[
+                    "bench",
+                    "oltp_read_write",
+                    "prepare",
+                    "--db=ours",
+                    "--table-size=100",
+                ][..],
+                opts,
+            ]
+            .concat(),
+        ));
+        let out = Command::new("sysbench")
+            .args([
+                "--db-driver=mysql",
+                &format!("--mysql-socket={}", sb.sandbox.socket.display()),
+                "--mysql-user=root",
+                "--mysql-db=theirs",
+                "--table-size=100",
+            ])
+            .args(opts)
+            .args(["oltp_read_write", "prepare"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "sysbench prepare {opts:?}: {out:?}");
+        assert_eq!(
+            show_create(&sb, "ours.sbtest1"),
+            show_create(&sb, "theirs.sbtest1"),
+            "{opts:?}"
+        );
+        // The ids are 1..100 whether the server or the client numbers them.
+        assert_eq!(
+            scalar(
+                &sb,
+                "SELECT COUNT(DISTINCT id) * 1000000 + MIN(id) * 1000 + MAX(id) FROM ours.sbtest1"
+            ),
+            100_001_100,
+            "{opts:?}"
+        );
+        ok(&sb.innops(&["bench", "oltp_read_write", "cleanup", "--db=ours"]));
+        sb.conn().query_drop("DROP TABLE theirs.sbtest1").unwrap();
+    }
+    // sysbench 1.1's --create_table_options goes at the end of CREATE TABLE.
+    ok(&sb.innops(&[
+        "bench",
+        "oltp_insert",
+        "prepare",
+        "--db=ours",
+        "--table-size=10",
+        "--auto_inc=off",
+        "--create_table_options=COMMENT='from innops'",
+    ]));
+    assert!(show_create(&sb, "ours.sbtest1").contains("COMMENT='from innops'"));
+    // oltp_insert with --auto_inc=off sends its own unique ids.
+    let j = run_json(
+        &sb,
+        "bench",
+        &[
+            "--workload=oltp_insert",
+            "--db=ours",
+            "--auto_inc=off",
+            "--events=200",
+            "--time=0",
+        ],
+    );
+    assert_eq!(j["writes"], 200, "{j}");
+    assert_eq!(scalar(&sb, "SELECT COUNT(*) FROM ours.sbtest1"), 210);
+}
+
+#[test]
+fn an_option_sysbench_does_not_have_is_refused_by_name() {
+    let out = crate::common::run_innops(
+        &[
+            "bench".into(),
+            "oltp_read_write".into(),
+            "run".into(),
+            "--point_selects=2".into(),
+            "--bogus_opt=1".into(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("'--bogus_opt'"), "{out:?}");
+    // An oltp option given to a script that has none is refused in one sentence, before connecting.
+    let out = crate::common::run_innops(
+        &[
+            "bench".into(),
+            "select_random_ranges".into(),
+            "run".into(),
+            "--skip_trx".into(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("--skip_trx is an option of the oltp_* scripts"),
+        "{out:?}"
+    );
+}

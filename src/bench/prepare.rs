@@ -68,11 +68,25 @@ pub fn is_prepared(
     Ok(true)
 }
 
-/// One multi-row INSERT of generated rows, drawing values in create_table()'s order (c, pad, then k).
-pub fn insert_sql(table: u32, rows: u32, spec: &RunSpec, rng: &mut SbRng, tag: &str) -> String {
+/// One multi-row INSERT of generated rows, drawing values in create_table()'s order (c, pad, then k). With
+/// `--auto_inc=off` the ids are given, counting from `first_id`, as create_table() numbers them.
+pub fn insert_sql(
+    table: u32,
+    first_id: u32,
+    rows: u32,
+    spec: &RunSpec,
+    rng: &mut SbRng,
+    tag: &str,
+) -> String {
     let mut sql = String::with_capacity(rows as usize * 200 + 64);
+    let auto_inc = spec.oltp.auto_inc;
+    let columns = if auto_inc {
+        "k, c, pad"
+    } else {
+        "id, k, c, pad"
+    };
     sql.push_str(&tag_sql(
-        &format!("INSERT INTO sbtest{table}(k, c, pad) VALUES"),
+        &format!("INSERT INTO sbtest{table}({columns}) VALUES"),
         tag,
     ));
     let (mut c, mut pad) = (String::new(), String::new());
@@ -84,7 +98,11 @@ pub fn insert_sql(table: u32, rows: u32, spec: &RunSpec, rng: &mut SbRng, tag: &
         if i > 0 {
             sql.push(',');
         }
-        sql.push_str(&format!("({k}, '{c}', '{pad}')"));
+        if auto_inc {
+            sql.push_str(&format!("({k}, '{c}', '{pad}')"));
+        } else {
+            sql.push_str(&format!("({}, {k}, '{c}', '{pad}')", first_id + i));
+        }
     }
     sql
 }
@@ -105,16 +123,19 @@ fn load_table(
         conn.query_drop(wl::bulk_table_sql(t, tag))?;
         return Ok(());
     }
-    conn.query_drop(wl::create_table_sql(t, tag))?;
+    conn.query_drop(wl::create_table_sql(t, &spec.oltp, tag))?;
     let mut rng = SbRng::new(spec.seed, 1_000_000 + u64::from(t));
     let mut left = spec.table_size;
     while left > 0 {
         let n = left.min(ROWS_PER_INSERT);
-        conn.query_drop(insert_sql(t, n, spec, &mut rng, tag))?;
+        let first_id = spec.table_size - left + 1;
+        conn.query_drop(insert_sql(t, first_id, n, spec, &mut rng, tag))?;
         left -= n;
         done.fetch_add(u64::from(n), Ordering::Relaxed);
     }
-    conn.query_drop(wl::create_index_sql(t, tag))?;
+    if spec.oltp.create_secondary {
+        conn.query_drop(wl::create_index_sql(t, tag))?;
+    }
     Ok(())
 }
 
@@ -240,7 +261,7 @@ mod tests {
     #[test]
     fn insert_rows_have_sysbench_s_shape() {
         let mut rng = SbRng::new(1, 1);
-        let sql = insert_sql(1, 3, &spec(), &mut rng, "/* t */");
+        let sql = insert_sql(1, 1, 3, &spec(), &mut rng, "/* t */");
         assert!(
             sql.starts_with("INSERT /* t */ INTO sbtest1(k, c, pad) VALUES("),
             "{sql}"

@@ -14,7 +14,7 @@ use mysql::{Conn, OptsBuilder};
 use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
 use super::worker::{Counts, Pace, Window, Worker};
-use super::workloads::Workload;
+use super::workloads::{OltpOptions, Workload};
 use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
 use crate::server::connect::Target;
 
@@ -88,6 +88,8 @@ pub struct RunSpec {
     pub percentile: u8,
     /// `--histogram`: keep the latency histogram for the final report.
     pub histogram: bool,
+    /// oltp_common.lua's options: statements per transaction, range size, table definition.
+    pub oltp: OltpOptions,
 }
 
 impl RunSpec {
@@ -116,6 +118,7 @@ impl RunSpec {
             rate: 0,
             percentile: 95,
             histogram: false,
+            oltp: OltpOptions::default(),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! stops every thread and ends the run with that error.
 
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -80,8 +80,9 @@ enum Control {
 }
 
 struct Statements {
-    begin: Control,
-    commit: Control,
+    /// Not prepared under `--skip_trx` or for the scripts without a transaction, as sysbench does.
+    begin: Option<Control>,
+    commit: Option<Control>,
     tables: Vec<TableStmts>,
     /// table workload: point read, PK range, one per secondary index.
     table_point: Option<Statement>,
@@ -98,6 +99,24 @@ pub(crate) struct Pace {
     started: std::sync::atomic::AtomicU64,
     rate: u32,
     next: Mutex<(Instant, SbRng)>,
+    /// `sysbench.rand.unique()`'s counter, shared so that no two threads draw the same id.
+    unique: AtomicU32,
+    unique_offset: u32,
+}
+
+/// Jeff Preshing's quadratic-residue permutation of the 32-bit integers below the prime 4294967291, which
+/// `sysbench.rand.unique()` applies twice to a counter: every counter value gives a different id.
+fn permute_qpr(x: u32) -> u32 {
+    const P: u32 = 4_294_967_291;
+    if x >= P {
+        return x;
+    }
+    let residue = ((u64::from(x) * u64::from(x)) % u64::from(P)) as u32;
+    if x <= P / 2 {
+        residue
+    } else {
+        P - residue
+    }
 }
 
 impl Pace {
@@ -107,7 +126,15 @@ impl Pace {
             started: std::sync::atomic::AtomicU64::new(0),
             rate: spec.rate,
             next: Mutex::new((start, SbRng::new(spec.seed, u64::MAX))),
+            unique: AtomicU32::new(SbRng::new(spec.seed, u64::MAX - 1).next_u64() as u32),
+            unique_offset: SbRng::new(spec.seed, u64::MAX - 2).next_u64() as u32,
         }
+    }
+
+    /// `sysbench.rand.unique()`: a 32-bit value no other call of this run returns.
+    pub(crate) fn unique(&self) -> u32 {
+        let i = self.unique.fetch_add(1, Ordering::Relaxed);
+        permute_qpr(permute_qpr(i).wrapping_add(self.unique_offset) ^ 0x5bf0_3635)
     }
 
     /// Claim the next event: `None` when `--events` are used up, else the time it may start.
@@ -142,6 +169,8 @@ pub(crate) struct Worker<'a> {
     bulk_rows: u32,
     bulk_next: u64,
     script: Vec<Group>,
+    /// Events completed on this connection's thread, for `--reconnect`.
+    events_done: u64,
     c_buf: String,
     pad_buf: String,
 }
@@ -161,15 +190,25 @@ fn prepare_statements(
     plan: Option<&TablePlan>,
 ) -> Result<Statements, mysql::Error> {
     let tag = spec.tag.as_str();
-    let begin = prepare_control(conn, &wl::tag_sql("BEGIN", tag))?;
-    let commit = prepare_control(conn, &wl::tag_sql("COMMIT", tag))?;
+    let script = spec
+        .workload
+        .script(&spec.oltp, plan.map_or(0, |p| p.index_sql.len()));
+    let (begin, commit) = if script.iter().any(|g| g.kind == GroupKind::Begin) {
+        (
+            Some(prepare_control(conn, &wl::tag_sql("BEGIN", tag))?),
+            Some(prepare_control(conn, &wl::tag_sql("COMMIT", tag))?),
+        )
+    } else {
+        (None, None)
+    };
     let mut tables = Vec::new();
     let w = &spec.workload;
     let reads = matches!(
         w,
         Workload::PointSelect | Workload::ReadOnly | Workload::ReadWrite
     );
-    let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite);
+    // oltp_read_only/read_write.lua prepare the ranges only with --range_selects on.
+    let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite) && spec.oltp.range_selects;
     let writes = matches!(w, Workload::ReadWrite | Workload::WriteOnly);
     let index_updates = writes || matches!(w, Workload::UpdateIndex);
     let non_index_updates = writes || matches!(w, Workload::UpdateNonIndex);
@@ -253,8 +292,12 @@ fn exec(
     Ok(())
 }
 
-fn exec_control(wire: &mut Wire<Socket>, ctl: &Control, c: &mut Counts) -> Result<(), WireError> {
-    let o = match ctl {
+fn exec_control(
+    wire: &mut Wire<Socket>,
+    ctl: &Option<Control>,
+    c: &mut Counts,
+) -> Result<(), WireError> {
+    let o = match ctl.as_ref().expect("BEGIN/COMMIT prepared for this script") {
         Control::Prepared(s) => wire.execute(s.id(), &[])?,
         Control::Text(sql) => wire.query(sql)?,
     };
@@ -288,7 +331,10 @@ impl<'a> Worker<'a> {
             bulk: String::new(),
             bulk_rows: 0,
             bulk_next: 1,
-            script: spec.workload.script(plan.map_or(0, |p| p.index_sql.len())),
+            script: spec
+                .workload
+                .script(&spec.oltp, plan.map_or(0, |p| p.index_sql.len())),
+            events_done: 0,
             c_buf: String::with_capacity(wl::C_TEMPLATE.len()),
             pad_buf: String::with_capacity(wl::PAD_TEMPLATE.len()),
         })
@@ -331,15 +377,21 @@ impl<'a> Worker<'a> {
     }
 
     /// One event of the script. Returns at the first failing statement.
-    fn transaction(&mut self, c: &mut Counts) -> Result<(), WireError> {
+    fn transaction(&mut self, c: &mut Counts, pace: &Pace) -> Result<(), WireError> {
         let script = std::mem::take(&mut self.script);
-        let r = self.run_script(&script, c);
+        let r = self.run_script(&script, c, pace);
         self.script = script;
         r
     }
 
-    fn run_script(&mut self, script: &[Group], c: &mut Counts) -> Result<(), WireError> {
-        let range = wl::RANGE_SIZE - 1;
+    fn run_script(
+        &mut self,
+        script: &[Group],
+        c: &mut Counts,
+        pace: &Pace,
+    ) -> Result<(), WireError> {
+        // `id + range_size - 1`, as the INT sysbench binds (range_size 0 gives an empty range).
+        let range = i64::from(self.spec.oltp.range_size) - 1;
         for g in script {
             match g.kind {
                 GroupKind::Begin => exec_control(&mut self.wire, &self.stmts.begin, c)?,
@@ -373,7 +425,7 @@ impl<'a> Worker<'a> {
                         exec(
                             &mut self.wire,
                             stmt(s),
-                            &[Value::from(id), Value::from(id + range)],
+                            &[Value::from(id), Value::from(i64::from(id) + range)],
                             c,
                         )?;
                     }
@@ -481,13 +533,19 @@ impl<'a> Worker<'a> {
                     self.bulk_next += 1;
                 }
                 GroupKind::InsertText => {
-                    // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it.
+                    // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it,
+                    // and with --auto_inc=off the id is sysbench.rand.unique() - 2147483648 (an SQL INT).
                     let t = self.rng.uniform(1, self.spec.tables);
                     let k = self.id();
                     self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
                     self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
+                    let id = if self.spec.oltp.auto_inc {
+                        0
+                    } else {
+                        i64::from(pace.unique()) - 2_147_483_648
+                    };
                     let sql = format!(
-                        "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES (0, {k}, '{}', '{}')",
+                        "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{}', '{}')",
                         self.spec.tag, self.c_buf, self.pad_buf
                     );
                     count(self.wire.query(&sql)?, c);
@@ -527,6 +585,44 @@ impl<'a> Worker<'a> {
             }
         }
         Ok(())
+    }
+
+    /// oltp_common.lua's check_reconnect() (sysbench 1.1's `--reconnect=N`): after every N-th event of this
+    /// thread, a new connection with its statements prepared again, counted as a reconnect. The event is done
+    /// either way; a failed reconnection is an error like a failed first connection.
+    fn check_reconnect(
+        &mut self,
+        c: &mut Counts,
+        deadline: Instant,
+        stop: &AtomicBool,
+    ) -> (bool, anyhow::Result<()>) {
+        let every = self.spec.oltp.reconnect;
+        if every == 0 {
+            return (true, Ok(()));
+        }
+        self.events_done += 1;
+        if !self.events_done.is_multiple_of(every) {
+            return (true, Ok(()));
+        }
+        // bulk_insert rows still queued stay in `self.bulk` and go out on the new connection.
+        match Conn::new(self.opts.clone())
+            .and_then(|mut conn| prepare_statements(&mut conn, self.spec, self.plan).map(|s| (conn, s)))
+        {
+            Ok((conn, stmts)) => {
+                self.wire = Wire::new(Socket::new(conn.as_raw_fd()));
+                self._conn = conn;
+                self.stmts = stmts;
+                c.reconnects += 1;
+                (true, Ok(()))
+            }
+            Err(e) if Instant::now() < deadline && !stop.load(Ordering::Relaxed) => (
+                true,
+                Err(anyhow::anyhow!(
+                    "the benchmark stopped: --reconnect could not open a new connection ({e}): check that the server takes connections, or drop --reconnect"
+                )),
+            ),
+            Err(_) => (true, Ok(())),
+        }
     }
 
     fn reconnect(&mut self, stop: &AtomicBool, deadline: Instant) -> bool {
@@ -599,7 +695,7 @@ impl<'a> Worker<'a> {
             }
             let mut c = Counts::default();
             let start = Instant::now();
-            let (done, result) = self.one_event(&mut c, deadline, stop);
+            let (done, result) = self.one_event(&mut c, deadline, stop, pace);
             // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
                 let mut w = window.lock().expect("bench window lock");
@@ -611,7 +707,7 @@ impl<'a> Worker<'a> {
                 }
                 w.counts.add(&c);
             }
-            if !done {
+            if !done || result.is_err() {
                 if result.is_err() {
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -627,10 +723,11 @@ impl<'a> Worker<'a> {
         c: &mut Counts,
         deadline: Instant,
         stop: &AtomicBool,
+        pace: &Pace,
     ) -> (bool, anyhow::Result<()>) {
         loop {
-            let Err(e) = self.transaction(c) else {
-                return (true, Ok(()));
+            let Err(e) = self.transaction(c, pace) else {
+                return self.check_reconnect(c, deadline, stop);
             };
             let code = error_code(&e);
             if !code.is_some_and(|code| self.spec.ignore_errors.ignores(code)) {
@@ -700,6 +797,22 @@ mod tests {
         }
         let span = (last - start).as_secs_f64();
         assert!((8.5..11.5).contains(&span), "{span}");
+    }
+
+    #[test]
+    fn unique_ids_never_repeat_across_threads() {
+        let spec = RunSpec::new(Workload::Insert, "sbtest", "/* t */", 9);
+        let pace = Pace::new(&spec, Instant::now());
+        let ids: Vec<u32> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..50_000).map(|_| pace.unique()).collect::<Vec<_>>()))
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let distinct: std::collections::HashSet<u32> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), 200_000);
+        // Spread over the whole 32-bit range, not a counter: both halves (negative and positive SQL ids) occur.
+        assert!(ids.iter().any(|&i| i < 1 << 31) && ids.iter().any(|&i| i >= 1 << 31));
     }
 
     #[test]

@@ -107,46 +107,67 @@ impl Workload {
         )
     }
 
-    /// The sysbench script's transaction; `secondary_indexes` only matters for the table workload.
-    pub fn script(&self, secondary_indexes: usize) -> Vec<Group> {
+    /// True for the scripts built on oltp_common.lua, which take its options (`--point_selects`, `--skip_trx`,
+    /// `--auto_inc`, ...).
+    pub fn uses_oltp_common(&self) -> bool {
+        matches!(
+            self,
+            Workload::PointSelect
+                | Workload::ReadOnly
+                | Workload::ReadWrite
+                | Workload::Insert
+                | Workload::WriteOnly
+                | Workload::UpdateIndex
+                | Workload::UpdateNonIndex
+                | Workload::Delete
+        )
+    }
+
+    /// The sysbench script's transaction with oltp_common.lua's options `o`; `secondary_indexes` only matters
+    /// for the table workload. A group whose count is 0 stays in: sysbench still draws its table number.
+    pub fn script(&self, o: &OltpOptions, secondary_indexes: usize) -> Vec<Group> {
         use GroupKind::*;
         let g = |kind, count| Group { kind, count };
+        // The event() bodies of oltp_read_only/read_write/write_only.lua: BEGIN unless --skip_trx, the point
+        // selects, the four ranges unless --range_selects=off, the writes, COMMIT unless --skip_trx.
+        let reads = || {
+            let mut v = vec![g(PointSelects, o.point_selects)];
+            if o.range_selects {
+                v.extend([
+                    g(SimpleRanges, o.simple_ranges),
+                    g(SumRanges, o.sum_ranges),
+                    g(OrderRanges, o.order_ranges),
+                    g(DistinctRanges, o.distinct_ranges),
+                ]);
+            }
+            v
+        };
+        let writes = || {
+            vec![
+                g(IndexUpdates, o.index_updates),
+                g(NonIndexUpdates, o.non_index_updates),
+                g(DeleteInserts, o.delete_inserts),
+            ]
+        };
+        let trx = |body: Vec<Group>| {
+            if o.skip_trx {
+                body
+            } else {
+                let mut v = vec![g(Begin, 1)];
+                v.extend(body);
+                v.push(g(Commit, 1));
+                v
+            }
+        };
         match self {
+            // oltp_point_select.lua sets point_selects to 1 whatever the command line says.
             Workload::PointSelect => vec![g(PointSelects, 1)],
-            // oltp_read_only.lua event(): begin, point selects, the four ranges, commit.
-            Workload::ReadOnly => vec![
-                g(Begin, 1),
-                g(PointSelects, POINT_SELECTS),
-                g(SimpleRanges, 1),
-                g(SumRanges, 1),
-                g(OrderRanges, 1),
-                g(DistinctRanges, 1),
-                g(Commit, 1),
-            ],
-            // oltp_read_write.lua event(): as read-only, then index and non-index updates, delete + insert.
-            Workload::ReadWrite => vec![
-                g(Begin, 1),
-                g(PointSelects, POINT_SELECTS),
-                g(SimpleRanges, 1),
-                g(SumRanges, 1),
-                g(OrderRanges, 1),
-                g(DistinctRanges, 1),
-                g(IndexUpdates, 1),
-                g(NonIndexUpdates, 1),
-                g(DeleteInserts, 1),
-                g(Commit, 1),
-            ],
+            Workload::ReadOnly => trx(reads()),
+            Workload::ReadWrite => trx([reads(), writes()].concat()),
             Workload::Insert => vec![g(InsertText, 1)],
-            // oltp_write_only.lua event(): begin, index and non-index updates, delete + insert, commit.
-            Workload::WriteOnly => vec![
-                g(Begin, 1),
-                g(IndexUpdates, 1),
-                g(NonIndexUpdates, 1),
-                g(DeleteInserts, 1),
-                g(Commit, 1),
-            ],
-            Workload::UpdateIndex => vec![g(IndexUpdates, 1)],
-            Workload::UpdateNonIndex => vec![g(NonIndexUpdates, 1)],
+            Workload::WriteOnly => trx(writes()),
+            Workload::UpdateIndex => vec![g(IndexUpdates, o.index_updates)],
+            Workload::UpdateNonIndex => vec![g(NonIndexUpdates, o.non_index_updates)],
             Workload::Delete => vec![g(Deletes, 1)],
             Workload::SelectRandomPoints => vec![g(RandomPoints, 1)],
             Workload::SelectRandomRanges => vec![g(RandomRanges, 1)],
@@ -194,6 +215,63 @@ pub const BULK_PACKET_SIZE: usize = 512 * 1024;
 /// sysbench's `--point-selects` and `--range-size` defaults.
 pub const POINT_SELECTS: u32 = 10;
 pub const RANGE_SIZE: u32 = 100;
+
+/// The options oltp_common.lua defines (sysbench 1.0.20, plus 1.1's `--create_table_options` and
+/// `--reconnect`), with its defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OltpOptions {
+    /// `--range_size`: ids in each range SELECT (`BETWEEN id AND id + range_size - 1`).
+    pub range_size: u32,
+    pub point_selects: u32,
+    pub simple_ranges: u32,
+    pub sum_ranges: u32,
+    pub order_ranges: u32,
+    pub distinct_ranges: u32,
+    pub index_updates: u32,
+    pub non_index_updates: u32,
+    pub delete_inserts: u32,
+    /// `--range_selects=off` leaves out all four range groups.
+    pub range_selects: bool,
+    /// `--skip_trx`: no BEGIN/COMMIT, every statement in autocommit.
+    pub skip_trx: bool,
+    /// `--auto_inc=off`: `id` without AUTO_INCREMENT, loaded with ids 1..N, oltp_insert sends unique
+    /// client-generated ids.
+    pub auto_inc: bool,
+    /// `--secondary`: `KEY xid (id)` in place of the PRIMARY KEY.
+    pub secondary: bool,
+    /// `--create_secondary=off`: no `k_N` index on `k`.
+    pub create_secondary: bool,
+    /// `--mysql_storage_engine`.
+    pub storage_engine: String,
+    /// `--create_table_options`: text appended to CREATE TABLE.
+    pub create_table_options: String,
+    /// `--reconnect=N`: a new connection (statements prepared again) after every N events; 0 never.
+    pub reconnect: u64,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        OltpOptions {
+            range_size: RANGE_SIZE,
+            point_selects: POINT_SELECTS,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            skip_trx: false,
+            auto_inc: true,
+            secondary: false,
+            create_secondary: true,
+            storage_engine: "innodb".into(),
+            create_table_options: String::new(),
+            reconnect: 0,
+        }
+    }
+}
 
 /// One `execute_*` call of `oltp_common.lua`: it draws a table number once, then runs its statement
 /// `count` times.
@@ -353,13 +431,26 @@ pub fn bulk_table_sql(table: u32, tag: &str) -> String {
     )
 }
 
-/// `CREATE TABLE sbtestN` exactly as oltp_common.lua's create_table() builds it for MySQL with the defaults
-/// (auto_inc on, primary key on id, InnoDB).
-pub fn create_table_sql(table: u32, tag: &str) -> String {
+/// `CREATE TABLE sbtestN` as oltp_common.lua's create_table() builds it for MySQL: `id` with or without
+/// AUTO_INCREMENT (`--auto_inc`), keyed by the PRIMARY KEY or a plain `KEY xid` (`--secondary`), the engine in a
+/// version comment (`--mysql_storage_engine`, quoted here) and `--create_table_options` after it.
+pub fn create_table_sql(table: u32, o: &OltpOptions, tag: &str) -> String {
+    let id_def = if o.auto_inc {
+        "INTEGER NOT NULL AUTO_INCREMENT"
+    } else {
+        "INTEGER NOT NULL"
+    };
+    let id_index_def = if o.secondary {
+        "KEY xid"
+    } else {
+        "PRIMARY KEY"
+    };
     tag_sql(
         &format!(
-            "CREATE TABLE sbtest{table}(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  \
-             c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = innodb */ "
+            "CREATE TABLE sbtest{table}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  \
+             c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index_def} (id)\n) /*! ENGINE = {} */ {}",
+            crate::sql::quote_ident(&o.storage_engine),
+            o.create_table_options
         ),
         tag,
     )
@@ -375,7 +466,7 @@ mod tests {
     use super::*;
 
     fn statements(w: &Workload, idx: usize) -> u32 {
-        w.script(idx)
+        w.script(&OltpOptions::default(), idx)
             .iter()
             .map(|g| g.count * g.kind.statements())
             .sum()
@@ -385,19 +476,107 @@ mod tests {
     fn statement_mix_per_transaction_is_sysbench_s() {
         // sysbench 1.0.20 reports per transaction: read_write 14 reads / 4 writes / 2 other (20 queries),
         // read_only 14 / 0 / 2, point_select 1 / 0 / 0, insert 0 / 1 / 0.
-        assert_eq!(nominal_mix(&Workload::ReadWrite.script(0)), (14, 4, 2));
+        assert_eq!(
+            nominal_mix(&Workload::ReadWrite.script(&OltpOptions::default(), 0)),
+            (14, 4, 2)
+        );
         assert_eq!(statements(&Workload::ReadWrite, 0), 20);
-        assert_eq!(nominal_mix(&Workload::ReadOnly.script(0)), (14, 0, 2));
+        assert_eq!(
+            nominal_mix(&Workload::ReadOnly.script(&OltpOptions::default(), 0)),
+            (14, 0, 2)
+        );
         assert_eq!(statements(&Workload::ReadOnly, 0), 16);
-        assert_eq!(nominal_mix(&Workload::PointSelect.script(0)), (1, 0, 0));
-        assert_eq!(nominal_mix(&Workload::Insert.script(0)), (0, 1, 0));
+        assert_eq!(
+            nominal_mix(&Workload::PointSelect.script(&OltpOptions::default(), 0)),
+            (1, 0, 0)
+        );
+        assert_eq!(
+            nominal_mix(&Workload::Insert.script(&OltpOptions::default(), 0)),
+            (0, 1, 0)
+        );
+    }
+
+    #[test]
+    fn oltp_options_change_the_transaction_as_in_the_lua_scripts() {
+        use GroupKind::*;
+        let o = OltpOptions {
+            point_selects: 3,
+            simple_ranges: 0,
+            sum_ranges: 2,
+            skip_trx: true,
+            ..OltpOptions::default()
+        };
+        // No BEGIN/COMMIT; a 0 count keeps its group (sysbench still draws the table number).
+        let rw = Workload::ReadWrite.script(&o, 0);
+        assert_eq!(
+            rw.iter().map(|g| (g.kind, g.count)).collect::<Vec<_>>(),
+            vec![
+                (PointSelects, 3),
+                (SimpleRanges, 0),
+                (SumRanges, 2),
+                (OrderRanges, 1),
+                (DistinctRanges, 1),
+                (IndexUpdates, 1),
+                (NonIndexUpdates, 1),
+                (DeleteInserts, 1),
+            ]
+        );
+        assert_eq!(nominal_mix(&rw), (7, 4, 0));
+        // --range_selects=off drops the four range groups; write_only has no reads to change.
+        let o = OltpOptions {
+            range_selects: false,
+            index_updates: 2,
+            non_index_updates: 0,
+            delete_inserts: 3,
+            ..OltpOptions::default()
+        };
+        assert_eq!(nominal_mix(&Workload::ReadOnly.script(&o, 0)), (10, 0, 2));
+        assert_eq!(nominal_mix(&Workload::WriteOnly.script(&o, 0)), (0, 8, 2));
+        assert_eq!(nominal_mix(&Workload::UpdateIndex.script(&o, 0)), (0, 2, 0));
+        assert_eq!(
+            nominal_mix(&Workload::UpdateNonIndex.script(&o, 0)),
+            (0, 0, 0)
+        );
+        // oltp_point_select.lua forces one point select; oltp_delete and oltp_insert have one statement.
+        let o = OltpOptions {
+            point_selects: 7,
+            skip_trx: true,
+            ..OltpOptions::default()
+        };
+        assert_eq!(nominal_mix(&Workload::PointSelect.script(&o, 0)), (1, 0, 0));
+        assert_eq!(nominal_mix(&Workload::Delete.script(&o, 0)), (0, 1, 0));
+        assert_eq!(nominal_mix(&Workload::Insert.script(&o, 0)), (0, 1, 0));
+    }
+
+    #[test]
+    fn create_table_follows_the_table_options() {
+        let d = create_table_sql(1, &OltpOptions::default(), "/* t */");
+        assert_eq!(
+            d,
+            "CREATE /* t */ TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  \
+             c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = `innodb` */ "
+        );
+        let o = OltpOptions {
+            auto_inc: false,
+            secondary: true,
+            storage_engine: "my`isam".into(),
+            create_table_options: "ROW_FORMAT=FIXED".into(),
+            ..OltpOptions::default()
+        };
+        let s = create_table_sql(3, &o, "/* t */");
+        assert!(s.contains("  id INTEGER NOT NULL,\n"), "{s}");
+        assert!(s.contains("  KEY xid (id)\n"), "{s}");
+        assert!(
+            s.ends_with(") /*! ENGINE = `my``isam` */ ROW_FORMAT=FIXED"),
+            "{s}"
+        );
     }
 
     #[test]
     fn read_write_runs_the_groups_in_oltp_read_write_order() {
         use GroupKind::*;
         let kinds: Vec<GroupKind> = Workload::ReadWrite
-            .script(0)
+            .script(&OltpOptions::default(), 0)
             .iter()
             .map(|g| g.kind)
             .collect();
@@ -430,7 +609,10 @@ mod tests {
         );
         assert!(w.is_read_only());
         // BEGIN, 10 point reads, 1 range, one lookup per index, COMMIT.
-        assert_eq!(nominal_mix(&w.script(3)), (14, 0, 2));
+        assert_eq!(
+            nominal_mix(&w.script(&OltpOptions::default(), 3)),
+            (14, 0, 2)
+        );
         assert_eq!(statements(&w, 0), 13);
     }
 
@@ -461,7 +643,8 @@ mod tests {
             "SELECT /* t */ c FROM sbtest3 WHERE id=?"
         );
         assert_eq!(tag_sql("BEGIN", "/* t */"), "BEGIN /* t */");
-        assert!(create_table_sql(2, "/* t */").starts_with("CREATE /* t */ TABLE sbtest2("));
+        assert!(create_table_sql(2, &OltpOptions::default(), "/* t */")
+            .starts_with("CREATE /* t */ TABLE sbtest2("));
     }
 
     #[test]
@@ -488,5 +671,31 @@ mod tests {
             "point_selects =\n      {\"Number of point SELECT queries per transaction\", 10}"
         ));
         assert!(lua.contains("range_size =\n      {\"Range size for range SELECT queries\", 100}"));
+        // Every option innops takes from oltp_common.lua, with the default OltpOptions has.
+        let d = OltpOptions::default();
+        for (name, default) in [
+            ("simple_ranges", d.simple_ranges.to_string()),
+            ("sum_ranges", d.sum_ranges.to_string()),
+            ("order_ranges", d.order_ranges.to_string()),
+            ("distinct_ranges", d.distinct_ranges.to_string()),
+            ("index_updates", d.index_updates.to_string()),
+            ("non_index_updates", d.non_index_updates.to_string()),
+            ("delete_inserts", d.delete_inserts.to_string()),
+            ("range_selects", d.range_selects.to_string()),
+            ("auto_inc", d.auto_inc.to_string()),
+            ("skip_trx", d.skip_trx.to_string()),
+            ("secondary", d.secondary.to_string()),
+            ("create_secondary", d.create_secondary.to_string()),
+            ("mysql_storage_engine", format!("\"{}\"", d.storage_engine)),
+        ] {
+            let at = lua
+                .find(&format!("   {name} =\n"))
+                .unwrap_or_else(|| panic!("no option {name} in oltp_common.lua"));
+            let def = &lua[at..at + lua[at..].find('}').unwrap()];
+            assert!(
+                def.trim_end().ends_with(&format!(", {default}")),
+                "{name}: {def:?} vs {default}"
+            );
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::env::env_from;
 use crate::bench::action::{execute, Action, Settings};
 use crate::bench::distribution::{RandParams, RandType};
 use crate::bench::run::{IgnoreErrors, RunSpec};
-use crate::bench::workloads::Workload;
+use crate::bench::workloads::{OltpOptions, Workload};
 use crate::cli::{BenchAction, BenchArgs, BenchRandType, ConnArgs, Format};
 use crate::error::bad_input;
 use clap::CommandFactory;
@@ -23,6 +23,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let s = settings(a)?;
+    if let Some(note) = oltp_note(a, &s) {
+        eprintln!("{note}");
+    }
     let env = env_from(&connection(a)?, &Default::default(), a.fmt.format, None)?;
     execute(&env.plan_env.target, &s)
 }
@@ -111,6 +114,126 @@ fn words(a: &BenchArgs) -> anyhow::Result<(Option<BenchAction>, Option<String>)>
     ))
 }
 
+/// The oltp_common.lua options given on the command line, by their sysbench names, each with the workloads
+/// whose run it changes (`None`: it changes what prepare creates).
+fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)> {
+    use Workload::*;
+    const RANGES: &[Workload] = &[ReadOnly, ReadWrite];
+    const INDEX: &[Workload] = &[ReadWrite, WriteOnly, UpdateIndex];
+    const NON_INDEX: &[Workload] = &[ReadWrite, WriteOnly, UpdateNonIndex];
+    const DELETE_INSERTS: &[Workload] = &[ReadWrite, WriteOnly];
+    const TRX: &[Workload] = &[ReadOnly, ReadWrite, WriteOnly];
+    const INSERT: &[Workload] = &[Insert];
+    [
+        ("--range_size", a.range_size.is_some(), Some(RANGES)),
+        ("--point_selects", a.point_selects.is_some(), Some(RANGES)),
+        ("--simple_ranges", a.simple_ranges.is_some(), Some(RANGES)),
+        ("--sum_ranges", a.sum_ranges.is_some(), Some(RANGES)),
+        ("--order_ranges", a.order_ranges.is_some(), Some(RANGES)),
+        (
+            "--distinct_ranges",
+            a.distinct_ranges.is_some(),
+            Some(RANGES),
+        ),
+        ("--range_selects", a.range_selects.is_some(), Some(RANGES)),
+        ("--index_updates", a.index_updates.is_some(), Some(INDEX)),
+        (
+            "--non_index_updates",
+            a.non_index_updates.is_some(),
+            Some(NON_INDEX),
+        ),
+        (
+            "--delete_inserts",
+            a.delete_inserts.is_some(),
+            Some(DELETE_INSERTS),
+        ),
+        ("--skip_trx", a.skip_trx.is_some(), Some(TRX)),
+        // --auto_inc shapes the table, and oltp_insert's ids.
+        ("--auto_inc", a.auto_inc.is_some(), Some(INSERT)),
+        ("--secondary", a.secondary.is_some(), None),
+        ("--create_secondary", a.create_secondary.is_some(), None),
+        ("--mysql_storage_engine", a.storage_engine.is_some(), None),
+        (
+            "--create_table_options",
+            a.create_table_options.is_some(),
+            None,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, given, _)| *given)
+    .map(|(name, _, runs)| (name, runs))
+    .collect()
+}
+
+/// oltp_common.lua's options from the flags, sysbench's defaults for the rest. The scripts not built on
+/// oltp_common.lua (select_random_*, bulk_insert, table:) have none of them, so giving one is refused.
+fn oltp_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<OltpOptions> {
+    if !workload.uses_oltp_common() {
+        if let Some((name, _)) = oltp_given(a).first() {
+            return Err(bad_input(format!(
+                "{name} is an option of the oltp_* scripts, which {workload} is not: drop it, or run an oltp_* test"
+            )));
+        }
+    }
+    let d = OltpOptions::default();
+    let engine = a.storage_engine.clone().unwrap_or(d.storage_engine);
+    if engine.trim().is_empty() {
+        return Err(bad_input(
+            "--mysql_storage_engine is empty: name an engine, for example --mysql_storage_engine=innodb",
+        ));
+    }
+    let table_options = a.create_table_options.clone().unwrap_or_default();
+    if table_options.contains(';') {
+        return Err(bad_input(format!(
+            "--create_table_options '{table_options}' holds a ';': give table options only (for example ROW_FORMAT=COMPRESSED), they end the one CREATE TABLE"
+        )));
+    }
+    Ok(OltpOptions {
+        range_size: a.range_size.unwrap_or(d.range_size),
+        point_selects: a.point_selects.unwrap_or(d.point_selects),
+        simple_ranges: a.simple_ranges.unwrap_or(d.simple_ranges),
+        sum_ranges: a.sum_ranges.unwrap_or(d.sum_ranges),
+        order_ranges: a.order_ranges.unwrap_or(d.order_ranges),
+        distinct_ranges: a.distinct_ranges.unwrap_or(d.distinct_ranges),
+        index_updates: a.index_updates.unwrap_or(d.index_updates),
+        non_index_updates: a.non_index_updates.unwrap_or(d.non_index_updates),
+        delete_inserts: a.delete_inserts.unwrap_or(d.delete_inserts),
+        range_selects: a.range_selects.unwrap_or(d.range_selects),
+        skip_trx: a.skip_trx.unwrap_or(d.skip_trx),
+        auto_inc: a.auto_inc.unwrap_or(d.auto_inc),
+        secondary: a.secondary.unwrap_or(d.secondary),
+        create_secondary: a.create_secondary.unwrap_or(d.create_secondary),
+        storage_engine: engine,
+        create_table_options: table_options,
+        reconnect: a.reconnect.unwrap_or(d.reconnect),
+    })
+}
+
+/// The oltp options given that change nothing in this command of this script (sysbench accepts and ignores
+/// them too, so a DBA's one line serves prepare, run and cleanup): one line saying so, or `None`.
+fn oltp_note(a: &BenchArgs, s: &Settings) -> Option<String> {
+    let reconnect = a.reconnect.is_some().then_some(("--reconnect", None));
+    let idle: Vec<&str> = oltp_given(a)
+        .into_iter()
+        .filter(|(name, runs)| match (s.action, runs) {
+            (Action::Prepare, None) => false,
+            (Action::Prepare, Some(_)) => *name != "--auto_inc",
+            (Action::Run, Some(runs)) => !runs.contains(&s.spec.workload),
+            (Action::Run, None) | (Action::Cleanup, _) => true,
+        })
+        .chain(reconnect.filter(|_| s.action != Action::Run))
+        .map(|(name, _)| name)
+        .collect();
+    (!idle.is_empty()).then(|| {
+        format!(
+            "note: {} change nothing in {} {} (sysbench ignores them there too)",
+            idle.join(", "),
+            s.spec.workload,
+            s.action.name()
+        )
+    })
+}
+
 fn action_of(a: BenchAction) -> Action {
     match a {
         BenchAction::Prepare => Action::Prepare,
@@ -165,6 +288,7 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
     } else {
         a.seed
     };
+    let oltp = oltp_options(a, &workload)?;
     // bulk_insert.lua makes one table per thread.
     let tables = if workload == Workload::BulkInsert {
         a.threads
@@ -197,6 +321,7 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             rate: a.rate,
             percentile: a.percentile,
             histogram: a.histogram,
+            oltp,
         },
         json: a.fmt.format == Format::Json,
     })
@@ -377,6 +502,120 @@ mod tests {
         let e = connection(&args(&["run", "--db-driver=pgsql"])).unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), 2);
         assert!(e.to_string().contains("--db-driver=mysql"), "{e}");
+    }
+
+    #[test]
+    fn oltp_script_options_parse_with_dashes_or_underscores_and_on_off_values() {
+        let d = OltpOptions::default();
+        assert_eq!(parse(&["run"]).unwrap().spec.oltp, d);
+        let s = parse(&[
+            "oltp_read_write",
+            "run",
+            "--range_size=5",
+            "--point-selects=3",
+            "--simple_ranges=0",
+            "--sum-ranges=2",
+            "--order_ranges=4",
+            "--distinct-ranges=6",
+            "--index_updates=7",
+            "--non-index-updates=8",
+            "--delete_inserts=9",
+            "--range-selects=off",
+            "--skip_trx",
+            "--auto-inc=false",
+            "--secondary=on",
+            "--create_secondary=0",
+            "--mysql_storage_engine=myisam",
+            "--create_table_options=ROW_FORMAT=FIXED",
+            "--reconnect=10",
+        ])
+        .unwrap();
+        assert_eq!(
+            s.spec.oltp,
+            OltpOptions {
+                range_size: 5,
+                point_selects: 3,
+                simple_ranges: 0,
+                sum_ranges: 2,
+                order_ranges: 4,
+                distinct_ranges: 6,
+                index_updates: 7,
+                non_index_updates: 8,
+                delete_inserts: 9,
+                range_selects: false,
+                skip_trx: true,
+                auto_inc: false,
+                secondary: true,
+                create_secondary: false,
+                storage_engine: "myisam".into(),
+                create_table_options: "ROW_FORMAT=FIXED".into(),
+                reconnect: 10,
+            }
+        );
+        // The other spellings of the same flags.
+        let s = parse(&[
+            "run",
+            "--mysql-storage-engine=aria",
+            "--skip-trx=yes",
+            "--create-table-options=x",
+            "--table-size=9",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                s.spec.oltp.storage_engine.as_str(),
+                s.spec.oltp.skip_trx,
+                s.spec.oltp.create_table_options.as_str()
+            ),
+            ("aria", true, "x")
+        );
+        assert!(parse(&["run", "--storage-engine=innodb", "--skip_trx=1"]).is_ok());
+    }
+
+    #[test]
+    fn oltp_script_options_that_cannot_work_are_refused_and_idle_ones_noted() {
+        for (a, says) in [
+            (
+                &["select_random_points", "run", "--point_selects=3"][..],
+                "--point_selects is an option of the oltp_* scripts",
+            ),
+            (
+                &["bulk_insert", "prepare", "--auto_inc=off"],
+                "--auto_inc is an option",
+            ),
+            (&["table:shop.t", "run", "--skip_trx"], "--skip_trx"),
+            (&["run", "--mysql_storage_engine="], "is empty"),
+            (
+                &["prepare", "--create_table_options=x; DROP TABLE t"],
+                "holds a ';'",
+            ),
+        ] {
+            let e = parse(a).unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&e), 2, "{a:?}: {e}");
+            assert!(e.to_string().contains(says), "{a:?}: {e}");
+        }
+        // A value sysbench would not take is a usage error (exit 2 in main), as sysbench's "invalid option".
+        for a in [
+            &["run", "--skip_trx=maybe"][..],
+            &["run", "--point_selects=-1"],
+        ] {
+            let mut all = vec!["innops", "bench"];
+            all.extend_from_slice(a);
+            assert!(Cli::try_parse_from(all).is_err(), "{a:?}");
+        }
+        let note = |a: &[&str]| oltp_note(&args(a), &parse(a).unwrap());
+        assert_eq!(note(&["oltp_read_write", "run", "--point_selects=3"]), None);
+        assert_eq!(note(&["oltp_insert", "run", "--auto_inc=off"]), None);
+        assert_eq!(note(&["oltp_read_only", "prepare", "--secondary"]), None);
+        assert_eq!(note(&["oltp_read_only", "run", "--reconnect=5"]), None);
+        assert_eq!(
+            note(&["oltp_delete", "run", "--point_selects=3", "--secondary", "--reconnect=2"]).as_deref(),
+            Some("note: --point_selects, --secondary change nothing in oltp_delete run (sysbench ignores them there too)")
+        );
+        assert_eq!(
+            note(&["oltp_read_write", "prepare", "--skip_trx", "--auto_inc=off", "--reconnect=2"]).as_deref(),
+            Some("note: --skip_trx, --reconnect change nothing in oltp_read_write prepare (sysbench ignores them there too)")
+        );
     }
 
     #[test]
