@@ -292,6 +292,10 @@ pub struct RecoverArgs {
     /// The server binary for the private server [default: the one on PATH, as the server's version].
     #[arg(long, value_name = "PATH")]
     pub mariadbd: Option<PathBuf>,
+    /// The data directory of a server that is down already (it crashed on the bad page): innops copies it
+    /// and stops or starts nothing. Its option file (--config-file) gives the page and log settings.
+    #[arg(long, value_name = "PATH")]
+    pub datadir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -274,3 +274,65 @@ fn recover_refuses_levels_above_three_without_allow_level_and_a_used_copy_direct
     assert_eq!(used.code, 1, "{used:?}");
     assert!(used.stdout.contains("exists already"), "{}", used.stdout);
 }
+
+#[test]
+fn recover_from_the_datadir_of_a_server_that_crashed_starts_nothing_but_its_private_server() {
+    let (sb, expected, lost, _) = damaged_sandbox("rcdown");
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let datadir = sb.sandbox.datadir.to_str().unwrap().to_string();
+    let args = |run: &str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "recover",
+            "--datadir",
+            &datadir,
+            "--out",
+            work.join(format!("out-{run}")).to_str().unwrap(),
+            "--copy-to",
+            work.join(format!("copy-{run}")).to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    // While a server runs on it, its files are no copy: refused, nothing made.
+    let busy = run_innops(&args("a", &["--execute", "--yes"]), &[]);
+    assert_eq!(busy.code, 1, "{busy:?}");
+    assert!(
+        busy.stdout
+            .contains("a server is running on this data directory"),
+        "{}",
+        busy.stdout
+    );
+    assert!(!work.join("copy-a").exists());
+
+    // It crashes (kill -9): the copy goes through crash recovery on the private server, the original stays down.
+    sb.sandbox.kill9().unwrap();
+    let run_dir = work.join("run-b");
+    let out = run_innops(
+        &args(
+            "b",
+            &["--execute", "--yes", "--run-dir", run_dir.to_str().unwrap()],
+        ),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("(server down)"), "{}", out.stdout);
+    let m = Manifest::read(&work.join("out-b")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.rows as usize, expected.len());
+    assert_eq!(reported_lost(&m, "t"), lost);
+    assert!(
+        sb.sandbox.running_pid().is_none(),
+        "innops started the original"
+    );
+    let events = crate::common::events(&run_dir);
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["step"] == "stop" || e["step"] == "start-original"),
+        "no stop or start of the original"
+    );
+}

@@ -7,7 +7,7 @@ use crate::procedures::recover::{self, RecoverParams};
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
-    let params = RecoverParams {
+    let mut params = RecoverParams {
         out: absolute(&a.out)?,
         copy_to: absolute(&a.copy_to)?,
         tables: a.tables.clone(),
@@ -16,11 +16,28 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
         verify_load: a.verify_load,
         threads: a.threads,
         mariadbd: a.mariadbd.clone(),
+        datadir: a.datadir.as_deref().map(absolute).transpose()?,
+        original_running: a.datadir.is_none(),
     };
     params.check(a.allow_level)?;
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
-    let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
-    attach_error_log(&mut env, &facts);
+    let facts = match &params.datadir {
+        // Down already: nothing to ask a server; the copy is made from the files.
+        Some(d) => {
+            let binary = match &params.mariadbd {
+                Some(b) => crate::sandbox::server_binary_at(b)?.0,
+                None => crate::sandbox::find_server_binary()?.0,
+            };
+            let option_file = a.control.config_file.as_deref();
+            params.original_running = false;
+            recover::offline_facts(d, &binary, option_file)?
+        }
+        None => {
+            let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
+            attach_error_log(&mut env, &facts);
+            facts
+        }
+    };
     let plan = recover::plan(&params, &facts, &env.plan_env)?;
     run_plan(plan, &env, &run_options(&a.run), None)
 }

@@ -47,6 +47,17 @@ pub struct RecoverParams {
     pub threads: usize,
     /// The server binary for the private server (default: the one on PATH).
     pub mariadbd: Option<PathBuf>,
+    /// The data directory of a server that is down already (`--datadir`): innops copies it without stopping
+    /// or starting anything.
+    #[serde(default)]
+    pub datadir: Option<PathBuf>,
+    /// Whether the server ran when the plan was made: only then does innops stop it and start it again.
+    #[serde(default = "yes")]
+    pub original_running: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl RecoverParams {
@@ -114,7 +125,10 @@ struct Escalation {
 /// Build the plan. The server must be reachable (its facts name the data directory and the options the private
 /// server needs) and controllable (innops stops it for the copy and starts it again).
 pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
-    let datadir = PathBuf::from(facts.var("datadir").unwrap_or_default());
+    let datadir = p
+        .datadir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(facts.var("datadir").unwrap_or_default()));
     let binary = match &p.mariadbd {
         Some(b) => crate::sandbox::server_binary_at(b)?.0,
         None => crate::sandbox::find_server_binary()?.0,
@@ -126,11 +140,19 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         .collect();
     let carried = private::carried_from(&vars);
     let mut notes = vec![
-        format!(
-            "innops stops the server, copies {} to {}, starts the server again (never with innodb_force_recovery), and dumps from a private server on the copy",
-            datadir.display(),
-            p.data().display()
-        ),
+        if p.original_running {
+            format!(
+                "innops stops the server, copies {} to {}, starts the server again (never with innodb_force_recovery), and dumps from a private server on the copy",
+                datadir.display(),
+                p.data().display()
+            )
+        } else {
+            format!(
+                "the server is down: innops copies {} to {} and dumps from a private server on the copy; it starts nothing else",
+                datadir.display(),
+                p.data().display()
+            )
+        },
         format!(
             "levels tried on the copy: 1 to {} (the lowest at which the tables are listed)",
             p.max_level
@@ -142,16 +164,23 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             p.max_level
         ));
     }
-    let header = env.header("recover", facts, serde_json::to_value(p)?, notes);
-    let mut steps = vec![
-        preflight(p, facts, env, &datadir, &binary),
-        stop_step(),
-        copy_step(p, &datadir),
-        start_original_step(),
+    let mut header = env.header("recover", facts, serde_json::to_value(p)?, notes);
+    if !p.original_running {
+        header.target = format!("the data directory {} (server down)", datadir.display());
+    }
+    let mut steps = vec![preflight(p, facts, env, &datadir, &binary)];
+    if p.original_running {
+        steps.push(stop_step());
+    }
+    steps.push(copy_step(p, &datadir));
+    if p.original_running {
+        steps.push(start_original_step());
+    }
+    steps.extend([
         escalate_step(p, &binary, &carried),
         dump_step(p, &binary, &carried),
         stop_private_step(p, &binary, &carried),
-    ];
+    ]);
     if p.verify_load {
         steps.push(verify_load_step(p));
     }
@@ -177,8 +206,10 @@ fn preflight(
     let p = p.clone();
     let (p2, p3) = (p.clone(), p.clone());
     let datadir = datadir.to_path_buf();
-    let (d2, d3) = (datadir.clone(), datadir.clone());
-    let local = env.target.local;
+    let (d2, d3, d4) = (datadir.clone(), datadir.clone(), datadir.clone());
+    // A data directory named by --datadir is on this machine by definition.
+    let local = env.target.local || !p.original_running;
+    let running = p.original_running;
     let binary = binary.to_path_buf();
     let server_version = facts.version_string.clone();
     let log_dir = facts
@@ -196,6 +227,18 @@ fn preflight(
                 format!("{}{}", d2.display(), if local { "" } else { " on another machine" }),
                 "a local directory innops can read",
                 format!("innops copies the data directory itself: run it on the server's machine, where {} is", d2.display()),
+            ))
+        }))
+        .pre(Check::new("no server runs on the data directory", move |_| {
+            if running {
+                return Ok(Verdict::pass("the server runs; innops stops it before the copy", "stopped before the copy"));
+            }
+            let holder = ibdata_lock_holder(&d4.join("ibdata1"));
+            Ok(Verdict::check(
+                holder.is_none(),
+                holder.map(|pid| format!("pid {pid} holds ibdata1's lock")).unwrap_or_else(|| "no process holds ibdata1".into()),
+                "no server on it",
+                "a server is running on this data directory, so a copy of its files would not be consistent: drop --datadir and let innops stop and start it (--service or --start-cmd/--stop-cmd)",
             ))
         }))
         .pre(Check::new("redo and undo files inside the data directory", move |_| {
@@ -255,8 +298,9 @@ fn preflight(
                 format!("{} is not the server's version {want}: give the server's own binary with --mariadbd", binary.display()),
             ))
         }))
-        .pre(Check::new("innops can stop and start the server", |ctx| {
+        .pre(Check::new("innops can stop and start the server", move |ctx| {
             Ok(match ctx.control {
+                _ if !running => Verdict::pass("down: innops stops and starts nothing", "a control backend, or a server down"),
                 Some(c) => Verdict::pass(c.spec.describe(), "a control backend"),
                 None => Verdict::fail(
                     "none",
@@ -823,15 +867,17 @@ fn drop_copy_step(p: &RecoverParams) -> Step {
 
 fn final_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     let private = p.private(binary, carried);
-    Step::new(
+    let mut step = Step::new(
         "final",
         "Prove no server runs with forced recovery",
         Risk::Read,
-    )
-    .post(level_zero_check(
-        "the original server runs without forced recovery",
-    ))
-    .post(Check::new("no private server left running", move |_| {
+    );
+    if p.original_running {
+        step = step.post(level_zero_check(
+            "the original server runs without forced recovery",
+        ));
+    }
+    step.post(Check::new("no private server left running", move |_| {
         let pid = private.running_pid();
         Ok(Verdict::check(
             pid.is_none(),
@@ -841,6 +887,84 @@ fn final_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             "the private server on the copy still runs: stop it (kill its pid)",
         ))
     }))
+}
+
+/// The pid of a process holding InnoDB's lock on `ibdata1` (a running server locks it with fcntl), if any.
+fn ibdata_lock_holder(path: &Path) -> Option<i32> {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .ok()?;
+    // SAFETY: a zeroed flock is a valid argument; F_GETLK only fills it in.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: a valid descriptor and a pointer to a properly sized flock.
+    let rc = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETLK, &mut fl) };
+    (rc == 0 && fl.l_type != libc::F_UNLCK as libc::c_short).then_some(fl.l_pid)
+}
+
+/// The facts of a server that is down, from its data directory, its option file and the binary that will run the
+/// copy: the version (the datadir's `mysql_upgrade_info`, else the binary's), and the options that change how
+/// InnoDB reads the files (from the option file's server groups; the redo log size from `ib_logfile0` itself).
+pub fn offline_facts(
+    datadir: &Path,
+    binary: &Path,
+    option_file: Option<&Path>,
+) -> anyhow::Result<ServerFacts> {
+    if !datadir.join("ibdata1").is_file() && !datadir.join("mysql").is_dir() {
+        return Err(bad_input(format!(
+            "--datadir {} holds no InnoDB data directory (no ibdata1, no mysql/): give the server's datadir",
+            datadir.display()
+        )));
+    }
+    let from_binary = || -> Option<String> {
+        let out = std::process::Command::new(binary)
+            .arg("--version")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.split_whitespace()
+            .skip_while(|w| *w != "Ver")
+            .nth(1)
+            .map(str::to_string)
+    };
+    let version = std::fs::read_to_string(datadir.join("mysql_upgrade_info"))
+        .ok()
+        .map(|t| {
+            t.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+                .to_string()
+        })
+        .filter(|v| crate::server::facts::Version::parse(v).is_some())
+        .or_else(from_binary)
+        .ok_or_else(|| {
+            bad_input(format!(
+                "cannot tell which server version wrote {}: give the server binary with --mariadbd",
+                datadir.display()
+            ))
+        })?;
+    let mut vars = std::collections::BTreeMap::new();
+    vars.insert("datadir".to_string(), datadir.display().to_string());
+    if let Some(f) = option_file {
+        let set = crate::server::optionfile::read(f)?;
+        let groups = ["mysqld", "server", "mariadb", "mariadbd"];
+        for key in private::CARRIED
+            .iter()
+            .chain(&["innodb_log_group_home_dir", "innodb_undo_directory"])
+        {
+            if let Some(v) = set.get(&groups, key) {
+                vars.insert(key.to_string(), v.to_string());
+            }
+        }
+    }
+    if !vars.contains_key("innodb_log_file_size") {
+        if let Ok(m) = std::fs::metadata(datadir.join("ib_logfile0")) {
+            vars.insert("innodb_log_file_size".into(), m.len().to_string());
+        }
+    }
+    Ok(ServerFacts::from_parts(&version, vars, Default::default()))
 }
 
 #[cfg(test)]
@@ -886,6 +1010,8 @@ mod tests {
             verify_load: false,
             threads: 2,
             mariadbd: None,
+            datadir: None,
+            original_running: true,
         };
         assert!(p.check(None).is_ok());
         let high = RecoverParams {
