@@ -181,8 +181,9 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}\
-.charts{display:flex;flex-wrap:wrap;gap:2em}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}";
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
+.charts{display:flex;flex-wrap:wrap;gap:2em}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
+pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}";
 
 /// The whole run report as a page.
 pub fn render_report(r: &Report) -> String {
