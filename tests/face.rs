@@ -175,7 +175,7 @@ fn redo_advice_keeps_a_big_enough_log_and_its_command_runs_as_printed() {
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE w").unwrap();
     c.query_drop(
-        "CREATE TABLE w.t (id INT AUTO_INCREMENT PRIMARY KEY, pad CHAR(200)) ENGINE=InnoDB",
+        "CREATE TABLE w.t (id INT AUTO_INCREMENT PRIMARY KEY, pad VARCHAR(2000)) ENGINE=InnoDB",
     )
     .unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -184,8 +184,11 @@ fn redo_advice_keeps_a_big_enough_log_and_its_command_runs_as_printed() {
     let writer = std::thread::spawn(move || {
         let mut c = target.connect().unwrap();
         while !s2.load(std::sync::atomic::Ordering::SeqCst) {
-            c.query_drop("INSERT INTO w.t (pad) VALUES (REPEAT('x', 200))")
+            // About 2 KB of redo an insert, at most 50 a second: far above what 8M holds for an hour on any
+            // machine (one insert a second is enough), and a bounded advice (a few hundred MB, not gigabytes).
+            c.query_drop("INSERT INTO w.t (pad) VALUES (REPEAT('x', 2000))")
                 .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     });
     let busy = sb.innops(&["redo", "--advise", "--interval", "2"]);

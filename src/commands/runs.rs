@@ -191,20 +191,39 @@ pub fn run(a: &RunsArgs) -> anyhow::Result<()> {
         println!("no runs in {}", a.runs_dir.display());
         return Ok(());
     }
+    let target_of = |r: &RunSummary| match &r.objects {
+        Some(o) => o.clone(),
+        None => r.target.clone(),
+    };
+    // Columns as wide as their widest value, so a long target never pushes the others out of line.
+    let tw = runs
+        .iter()
+        .map(|r| target_of(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let sw = runs
+        .iter()
+        .map(|r| r.summary.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let pw = runs
+        .iter()
+        .map(|r| r.procedure.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     println!(
-        "{:<21} {:<10} {:<24} {:<44} RUN DIR",
+        "{:<21} {:<pw$} {:<tw$} {:<sw$} RUN DIR",
         "STARTED", "PROCEDURE", "TARGET", "STATUS"
     );
     for r in &runs {
-        let target = match &r.objects {
-            Some(o) => o.clone(),
-            None => r.target.clone(),
-        };
         println!(
-            "{:<21} {:<10} {:<24} {:<44} {}",
+            "{:<21} {:<pw$} {:<tw$} {:<sw$} {}",
             r.started,
             r.procedure,
-            target,
+            target_of(r),
             r.summary,
             r.run_dir.display()
         );

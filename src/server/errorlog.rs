@@ -243,13 +243,20 @@ fn startup_resize(line: &str) -> Option<(u64, u64)> {
     Some((parse_size(from.trim())?, parse_size(to)?))
 }
 
-/// Whether a size the server logged is `want`: the server prints three decimals of MiB or GiB, cut off (an
-/// online resize to 832M logs `Resized log to 0.812GiB`), so a logged figure within a thousandth of a GiB of
-/// `want` is that size. (The running variable and the file on disk are compared exactly elsewhere.)
+/// Whether a size the server logged is `want`: the server prints three decimals of MiB or GiB as printf's
+/// `%.3f` does, rounding half to even (832M = 0.8125 GiB logs `0.812GiB`; 2752M = 2.6875 GiB logs `2.688GiB`),
+/// so the logged figure is compared with `want` printed the same way. (The running variable and the file on
+/// disk are compared exactly elsewhere.)
 pub fn logged_size_is(logged: u64, want: u64) -> bool {
     const MIB: f64 = (1u64 << 20) as f64;
     const GIB: f64 = (1u64 << 30) as f64;
-    let printed = |unit: f64| (want as f64 / unit * 1000.0).floor() / 1000.0 * unit;
+    // Rust's `{:.3}` rounds an exact tie to even, as glibc's printf does.
+    let printed = |unit: f64| {
+        format!("{:.3}", want as f64 / unit)
+            .parse::<f64>()
+            .unwrap_or(0.0)
+            * unit
+    };
     let near = |x: f64| (logged as f64 - x).abs() < 1024.0;
     // Seen: 256M and 384M in MiB, 832M and 1G in GiB; below 512M a GiB reading is not accepted, so that a
     // coarse figure never passes for a size it only rounds to.
@@ -423,6 +430,11 @@ Version: '10.11.19-MariaDB-0+deb12u1'  socket: '/tmp/elog/d/sock'  port: 33917  
         // 832M as MariaDB 10.11 logs it.
         let logged = parse_size("0.812GiB").unwrap();
         assert!(logged_size_is(logged, 832 << 20));
+        // 2752M is 2.6875 GiB, an exact tie: printf rounds it to even, 2.688 (a cut-off 2.687 failed a good
+        // resize the advice test drove there).
+        let tie = parse_size("2.688GiB").unwrap();
+        assert!(logged_size_is(tie, 2752 << 20));
+        assert!(!logged_size_is(parse_size("2.687GiB").unwrap(), 2752 << 20));
         assert!(!logged_size_is(logged, 833 << 20));
         assert!(!logged_size_is(
             parse_size("256.000MiB").unwrap(),
