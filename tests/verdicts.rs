@@ -333,6 +333,12 @@ fn one_run_per_table_the_second_is_refused_with_its_holder_and_kill_frees_the_lo
     );
     let dry = convert(&sb, &args(&["--tables", "d.t"]), &[]);
     assert_eq!(dry.code, 1, "a dry run says the table is busy: {dry:?}");
+    // Busy because of the lock, named as such (not only through a pre-check the first run's shadow trips).
+    assert!(
+        dry.stdout.contains("another innops run is working on")
+            || dry.stderr.contains("another innops run is working on"),
+        "{dry:?}"
+    );
     // kill -9 of the first run frees its lock: resuming it works.
     first.kill().unwrap();
     wait_innops(first);

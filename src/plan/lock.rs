@@ -105,10 +105,6 @@ impl Locks {
         }
     }
 
-    pub fn objects(&self) -> &[String] {
-        &self.objects
-    }
-
     /// Hold every lock, taking them again when the session was lost (a restart). A server that does not answer
     /// is not an error here: nobody else can run against it either, and the step that starts it comes next.
     pub fn ensure(&mut self, target: &Target) -> anyhow::Result<()> {
@@ -154,6 +150,24 @@ impl Locks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_error_1205_is_a_lock_wait_timeout() {
+        let server = |code: u16| -> anyhow::Error {
+            mysql::Error::MySqlError(mysql::MySqlError {
+                state: "HY000".into(),
+                message: "x".into(),
+                code,
+            })
+            .into()
+        };
+        assert!(is_lock_wait_timeout(&server(1205)));
+        assert!(is_lock_wait_timeout(
+            &server(1205).context("reading the table")
+        ));
+        assert!(!is_lock_wait_timeout(&server(1213)));
+        assert!(!is_lock_wait_timeout(&anyhow::anyhow!("lock wait timeout")));
+    }
 
     #[test]
     fn lock_names_fit_the_server_limit_and_stay_distinct() {
