@@ -268,9 +268,9 @@ pub struct RecoverArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Where the copy of the data directory and its private server go (a new directory; needs the data
-    /// directory's size free).
-    #[arg(long)]
-    pub copy_to: PathBuf,
+    /// directory's size free). Required unless --in-place.
+    #[arg(long, required_unless_present = "in_place")]
+    pub copy_to: Option<PathBuf>,
     /// Tables to dump, db.table, comma-separated (default: every table).
     #[arg(long, value_delimiter = ',')]
     pub tables: Vec<String>,
@@ -294,8 +294,12 @@ pub struct RecoverArgs {
     pub mariadbd: Option<PathBuf>,
     /// The data directory of a server that is down already (it crashed on the bad page): innops copies it
     /// and stops or starts nothing. Its option file (--config-file) gives the page and log settings.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "in_place")]
     pub datadir: Option<PathBuf>,
+    /// DANGER: forced recovery on the server itself (restarted at each level through innops's drop-in, then
+    /// back to normal) instead of on a copy; --copy-to is not used.
+    #[arg(long, conflicts_with = "copy_to")]
+    pub in_place: bool,
 }
 
 #[derive(Debug, Args)]

@@ -336,3 +336,49 @@ fn recover_from_the_datadir_of_a_server_that_crashed_starts_nothing_but_its_priv
         "no stop or start of the original"
     );
 }
+
+#[test]
+fn recover_in_place_restarts_the_server_itself_in_forced_recovery_and_back_to_normal() {
+    let (sb, expected, lost, _) = damaged_sandbox("rcinp");
+    let work = sb.root.join("work");
+    let out_dir = work.join("out");
+    let run_dir = work.join("run");
+    let base = [
+        "recover",
+        "--sandbox",
+        &sb.sandbox.name,
+        "--sandbox-root",
+        sb.root.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--in-place",
+    ];
+    let mut a: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    // --in-place and --copy-to say two different things.
+    let mut both = a.clone();
+    both.extend(["--copy-to".into(), work.join("c").display().to_string()]);
+    assert_eq!(run_innops(&both, &[]).code, 2);
+    a.extend(
+        ["--execute", "--yes", "--run-dir", run_dir.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let out = run_innops(&a, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let m = Manifest::read(&out_dir).unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.rows as usize, expected.len());
+    assert_eq!(reported_lost(&m, "t"), lost);
+    assert_eq!(m.level, 1);
+    // Back to normal: level 0, and innops's drop-in no longer sets forced recovery.
+    let level: u8 = sb
+        .conn()
+        .query_first("SELECT @@innodb_force_recovery")
+        .unwrap()
+        .unwrap();
+    assert_eq!(level, 0);
+    let dropin =
+        std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default();
+    assert!(!dropin.contains("innodb_force_recovery"), "{dropin}");
+    assert!(!work.join("c").exists());
+}

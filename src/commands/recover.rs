@@ -9,7 +9,11 @@ use crate::server::facts::ServerFacts;
 pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
     let mut params = RecoverParams {
         out: absolute(&a.out)?,
-        copy_to: absolute(&a.copy_to)?,
+        // Unused with --in-place: the plan names no copy then.
+        copy_to: match &a.copy_to {
+            Some(c) => absolute(c)?,
+            None => absolute(&a.out)?.join(".no-copy"),
+        },
         tables: a.tables.clone(),
         max_level: a.max_level,
         drop_copy: a.drop_copy,
@@ -18,6 +22,7 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
         mariadbd: a.mariadbd.clone(),
         datadir: a.datadir.as_deref().map(absolute).transpose()?,
         original_running: a.datadir.is_none(),
+        in_place: a.in_place,
     };
     params.check(a.allow_level)?;
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;

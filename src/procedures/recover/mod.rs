@@ -54,6 +54,9 @@ pub struct RecoverParams {
     /// Whether the server ran when the plan was made: only then does innops stop it and start it again.
     #[serde(default = "yes")]
     pub original_running: bool,
+    /// DANGER: forced recovery on the server itself, through innops's drop-in, instead of a copy.
+    #[serde(default)]
+    pub in_place: bool,
 }
 
 fn yes() -> bool {
@@ -75,7 +78,9 @@ impl RecoverParams {
                 self.max_level, self.max_level
             )));
         }
-        if self.out.starts_with(&self.copy_to) || self.copy_to.starts_with(&self.out) {
+        if !self.in_place
+            && (self.out.starts_with(&self.copy_to) || self.copy_to.starts_with(&self.out))
+        {
             return Err(bad_input(
                 "--out and --copy-to must not contain each other: give two separate directories",
             ));
@@ -164,7 +169,26 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             p.max_level
         ));
     }
+    if p.in_place {
+        notes[0] = "--in-place (DANGER): innops restarts the server itself with innodb_force_recovery through its drop-in, dumps from it, then removes the setting and starts it normally; no copy is made".to_string();
+    }
     let mut header = env.header("recover", facts, serde_json::to_value(p)?, notes);
+    if p.in_place {
+        let dropin = env.dropin.clone();
+        let steps = vec![
+            preflight_in_place(p, env),
+            escalate_in_place_step(p, &dropin),
+            dump_in_place_step(p),
+            restore_in_place_step(&dropin),
+            final_in_place_step(),
+        ];
+        return Ok(Plan {
+            header,
+            steps,
+            bench: None,
+            locks: vec!["recover".into()],
+        });
+    }
     if !p.original_running {
         header.target = format!("the data directory {} (server down)", datadir.display());
     }
@@ -675,24 +699,7 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             }
             Ok(summary(&m))
         })
-        .post(Check::new("every file as the manifest says", move |_| {
-            let m = Manifest::read(&p2.out);
-            let Ok(m) = m else {
-                return Ok(Verdict::fail("no manifest.json", "a manifest", "the dump did not finish: resume to dump again"));
-            };
-            let bad: Vec<String> = m
-                .files
-                .iter()
-                .filter(|(f, h)| dump::manifest::sha256_file(&p2.out.join(f)).ok().as_deref() != Some(h.as_str()))
-                .map(|(f, _)| f.clone())
-                .collect();
-            Ok(Verdict::check(
-                bad.is_empty(),
-                if bad.is_empty() { format!("{} files, sha256 as recorded", m.files.len()) } else { format!("changed: {}", bad.join(", ")) },
-                "every file's sha256 as in manifest.json",
-                "a dump file differs from its manifest: resume to dump again",
-            ))
-        }))
+        .post(manifest_check(&p2.out))
 }
 
 /// One line per table for a person: what came back and which keys did not.
@@ -889,6 +896,280 @@ fn final_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     }))
 }
 
+/// The settings innops's drop-in carries while the server runs in forced recovery (`None` removes them).
+fn recovery_settings(level: Option<u8>) -> Vec<(&'static str, Option<String>)> {
+    vec![
+        ("innodb_force_recovery", level.map(|l| l.to_string())),
+        // The startup load would read the bad page first.
+        (
+            "innodb_buffer_pool_load_at_startup",
+            level.map(|_| "OFF".to_string()),
+        ),
+    ]
+}
+
+fn change_dropin(
+    ctx: &Ctx,
+    dropin: &Result<PathBuf, String>,
+    level: Option<u8>,
+) -> anyhow::Result<crate::server::optionfile::ConfigChange> {
+    let path = dropin.clone().map_err(refused)?;
+    let settings = recovery_settings(level);
+    let refs: Vec<(&str, Option<&str>)> =
+        settings.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+    let change = crate::server::optionfile::plan_change(&path, "mysqld", &refs)?;
+    let backup = ctx
+        .run_dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("backup");
+    change.apply(&backup)?;
+    Ok(change)
+}
+
+/// Stop the server (if it runs) and start it with what the option files now say; whether it came up.
+fn restart(ctx: &mut Ctx) -> anyhow::Result<bool> {
+    let control = ctx.control()?;
+    let tag = ctx.tag();
+    ctx.drop_conn();
+    if ctx.target.connect().is_ok() {
+        control.stop(
+            ctx.target,
+            StopMode::Clean,
+            &tag.replace("/* ", "").replace(" */", ""),
+        )?;
+    }
+    Ok(control.start(ctx.target, &[]).is_ok() && ctx.target.connect().is_ok())
+}
+
+fn preflight_in_place(p: &RecoverParams, env: &PlanEnv) -> Step {
+    let p2 = p.clone();
+    let dropin = env.dropin.clone();
+    Step::new("preflight", "Check innops can restart the server in forced recovery and back", Risk::Read)
+        .pre(Check::new("output directory is new or empty", move |_| {
+            let empty = std::fs::read_dir(&p2.out).map(|mut d| d.next().is_none()).unwrap_or(true);
+            Ok(Verdict::check(
+                empty,
+                if empty { format!("{} free", p2.out.display()) } else { format!("{} holds files", p2.out.display()) },
+                "new or empty",
+                format!("{} holds files already: name a new or empty --out", p2.out.display()),
+            ))
+        }))
+        .pre(Check::new("innops's drop-in can be written", move |_| {
+            Ok(match &dropin {
+                Ok(path) => Verdict::pass(path.display().to_string(), "a drop-in file"),
+                Err(why) => Verdict::fail(why.clone(), "a drop-in file", format!("{why}: pass --config-file with the server's option file")),
+            })
+        }))
+        .pre(Check::new("innops can stop and start the server", |ctx| {
+            Ok(match ctx.control {
+                Some(c) => Verdict::pass(c.spec.describe(), "a control backend"),
+                None => Verdict::fail(
+                    "none",
+                    "a control backend",
+                    "--in-place restarts the server at each level: pass --sandbox NAME, --service systemd:UNIT, or --start-cmd/--stop-cmd",
+                ),
+            })
+        }))
+}
+
+fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf, String>) -> Step {
+    let p1 = p.clone();
+    let (d1, d2) = (dropin.clone(), dropin.clone());
+    Step::new(
+        "escalate",
+        "Restart the server itself at the lowest forced-recovery level that lists the tables (--in-place, DANGER)",
+        Risk::Destructive,
+    )
+    .preview(format!(
+        "for each level 1..{}: set innodb_force_recovery = N and innodb_buffer_pool_load_at_startup = OFF in {}; restart",
+        p.max_level,
+        dropin.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|e| e.clone())
+    ))
+    .pre(Check::new("not in forced recovery yet", |ctx| {
+        let level: Option<u64> = ctx.conn().ok().and_then(|c| c.query_first("SELECT @@innodb_force_recovery").ok().flatten());
+        Ok(match (level, escalation(ctx)) {
+            (Some(l), Some(e)) if l == u64::from(e.level) => Verdict::done(format!("running at level {l}"), "level 0"),
+            (Some(0), _) => Verdict::pass("running at level 0", "level 0"),
+            (Some(l), _) => Verdict::fail(
+                format!("running at level {l}, not set by this run"),
+                "level 0",
+                "the server already runs with innodb_force_recovery set by someone else: remove it from the option files and restart, or dump it yourself",
+            ),
+            (None, _) => Verdict::pass("down", "level 0, or down"),
+        })
+    }))
+    .act(move |ctx| {
+        let tag = ctx.tag();
+        let mut attempts = Vec::new();
+        for level in 1..=p1.max_level {
+            crate::progress::say(&format!("      level {level}: restarting the server"));
+            change_dropin(ctx, &d1, Some(level))?;
+            let log_from = ctx.control.map(|c| c.log_offset()).unwrap_or(0);
+            let up = restart(ctx)?;
+            let mut a = Attempt {
+                level,
+                started: up,
+                error_log: ctx.control.map(|c| c.log_since(log_from)).unwrap_or_default(),
+            };
+            if up {
+                let listed = ctx.target.connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
+                if let Ok((_, missing)) = &listed {
+                    if missing.is_empty() {
+                        attempts.push(a);
+                        let e = Escalation { level, attempts };
+                        let v = serde_json::to_value(&e)?;
+                        ctx.memo.insert("escalation".into(), v.clone());
+                        return Ok(v);
+                    }
+                    a.error_log.push(format!("innops: the data dictionary does not list {}", missing.join(", ")));
+                }
+            }
+            attempts.push(a);
+        }
+        // No level worked: the server goes back to normal.
+        change_dropin(ctx, &d1, None)?;
+        let up = restart(ctx)?;
+        Err(refused(format!(
+            "the server did not start with its tables listed at any level up to {}; innops removed innodb_force_recovery again and the server {}",
+            p1.max_level,
+            if up { "runs normally" } else { "is DOWN: read its error log" }
+        )))
+    })
+    .post(Check::new("server runs at the recorded level", |ctx| {
+        let e = escalation(ctx);
+        let level: Option<u64> = ctx.conn().ok().and_then(|c| c.query_first("SELECT @@innodb_force_recovery").ok().flatten());
+        Ok(Verdict::check(
+            level.is_some() && e.as_ref().map(|e| u64::from(e.level)) == level,
+            level.map(|l| format!("innodb_force_recovery={l}")).unwrap_or_else(|| "not answering".into()),
+            e.map(|e| format!("innodb_force_recovery={}", e.level)).unwrap_or_else(|| "a recorded level".into()),
+            "the server does not run at the level the escalation chose: resume to go on",
+        ))
+    }))
+    .recover(move |ctx| {
+        change_dropin(ctx, &d2, None)?;
+        let up = restart(ctx)?;
+        Ok(if up {
+            "innops removed innodb_force_recovery from its drop-in and the server runs normally again".into()
+        } else {
+            "innops removed innodb_force_recovery from its drop-in, but the server did not start: read its error log".into()
+        })
+    })
+}
+
+/// Sessions to the server itself; when it crashes (a garbage record) and does not come back within a minute,
+/// innops starts it again (its drop-in still holds the level).
+struct InPlaceConnector<'a> {
+    target: &'a crate::server::Target,
+    control: &'a crate::server::control::Control,
+    restarting: Mutex<()>,
+}
+
+impl Connector for InPlaceConnector<'_> {
+    fn connect(&self) -> anyhow::Result<mysql::Conn> {
+        self.target.connect()
+    }
+
+    fn reconnect(&self, why: &str) -> anyhow::Result<mysql::Conn> {
+        let _one = self.restarting.lock().unwrap_or_else(|e| e.into_inner());
+        let waited = dump::TargetConnector {
+            target: self.target,
+            wait: Duration::from_secs(60),
+        }
+        .reconnect(why);
+        if waited.is_ok() {
+            return waited;
+        }
+        crate::progress::say(&format!(
+            "      the server went away ({why}): starting it again"
+        ));
+        self.control.start(self.target, &[])?;
+        self.target.connect()
+    }
+}
+
+fn dump_in_place_step(p: &RecoverParams) -> Step {
+    let (p1, p2) = (p.clone(), p.clone());
+    Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
+        .preview(format!("per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s)", p.threads))
+        .act(move |ctx| {
+            let e = escalation(ctx).ok_or_else(|| post_check("the escalation's level is not recorded in this run: run the recovery again"))?;
+            let tag = ctx.tag();
+            let (tables, missing) = tables_to_dump(ctx.conn()?, &tag, &p1)?;
+            if !missing.is_empty() {
+                return Err(refused(format!("the server does not list {}: check the names in --tables", missing.join(", "))));
+            }
+            let mut opts = DumpOptions::new(&p1.out, e.level);
+            opts.threads = p1.threads.max(1);
+            opts.tag = tag;
+            let control = ctx.control()?;
+            let connector = InPlaceConnector { target: ctx.target, control, restarting: Mutex::new(()) };
+            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            for line in table_lines(&m) {
+                crate::progress::say(&format!("      {line}"));
+                ctx.outcome.push(line);
+            }
+            Ok(summary(&m))
+        })
+        .post(manifest_check(&p2.out))
+}
+
+fn restore_in_place_step(dropin: &Result<PathBuf, String>) -> Step {
+    let d1 = dropin.clone();
+    Step::new("restore", "Remove innodb_force_recovery from innops's drop-in and start the server normally", Risk::Restart)
+        .preview("remove innodb_force_recovery and innodb_buffer_pool_load_at_startup from the drop-in; restart")
+        .act(move |ctx| {
+            let change = change_dropin(ctx, &d1, None)?;
+            let up = restart(ctx)?;
+            if !up {
+                return Err(post_check("the server did not start without innodb_force_recovery: read its error log (the dump is complete in --out)"));
+            }
+            Ok(serde_json::json!({ "diff": change.diff() }))
+        })
+        .post(level_zero_check("the server runs without forced recovery"))
+}
+
+fn final_in_place_step() -> Step {
+    Step::new(
+        "final",
+        "Prove the server runs without forced recovery",
+        Risk::Read,
+    )
+    .post(level_zero_check("the server runs without forced recovery"))
+}
+
+/// Every file of the dump in `out` has the sha256 its manifest records.
+fn manifest_check(out: &Path) -> Check {
+    let out = out.to_path_buf();
+    Check::new("every file as the manifest says", move |_| {
+        let Ok(m) = Manifest::read(&out) else {
+            return Ok(Verdict::fail(
+                "no manifest.json",
+                "a manifest",
+                "the dump did not finish: resume to dump again",
+            ));
+        };
+        let bad: Vec<String> = m
+            .files
+            .iter()
+            .filter(|(f, h)| {
+                dump::manifest::sha256_file(&out.join(f)).ok().as_deref() != Some(h.as_str())
+            })
+            .map(|(f, _)| f.clone())
+            .collect();
+        Ok(Verdict::check(
+            bad.is_empty(),
+            if bad.is_empty() {
+                format!("{} files, sha256 as recorded", m.files.len())
+            } else {
+                format!("changed: {}", bad.join(", "))
+            },
+            "every file's sha256 as in manifest.json",
+            "a dump file differs from its manifest: resume to dump again",
+        ))
+    })
+}
+
 /// The pid of a process holding InnoDB's lock on `ibdata1` (a running server locks it with fcntl), if any.
 fn ibdata_lock_holder(path: &Path) -> Option<i32> {
     use std::os::unix::io::AsRawFd;
@@ -1012,6 +1293,7 @@ mod tests {
             mariadbd: None,
             datadir: None,
             original_running: true,
+            in_place: false,
         };
         assert!(p.check(None).is_ok());
         let high = RecoverParams {
