@@ -40,6 +40,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Resize the InnoDB redo log (online where the version allows), or advise a size.
     Redo(RedoArgs),
+    /// Make InnoDB read-only: change buffering off, pre-flush, slow shutdown, start with innodb_read_only, prove
+    /// it; --undo returns to read-write.
+    Readonly(ReadonlyArgs),
     /// Forced-recovery dump of a damaged server: copy, escalate innodb_force_recovery on the copy, dump every
     /// row not on a damaged page, report the lost key ranges.
     Recover(RecoverArgs),
@@ -252,6 +255,34 @@ pub struct RedoArgs {
     /// Resize by clean shutdown, config edit and restart even where an online resize exists.
     #[arg(long)]
     pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadonlyArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// Return the server to read-write (and to the redo size it had before --min-redo).
+    #[arg(long)]
+    pub undo: bool,
+    /// Shrink the redo log online to the smallest size the version accepts before the shutdown.
+    #[arg(long, conflicts_with = "undo")]
+    pub min_redo: bool,
+    /// Also set read_only=1, so MyISAM/Aria writes, GRANT and CREATE USER are refused too (except for accounts
+    /// with READ_ONLY ADMIN or SUPER).
+    #[arg(long, conflicts_with = "undo")]
+    pub sql_read_only: bool,
+    /// Skip the online pre-flush of dirty pages and purge history (the slow shutdown does it all, while down).
+    #[arg(long, conflicts_with = "undo")]
+    pub no_preflush: bool,
+    /// Seconds each pre-flush wait (dirty pages, then purge history) may take before the plan goes on.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub preflush_timeout: u64,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ mod drill;
 mod env;
 mod inspect;
 mod password;
+mod readonly;
 mod recover;
 mod redo;
 mod resume;
@@ -30,6 +31,7 @@ pub fn format_of(cli: &Cli) -> Format {
     match &cli.command {
         Command::Inspect(a) => a.fmt.format,
         Command::Redo(a) => a.fmt.format,
+        Command::Readonly(a) => a.fmt.format,
         Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
         Command::Resume(a) => a.fmt.format,
@@ -134,6 +136,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Inspect(a) => inspect::run(&a),
         Command::Redo(a) => redo::run(&a),
+        Command::Readonly(a) => readonly::run(&a),
         Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Resume(a) => resume::run(a),

@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod inspect;
+pub mod readonly;
 pub mod recover;
 pub mod redo;
 
@@ -117,6 +118,10 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
         "redo" => {
             let params: redo::RedoParams = serde_json::from_value(header.params.clone())?;
             redo::plan(&params, facts, env)
+        }
+        "readonly" => {
+            let params: readonly::ReadonlyParams = serde_json::from_value(header.params.clone())?;
+            readonly::plan(&params, facts, env)
         }
         "recover" => {
             let params: recover::RecoverParams = serde_json::from_value(header.params.clone())?;

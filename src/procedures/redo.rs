@@ -396,7 +396,7 @@ impl Want {
 
 /// The result of the latest action of `step` in this run's journal: what a check needs from its own step's
 /// action (an error-log offset, say) survives a crash and a resume that way.
-fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
+pub(crate) fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
     let events = journal::read_journal(ctx.run_dir.as_deref()?).ok()?;
     events.into_iter().rev().find_map(|e| match e.kind {
         EventKind::ActionDone { step: s, result } if s == step => Some(result),
@@ -407,7 +407,7 @@ fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
 /// The error-log lines a check of `step` may judge: those the server wrote since that step's action began
 /// (its offset is in the journal), or, when the action's result was never journaled (innops died inside it),
 /// those of the server's latest process.
-fn lines_since_action(ctx: &Ctx, control: &Control, step: &str) -> (Vec<String>, bool) {
+pub(crate) fn lines_since_action(ctx: &Ctx, control: &Control, step: &str) -> (Vec<String>, bool) {
     match journaled(ctx, step).and_then(|r| r.get("log_offset")?.as_u64()) {
         Some(offset) => (control.log_since(offset), true),
         None => {
@@ -418,11 +418,11 @@ fn lines_since_action(ctx: &Ctx, control: &Control, step: &str) -> (Vec<String>,
 }
 
 /// A readable error log, or None.
-fn readable_log<'a>(ctx: &Ctx<'a>) -> Option<&'a Control> {
+pub(crate) fn readable_log<'a>(ctx: &Ctx<'a>) -> Option<&'a Control> {
     ctx.control.filter(|c| c.error_log.is_some())
 }
 
-fn interrupted(msg: String) -> anyhow::Error {
+pub(crate) fn interrupted(msg: String) -> anyhow::Error {
     crate::error::Failure::Interrupted(msg).into()
 }
 
@@ -945,7 +945,7 @@ fn log_file_check(want: &Want) -> Check {
 }
 
 /// Put the previous drop-in back from the run's backup.
-fn restore_dropin(ctx: &Ctx, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn restore_dropin(ctx: &Ctx, path: &Path) -> anyhow::Result<()> {
     let backup = ctx
         .run_dir
         .clone()

@@ -1,0 +1,364 @@
+//! `innops readonly` end to end on sandboxes: the switch and its undo, the slow shutdown with pending purge,
+//! an unclean stop, a read-only start refused for crash recovery, and innops killed after each action.
+
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+
+use crate::common::{
+    events, read_json, run_innops, spawn_innops, wait_holding, wait_innops, Sandboxed,
+};
+
+const MIB: u64 = 1 << 20;
+
+fn var(sb: &Sandboxed, name: &str) -> u64 {
+    sb.conn()
+        .query_first(format!("SELECT @@GLOBAL.{name}"))
+        .unwrap()
+        .unwrap()
+}
+
+fn dropin(sb: &Sandboxed) -> String {
+    std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default()
+}
+
+fn step<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {report}"))
+}
+
+fn args<'a>(run_dir: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "readonly",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    a.extend_from_slice(extra);
+    a
+}
+
+/// The probe UPDATE, as any client would send it.
+fn probe(sb: &Sandboxed) -> Result<(), mysql::Error> {
+    sb.conn()
+        .query_drop("UPDATE innops.readonly_probe SET id = id WHERE id = -1")
+}
+
+fn error_code(r: Result<(), mysql::Error>) -> Option<u16> {
+    match r {
+        Err(mysql::Error::MySqlError(e)) => Some(e.code),
+        _ => None,
+    }
+}
+
+#[test]
+fn dry_run_checks_everything_and_changes_nothing() {
+    let sb = Sandboxed::new("rodry");
+    let run_dir = sb.root.join("run");
+    let pid = sb.sandbox.running_pid();
+    let out = sb.innops(&[
+        "readonly",
+        "--sql-read-only",
+        "--min-redo",
+        "--format",
+        "json",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(j["status"], "dry_run");
+    let pre = step(&j, "preflight")["pre"].as_array().unwrap();
+    assert!(
+        pre.len() >= 10 && pre.iter().all(|v| v["passed"] == true),
+        "{j}"
+    );
+    assert_eq!(sb.sandbox.running_pid(), pid, "not restarted");
+    assert_eq!(var(&sb, "innodb_read_only"), 0);
+    assert_eq!(var(&sb, "innodb_log_file_size"), 96 * MIB);
+    let pct: f64 = sb
+        .conn()
+        .query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+        .unwrap()
+        .unwrap();
+    assert_eq!(pct, 90.0, "the pre-flush did not run");
+    let probe_table: Option<String> = sb
+        .conn()
+        .query_first(
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'innops'",
+        )
+        .unwrap();
+    assert_eq!(probe_table, None, "no probe table in a dry run");
+    assert!(!sb.sandbox.conf_dir.join("99-innops.cnf").exists());
+    assert!(!sb.sandbox.conf_dir.join("innops-readonly.json").exists());
+    assert!(!run_dir.exists(), "a dry run writes no run directory");
+}
+
+#[test]
+fn read_only_with_sql_read_only_and_min_redo_then_undo() {
+    let mut sb = Sandboxed::new("rofull");
+    {
+        let mut c = sb.conn();
+        c.query_drop("CREATE DATABASE app").unwrap();
+        c.query_drop("CREATE TABLE app.m (id INT) ENGINE=MyISAM")
+            .unwrap();
+        c.query_drop("CREATE USER app@localhost IDENTIFIED BY 'pw'")
+            .unwrap();
+        c.query_drop("GRANT ALL ON app.* TO app@localhost").unwrap();
+    }
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&args(&run_dir, &["--sql-read-only", "--min-redo"]));
+    assert_eq!(out.code, 0, "{out:?}");
+    sb.reopen();
+    assert_eq!(var(&sb, "innodb_read_only"), 1);
+    assert_eq!(var(&sb, "read_only"), 1);
+    assert_eq!(var(&sb, "innodb_log_file_size"), 16 * MIB);
+    // The write probe is refused with the read-only error, to innops and to any client.
+    assert_eq!(error_code(probe(&sb)), Some(1036));
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let verify = step(&report, "verify")["post"].as_array().unwrap();
+    let p = verify
+        .iter()
+        .find(|v| v["check"] == "write probe is refused with the read-only error")
+        .unwrap();
+    assert_eq!(p["passed"], true, "{report}");
+    assert!(p["observed"].as_str().unwrap().contains("1036"), "{report}");
+    // Downtime measured from SHUTDOWN to the first read-only connection.
+    let downtime = step(&report, "start")["result"]["downtime_s"]
+        .as_f64()
+        .unwrap();
+    assert!(downtime > 0.0, "{report}");
+    assert!(out.stdout.contains("downtime: "), "{}", out.stdout);
+    // The slow shutdown was recorded as such.
+    let stop = &step(&report, "stop")["result"];
+    assert_eq!(stop["fast_shutdown"], 0, "{report}");
+    // --sql-read-only: a MyISAM write by an account without READ_ONLY ADMIN is refused.
+    let mut app = mysql::Conn::new(
+        mysql::OptsBuilder::new()
+            .socket(Some(sb.sandbox.socket.display().to_string()))
+            .user(Some("app"))
+            .pass(Some("pw")),
+    )
+    .unwrap();
+    let w = app.query_drop("INSERT INTO app.m VALUES (1)");
+    assert_eq!(
+        error_code(w),
+        Some(1290),
+        "read_only refuses the MyISAM write"
+    );
+
+    // --undo: read-write again, with the redo size it had.
+    let undo_dir = sb.root.join("undo");
+    let out = sb.innops(&args(&undo_dir, &["--undo"]));
+    assert_eq!(out.code, 0, "{out:?}");
+    sb.reopen();
+    assert_eq!(var(&sb, "innodb_read_only"), 0);
+    assert_eq!(var(&sb, "read_only"), 0);
+    assert_eq!(var(&sb, "innodb_log_file_size"), 96 * MIB);
+    assert_eq!(
+        std::fs::metadata(sb.sandbox.datadir.join("ib_logfile0"))
+            .unwrap()
+            .len(),
+        96 * MIB
+    );
+    assert!(probe(&sb).is_ok());
+    sb.conn()
+        .query_drop("INSERT INTO app.m VALUES (1)")
+        .unwrap();
+    assert!(!dropin(&sb).contains("read_only"), "{}", dropin(&sb));
+    assert!(!sb.sandbox.conf_dir.join("innops-readonly.json").exists());
+    let report = read_json(&undo_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+}
+
+#[test]
+fn a_slow_shutdown_purges_pending_history() {
+    let mut sb = Sandboxed::new("ropurge");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE d").unwrap();
+    c.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop("INSERT INTO d.t SELECT seq, 0 FROM d.seq_1_to_2000")
+        .unwrap();
+    // A read view held open keeps purge from running: every committed update stays in the history.
+    let mut reader = sb.conn();
+    reader
+        .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    for i in 0..300 {
+        c.query_drop(format!("UPDATE d.t SET v = v + 1 WHERE id = {}", i + 1))
+            .unwrap();
+    }
+    let history: (String, u64) = c
+        .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")
+        .unwrap()
+        .unwrap();
+    assert!(history.1 > 0, "history is pending: {history:?}");
+    drop(c);
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&args(&run_dir, &["--no-preflush"]));
+    assert_eq!(out.code, 0, "{out:?}");
+    drop(reader);
+    let report = read_json(&run_dir.join("report.json"));
+    let stop = &step(&report, "stop")["result"];
+    assert_eq!(stop["fast_shutdown"], 0, "{report}");
+    assert!(
+        stop["history_list_length"].as_u64().unwrap() > 0,
+        "{report}"
+    );
+    // The preflight showed the history it found.
+    let pre = step(&report, "preflight")["pre"].as_array().unwrap();
+    let purge = pre
+        .iter()
+        .find(|v| v["check"] == "purge history (slow shutdown estimate)")
+        .unwrap();
+    assert!(
+        !purge["observed"].as_str().unwrap().contains("length 0"),
+        "{report}"
+    );
+    sb.reopen();
+    assert_eq!(var(&sb, "innodb_read_only"), 1);
+    let after: (String, u64) = sb
+        .conn()
+        .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.1, 0, "the slow shutdown purged everything");
+}
+
+#[test]
+fn a_server_killed_at_the_shutdown_ends_running_read_write_with_the_reason() {
+    let mut sb = Sandboxed::new("rokill");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops_env(&args(&run_dir, &[]), &[("INNOPS_TEST_KILL_AT_STOP", "1")]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("without a clean shutdown")
+            && out.stderr.contains("started the server again read-write"),
+        "{}",
+        out.stderr
+    );
+    sb.reopen();
+    assert!(sb.sandbox.is_running());
+    assert_eq!(var(&sb, "innodb_read_only"), 0);
+    assert!(!dropin(&sb).contains("innodb_read_only"), "{}", dropin(&sb));
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "stop")["status"], "failed", "{report}");
+}
+
+#[test]
+fn a_read_only_start_refused_for_crash_recovery_restores_the_drop_in_and_starts_read_write() {
+    let mut sb = Sandboxed::new("rorefuse");
+    let run_dir = sb.root.join("run");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all: Vec<String> = args(&run_dir, &[]).iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]);
+    let hold_spec = format!("after-action:dropin={}", hold.display());
+    let mut child = spawn_innops(&all, &[("INNOPS_TEST_HOLD", &hold_spec)]);
+    wait_holding(&hold, &mut child);
+    // Behind innops's back: the server is started read-write, writes, and is killed (-9).
+    sb.reopen();
+    sb.sandbox
+        .start(&["--innodb-read-only=0".into()], Duration::from_secs(120))
+        .unwrap();
+    sb.conn()
+        .query_drop("CREATE TABLE innops.w (id INT PRIMARY KEY) ENGINE=InnoDB")
+        .unwrap();
+    sb.conn()
+        .query_drop("INSERT INTO innops.w VALUES (1)")
+        .unwrap();
+    sb.sandbox.kill9().unwrap();
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = wait_innops(child);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("innodb_read_only prevents crash recovery")
+            && out.stderr.contains("started the server read-write"),
+        "{}",
+        out.stderr
+    );
+    sb.reopen();
+    assert!(sb.sandbox.is_running());
+    assert_eq!(var(&sb, "innodb_read_only"), 0);
+    assert!(
+        !sb.sandbox.conf_dir.join("99-innops.cnf").exists(),
+        "previous drop-in (none) restored"
+    );
+    let n: u64 = sb
+        .conn()
+        .query_first("SELECT COUNT(*) FROM innops.w")
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 1, "crash recovery kept the committed row");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "start")["status"], "failed", "{report}");
+    assert!(
+        report["message"]
+            .as_str()
+            .unwrap()
+            .contains("prevents crash recovery"),
+        "{report}"
+    );
+}
+
+fn resume(run_dir: &std::path::Path) -> crate::common::Output {
+    run_innops(
+        &[
+            "resume".to_string(),
+            run_dir.display().to_string(),
+            "--yes".into(),
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn innops_killed_after_each_action_then_resumed_ends_read_only() {
+    let mut sb = Sandboxed::new("rocat");
+    for (i, killed_at) in ["probe-table", "preflush", "stop", "dropin", "start"]
+        .into_iter()
+        .enumerate()
+    {
+        let run_dir = sb.root.join(format!("run{i}"));
+        let fault = format!("after-action:{killed_at}");
+        let killed = sb.innops_env(&args(&run_dir, &[]), &[("INNOPS_FAULT", &fault)]);
+        assert_eq!(killed.code, 137, "{killed:?}");
+        let resumed = resume(&run_dir);
+        assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
+        sb.reopen();
+        assert_eq!(var(&sb, "innodb_read_only"), 1, "after {killed_at}");
+        assert_eq!(error_code(probe(&sb)), Some(1036), "after {killed_at}");
+        let report = read_json(&run_dir.join("report.json"));
+        assert_eq!(report["status"], "done", "after {killed_at}: {report}");
+        let ev = events(&run_dir);
+        assert_eq!(
+            ev.iter()
+                .filter(|e| e["event"] == "action_done" && e["step"] == killed_at)
+                .count(),
+            1,
+            "after {killed_at}: the action ran once"
+        );
+        // Back to read-write for the next round (and the undo proves itself each time).
+        let undo_dir = sb.root.join(format!("undo{i}"));
+        let undo = sb.innops(&args(&undo_dir, &["--undo"]));
+        assert_eq!(undo.code, 0, "{undo:?}");
+        sb.reopen();
+        assert_eq!(var(&sb, "innodb_read_only"), 0);
+        // The probe table outlives a round; drop it so the next round's probe-table step acts.
+        sb.conn().query_drop("DROP DATABASE innops").unwrap();
+    }
+}
