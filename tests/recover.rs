@@ -619,3 +619,54 @@ fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
         "{err:#}"
     );
 }
+
+#[test]
+fn pages_are_damaged_only_in_a_stopped_sandboxs_own_table_files() {
+    let sb = Sandboxed::new("dmg");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 500);
+    drop(c);
+    let refused = |e: anyhow::Error| {
+        assert_eq!(innops::error::exit_code_of(&e), 1, "{e:#}");
+        innops::error::display_of(&e)
+    };
+    // Running: refused.
+    let msg = refused(pages::Stopped::already(&sb.sandbox).err().unwrap());
+    assert!(msg.contains("runs (pid"), "{msg}");
+    // A sandbox that is not the one on disk (another data directory): refused.
+    let mut other = sb.sandbox.clone();
+    other.datadir = sb.root.join("elsewhere");
+    std::fs::create_dir_all(&other.datadir).unwrap();
+    let msg = refused(
+        pages::Stopped::slow(&other, "/* innops:test */")
+            .err()
+            .unwrap(),
+    );
+    assert!(msg.contains("not the data directory of a sandbox"), "{msg}");
+
+    let stopped = pages::Stopped::slow(&sb.sandbox, "/* innops:test */").unwrap();
+    let before = std::fs::read(ibd(&sb, "db", "t")).unwrap();
+    // Names that leave the data directory, or a file behind a link: refused.
+    for (db, t) in [("..", "t"), ("db", "../../x"), ("db", "missing")] {
+        let msg = refused(stopped.table(db, t).err().unwrap());
+        assert!(msg.contains(db) || msg.contains("not a"), "{msg}");
+    }
+    let outside = sb.root.join("outside.ibd");
+    std::fs::write(&outside, vec![0u8; 5 * 16384]).unwrap();
+    std::os::unix::fs::symlink(&outside, sb.sandbox.datadir.join("db/link.ibd")).unwrap();
+    refused(stopped.table("db", "link").err().unwrap());
+    assert!(std::fs::read(ibd(&sb, "db", "t")).unwrap() == before);
+    assert!(std::fs::read(&outside).unwrap() == vec![0u8; 5 * 16384]);
+    // The real file: damaged where asked.
+    let file = stopped.table("db", "t").unwrap();
+    let leaves = file.leaves(3).unwrap();
+    file.damage(leaves[1].page).unwrap();
+    let after = std::fs::read(ibd(&sb, "db", "t")).unwrap();
+    let changed: Vec<usize> = (0..after.len())
+        .filter(|&i| after[i] != before[i])
+        .collect();
+    assert!(!changed.is_empty());
+    assert!(changed.iter().all(|&i| i / PAGE == leaves[1].page as usize));
+}
