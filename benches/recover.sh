@@ -101,7 +101,7 @@ damaged() {
     local s e
     s=$(date +%s.%N)
     "$INNOPS" recover --sandbox rb --tables bench.t --out "$WORK/rec-out" --copy-to "$WORK/rec-copy" \
-        --threads 2 --verify-load --drop-copy --execute --yes >"$WORK/recover.txt" 2>&1 ||
+        --threads 2 --verify-load --drop-copy --run-dir "$WORK/rec-run" --execute --yes >"$WORK/recover.txt" 2>&1 ||
         { echo "innops recover failed (exit $?):" >&2; tail -20 "$WORK/recover.txt" >&2; }
     e=$(date +%s.%N)
     local innops_rows innops_secs
