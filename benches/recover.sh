@@ -12,15 +12,30 @@
 #   mydumper  mydumper -S SOCK -u root -B bench -T t -t 2 --rows 100000 -o DIR   (bare table name with -B)
 # and prints the median seconds of each, rows/s, and the ratios innops2/mariadb-dump and innops2/mydumper.
 #
-#   benches/recover.sh                 # 1,000,000 rows, 5 rounds
+# Then the damaged part, on the same table: benches/recover_damage.rs reads the keys, shuts the sandbox down
+# slowly, damages four leaf pages of the clustered index (one in the middle, an adjacent pair at three
+# quarters, one next to the last; through innops::dump::damage, which touches only a stopped sandbox's own
+# table file), starts it again (no buffer-pool load) and prints the limit (every row not on a damaged page)
+# and the exact lost ranges. On those files it counts the rows each gets back:
+#   innops    innops recover --sandbox rb --tables bench.t --execute --yes (the whole command: stop, copy,
+#             start, private server at the lowest level, dump, --verify-load, --drop-copy); rows from manifest.json
+#   mdump     mariadb-dump --skip-extended-insert bench t (one INSERT a row; it stops at the first bad page)
+#   ascdesc   mariadb -q: SELECT … ORDER BY id until the error, then ORDER BY id DESC until the error (distinct ids)
+# and prints them beside the limit with ratios, and innops's lost ranges beside the exact ones. Target: innops =
+# the limit, every time.
+#
+#   benches/recover.sh                 # 1,000,000 rows, 5 rounds, both parts
 #   ROWS=200000 ROUNDS=3 benches/recover.sh
+#   PART=damaged benches/recover.sh    # or PART=healthy
 # Needs: mariadb client, mariadb-dump, mariadbd with the sequence engine, mydumper (skipped when absent).
 set -euo pipefail
 ROWS=${ROWS:-1000000}
 ROUNDS=${ROUNDS:-5}
+PART=${PART:-both}
 cd "$(dirname "$0")/.."
-cargo build --release --bin innops --bench recover_dump >&2
+cargo build --release --bin innops --bench recover_dump --bench recover_damage >&2
 DUMP=$(ls -t target/release/deps/recover_dump-* | grep -v '\.d$' | head -1)
+DAMAGE=$(ls -t target/release/deps/recover_damage-* | grep -v '\.d$' | head -1)
 INNOPS=target/release/innops
 export INNOPS_SANDBOX_DIR=$(mktemp -d /tmp/recb-XXXX)
 WORK=$(mktemp -d /tmp/recb-out-XXXX)
@@ -34,6 +49,8 @@ mariadb -S "$SOCK" -uroot -e "CREATE DATABASE bench; USE bench;
     CONCAT_WS('-', seq*7, seq*11, seq*13, seq*17, seq*19, seq*23, seq*29, seq*31, seq*37, seq*41),
     CONCAT_WS('-', seq*43, seq*47, seq*53, seq*59, seq*61) FROM seq_1_to_$ROWS;
   ANALYZE TABLE t;" >/dev/null
+
+healthy() {
 mariadb -S "$SOCK" -uroot -e "SELECT * FROM bench.t" >/dev/null   # warm
 
 METHODS="innops1 innops2 mdump"
@@ -72,3 +89,53 @@ printf 'innops2 / mariadb-dump = %.2f (target < 1.00)\n' "$(echo "$i2 / $(median
 if [[ $METHODS == *mydumper* ]]; then
     printf 'innops2 / mydumper     = %.2f (target <= 1.25)\n' "$(echo "$i2 / $(median mydumper)" | bc -l)"
 fi
+}
+
+damaged() {
+    echo
+    echo "damaged: $ROWS rows, 4 damaged leaf pages (middle, an adjacent pair, near the end)"
+    local exp limit
+    exp=$("$DAMAGE" "$INNOPS_SANDBOX_DIR" rb bench t)
+    limit=$(jq .limit <<<"$exp")
+    # innops recover, the whole command.
+    local s e
+    s=$(date +%s.%N)
+    "$INNOPS" recover --sandbox rb --tables bench.t --out "$WORK/rec-out" --copy-to "$WORK/rec-copy" \
+        --threads 2 --verify-load --drop-copy --run-dir "$WORK/rec-run" --execute --yes >"$WORK/recover.txt" 2>&1 ||
+        { echo "innops recover failed (exit $?):" >&2; tail -20 "$WORK/recover.txt" >&2; }
+    e=$(date +%s.%N)
+    local innops_rows innops_secs
+    innops_rows=$(jq '[.tables[] | select(.db == "bench" and .table == "t") | .rows] | add // 0' "$WORK/rec-out/manifest.json" 2>/dev/null || echo 0)
+    innops_secs=$(echo "$e - $s" | bc -l)
+    # mariadb-dump on the same damaged files (the original runs again on them).
+    local mrc=0 mdump_rows
+    mariadb-dump -S "$SOCK" -uroot --skip-extended-insert bench t >"$WORK/mdump.sql" 2>"$WORK/mdump.err" || mrc=$?
+    mdump_rows=$(grep -c '^INSERT INTO `t` VALUES' "$WORK/mdump.sql" || true)
+    # Ascending until the error, then descending until the error.
+    local arc=0 drc=0 ascdesc_rows
+    mariadb -S "$SOCK" -uroot -q -N -B -e "SELECT id, k, c, pad FROM bench.t FORCE INDEX (PRIMARY) ORDER BY id" \
+        2>"$WORK/asc.err" | cut -f1 >"$WORK/ids" || arc=$?
+    mariadb -S "$SOCK" -uroot -q -N -B -e "SELECT id, k, c, pad FROM bench.t FORCE INDEX (PRIMARY) ORDER BY id DESC" \
+        2>"$WORK/desc.err" | cut -f1 >>"$WORK/ids" || drc=$?
+    ascdesc_rows=$(sort -un "$WORK/ids" | wc -l)
+    echo "rows before $(jq .rows_before <<<"$exp"), on the damaged pages $(jq .on_damaged <<<"$exp") (pages $(jq -c .pages <<<"$exp"))"
+    printf '%-14s %10s %9s  %s\n' method rows "/ limit" note
+    printf '%-14s %10d %9.4f  %s\n' limit "$limit" 1 "every row not on a damaged page"
+    printf '%-14s %10d %9.4f  %s\n' innops "$innops_rows" "$(echo "$innops_rows / $limit" | bc -l)" \
+        "innops recover, whole command, $(printf '%.1f' "$innops_secs") s"
+    printf '%-14s %10d %9.4f  %s\n' mariadb-dump "$mdump_rows" "$(echo "$mdump_rows / $limit" | bc -l)" \
+        "exit $mrc: $(tail -1 "$WORK/mdump.err")"
+    printf '%-14s %10d %9.4f  %s\n' asc+desc "$ascdesc_rows" "$(echo "$ascdesc_rows / $limit" | bc -l)" \
+        "mariadb -q ORDER BY id, then DESC: $(tail -1 "$WORK/asc.err" | cut -c1-60)"
+    echo "lost ranges (after, before), exclusive:"
+    echo "  exact   $(jq -c .lost <<<"$exp")"
+    echo "  innops  $(jq -c '[.tables[] | select(.db == "bench" and .table == "t") | .lost[] | [(.after // .from // [null])[0], (.before // [null])[0]]] | sort' "$WORK/rec-out/manifest.json" 2>/dev/null)"
+    if [[ $innops_rows == "$limit" ]]; then echo "innops = the limit (target met)"; else echo "innops != the limit (target missed)"; fi
+}
+
+case $PART in
+    healthy) healthy ;;
+    damaged) damaged ;;
+    both) healthy; damaged ;;
+    *) echo "PART=$PART: give healthy, damaged or both" >&2; exit 2 ;;
+esac

@@ -1,6 +1,8 @@
 //! `innops drill`: every procedure innops has, end to end, on a fresh sandbox, with one report: the redo resize
 //! online and offline (and proof the size survives a restart), and MyISAM → InnoDB conversion by the bulk and
-//! the deferred-index paths.
+//! the deferred-index paths; and a recovery: leaf pages of a table damaged in the sandbox (its server stopped
+//! after a slow shutdown), `innops recover` run on it with `--verify-load`, and the rows it got back set
+//! against the limit (every row not on a damaged page) and against what `mariadb-dump` gets from the same files.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -9,9 +11,11 @@ use std::time::Duration;
 use mysql::prelude::Queryable;
 use serde::Serialize;
 
+use crate::dump::{damage, Manifest};
 use crate::error::post_check;
 use crate::plan::runner::{self, RunOptions};
 use crate::plan::Plan;
+use crate::procedures::recover::{self, RecoverParams};
 use crate::procedures::{self, convert, PlanEnv};
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::server::control::Control;
@@ -23,7 +27,38 @@ struct Section {
     status: String,
     run_dir: String,
     detail: String,
+    /// The recovery section's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovery: Option<RecoveryFigures>,
 }
+
+/// What the recovery section measured on its damaged table.
+#[derive(Debug, Clone, Serialize)]
+struct RecoveryFigures {
+    table: String,
+    /// Pages damaged, in key order.
+    damaged_pages: Vec<u32>,
+    rows_before: u64,
+    rows_on_damaged_pages: u64,
+    /// Every row not on a damaged page: what a perfect recovery gets back.
+    limit: u64,
+    /// Rows in `innops recover`'s dump (its manifest).
+    innops: u64,
+    /// Rows in `mariadb-dump`'s output from the same damaged files (None: not run).
+    mariadb_dump: Option<u64>,
+    /// mariadb-dump's exit code, or why it did not run.
+    mariadb_dump_exit: String,
+    /// Lost ranges as `innops recover` reported them: (after, before), exclusive, None = the table's end.
+    innops_lost: Vec<(Option<u64>, Option<u64>)>,
+    /// The exact lost ranges, from the keys on the damaged pages.
+    exact_lost: Vec<(Option<u64>, Option<u64>)>,
+}
+
+/// The recovery section's table: sysbench's shape, InnoDB, about 270 leaf pages.
+const DAMAGED: &str = "CREATE TABLE /* innops:drill:setup */ `drill`.`damaged` (id INT UNSIGNED NOT NULL PRIMARY KEY, \
+    k INT UNSIGNED NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+    KEY k_1 (k)) ENGINE=InnoDB";
+const DAMAGED_ROWS: u32 = 20_000;
 
 #[derive(Debug, Serialize)]
 struct DrillReport {
@@ -108,6 +143,7 @@ impl Drill<'_> {
                 status,
                 run_dir: run_dir.display().to_string(),
                 detail,
+                recovery: None,
             },
             facts.version_string,
         ))
@@ -187,6 +223,7 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
                 "innodb_log_file_size after restart: {}",
                 after.map(crate::units::format_size).unwrap_or_default()
             ),
+            recovery: None,
         });
 
         // Conversions: the server's bulk path, then the deferred path as on a row-by-row server.
@@ -233,6 +270,10 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
             sections.push(s);
         }
         conn.query_drop("SET /* innops:drill:setup */ GLOBAL innodb_alter_copy_bulk = ON")?;
+        drop(conn);
+
+        // Recovery, last: it leaves the sandbox with a damaged table.
+        sections.push(recovery(&drill, root, &name)?);
 
         let passed = sections.iter().all(|s| s.status == "passed");
         Ok(DrillReport {
@@ -247,18 +288,31 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
     }
     let report = result?;
     crate::plan::journal::write_json_atomic(&out.join("drill.json"), &report)?;
+    std::fs::write(out.join("drill.html"), render_html(&report))?;
     if settings.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         crate::error::note_json_printed();
     } else {
         println!("innops drill on {} ({})", report.sandbox, report.server);
         for s in &report.sections {
-            println!("  {:<24} {}  {}", s.name, s.status, s.detail);
+            match &s.recovery {
+                Some(f) => {
+                    println!("  {:<24} {}", s.name, s.status);
+                    for line in recovery_lines(f) {
+                        println!("  {:<24} {line}", "");
+                    }
+                }
+                None => println!("  {:<24} {}  {}", s.name, s.status, s.detail),
+            }
             if !s.run_dir.is_empty() {
                 println!("  {:<24} run directory {}", "", s.run_dir);
             }
         }
-        println!("report: {}", out.join("drill.json").display());
+        println!(
+            "report: {} and {}",
+            out.join("drill.json").display(),
+            out.join("drill.html").display()
+        );
     }
     if report.passed {
         Ok(())
@@ -267,4 +321,290 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
             "the drill failed: read the sections above and their run directories",
         ))
     }
+}
+
+/// The recovery section: damage leaf pages of `drill`.`damaged` in the sandbox (stopped after a slow
+/// shutdown), start it again as a damaged server would run, run `innops recover` on it with `--verify-load`
+/// and `--drop-copy`, then read the same damaged table with `mariadb-dump`. Passed when innops got back every
+/// row not on a damaged page and named exactly the lost ranges.
+fn recovery(drill: &Drill, root: &Path, name: &str) -> anyhow::Result<Section> {
+    let mut sb = Sandbox::open(root, name)?;
+    let keys: Vec<u64> = {
+        let mut c = sb.conn_spec().resolve_plain().connect()?;
+        c.query_drop(DAMAGED)?;
+        c.query_drop(format!(
+            "INSERT /* innops:drill:setup */ INTO `drill`.`damaged` SELECT seq, seq * 7919 % {DAMAGED_ROWS}, \
+             CONCAT_WS('-', seq * 7, seq * 11, seq * 13, seq * 17, seq * 19, seq * 23), CONCAT_WS('-', seq * 43, seq * 47) \
+             FROM `drill`.`seq_1_to_{DAMAGED_ROWS}`"
+        ))?;
+        c.query("SELECT /* innops:drill:setup */ id FROM `drill`.`damaged` FORCE INDEX (PRIMARY) ORDER BY id")?
+    };
+    eprintln!("innops drill: damaging leaf pages of drill.damaged (slow shutdown first)");
+    let (pages, expected) = {
+        let stopped = damage::Stopped::slow(&sb, "/* innops:drill:damage */")?;
+        let file = stopped.table("drill", "damaged")?;
+        let leaves = file.leaves(3)?;
+        let bad = damage::spread(leaves.len()).ok_or_else(|| {
+            post_check(format!(
+                "drill.damaged has only {} leaf pages, too few to damage apart: the drill's table is too small",
+                leaves.len()
+            ))
+        })?;
+        let expected = damage::expected(&keys, &leaves, &bad).map_err(|why| {
+            post_check(format!(
+                "the leaf pages of drill.damaged do not match its rows ({why}): read the sandbox's error log"
+            ))
+        })?;
+        let pages: Vec<u32> = bad.iter().map(|&i| leaves[i].page).collect();
+        for &p in &pages {
+            file.damage(p)?;
+        }
+        (pages, expected)
+    };
+    // Up again as a damaged production server runs; the buffer-pool dump the slow shutdown wrote lists the
+    // damaged pages, so it is not loaded (it would read them first).
+    sb.start(
+        &["--innodb-buffer-pool-load-at-startup=OFF".into()],
+        Duration::from_secs(600),
+    )?;
+
+    let dump_dir = drill.out.join("recover-dump");
+    let params = RecoverParams {
+        out: dump_dir.clone(),
+        copy_to: drill.out.join("recover-copy"),
+        tables: vec!["drill.damaged".into()],
+        max_level: recover::SAFE_MAX_LEVEL,
+        drop_copy: true,
+        verify_load: true,
+        threads: 2,
+        mariadbd: Some(sb.binary.clone()),
+    };
+    params.check(None)?;
+    let (mut s, _) = drill.section("recover", |facts, env| recover::plan(&params, facts, env))?;
+
+    let sb = Sandbox::open(root, name)?;
+    let (mariadb_dump, mariadb_dump_exit) =
+        mariadb_dump_rows(&sb, &drill.out.join("mariadb-dump.sql"));
+    let entry = Manifest::read(&dump_dir)
+        .ok()
+        .and_then(|m| m.table("drill", "damaged").cloned());
+    let innops = entry.as_ref().map_or(0, |t| t.rows);
+    // In key order (the manifest lists them in the order the reads found them).
+    let mut innops_lost: Vec<(Option<u64>, Option<u64>)> = entry
+        .as_ref()
+        .map(|t| {
+            t.lost
+                .iter()
+                .map(|l| {
+                    let key = |k: &Option<Vec<serde_json::Value>>| {
+                        k.as_ref().and_then(|v| v.first()).and_then(|x| x.as_u64())
+                    };
+                    (key(&l.after).or(key(&l.from)), key(&l.before))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    innops_lost.sort();
+    let f = RecoveryFigures {
+        table: "drill.damaged".into(),
+        damaged_pages: pages,
+        rows_before: expected.rows_before,
+        rows_on_damaged_pages: expected.on_damaged,
+        limit: expected.limit,
+        innops,
+        mariadb_dump,
+        mariadb_dump_exit,
+        innops_lost,
+        exact_lost: expected.lost,
+    };
+    if s.status == "passed" {
+        if f.innops != f.limit {
+            s.status = format!(
+                "failed: innops recovered {} rows where {} are not on a damaged page",
+                f.innops, f.limit
+            );
+        } else if f.innops_lost != f.exact_lost {
+            s.status = format!(
+                "failed: innops reported the lost ranges {} where they are {}",
+                ranges(&f.innops_lost),
+                ranges(&f.exact_lost)
+            );
+        }
+    }
+    s.detail = recovery_lines(&f).join("; ");
+    s.recovery = Some(f);
+    Ok(s)
+}
+
+/// Run `mariadb-dump` on the damaged table (one INSERT a row) into `file` and count the rows it wrote; the
+/// exit code (3 when it stops at the damage) or why it did not run.
+fn mariadb_dump_rows(sb: &Sandbox, file: &Path) -> (Option<u64>, String) {
+    let Ok(out) = std::fs::File::create(file) else {
+        return (None, format!("{} could not be created", file.display()));
+    };
+    let run = std::process::Command::new("mariadb-dump")
+        .arg("--no-defaults")
+        .arg(format!("--socket={}", sb.socket.display()))
+        .args(["--user=root", "--skip-extended-insert", "drill", "damaged"])
+        .stdout(out)
+        .stderr(std::process::Stdio::piped())
+        .output();
+    let out = match run {
+        Ok(o) => o,
+        Err(_) => return (None, "mariadb-dump is not on PATH".into()),
+    };
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with("INSERT INTO `damaged` VALUES"))
+        .count() as u64;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let code = out
+        .status
+        .code()
+        .map(|c| format!("exit {c}"))
+        .unwrap_or_else(|| "killed by a signal".into());
+    (
+        Some(rows),
+        if last.is_empty() {
+            code
+        } else {
+            format!("{code}: {}", last.trim())
+        },
+    )
+}
+
+/// `after 6660, before 6733; after 9990 to the end`.
+fn ranges(r: &[(Option<u64>, Option<u64>)]) -> String {
+    if r.is_empty() {
+        return "none".into();
+    }
+    r.iter()
+        .map(|(a, b)| {
+            let low = a.map_or("from the start".to_string(), |a| format!("after {a}"));
+            let high = b.map_or("to the end".to_string(), |b| format!("before {b}"));
+            format!("{low}, {high}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn percent(part: u64, of: u64) -> String {
+    if of == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / of as f64)
+}
+
+/// The recovery figures as lines for a person.
+fn recovery_lines(f: &RecoveryFigures) -> Vec<String> {
+    use crate::units::format_count as n;
+    vec![
+        format!(
+            "{}: {} rows, {} on {} damaged leaf pages, limit {}",
+            f.table,
+            n(f.rows_before),
+            n(f.rows_on_damaged_pages),
+            f.damaged_pages.len(),
+            n(f.limit)
+        ),
+        format!(
+            "innops recover {} rows ({} of the limit)",
+            n(f.innops),
+            percent(f.innops, f.limit)
+        ),
+        match f.mariadb_dump {
+            Some(m) => format!(
+                "mariadb-dump {} rows ({} of the limit; {})",
+                n(m),
+                percent(m, f.limit),
+                f.mariadb_dump_exit
+            ),
+            None => format!("mariadb-dump not run ({})", f.mariadb_dump_exit),
+        },
+        format!("lost by innops: {}", ranges(&f.innops_lost)),
+        format!("lost exactly: {}", ranges(&f.exact_lost)),
+    ]
+}
+
+/// `drill.html`: the sections and the recovery figures as one self-contained XHTML page.
+fn render_html(r: &DrillReport) -> String {
+    use crate::bench::html::esc;
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>",
+    );
+    let _ = write!(
+        s,
+        "<title>innops drill on {}</title><style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin:1em 0}}\
+         td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}td.n{{text-align:right}}.failed{{color:#b00}}</style></head><body>",
+        esc(&r.sandbox)
+    );
+    let _ = write!(
+        s,
+        "<h1>innops drill on {} ({})</h1><p>{}</p>",
+        esc(&r.sandbox),
+        esc(&r.server),
+        if r.passed {
+            "Every section passed."
+        } else {
+            "A section failed: read it below and its run directory."
+        }
+    );
+    s.push_str("<table><thead><tr><th>section</th><th>status</th><th>detail</th><th>run directory</th></tr></thead><tbody>");
+    for sec in &r.sections {
+        let class = if sec.status == "passed" {
+            ""
+        } else {
+            " class=\"failed\""
+        };
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&sec.name),
+            esc(&sec.status),
+            esc(&sec.detail),
+            esc(&sec.run_dir)
+        );
+    }
+    s.push_str("</tbody></table>");
+    for f in r.sections.iter().filter_map(|s| s.recovery.as_ref()) {
+        let _ = write!(
+            s,
+            "<h2>Recovery of {}</h2><p>{} rows before the damage; {} of them on the {} damaged leaf pages ({}).</p>",
+            esc(&f.table),
+            f.rows_before,
+            f.rows_on_damaged_pages,
+            f.damaged_pages.len(),
+            esc(&f.damaged_pages.iter().map(|p| format!("page {p}")).collect::<Vec<_>>().join(", "))
+        );
+        s.push_str("<table><thead><tr><th>what</th><th>rows</th><th>of the limit</th><th>note</th></tr></thead><tbody>");
+        let mut row = |what: &str, rows: Option<u64>, note: &str| {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                esc(what),
+                rows.map_or("-".into(), |r| r.to_string()),
+                rows.map_or("-".into(), |r| percent(r, f.limit)),
+                esc(note)
+            );
+        };
+        row("limit (every row not on a damaged page)", Some(f.limit), "");
+        row("innops recover", Some(f.innops), "");
+        row("mariadb-dump", f.mariadb_dump, &f.mariadb_dump_exit);
+        s.push_str("</tbody></table>");
+        let _ = write!(
+            s,
+            "<p>Lost, as innops reported: {}</p><p>Lost, exactly: {}</p>",
+            esc(&ranges(&f.innops_lost)),
+            esc(&ranges(&f.exact_lost))
+        );
+    }
+    s.push_str("</body></html>\n");
+    s
 }

@@ -8,69 +8,38 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use innops::dump::damage as pages;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
 use mysql::prelude::Queryable;
 
 use crate::common::Sandboxed;
 
-const PAGE: usize = 16384;
-
 /// A row as text (NULL as None), in the order the server returns columns.
 pub(crate) type TextRow = Vec<Option<String>>;
 
-/// An index page of a `.ibd` file.
-#[derive(Debug, Clone)]
-pub(crate) struct IndexPage {
-    pub(crate) page: u32,
-    n_recs: usize,
+pub(crate) use innops::dump::damage::IndexPage;
+use innops::dump::damage::PAGE;
+
+/// The leaf pages of `db`.`table`'s index whose root is `root` (3: clustered, 4: the first secondary index),
+/// in key order, read by the library's page parser (`innops::dump::damage`) from the stopped sandbox.
+pub(crate) fn leaves(sb: &Sandboxed, table: &str, root: u32) -> Vec<IndexPage> {
+    pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", table)
+        .unwrap()
+        .leaves(root)
+        .unwrap()
 }
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
-}
-
-/// The leaf pages of the index whose root is `root` (3: clustered, 4: the first secondary index), in key
-/// order: level-0 index pages with the root's index id, following the next-page links from the one without
-/// a previous page.
-pub(crate) fn leaves(ibd: &Path, root: usize) -> Vec<IndexPage> {
-    let data = std::fs::read(ibd).unwrap();
-    let page = |n: usize| &data[n * PAGE..(n + 1) * PAGE];
-    let index_id = &page(root)[66..74];
-    let mut by_no = std::collections::HashMap::new();
-    let mut first = None;
-    for n in 0..data.len() / PAGE {
-        let p = page(n);
-        if be16(p, 24) == 17855 && be16(p, 64) == 0 && &p[66..74] == index_id {
-            by_no.insert(n as u32, (be32(p, 8), be32(p, 12), be16(p, 54) as usize));
-            if be32(p, 8) == u32::MAX {
-                first = Some(n as u32);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut at = first.expect("a first leaf page");
-    loop {
-        let (_, next, n_recs) = by_no[&at];
-        out.push(IndexPage { page: at, n_recs });
-        if next == u32::MAX {
-            break;
-        }
-        at = next;
-    }
-    assert_eq!(out.len(), by_no.len(), "every leaf is on the chain");
-    out
-}
-
-/// FACTS §4: 512 bytes of 0xA5 into the body of page `n` of a stopped server's file.
-pub(crate) fn damage(ibd: &Path, n: u32) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new().write(true).open(ibd).unwrap();
-    f.seek(SeekFrom::Start(n as u64 * PAGE as u64 + 2000))
+/// FACTS §4: 512 bytes of 0xA5 into the body of page `n` of `db`.`table`, through the library's guard (a
+/// sandbox's own file, server stopped).
+pub(crate) fn damage(sb: &Sandboxed, table: &str, n: u32) {
+    pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", table)
+        .unwrap()
+        .damage(n)
         .unwrap();
-    f.write_all(&[0xA5; 512]).unwrap();
 }
 
 pub(crate) fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
@@ -79,11 +48,7 @@ pub(crate) fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
 
 /// A slow shutdown, so the pages on disk are all there is.
 pub(crate) fn stop_slow(sb: &Sandboxed) {
-    let pid = sb.sandbox.running_pid().expect("running");
-    let mut c = sb.conn();
-    c.query_drop("SET GLOBAL innodb_fast_shutdown = 0").unwrap();
-    let _ = c.query_drop("SHUTDOWN");
-    assert!(innops::sandbox::wait_exit(pid, Duration::from_secs(300)));
+    pages::Stopped::slow(&sb.sandbox, "/* innops:test */").expect("a slow shutdown");
 }
 
 /// Start with `innodb_force_recovery = level`, without loading the buffer pool dump (which would read the bad
@@ -160,20 +125,7 @@ fn reload(dir: &Path, name: &str) -> Sandboxed {
 
 /// Keys of the rows on each leaf page (`keys` in primary-key order, from before the damage).
 pub(crate) fn keys_per_leaf(leaves: &[IndexPage], keys: &[TextRow]) -> Vec<Vec<TextRow>> {
-    assert_eq!(
-        leaves.iter().map(|l| l.n_recs).sum::<usize>(),
-        keys.len(),
-        "the leaves hold every row once"
-    );
-    let mut at = 0;
-    leaves
-        .iter()
-        .map(|l| {
-            let part = keys[at..at + l.n_recs].to_vec();
-            at += l.n_recs;
-            part
-        })
-        .collect()
+    pages::split_by_leaf(leaves, keys).expect("the leaves hold every row once")
 }
 
 /// The lost ranges a dump must report for damaged leaves `bad` (indexes into the leaf chain) of an INT-keyed
@@ -276,12 +228,12 @@ fn one_bad_leaf_in_the_middle_at_level_0_and_healthy_tables_beside_it() {
     let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
     drop(c);
     stop_slow(&sb);
-    let leaves = leaves(&ibd(&sb, "db", "t"), 3);
+    let leaves = leaves(&sb, "t", 3);
     assert!(leaves.len() > 20, "{} leaves", leaves.len());
     let per_leaf = keys_per_leaf(&leaves, &keys);
     let bad: BTreeSet<usize> = [leaves.len() / 2].into();
     for &i in &bad {
-        damage(&ibd(&sb, "db", "t"), leaves[i].page);
+        damage(&sb, "t", leaves[i].page);
     }
     start_at(&mut sb, 0);
 
@@ -337,14 +289,13 @@ fn several_bad_leaves(level: u8, name: &str) {
     let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
     drop(c);
     stop_slow(&sb);
-    let file = ibd(&sb, "db", "t");
-    let leaves = leaves(&file, 3);
+    let leaves = leaves(&sb, "t", 3);
     let n = leaves.len();
     assert!(n > 30, "{n} leaves");
     let per_leaf = keys_per_leaf(&leaves, &keys);
     let bad: BTreeSet<usize> = [0, n / 4, n / 4 + 1, n / 2 + 3, n - 1].into();
     for &i in &bad {
-        damage(&file, leaves[i].page);
+        damage(&sb, "t", leaves[i].page);
     }
     start_at(&mut sb, level);
 
@@ -411,30 +362,24 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
     drop(c);
     stop_slow(&sb);
 
-    let comp_leaves = leaves(&ibd(&sb, "db", "comp"), 3);
+    let comp_leaves = leaves(&sb, "comp", 3);
     let comp_bad = comp_leaves.len() / 2;
     let comp_lost: BTreeSet<TextRow> = keys_per_leaf(&comp_leaves, &comp_keys)[comp_bad]
         .iter()
         .cloned()
         .collect();
-    damage(&ibd(&sb, "db", "comp"), comp_leaves[comp_bad].page);
-    let vc_leaves = leaves(&ibd(&sb, "db", "vc"), 3);
+    damage(&sb, "comp", comp_leaves[comp_bad].page);
+    let vc_leaves = leaves(&sb, "vc", 3);
     let vc_bad = vc_leaves.len() / 3;
     let vc_per_leaf = keys_per_leaf(&vc_leaves, &vc_keys);
     let vc_lost: BTreeSet<TextRow> = vc_per_leaf[vc_bad].iter().cloned().collect();
-    damage(&ibd(&sb, "db", "vc"), vc_leaves[vc_bad].page);
-    let sec_leaves = leaves(&ibd(&sb, "db", "sec"), 4);
+    damage(&sb, "vc", vc_leaves[vc_bad].page);
+    let sec_leaves = leaves(&sb, "sec", 4);
     assert!(sec_leaves.len() > 2);
-    damage(
-        &ibd(&sb, "db", "sec"),
-        sec_leaves[sec_leaves.len() / 2].page,
-    );
-    let nopk_leaves = leaves(&ibd(&sb, "db", "nopk"), 3);
-    damage(
-        &ibd(&sb, "db", "nopk"),
-        nopk_leaves[nopk_leaves.len() / 2].page,
-    );
-    damage(&ibd(&sb, "db", "zero"), 0);
+    damage(&sb, "sec", sec_leaves[sec_leaves.len() / 2].page);
+    let nopk_leaves = leaves(&sb, "nopk", 3);
+    damage(&sb, "nopk", nopk_leaves[nopk_leaves.len() / 2].page);
+    damage(&sb, "zero", 0);
     start_at(&mut sb, 1);
 
     let out = tempfile::tempdir().unwrap();
@@ -583,7 +528,7 @@ fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
     drop(c);
     stop_slow(&sb);
     let file = ibd(&sb, "db", "t");
-    let leaves = leaves(&file, 3);
+    let leaves = leaves(&sb, "t", 3);
     let per_leaf = keys_per_leaf(&leaves, &keys);
     let bad: BTreeSet<usize> = [leaves.len() / 2].into();
     garble(&file, leaves[leaves.len() / 2].page);
@@ -639,8 +584,7 @@ fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
     let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
     drop(c);
     stop_slow(&sb);
-    let file = ibd(&sb, "db", "t");
-    let leaves = leaves(&file, 3);
+    let leaves = leaves(&sb, "t", 3);
     let per_leaf = keys_per_leaf(&leaves, &keys);
     // Two ranges cut at 1 + (3000 - 1) / 2 = 1500.
     let cut = per_leaf
@@ -653,7 +597,7 @@ fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
     );
     let bad: BTreeSet<usize> = [cut, cut + 8].into();
     for &i in &bad {
-        damage(&file, leaves[i].page);
+        damage(&sb, "t", leaves[i].page);
     }
     start_at(&mut sb, 1);
     let out = tempfile::tempdir().unwrap();
@@ -674,4 +618,55 @@ fn a_bad_leaf_on_the_cut_between_two_parallel_reads_is_one_lost_range() {
         innops::error::display_of(&err).contains("sha256"),
         "{err:#}"
     );
+}
+
+#[test]
+fn pages_are_damaged_only_in_a_stopped_sandboxs_own_table_files() {
+    let sb = Sandboxed::new("dmg");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 500);
+    drop(c);
+    let refused = |e: anyhow::Error| {
+        assert_eq!(innops::error::exit_code_of(&e), 1, "{e:#}");
+        innops::error::display_of(&e)
+    };
+    // Running: refused.
+    let msg = refused(pages::Stopped::already(&sb.sandbox).err().unwrap());
+    assert!(msg.contains("runs (pid"), "{msg}");
+    // A sandbox that is not the one on disk (another data directory): refused.
+    let mut other = sb.sandbox.clone();
+    other.datadir = sb.root.join("elsewhere");
+    std::fs::create_dir_all(&other.datadir).unwrap();
+    let msg = refused(
+        pages::Stopped::slow(&other, "/* innops:test */")
+            .err()
+            .unwrap(),
+    );
+    assert!(msg.contains("not the data directory of a sandbox"), "{msg}");
+
+    let stopped = pages::Stopped::slow(&sb.sandbox, "/* innops:test */").unwrap();
+    let before = std::fs::read(ibd(&sb, "db", "t")).unwrap();
+    // Names that leave the data directory, or a file behind a link: refused.
+    for (db, t) in [("..", "t"), ("db", "../../x"), ("db", "missing")] {
+        let msg = refused(stopped.table(db, t).err().unwrap());
+        assert!(msg.contains(db) || msg.contains("not a"), "{msg}");
+    }
+    let outside = sb.root.join("outside.ibd");
+    std::fs::write(&outside, vec![0u8; 5 * 16384]).unwrap();
+    std::os::unix::fs::symlink(&outside, sb.sandbox.datadir.join("db/link.ibd")).unwrap();
+    refused(stopped.table("db", "link").err().unwrap());
+    assert!(std::fs::read(ibd(&sb, "db", "t")).unwrap() == before);
+    assert!(std::fs::read(&outside).unwrap() == vec![0u8; 5 * 16384]);
+    // The real file: damaged where asked.
+    let file = stopped.table("db", "t").unwrap();
+    let leaves = file.leaves(3).unwrap();
+    file.damage(leaves[1].page).unwrap();
+    let after = std::fs::read(ibd(&sb, "db", "t")).unwrap();
+    let changed: Vec<usize> = (0..after.len())
+        .filter(|&i| after[i] != before[i])
+        .collect();
+    assert!(!changed.is_empty());
+    assert!(changed.iter().all(|&i| i / PAGE == leaves[1].page as usize));
 }

@@ -14,7 +14,7 @@ use innops::dump::{Manifest, TableStatus};
 
 use crate::common::{run_innops, Sandboxed};
 use crate::recover::{
-    damage, expected_lost, ibd, int_table, keys_per_leaf, leaves, minus_bad, reported_lost, rows,
+    damage, expected_lost, int_table, keys_per_leaf, leaves, minus_bad, reported_lost, rows,
     start_at, stop_slow, table_rows, TextRow,
 };
 
@@ -118,11 +118,11 @@ fn damaged_sandbox(name: &str) -> Damaged {
     let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
     drop(c);
     stop_slow(&sb);
-    let leaves = leaves(&ibd(&sb, "db", "t"), 3);
+    let leaves = leaves(&sb, "t", 3);
     let per_leaf = keys_per_leaf(&leaves, &keys);
     let bad: BTreeSet<usize> = [leaves.len() / 2].into();
     for &i in &bad {
-        damage(&ibd(&sb, "db", "t"), leaves[i].page);
+        damage(&sb, "t", leaves[i].page);
     }
     start_at(&mut sb, 0);
     (

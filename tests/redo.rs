@@ -488,9 +488,61 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             "redo-offline",
             "redo-survives-restart",
             "convert-bulk",
-            "convert-deferred"
+            "convert-deferred",
+            "recover"
         ]
     );
+    // Recovery: innops gets back every row not on a damaged page and names the lost ranges exactly;
+    // mariadb-dump, on the same damaged files, stops at the first damaged page.
+    let rec = &j["sections"][5]["recovery"];
+    let n = |k: &str| rec[k].as_u64().unwrap_or_else(|| panic!("{k} in {rec}"));
+    assert_eq!(rec["damaged_pages"].as_array().unwrap().len(), 4, "{rec}");
+    assert!(n("rows_on_damaged_pages") > 4, "{rec}");
+    assert_eq!(
+        n("limit"),
+        n("rows_before") - n("rows_on_damaged_pages"),
+        "{rec}"
+    );
+    assert_eq!(n("innops"), n("limit"), "{rec}");
+    assert!(n("mariadb_dump") < n("limit"), "{rec}");
+    assert!(
+        n("mariadb_dump") > 0,
+        "mariadb-dump gets the rows before the first damaged page: {rec}"
+    );
+    assert!(
+        rec["mariadb_dump_exit"]
+            .as_str()
+            .unwrap()
+            .starts_with("exit 3"),
+        "mariadb-dump stops at the damage: {rec}"
+    );
+    assert_eq!(rec["exact_lost"].as_array().unwrap().len(), 3, "{rec}");
+    assert_eq!(rec["innops_lost"], rec["exact_lost"], "{rec}");
+    let recover = read_json(&out_dir.join("recover/report.json"));
+    let verify = recover["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "verify-load")
+        .unwrap_or_else(|| panic!("a verify-load step: {recover}"));
+    assert_eq!(verify["status"], "done", "{verify}");
+    assert!(
+        !out_dir.join("recover-copy").exists(),
+        "--drop-copy removed the copy"
+    );
+    // The HTML report is well-formed and shows the figures.
+    let html = std::fs::read_to_string(out_dir.join("drill.html")).unwrap();
+    roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("drill.html is not well-formed: {e}\n{html}"));
+    for figure in [n("limit"), n("innops"), n("mariadb_dump")] {
+        assert!(html.contains(&format!(">{figure}<")), "{figure} in {html}");
+    }
     let deferred = read_json(&out_dir.join("convert-deferred/report.json"));
     assert!(
         deferred["notes"][0]

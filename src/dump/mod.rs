@@ -18,6 +18,7 @@
 //! crashed on a garbage record), and must bring the server back at the same level and return a session; the
 //! read goes on from the last key received.
 
+pub mod damage;
 pub mod literal;
 pub mod manifest;
 mod read;
