@@ -378,6 +378,9 @@ fn recovery(drill: &Drill, root: &Path, name: &str) -> anyhow::Result<Section> {
         verify_load: true,
         threads: 2,
         mariadbd: Some(sb.binary.clone()),
+        datadir: None,
+        original_running: true,
+        in_place: false,
     };
     params.check(None)?;
     let (mut s, _) = drill.section("recover", |facts, env| recover::plan(&params, facts, env))?;
