@@ -263,6 +263,44 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         .unwrap()
         .unwrap();
     assert_eq!(level, 0);
+
+    // kill -9 in the middle of the dump (the first table written, the second about to be read), then resume:
+    // the same files again.
+    let run_c = work.join("run-c");
+    let hold = work.join("hold-c");
+    std::fs::create_dir_all(&hold).unwrap();
+    let spec = format!("dump-connect-2={}", hold.display());
+    let mut child = crate::common::spawn_innops(
+        &recover_args(
+            &sb,
+            &work,
+            "c",
+            &["--execute", "--yes", "--run-dir", run_c.to_str().unwrap()],
+        ),
+        &[("INNOPS_TEST_HOLD", spec.as_str())],
+    );
+    crate::common::wait_holding(&hold, &mut child);
+    assert!(
+        std::fs::read_dir(work.join("out-c")).unwrap().count() >= 1,
+        "a table file is written before the kill"
+    );
+    assert!(!work.join("out-c").join("manifest.json").exists());
+    child.kill().unwrap();
+    crate::common::wait_innops(child);
+    let resumed = run_innops(
+        &[
+            "resume".to_string(),
+            run_c.to_str().unwrap().to_string(),
+            "--yes".to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let mc = Manifest::read(&work.join("out-c")).unwrap();
+    assert_eq!(
+        mc.files, m.files,
+        "the same files after a kill mid-dump and resume"
+    );
 }
 
 #[test]

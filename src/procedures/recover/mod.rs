@@ -619,10 +619,17 @@ struct PrivateConnector {
     private: Private,
     level: u8,
     restarting: Mutex<()>,
+    /// Sessions opened so far (the test hold point `dump-connect-N` stops a run in the middle of a dump).
+    opened: std::sync::atomic::AtomicU32,
 }
 
 impl Connector for PrivateConnector {
     fn connect(&self) -> anyhow::Result<mysql::Conn> {
+        let n = self
+            .opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        crate::plan::test_hold(&format!("dump-connect-{n}"));
         self.private.target().connect()
     }
 
@@ -691,7 +698,12 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             let mut opts = DumpOptions::new(&p1.out, level);
             opts.threads = p1.threads.max(1);
             opts.tag = tag;
-            let connector = PrivateConnector { private: private.clone(), level, restarting: Mutex::new(()) };
+            let connector = PrivateConnector {
+                private: private.clone(),
+                level,
+                restarting: Mutex::new(()),
+                opened: Default::default(),
+            };
             let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
             for line in table_lines(&m) {
                 crate::progress::say(&format!("      {line}"));
