@@ -315,6 +315,19 @@ fn recover_refuses_levels_above_three_without_allow_level_and_a_used_copy_direct
         "{}",
         high.error_line()
     );
+    // Dump files inside the datadir would read as a database to the server: refused.
+    let mut inside = recover_args(&sb, &work, "z", &[]);
+    let out_at = inside.iter().position(|a| a == "--out").unwrap() + 1;
+    inside[out_at] = sb.sandbox.datadir.join("rescue").display().to_string();
+    let refused = run_innops(&inside, &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .stdout
+            .contains("never writes into the server's data directory"),
+        "{}",
+        refused.stdout
+    );
     let used = run_innops(&recover_args(&sb, &work, "x", &[]), &[]);
     assert_eq!(used.code, 1, "{used:?}");
     assert!(used.stdout.contains("exists already"), "{}", used.stdout);

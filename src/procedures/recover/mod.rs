@@ -176,7 +176,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     if p.in_place {
         let dropin = env.dropin.clone();
         let steps = vec![
-            preflight_in_place(p, env),
+            preflight_in_place(p, env, &datadir),
             escalate_in_place_step(p, &dropin),
             dump_in_place_step(p),
             restore_in_place_step(&dropin),
@@ -230,7 +230,13 @@ fn preflight(
     let p = p.clone();
     let (p2, p3) = (p.clone(), p.clone());
     let datadir = datadir.to_path_buf();
-    let (d2, d3, d4) = (datadir.clone(), datadir.clone(), datadir.clone());
+    let (d2, d3, d4, d5) = (
+        datadir.clone(),
+        datadir.clone(),
+        datadir.clone(),
+        datadir.clone(),
+    );
+    let p4 = p.clone();
     // A data directory named by --datadir is on this machine by definition.
     let local = env.target.local || !p.original_running;
     let running = p.original_running;
@@ -276,6 +282,21 @@ fn preflight(
                 format!("innodb_log_group_home_dir={log_dir}, innodb_undo_directory={undo_dir}"),
                 "both inside the data directory",
                 "the redo log or undo tablespaces live outside the data directory, and innops copies only the data directory: recover from a copy you make yourself",
+            ))
+        }))
+        .pre(Check::new("copy and output outside the data directory", move |_| {
+            // The server would take a directory of dump files in its datadir for a database, and a copy inside
+            // the original would copy itself.
+            let inside: Vec<String> = [("--out", &p4.out), ("--copy-to", &p4.copy_to)]
+                .into_iter()
+                .filter(|(_, d)| d.starts_with(&d5) || d5.starts_with(d))
+                .map(|(f, d)| format!("{f} {}", d.display()))
+                .collect();
+            Ok(Verdict::check(
+                inside.is_empty(),
+                if inside.is_empty() { "both outside".to_string() } else { format!("{} overlaps the data directory", inside.join(" and ")) },
+                format!("outside {}", d5.display()),
+                "innops never writes into the server's data directory: give --out and --copy-to elsewhere",
             ))
         }))
         .pre(Check::new("copy directory is new", move |_| {
@@ -954,10 +975,21 @@ fn restart(ctx: &mut Ctx) -> anyhow::Result<bool> {
     Ok(control.start(ctx.target, &[]).is_ok() && ctx.target.connect().is_ok())
 }
 
-fn preflight_in_place(p: &RecoverParams, env: &PlanEnv) -> Step {
+fn preflight_in_place(p: &RecoverParams, env: &PlanEnv, datadir: &Path) -> Step {
     let p2 = p.clone();
+    let p3 = p.clone();
+    let datadir = datadir.to_path_buf();
     let dropin = env.dropin.clone();
     Step::new("preflight", "Check innops can restart the server in forced recovery and back", Risk::Read)
+        .pre(Check::new("output outside the data directory", move |_| {
+            let inside = p3.out.starts_with(&datadir) || datadir.starts_with(&p3.out);
+            Ok(Verdict::check(
+                !inside,
+                format!("--out {}", p3.out.display()),
+                format!("outside {}", datadir.display()),
+                "innops never writes into the server's data directory: give --out elsewhere",
+            ))
+        }))
         .pre(Check::new("output directory is new or empty", move |_| {
             let empty = std::fs::read_dir(&p2.out).map(|mut d| d.next().is_none()).unwrap_or(true);
             Ok(Verdict::check(
