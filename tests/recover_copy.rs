@@ -328,6 +328,17 @@ fn recover_refuses_levels_above_three_without_allow_level_and_a_used_copy_direct
         "{}",
         refused.stdout
     );
+    // A table that does not exist is named in the refusal, before anything is stopped.
+    let typo = run_innops(
+        &recover_args(&sb, &work, "q", &["--tables", "db.nope"]),
+        &[],
+    );
+    assert_eq!(typo.code, 1, "{typo:?}");
+    assert!(
+        typo.stdout.contains("the server has no table `db`.`nope`"),
+        "{}",
+        typo.stdout
+    );
     let used = run_innops(&recover_args(&sb, &work, "x", &[]), &[]);
     assert_eq!(used.code, 1, "{used:?}");
     assert!(used.stdout.contains("exists already"), "{}", used.stdout);

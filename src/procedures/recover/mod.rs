@@ -237,6 +237,7 @@ fn preflight(
         datadir.clone(),
     );
     let p4 = p.clone();
+    let p5 = p.clone();
     // A data directory named by --datadir is on this machine by definition.
     let local = env.target.local || !p.original_running;
     let running = p.original_running;
@@ -282,6 +283,26 @@ fn preflight(
                 format!("innodb_log_group_home_dir={log_dir}, innodb_undo_directory={undo_dir}"),
                 "both inside the data directory",
                 "the redo log or undo tablespaces live outside the data directory, and innops copies only the data directory: recover from a copy you make yourself",
+            ))
+        }))
+        .pre(Check::new("the tables named exist", move |ctx| {
+            if p5.tables.is_empty() || !running {
+                return Ok(Verdict::pass("every table (or the server is down: the copy's dictionary is checked later)", "the tables to dump"));
+            }
+            let tag = ctx.tag();
+            let listed = dump::list_tables(ctx.conn()?, &tag, &[])?;
+            let mut missing = Vec::new();
+            for t in &p5.tables {
+                let n = table_name(t)?;
+                if !listed.contains(&n) {
+                    missing.push(n.qualified());
+                }
+            }
+            Ok(Verdict::check(
+                missing.is_empty(),
+                if missing.is_empty() { format!("{} table(s) found", p5.tables.len()) } else { format!("no table {}", missing.join(", ")) },
+                "every table named in --tables",
+                format!("the server has no table {}: check the names in --tables (db.table)", missing.join(", ")),
             ))
         }))
         .pre(Check::new("copy and output outside the data directory", move |_| {
