@@ -167,6 +167,13 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         "{}",
         dry.stdout
     );
+    // Post-checks are named and shown as deferred in a dry run (they judge what the step did).
+    assert!(
+        dry.stdout
+            .contains("post … copy complete (checked when the step runs)"),
+        "{}",
+        dry.stdout
+    );
     // A check that needs the earlier steps is shown as deferred, not as passed.
     assert!(
         dry.stdout

@@ -842,6 +842,23 @@ fn size_check(want: &Want, fix: &'static str) -> Check {
     })
 }
 
+/// Calls `probe` every `every` until it reports done or `bound` has passed, and returns its last value: a wait for
+/// something the server writes a moment after a statement returns, never longer than the bound.
+pub(crate) fn poll_until<T>(
+    bound: Duration,
+    every: Duration,
+    mut probe: impl FnMut() -> (bool, T),
+) -> T {
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        let (done, value) = probe();
+        if done || std::time::Instant::now() > deadline {
+            return value;
+        }
+        std::thread::sleep(every);
+    }
+}
+
 fn error_log_check(startup: bool, want: &Want) -> Check {
     let size = want.size;
     let name = if startup {
@@ -868,19 +885,15 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
         } else {
             // The server writes the line when the switch to the new file completes, which can be just after
             // the SET returns: wait for it, within a bound.
-            let deadline = std::time::Instant::now() + Duration::from_secs(60);
-            let recent = loop {
+            let recent = poll_until(Duration::from_secs(60), Duration::from_millis(100), || {
                 let (lines, _) = lines_since_action(ctx, control, "resize");
                 let s = errorlog::summarize(&lines);
-                if s.redo_resized_to
+                let settled = s
+                    .redo_resized_to
                     .is_some_and(|to| errorlog::logged_size_is(to, size))
-                    || !s.errors.is_empty()
-                    || std::time::Instant::now() > deadline
-                {
-                    break lines;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            };
+                    || !s.errors.is_empty();
+                (settled, lines)
+            });
             (recent, true)
         };
         let s = errorlog::summarize(&recent);
@@ -1068,6 +1081,24 @@ fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn poll_until_returns_when_done_and_ends_at_its_bound() {
+        // Done at the third look, well inside the bound: exactly three looks.
+        let mut looks = 0;
+        let got = poll_until(Duration::from_secs(30), Duration::ZERO, || {
+            looks += 1;
+            (looks >= 3, looks)
+        });
+        assert_eq!((got, looks), (3, 3));
+        // Never done, no time allowed: it gives up after the first look past the bound, with the last value.
+        let mut looks = 0;
+        let got = poll_until(Duration::ZERO, Duration::from_millis(1), || {
+            looks += 1;
+            (false, looks)
+        });
+        assert!(got >= 1 && got <= 3, "{got}");
+    }
     use super::*;
     use crate::server::facts::Version;
 
