@@ -1097,7 +1097,7 @@ mod tests {
             looks += 1;
             (false, looks)
         });
-        assert!(got >= 1 && got <= 3, "{got}");
+        assert!((1..=3).contains(&got), "{got}");
     }
     use super::*;
     use crate::server::facts::Version;
