@@ -76,7 +76,7 @@ pub struct DeadlockArgs {
 pub enum DeadlockAction {
     /// Run a scenario (built-in name or TOML file) in a schema of its own; without --execute, show it and the
     /// settings in force.
-    Run(DeadlockRunArgs),
+    Run(Box<DeadlockRunArgs>),
     /// Parse a saved SHOW ENGINE INNODB STATUS, or an error log written with innodb_print_all_deadlocks.
     Parse(DeadlockParseArgs),
 }

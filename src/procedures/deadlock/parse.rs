@@ -144,6 +144,7 @@ const STATES: &[&str] = &[
     "cleaning up",
     "Updating",
     "updating",
+    "Update",
     "update",
     "statistics",
     "executing",

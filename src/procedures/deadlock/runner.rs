@@ -20,6 +20,9 @@ use crate::sql::{quote_ident, Queryable};
 
 const TAG: &str = "/* innops:deadlock:run */";
 
+/// InnoDB refreshes the INNODB_TRX cache only when it was not read for 100 ms (trx_i_s cache); a little more.
+const TRX_CACHE_IDLE: Duration = Duration::from_millis(120);
+
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
@@ -193,16 +196,37 @@ fn in_lock_wait(monitor: &mut Conn, thread_id: u64) -> anyhow::Result<bool> {
     Ok(n.unwrap_or(0) > 0)
 }
 
-fn open_trx(monitor: &mut Conn, ids: &[u64]) -> anyhow::Result<Vec<u64>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
+/// Thread ids of the transactions InnoDB has active now, from the TRANSACTIONS section of `SHOW ENGINE INNODB
+/// STATUS` (read live, unlike INNODB_TRX, which is a cache). Transactions `not started` are left out.
+pub fn live_transactions(status: &str) -> Vec<u64> {
+    let Some(at) = status.find("\nTRANSACTIONS\n") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut active = false;
+    for line in status[at..].lines() {
+        if line.starts_with("---TRANSACTION ") {
+            active = !line.contains("not started");
+        }
+        let thread = line
+            .strip_prefix("MariaDB thread id ")
+            .or_else(|| line.strip_prefix("MySQL thread id "));
+        if let (true, Some(r)) = (active, thread) {
+            if let Some(id) = r.split(',').next().and_then(|n| n.trim().parse().ok()) {
+                out.push(id);
+            }
+        }
     }
-    let list: Vec<String> = ids.iter().map(u64::to_string).collect();
-    Ok(monitor.query(format!(
-        "SELECT {TAG} trx_mysql_thread_id FROM information_schema.INNODB_TRX \
-         WHERE trx_mysql_thread_id IN ({})",
-        list.join(",")
-    ))?)
+    out
+}
+
+fn open_trx(monitor: &mut Conn, ids: &[u64]) -> anyhow::Result<Vec<u64>> {
+    let status: Option<(String, String, String)> =
+        monitor.query_first(format!("SHOW {TAG} ENGINE INNODB STATUS"))?;
+    let live = status
+        .map(|(_, _, t)| live_transactions(&t))
+        .unwrap_or_default();
+    Ok(live.into_iter().filter(|id| ids.contains(id)).collect())
 }
 
 /// The settings the run would use, read from the server.
@@ -382,6 +406,7 @@ fn repetition(
     // A statement ends within its lock wait timeout (or by deadlock detection); allow the server some slack.
     let bound = Duration::from_secs(max_timeout * 2 + 10);
     let deadlocks_before = status_u64(monitor, "Innodb_deadlocks")?;
+    let mut last_trx_read: Option<Instant> = None;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
     let mut wants: Vec<Expectation> = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
@@ -421,11 +446,20 @@ fn repetition(
             let start = Instant::now();
             let mut done = None;
             loop {
-                if in_lock_wait(monitor, sessions[si].thread_id)? {
-                    outcome.blocked = true;
-                    break;
+                // INNODB_TRX is a cache InnoDB refreshes only when nobody read it in the last 100 ms: read it
+                // no more often than that, and meanwhile wait for the statement's own result.
+                let since = last_trx_read.map_or(TRX_CACHE_IDLE, |t: Instant| t.elapsed());
+                if since >= TRX_CACHE_IDLE {
+                    let waiting = in_lock_wait(monitor, sessions[si].thread_id)?;
+                    last_trx_read = Some(Instant::now());
+                    if waiting {
+                        outcome.blocked = true;
+                        break;
+                    }
                 }
-                match sessions[si].rx.recv_timeout(Duration::from_millis(5)) {
+                let pace = TRX_CACHE_IDLE
+                    .saturating_sub(last_trx_read.map_or(TRX_CACHE_IDLE, |t| t.elapsed()));
+                match sessions[si].rx.recv_timeout(pace.max(Duration::from_millis(1))) {
                     Ok(r) => {
                         done = Some(r);
                         break;
