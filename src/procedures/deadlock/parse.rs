@@ -494,27 +494,22 @@ pub fn render(deadlocks: &[Deadlock]) -> String {
             }
             for (what, locks) in [("waits for", &t.waiting_for), ("held/conflicting", &t.held)] {
                 for l in locks.iter() {
-                    s.push_str(&format!(
-                        "    {what}: {} {} {}{}{} of {}.{} (trx {})\n",
-                        l.lock_type,
-                        l.mode.as_deref().unwrap_or("?"),
-                        l.flags
-                            .as_deref()
-                            .map(|f| format!("{f} "))
-                            .unwrap_or_default(),
-                        l.index
-                            .as_deref()
-                            .map(|i| format!("on index {i} "))
-                            .unwrap_or_default(),
-                        if l.records.is_empty() {
-                            String::new()
-                        } else {
-                            format!("({} record(s)) ", l.records.len())
-                        },
+                    let mut parts = vec![
+                        l.lock_type.clone(),
+                        l.mode.clone().unwrap_or_else(|| "?".into()),
+                    ];
+                    parts.extend(l.flags.clone());
+                    parts.extend(l.index.as_deref().map(|i| format!("on index {i}")));
+                    parts.push(format!(
+                        "of {}.{}",
                         l.db.as_deref().unwrap_or("?"),
-                        l.table.as_deref().unwrap_or("?"),
-                        l.trx_id.as_deref().unwrap_or("?"),
+                        l.table.as_deref().unwrap_or("?")
                     ));
+                    if !l.records.is_empty() {
+                        parts.push(format!("({} record(s))", l.records.len()));
+                    }
+                    parts.push(format!("(trx {})", l.trx_id.as_deref().unwrap_or("?")));
+                    s.push_str(&format!("    {what}: {}\n", parts.join(" ")));
                 }
             }
         }
