@@ -48,6 +48,8 @@ pub enum Command {
     Recover(RecoverArgs),
     /// Convert MyISAM tables to InnoDB by the fastest verified path, keeping the old table.
     Convert(ConvertArgs),
+    /// Reproduce a deadlock from a scenario, deterministically, and parse InnoDB's deadlock reports.
+    Deadlock(DeadlockArgs),
     /// Continue an interrupted run from its run directory.
     Resume(ResumeArgs),
     /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
@@ -62,6 +64,63 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff): `innops man > /usr/local/share/man/man1/innops.1`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadlockArgs {
+    #[command(subcommand)]
+    pub action: DeadlockAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeadlockAction {
+    /// Run a scenario (built-in name or TOML file) in a schema of its own; without --execute, show it and the
+    /// settings in force.
+    Run(Box<DeadlockRunArgs>),
+    /// Parse a saved SHOW ENGINE INNODB STATUS, or an error log written with innodb_print_all_deadlocks.
+    Parse(DeadlockParseArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadlockRunArgs {
+    /// share-then-delete, opposite-order, gap-insert, or the path of a scenario file.
+    pub scenario: String,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// Create the schema and run the scenario. Without it innops shows the scenario and the settings in force.
+    #[arg(long)]
+    pub execute: bool,
+    /// Run the scenario this many times and report whether the outcome was the same every time.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// The schema the scenario runs in; it must not exist, and is dropped afterwards unless --keep.
+    #[arg(long, default_value = "innops_deadlock")]
+    pub schema: String,
+    /// Keep the schema after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Set innodb_deadlock_detect (global) for the run and restore it afterwards.
+    #[arg(long, value_enum, ignore_case = true)]
+    pub detect: Option<OnOff>,
+    /// innodb_lock_wait_timeout (seconds) of each session the scenario gives none.
+    #[arg(long, default_value_t = 2, value_name = "SECONDS")]
+    pub lock_wait_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadlockParseArgs {
+    /// The file to read, or - for stdin.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub fmt: FormatArg,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod bench;
 mod cli;
 mod common;
 mod convert;
+mod deadlock;
 mod docker;
 mod face;
 mod foundation;

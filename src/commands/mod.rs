@@ -13,6 +13,7 @@ use crate::plan::runner::{self, RunOptions};
 mod bench;
 mod completions;
 mod convert;
+mod deadlock;
 mod drill;
 mod env;
 mod inspect;
@@ -34,6 +35,7 @@ pub fn format_of(cli: &Cli) -> Format {
         Command::Readonly(a) => a.fmt.format,
         Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
+        Command::Deadlock(a) => deadlock::format(a),
         Command::Resume(a) => a.fmt.format,
         Command::Sandbox(a) => a.fmt.format,
         Command::Bench(a) => a.fmt.format,
@@ -139,6 +141,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Readonly(a) => readonly::run(&a),
         Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
+        Command::Deadlock(a) => deadlock::run(&a),
         Command::Resume(a) => resume::run(a),
         Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),

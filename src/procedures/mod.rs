@@ -2,6 +2,7 @@
 //! registry `resume` uses to build a plan again from its `plan.json`.
 
 pub mod convert;
+pub mod deadlock;
 pub mod inspect;
 pub mod readonly;
 pub mod recover;
