@@ -273,6 +273,11 @@ fn h_and_p_connect_as_the_mysql_client_and_required_tls_refuses_a_plain_server()
 /// Run innops under a pseudo-terminal (util-linux `script`), type `typed` once the password prompt shows, and
 /// return everything the terminal showed, ending with `exit=CODE`.
 fn under_a_terminal(args: &str, typed: &str) -> String {
+    under_a_terminal_at(args, "Enter password:", typed)
+}
+
+/// As [`under_a_terminal`], typing once `prompt` shows.
+fn under_a_terminal_at(args: &str, prompt: &str, typed: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_innops");
     let mut child = Command::new("script")
         .args([
@@ -293,7 +298,7 @@ fn under_a_terminal(args: &str, typed: &str) -> String {
     let mut seen = Vec::new();
     let mut buf = [0u8; 256];
     // innops turns echo off before it writes the prompt: what is typed after the prompt shows is never echoed.
-    while !String::from_utf8_lossy(&seen).contains("Enter password:") {
+    while !String::from_utf8_lossy(&seen).contains(prompt) {
         let n = stdout.read(&mut buf).unwrap();
         assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
         seen.extend_from_slice(&buf[..n]);
@@ -400,4 +405,30 @@ fn p_alone_with_a_sandbox_is_refused_before_any_prompt() {
     assert_eq!(out.code, 2, "{out:?}");
     let line = out.error_line();
     assert!(line.contains("drop -p"), "{line}");
+}
+
+#[test]
+fn a_restart_asks_after_showing_the_plan_and_anything_but_yes_changes_nothing() {
+    let sb = Sandboxed::new("cli-ask");
+    let pid = sb.sandbox.running_pid().unwrap();
+    let args = format!(
+        "redo --size 128M --offline --execute --no-bench --sandbox cli-ask --sandbox-root {}",
+        sb.root.display()
+    );
+    let out = under_a_terminal_at(&args, "Type 'yes' to go on:", "no");
+    assert!(out.contains("exit=1"), "{out}");
+    assert!(
+        out.contains("not confirmed at the prompt: nothing was changed"),
+        "{out}"
+    );
+    // The plan was on the screen before the question.
+    let plan_at = out
+        .find("Shut the server down cleanly")
+        .expect("the plan is shown");
+    assert!(plan_at < out.find("Type 'yes' to go on:").unwrap(), "{out}");
+    assert_eq!(
+        sb.sandbox.running_pid(),
+        Some(pid),
+        "the server was not restarted"
+    );
 }
