@@ -125,6 +125,23 @@ fn a_restart_path_redo_under_a_terminal_shows_steps_and_the_benchmark_moving() {
     // The benchmark lasts 3 s: its bar shows the seconds passing.
     let bench = frames(&out.stdout, "[bench] before [");
     assert_moving(&bench, "bench", &out.stdout);
+    // One benchmark before the first changing step (after the read-only preflight), one after the last.
+    let second_step = out.stdout.find("[2/").expect("a second step");
+    let before = out
+        .stdout
+        .find("[bench] before:")
+        .expect("a before benchmark");
+    let after = out
+        .stdout
+        .find("[bench] after:")
+        .expect("an after benchmark");
+    assert!(second_step < before && before < after, "{}", out.stdout);
+    assert_eq!(
+        out.stdout.matches("[bench] before:").count(),
+        1,
+        "{}",
+        out.stdout
+    );
 }
 
 /// The command a line of output suggests, run as printed (the binary under test standing for `innops`).

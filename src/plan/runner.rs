@@ -445,14 +445,13 @@ fn execute_steps(
                     sr.status = StepStatus::Failed;
                     sr.error = Some(msg.clone());
                     let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
-                    // A refusal inside the action (a guard) changed nothing; Ctrl-C stopped at a safe point
-                    // inside it; anything else needs a human.
+                    // A refusal inside the action (a guard) changed nothing; anything else needs a human
+                    // (Ctrl-C inside the action returned above, before any recovery).
                     let kind = e.chain().find_map(|c| c.downcast_ref::<Failure>());
                     return Err(match kind {
                         Some(Failure::Refused(_) | Failure::BadInput(_)) => {
                             Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
                         }
-                        Some(Failure::Interrupted(_)) => Failure::Interrupted(msg),
                         _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
                     }
                     .into());
