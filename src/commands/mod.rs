@@ -21,6 +21,7 @@ mod readonly;
 mod recover;
 mod redo;
 mod resume;
+mod run;
 mod runs;
 mod sandbox;
 
@@ -34,6 +35,7 @@ pub fn format_of(cli: &Cli) -> Format {
         Command::Readonly(a) => a.fmt.format,
         Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
+        Command::Run(a) => a.fmt.format,
         Command::Resume(a) => a.fmt.format,
         Command::Sandbox(a) => a.fmt.format,
         Command::Bench(a) => a.fmt.format,
@@ -139,6 +141,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Readonly(a) => readonly::run(&a),
         Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
+        Command::Run(a) => run::run_playbook(&a),
         Command::Resume(a) => resume::run(a),
         Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),
