@@ -7,6 +7,7 @@ mod convert;
 mod docker;
 mod face;
 mod foundation;
+mod playbook;
 mod readonly;
 mod recover;
 mod recover_copy;
