@@ -167,7 +167,9 @@ fn an_interrupted_playbook_is_finished_by_one_resume() {
     ];
     let killed = sb.innops_env(
         &args,
-        &[("INNOPS_FAULT", "after-action:convert/copy:legacy.notes")],
+        // After the verify: the swap, resumed, must find the verified fingerprint in the journal under the
+        // member's prefixed step id.
+        &[("INNOPS_FAULT", "after-action:convert/verify:legacy.notes")],
     );
     assert_eq!(killed.code, 137, "{killed:?}");
     assert_eq!(engine(&sb, "orders"), "InnoDB");
@@ -188,7 +190,7 @@ fn an_interrupted_playbook_is_finished_by_one_resume() {
             "{s} not done"
         );
     }
-    // The interrupted copy was finished by its post-checks, not copied twice.
+    // The interrupted copy was not copied twice.
     assert_eq!(
         ev.iter()
             .filter(|e| e["event"] == "action_done" && e["step"] == "convert/copy:legacy.notes")
