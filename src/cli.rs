@@ -50,6 +50,8 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Reproduce a deadlock from a scenario, deterministically, and parse InnoDB's deadlock reports.
     Deadlock(DeadlockArgs),
+    /// Run a playbook (TOML): several procedures as one plan, one run directory, one resume.
+    Run(RunPlaybookArgs),
     /// Continue an interrupted run from its run directory.
     Resume(ResumeArgs),
     /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
@@ -434,6 +436,20 @@ pub struct ConvertArgs {
     /// swap (after this there is no rollback).
     #[arg(long, value_name = "DB.TABLE", conflicts_with_all = ["tables", "all_myisam", "rollback", "drop_old_table", "restart"])]
     pub drop_kept: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunPlaybookArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// The playbook: a TOML file (see playbooks/README.md).
+    pub playbook: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ pub mod drill;
 pub mod dump;
 pub mod error;
 pub mod plan;
+pub mod playbook;
 pub mod procedures;
 pub mod progress;
 pub mod sandbox;

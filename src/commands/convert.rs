@@ -32,23 +32,32 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
         })?;
         procedures::convert::rollback::plan(&schema, &table, &facts, &env.plan_env)?
     } else {
-        let (tables, skipped) = procedures::convert::resolve(&mut conn, &a.tables, a.all_myisam)?;
-        let (max_load, critical_load) = load_thresholds(a)?;
-        let params = procedures::convert::ConvertParams {
-            tables,
-            strategy: procedures::convert::Strategy::parse(&a.strategy)?,
-            drop_old: a.drop_old_table,
-            chunk_ms: a.chunk_time,
-            max_load,
-            critical_load,
-            skipped,
-            restart: a.restart,
-        };
+        let params = convert_params(a, &mut conn)?;
         procedures::convert::plan(&params, &facts, &env.plan_env)?
     };
     // An idle session of innops's own would show among the sessions a lock wait names.
     drop(conn);
     run_plan(plan, &env, &opts, None)
+}
+
+/// The conversion settings of `--tables`/`--all-myisam` and the copy flags (checked by
+/// [`check_convert_flags`]), the tables resolved on the server.
+pub fn convert_params(
+    a: &ConvertArgs,
+    conn: &mut mysql::Conn,
+) -> anyhow::Result<procedures::convert::ConvertParams> {
+    let (tables, skipped) = procedures::convert::resolve(conn, &a.tables, a.all_myisam)?;
+    let (max_load, critical_load) = load_thresholds(a)?;
+    Ok(procedures::convert::ConvertParams {
+        tables,
+        strategy: procedures::convert::Strategy::parse(&a.strategy)?,
+        drop_old: a.drop_old_table,
+        chunk_ms: a.chunk_time,
+        max_load,
+        critical_load,
+        skipped,
+        restart: a.restart,
+    })
 }
 
 /// The copy-chunk duration innops accepts, in milliseconds.

@@ -22,6 +22,7 @@ mod readonly;
 mod recover;
 mod redo;
 mod resume;
+mod run;
 mod runs;
 mod sandbox;
 
@@ -36,6 +37,7 @@ pub fn format_of(cli: &Cli) -> Format {
         Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
         Command::Deadlock(a) => deadlock::format(a),
+        Command::Run(a) => a.fmt.format,
         Command::Resume(a) => a.fmt.format,
         Command::Sandbox(a) => a.fmt.format,
         Command::Bench(a) => a.fmt.format,
@@ -142,6 +144,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Deadlock(a) => deadlock::run(&a),
+        Command::Run(a) => run::run_playbook(&a),
         Command::Resume(a) => resume::run(a),
         Command::Sandbox(a) => sandbox::run(a),
         Command::Bench(a) => bench::run(&a),

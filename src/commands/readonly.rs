@@ -7,16 +7,21 @@ use crate::procedures::readonly::{self, ReadonlyParams};
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &ReadonlyArgs) -> anyhow::Result<()> {
-    let params = ReadonlyParams {
-        undo: a.undo,
-        min_redo: a.min_redo,
-        sql_read_only: a.sql_read_only,
-        preflush: !a.no_preflush,
-        preflush_timeout_s: a.preflush_timeout,
-    };
+    let params = readonly_params(a);
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
     attach_error_log(&mut env, &facts);
     let plan = readonly::plan(&params, &facts, &env.plan_env)?;
     run_plan(plan, &env, &run_options(&a.run), None)
+}
+
+/// The read-only settings of the flags.
+pub fn readonly_params(a: &ReadonlyArgs) -> ReadonlyParams {
+    ReadonlyParams {
+        undo: a.undo,
+        min_redo: a.min_redo,
+        sql_read_only: a.sql_read_only,
+        preflush: !a.no_preflush,
+        preflush_timeout_s: a.preflush_timeout,
+    }
 }

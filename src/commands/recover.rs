@@ -7,24 +7,7 @@ use crate::procedures::recover::{self, RecoverParams};
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
-    let mut params = RecoverParams {
-        out: absolute(&a.out)?,
-        // Unused with --in-place: the plan names no copy then.
-        copy_to: match &a.copy_to {
-            Some(c) => absolute(c)?,
-            None => absolute(&a.out)?.join(".no-copy"),
-        },
-        tables: a.tables.clone(),
-        max_level: a.max_level,
-        drop_copy: a.drop_copy,
-        verify_load: a.verify_load,
-        threads: a.threads,
-        mariadbd: a.mariadbd.clone(),
-        datadir: a.datadir.as_deref().map(absolute).transpose()?,
-        original_running: a.datadir.is_none(),
-        in_place: a.in_place,
-    };
-    params.check(a.allow_level)?;
+    let mut params = recover_params(a)?;
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     let facts = match &params.datadir {
         // Down already: nothing to ask a server; the copy is made from the files.
@@ -50,4 +33,27 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
 /// Paths as absolute: the plan is resumed from another working directory.
 fn absolute(p: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
     Ok(std::path::absolute(p)?)
+}
+
+/// The recovery settings of the flags, checked.
+pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
+    let params = RecoverParams {
+        out: absolute(&a.out)?,
+        // Unused with --in-place: the plan names no copy then.
+        copy_to: match &a.copy_to {
+            Some(c) => absolute(c)?,
+            None => absolute(&a.out)?.join(".no-copy"),
+        },
+        tables: a.tables.clone(),
+        max_level: a.max_level,
+        drop_copy: a.drop_copy,
+        verify_load: a.verify_load,
+        threads: a.threads,
+        mariadbd: a.mariadbd.clone(),
+        datadir: a.datadir.as_deref().map(absolute).transpose()?,
+        original_running: a.datadir.is_none(),
+        in_place: a.in_place,
+    };
+    params.check(a.allow_level)?;
+    Ok(params)
 }

@@ -322,6 +322,9 @@ pub struct Ctx<'a> {
     pub write_blocks: Vec<report::WriteBlock>,
     /// Lines a step leaves for the end of the text summary (what a recovery got back, say).
     pub outcome: Vec<String>,
+    /// What this run's journal puts before the step ids the steps know themselves by (a playbook's member
+    /// steps are journaled as `convert/copy:d.t`): [`Ctx::recorded_result`] adds it.
+    pub journal_prefix: String,
     conn: Option<Conn>,
 }
 
@@ -344,6 +347,7 @@ impl<'a> Ctx<'a> {
             blocked_since: Default::default(),
             write_blocks: Vec::new(),
             outcome: Vec::new(),
+            journal_prefix: String::new(),
             conn: None,
         }
     }
@@ -398,6 +402,7 @@ impl<'a> Ctx<'a> {
     /// there what the process that crashed had learned).
     pub fn recorded_result(&self, step: &str) -> Option<serde_json::Value> {
         let dir = self.run_dir.as_ref()?;
+        let step = format!("{}{step}", self.journal_prefix);
         journal::read_journal(dir)
             .ok()?
             .into_iter()

@@ -1,0 +1,628 @@
+//! Playbooks: a TOML file naming the target, the procedures in order with their settings (under the names of
+//! the command-line flags), benchmark settings and load guards, run as **one** plan: one dry run, one
+//! confirmation, one run directory and journal, one `innops resume`.
+//!
+//! This module reads and checks the file ([`parse`]) and joins the members' plans into one ([`combine`]); the
+//! command layer turns each member's settings into the procedure's parameters as the procedure's own command
+//! does. Every member step id is prefixed with its member (`convert/copy:d.t`), and while a member step runs it
+//! sees its own procedure name, step id and journal records, as in a run of that procedure alone.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::error::bad_input;
+use crate::plan::{Check, Ctx, Plan, Step};
+use crate::procedures::PlanEnv;
+use crate::server::facts::ServerFacts;
+
+/// The procedures a playbook can name.
+pub const PROCEDURES: &[&str] = &["convert", "redo", "readonly", "recover"];
+
+/// A playbook file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Playbook {
+    /// What the playbook is for (shown in the plan's notes).
+    pub description: Option<String>,
+    /// The server it works on; command-line connection flags override it.
+    #[serde(default)]
+    pub target: TargetSpec,
+    #[serde(default)]
+    pub bench: BenchSpec,
+    /// Load guards for every member that copies (convert), unless the member sets its own.
+    #[serde(default)]
+    pub load: LoadSpec,
+    /// The procedures, in order.
+    #[serde(default)]
+    pub step: Vec<Spanned<MemberSpec>>,
+}
+
+/// `[target]`: the connection and control flags of the same names.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TargetSpec {
+    pub sandbox: Option<String>,
+    pub sandbox_root: Option<String>,
+    pub socket: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub defaults_file: Option<String>,
+    pub service: Option<String>,
+    pub start_cmd: Option<String>,
+    pub stop_cmd: Option<String>,
+    pub config_file: Option<String>,
+}
+
+/// `[bench]`: the benchmark before the first changing step and after the last.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BenchSpec {
+    /// false skips both benchmarks (as --no-bench).
+    pub enabled: Option<bool>,
+    /// Seconds each benchmark runs (as --bench-time).
+    pub time: Option<u64>,
+}
+
+/// `[load]`: pt-online-schema-change's load guard for copies.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LoadSpec {
+    pub max_load: Option<String>,
+    pub critical_load: Option<String>,
+}
+
+/// One `[[step]]`: `procedure` and that procedure's flags, by their command-line names.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MemberSpec {
+    pub procedure: Option<Spanned<String>>,
+    // convert (and recover: tables)
+    pub tables: Option<Spanned<Vec<String>>>,
+    pub all_myisam: Option<Spanned<bool>>,
+    pub strategy: Option<Spanned<String>>,
+    pub drop_old_table: Option<Spanned<bool>>,
+    pub chunk_time: Option<Spanned<u64>>,
+    pub max_load: Option<Spanned<String>>,
+    pub critical_load: Option<Spanned<String>>,
+    pub restart: Option<Spanned<bool>>,
+    // redo
+    pub size: Option<Spanned<String>>,
+    pub advise: Option<Spanned<bool>>,
+    pub interval: Option<Spanned<u64>>,
+    pub offline: Option<Spanned<bool>>,
+    // readonly
+    pub undo: Option<Spanned<bool>>,
+    pub min_redo: Option<Spanned<bool>>,
+    pub sql_read_only: Option<Spanned<bool>>,
+    pub no_preflush: Option<Spanned<bool>>,
+    pub preflush_timeout: Option<Spanned<u64>>,
+    // recover
+    pub out: Option<Spanned<String>>,
+    pub copy_to: Option<Spanned<String>>,
+    pub max_level: Option<Spanned<u64>>,
+    pub allow_level: Option<Spanned<u64>>,
+    pub drop_copy: Option<Spanned<bool>>,
+    pub verify_load: Option<Spanned<bool>>,
+    pub threads: Option<Spanned<u64>>,
+    pub mariadbd: Option<Spanned<String>>,
+    pub in_place: Option<Spanned<bool>>,
+}
+
+/// A set value of a member: its flag name, where it is written, and its value as a flag value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    pub key: &'static str,
+    pub span: std::ops::Range<usize>,
+    pub value: FlagValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagValue {
+    Switch(bool),
+    Text(String),
+    List(Vec<String>),
+}
+
+impl Setting {
+    /// The command-line arguments this setting stands for (nothing for a switch that is off).
+    pub fn args(&self) -> Vec<String> {
+        match &self.value {
+            FlagValue::Switch(true) => vec![format!("--{}", self.key)],
+            FlagValue::Switch(false) => vec![],
+            FlagValue::Text(v) => vec![format!("--{}={v}", self.key)],
+            FlagValue::List(v) => vec![format!("--{}={}", self.key, v.join(","))],
+        }
+    }
+}
+
+/// The flags each procedure takes in a playbook.
+pub fn allowed(procedure: &str) -> &'static [&'static str] {
+    match procedure {
+        "convert" => &[
+            "tables",
+            "all-myisam",
+            "strategy",
+            "drop-old-table",
+            "chunk-time",
+            "max-load",
+            "critical-load",
+            "restart",
+        ],
+        "redo" => &["size", "advise", "interval", "offline"],
+        "readonly" => &[
+            "undo",
+            "min-redo",
+            "sql-read-only",
+            "no-preflush",
+            "preflush-timeout",
+        ],
+        "recover" => &[
+            "out",
+            "copy-to",
+            "tables",
+            "max-level",
+            "allow-level",
+            "drop-copy",
+            "verify-load",
+            "threads",
+            "mariadbd",
+            "in-place",
+        ],
+        _ => &[],
+    }
+}
+
+impl MemberSpec {
+    /// Every value set, in the order of the fields.
+    pub fn settings(&self) -> Vec<Setting> {
+        let mut out = Vec::new();
+        fn b(out: &mut Vec<Setting>, key: &'static str, v: &Option<Spanned<bool>>) {
+            if let Some(v) = v {
+                out.push(Setting {
+                    key,
+                    span: v.span(),
+                    value: FlagValue::Switch(*v.get_ref()),
+                });
+            }
+        }
+        fn s(out: &mut Vec<Setting>, key: &'static str, v: &Option<Spanned<String>>) {
+            if let Some(v) = v {
+                out.push(Setting {
+                    key,
+                    span: v.span(),
+                    value: FlagValue::Text(v.get_ref().clone()),
+                });
+            }
+        }
+        fn n(out: &mut Vec<Setting>, key: &'static str, v: &Option<Spanned<u64>>) {
+            if let Some(v) = v {
+                out.push(Setting {
+                    key,
+                    span: v.span(),
+                    value: FlagValue::Text(v.get_ref().to_string()),
+                });
+            }
+        }
+        if let Some(t) = &self.tables {
+            out.push(Setting {
+                key: "tables",
+                span: t.span(),
+                value: FlagValue::List(t.get_ref().clone()),
+            });
+        }
+        b(&mut out, "all-myisam", &self.all_myisam);
+        s(&mut out, "strategy", &self.strategy);
+        b(&mut out, "drop-old-table", &self.drop_old_table);
+        n(&mut out, "chunk-time", &self.chunk_time);
+        s(&mut out, "max-load", &self.max_load);
+        s(&mut out, "critical-load", &self.critical_load);
+        b(&mut out, "restart", &self.restart);
+        s(&mut out, "size", &self.size);
+        b(&mut out, "advise", &self.advise);
+        n(&mut out, "interval", &self.interval);
+        b(&mut out, "offline", &self.offline);
+        b(&mut out, "undo", &self.undo);
+        b(&mut out, "min-redo", &self.min_redo);
+        b(&mut out, "sql-read-only", &self.sql_read_only);
+        b(&mut out, "no-preflush", &self.no_preflush);
+        n(&mut out, "preflush-timeout", &self.preflush_timeout);
+        s(&mut out, "out", &self.out);
+        s(&mut out, "copy-to", &self.copy_to);
+        n(&mut out, "max-level", &self.max_level);
+        n(&mut out, "allow-level", &self.allow_level);
+        b(&mut out, "drop-copy", &self.drop_copy);
+        b(&mut out, "verify-load", &self.verify_load);
+        n(&mut out, "threads", &self.threads);
+        s(&mut out, "mariadbd", &self.mariadbd);
+        b(&mut out, "in-place", &self.in_place);
+        out
+    }
+}
+
+/// A checked member: its procedure, its settings, and where its `[[step]]` is.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub procedure: String,
+    pub settings: Vec<Setting>,
+    pub span: std::ops::Range<usize>,
+}
+
+/// A playbook read and checked.
+#[derive(Debug)]
+pub struct Checked {
+    pub playbook: Playbook,
+    pub members: Vec<Member>,
+}
+
+/// Where a byte offset is in `text`: line and column, both from 1.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// The key written on the line at `offset` (`key = value`), if any.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[') && !key.starts_with('#')).then(|| key.to_string())
+}
+
+/// `FILE:LINE:COL: field NAME: MESSAGE`, as bad input (exit 2).
+pub fn error_at(
+    file: &Path,
+    text: &str,
+    span: std::ops::Range<usize>,
+    field: Option<&str>,
+    message: &str,
+) -> anyhow::Error {
+    let (line, col) = line_col(text, span.start);
+    let field = field
+        .map(str::to_string)
+        .or_else(|| key_at(text, span.start));
+    let field = field.map(|f| format!(" field `{f}`:")).unwrap_or_default();
+    bad_input(format!(
+        "{}:{line}:{col}:{field} {}; fix the playbook and run it again",
+        file.display(),
+        message.trim_end_matches('.')
+    ))
+}
+
+/// Read and check a playbook: unknown keys, wrong types, procedures it does not know and flags a procedure does
+/// not take are errors naming the file, line, column and field.
+pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
+    let playbook: Playbook = toml::from_str(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        error_at(file, text, span, None, e.message())
+    })?;
+    if playbook.step.is_empty() {
+        return Err(bad_input(format!(
+            "{}: the playbook names no procedure: add a [[step]] with procedure = \"convert\", \"redo\", \"readonly\" or \"recover\"",
+            file.display()
+        )));
+    }
+    let mut members = Vec::new();
+    for (i, s) in playbook.step.iter().enumerate() {
+        let spec = s.get_ref();
+        let Some(proc) = &spec.procedure else {
+            return Err(error_at(
+                file,
+                text,
+                s.span(),
+                Some("procedure"),
+                &format!(
+                    "step {} names no procedure: write procedure = \"convert\", \"redo\", \"readonly\" or \"recover\"",
+                    i + 1
+                ),
+            ));
+        };
+        let name = proc.get_ref().as_str();
+        if !PROCEDURES.contains(&name) {
+            return Err(error_at(
+                file,
+                text,
+                proc.span(),
+                Some("procedure"),
+                &format!(
+                    "'{name}' is not a procedure a playbook can run: write one of {}",
+                    PROCEDURES.join(", ")
+                ),
+            ));
+        }
+        let settings = spec.settings();
+        for st in &settings {
+            if !allowed(name).contains(&st.key) {
+                return Err(error_at(
+                    file,
+                    text,
+                    st.span.clone(),
+                    Some(st.key),
+                    &format!(
+                        "{name} takes no `{}`: its settings are {}",
+                        st.key,
+                        allowed(name).join(", ")
+                    ),
+                ));
+            }
+        }
+        members.push(Member {
+            procedure: name.to_string(),
+            settings,
+            span: s.span(),
+        });
+    }
+    Ok(Checked { playbook, members })
+}
+
+/// What a playbook run records in its `plan.json` header: enough to build every member's plan again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlaybookParams {
+    /// The playbook file, as given.
+    pub file: String,
+    /// Each member's procedure and the parameters its plan was built from.
+    pub members: Vec<MemberParams>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemberParams {
+    pub procedure: String,
+    pub params: serde_json::Value,
+}
+
+/// The prefix of every step id of member `i` (from 0): its procedure, numbered when it comes again
+/// (`convert/`, `redo/`, `convert.2/`).
+pub fn member_prefix(members: &[MemberParams], i: usize) -> String {
+    let name = &members[i].procedure;
+    let n = members[..i].iter().filter(|m| &m.procedure == name).count();
+    if n == 0 {
+        format!("{name}/")
+    } else {
+        format!("{name}.{}/", n + 1)
+    }
+}
+
+/// Run `f` as member `procedure`'s own step `step`: statement tags, memo keys and journal look-ups are those
+/// of the procedure run alone.
+fn scoped<T>(
+    ctx: &mut Ctx,
+    procedure: &str,
+    prefix: &str,
+    step: &str,
+    f: impl FnOnce(&mut Ctx) -> T,
+) -> T {
+    let saved_proc = std::mem::replace(&mut ctx.procedure, procedure.to_string());
+    let saved_step = std::mem::replace(&mut ctx.step, step.to_string());
+    let saved_prefix = std::mem::replace(&mut ctx.journal_prefix, prefix.to_string());
+    let r = f(ctx);
+    ctx.procedure = saved_proc;
+    ctx.step = saved_step;
+    ctx.journal_prefix = saved_prefix;
+    r
+}
+
+fn wrap_check(c: Check, procedure: &str, prefix: &str, step: &str) -> Check {
+    let (p, x, s) = (procedure.to_string(), prefix.to_string(), step.to_string());
+    let run = c.run;
+    Check {
+        name: c.name,
+        needs_prior: c.needs_prior,
+        run: Box::new(move |ctx| scoped(ctx, &p, &x, &s, |ctx| run(ctx))),
+    }
+}
+
+fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
+    let local = step.id.clone();
+    let (p, x) = (procedure.to_string(), prefix.to_string());
+    Step {
+        id: format!("{prefix}{local}"),
+        title: format!("{procedure}: {}", step.title),
+        risk: step.risk,
+        commands_preview: step.commands_preview,
+        pre: step
+            .pre
+            .into_iter()
+            .map(|c| wrap_check(c, &p, &x, &local))
+            .collect(),
+        post: step
+            .post
+            .into_iter()
+            .map(|c| wrap_check(c, &p, &x, &local))
+            .collect(),
+        act: step.act.map(|act| {
+            let (p, x, s) = (p.clone(), x.clone(), local.clone());
+            Box::new(move |ctx: &mut Ctx| scoped(ctx, &p, &x, &s, |ctx| act(ctx)))
+                as crate::plan::ActFn
+        }),
+        bench: step.bench,
+        recover: step.recover.map(|r| {
+            let (p, x, s) = (p.clone(), x.clone(), local.clone());
+            Box::new(move |ctx: &mut Ctx| scoped(ctx, &p, &x, &s, |ctx| r(ctx)))
+                as crate::plan::RecoverFn
+        }),
+    }
+}
+
+/// Join the members' plans, in order, into one plan: prefixed step ids, every member's notes and locks, and one
+/// benchmark (a read-only workload when a member leaves the server read-only, else the first member's).
+pub fn combine(
+    file: &str,
+    description: Option<&str>,
+    plans: Vec<Plan>,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+) -> anyhow::Result<Plan> {
+    let members: Vec<MemberParams> = plans
+        .iter()
+        .map(|p| MemberParams {
+            procedure: p.header.procedure.clone(),
+            params: p.header.params.clone(),
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if let Some(d) = description {
+        notes.push(format!("playbook {file}: {d}"));
+    }
+    let mut steps = Vec::new();
+    let mut locks: Vec<String> = Vec::new();
+    let read_only_bench = plans
+        .iter()
+        .find(|p| p.header.procedure == "readonly")
+        .and_then(|p| p.bench.clone());
+    let mut bench = None;
+    for (i, plan) in plans.into_iter().enumerate() {
+        let prefix = member_prefix(&members, i);
+        let proc = plan.header.procedure.clone();
+        notes.extend(
+            plan.header
+                .notes
+                .iter()
+                .map(|n| format!("{}: {n}", prefix.trim_end_matches('/'))),
+        );
+        for l in plan.locks {
+            if !locks.contains(&l) {
+                locks.push(l);
+            }
+        }
+        if bench.is_none() {
+            bench = plan.bench;
+        }
+        steps.extend(plan.steps.into_iter().map(|s| wrap_step(s, &proc, &prefix)));
+    }
+    let params = PlaybookParams {
+        file: file.to_string(),
+        members,
+    };
+    Ok(Plan {
+        header: env.header("playbook", facts, serde_json::to_value(params)?, notes),
+        steps,
+        bench: read_only_bench.or(bench),
+        locks,
+    })
+}
+
+/// Build a playbook's plan again from its `plan.json` header (for `resume`): every member from its recorded
+/// parameters, on the facts the server shows now.
+pub fn rebuild(
+    header: &crate::plan::PlanHeader,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+) -> anyhow::Result<Plan> {
+    let p: PlaybookParams = serde_json::from_value(header.params.clone())?;
+    let description = header
+        .notes
+        .first()
+        .and_then(|n| n.strip_prefix(&format!("playbook {}: ", p.file)))
+        .map(str::to_string);
+    let mut plans = Vec::new();
+    for m in &p.members {
+        let h = crate::plan::PlanHeader {
+            procedure: m.procedure.clone(),
+            params: m.params.clone(),
+            ..header.clone()
+        };
+        plans.push(crate::procedures::rebuild(&h, facts, env)?);
+    }
+    combine(&p.file, description.as_deref(), plans, facts, env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> anyhow::Result<Checked> {
+        parse(Path::new("pb.toml"), text)
+    }
+
+    fn message(r: anyhow::Result<Checked>) -> String {
+        crate::error::display_of(&r.expect_err("must be refused"))
+    }
+
+    #[test]
+    fn a_typo_names_the_file_line_column_and_field() {
+        let m = message(parse_str(
+            "[[step]]\nprocedure = \"convert\"\ntabels = [\"d.t\"]\n",
+        ));
+        assert!(m.starts_with("pb.toml:3:1:"), "{m}");
+        assert!(m.contains("tabels"), "{m}");
+    }
+
+    #[test]
+    fn an_unknown_top_level_key_is_an_error_not_ignored() {
+        let m = message(parse_str(
+            "descriptoin = \"x\"\n[[step]]\nprocedure = \"redo\"\n",
+        ));
+        assert!(m.starts_with("pb.toml:1:1:"), "{m}");
+        assert!(m.contains("descriptoin"), "{m}");
+    }
+
+    #[test]
+    fn a_wrong_type_names_its_field() {
+        let m = message(parse_str(
+            "[[step]]\nprocedure = \"convert\"\nchunk-time = \"fast\"\n",
+        ));
+        assert!(m.starts_with("pb.toml:3:"), "{m}");
+        assert!(m.contains("field `chunk-time`"), "{m}");
+    }
+
+    #[test]
+    fn a_flag_of_another_procedure_names_its_line() {
+        let m = message(parse_str(
+            "[[step]]\nprocedure = \"redo\"\nsize = \"1G\"\n\n[[step]]\nprocedure = \"readonly\"\nsize = \"2G\"\n",
+        ));
+        assert!(m.starts_with("pb.toml:7:8:"), "{m}");
+        assert!(
+            m.contains("field `size`") && m.contains("readonly takes no"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_procedure_is_named() {
+        let m = message(parse_str("[[step]]\nprocedure = \"vacuum\"\n"));
+        assert!(m.starts_with("pb.toml:2:13:"), "{m}");
+        assert!(m.contains("'vacuum'"), "{m}");
+    }
+
+    #[test]
+    fn settings_become_the_flags_of_the_same_names() {
+        let c = parse_str(
+            "[[step]]\nprocedure = \"convert\"\ntables = [\"d.a\", \"d.b\"]\nall-myisam = false\nchunk-time = 250\ndrop-old-table = true\n",
+        )
+        .unwrap();
+        let args: Vec<String> = c.members[0]
+            .settings
+            .iter()
+            .flat_map(Setting::args)
+            .collect();
+        assert_eq!(
+            args,
+            ["--tables=d.a,d.b", "--drop-old-table", "--chunk-time=250"]
+        );
+    }
+
+    #[test]
+    fn a_procedure_that_comes_again_gets_its_own_prefix() {
+        let m = |p: &str| MemberParams {
+            procedure: p.into(),
+            params: serde_json::Value::Null,
+        };
+        let ms = [m("convert"), m("redo"), m("convert")];
+        assert_eq!(member_prefix(&ms, 0), "convert/");
+        assert_eq!(member_prefix(&ms, 1), "redo/");
+        assert_eq!(member_prefix(&ms, 2), "convert.2/");
+    }
+
+    #[test]
+    fn line_and_column_count_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

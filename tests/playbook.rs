@@ -1,0 +1,218 @@
+//! `innops run PLAYBOOK.toml`: playbooks as one plan, end to end on sandboxes.
+
+use std::path::{Path, PathBuf};
+
+use mysql::prelude::Queryable;
+
+use crate::common::{events, read_json, run_innops, Sandboxed};
+
+const MIB: u64 = 1 << 20;
+
+fn myisam_tables(sb: &Sandboxed) {
+    let mut c = sb.conn();
+    for sql in [
+        "CREATE DATABASE legacy",
+        "CREATE TABLE legacy.orders (id INT PRIMARY KEY, customer VARCHAR(20), KEY (customer)) ENGINE=MyISAM",
+        "INSERT INTO legacy.orders VALUES (1, 'ann'), (2, 'bob'), (3, 'cy')",
+        "CREATE TABLE legacy.notes (id INT PRIMARY KEY, body TEXT) ENGINE=MyISAM",
+        "INSERT INTO legacy.notes VALUES (1, 'first'), (2, 'second')",
+    ] {
+        c.query_drop(sql).unwrap();
+    }
+}
+
+fn engine(sb: &Sandboxed, table: &str) -> String {
+    sb.conn()
+        .query_first(format!(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'legacy' AND TABLE_NAME = '{table}'"
+        ))
+        .unwrap()
+        .unwrap()
+}
+
+fn redo_size(sb: &Sandboxed) -> u64 {
+    sb.conn()
+        .query_first("SELECT @@GLOBAL.innodb_log_file_size")
+        .unwrap()
+        .unwrap()
+}
+
+/// A playbook converting both legacy tables, then resizing the redo log, aimed at `sb` by its `[target]`.
+fn convert_and_redo(sb: &Sandboxed, bench: &str) -> PathBuf {
+    let path = sb.root.join("pb.toml");
+    let text = format!(
+        "description = \"convert and resize\"\n\n[target]\nsandbox = \"{}\"\nsandbox-root = \"{}\"\n\n{bench}\n\n\
+         [[step]]\nprocedure = \"convert\"\ntables = [\"legacy.orders\", \"legacy.notes\"]\nchunk-time = 200\n\n\
+         [[step]]\nprocedure = \"redo\"\nsize = \"160M\"\n",
+        sb.sandbox.name,
+        sb.root.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn steps_of(run_dir: &Path) -> Vec<String> {
+    read_json(&run_dir.join("plan.json"))["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn count(ev: &[serde_json::Value], kind: &str) -> usize {
+    ev.iter().filter(|e| e["event"] == kind).count()
+}
+
+#[test]
+fn every_ready_playbook_passes_its_dry_run() {
+    let sb = Sandboxed::new("pbdry");
+    myisam_tables(&sb);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    names.sort();
+    let names_of: Vec<String> = names
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in [
+        "convert",
+        "redo",
+        "readonly",
+        "recover",
+        "migrate-legacy-schema",
+        "freeze-reporting-replica",
+    ] {
+        assert!(names_of.iter().any(|n| n == expected), "{names_of:?}");
+    }
+    for p in &names {
+        let out = sb.innops(&["run", p.to_str().unwrap(), "--no-bench"]);
+        assert_eq!(out.code, 0, "{}: {out:?}", p.display());
+        assert!(out.stdout.contains("innops playbook plan"), "{out:?}");
+    }
+    // A dry run changes nothing.
+    assert_eq!(engine(&sb, "orders"), "MyISAM");
+}
+
+#[test]
+fn convert_and_redo_run_as_one_run_with_one_benchmark_before_and_after() {
+    let sb = Sandboxed::new("pbone");
+    myisam_tables(&sb);
+    let pb = convert_and_redo(&sb, "[bench]\ntime = 1");
+    let run_dir = sb.root.join("run");
+    // No connection flags: the playbook's [target] names the sandbox.
+    let out = run_innops(
+        &[
+            "run".into(),
+            pb.display().to_string(),
+            "--execute".into(),
+            "--yes".into(),
+            "--run-dir".into(),
+            run_dir.display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(engine(&sb, "orders"), "InnoDB");
+    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    assert_eq!(redo_size(&sb), 160 * MIB);
+    let plan = read_json(&run_dir.join("plan.json"));
+    assert_eq!(plan["procedure"], "playbook");
+    let steps = steps_of(&run_dir);
+    assert!(
+        steps.contains(&"convert/copy:legacy.orders".to_string()),
+        "{steps:?}"
+    );
+    assert!(
+        steps.contains(&"convert/swap:legacy.notes".to_string()),
+        "{steps:?}"
+    );
+    assert!(steps.contains(&"redo/resize".to_string()), "{steps:?}");
+    let ev = events(&run_dir);
+    assert_eq!(count(&ev, "run_started"), 1);
+    // Every step of both procedures is done in this one journal.
+    for s in &steps {
+        assert!(
+            ev.iter()
+                .any(|e| e["event"] == "step_done" && e["step"] == *s),
+            "{s} not done"
+        );
+    }
+    let benches: Vec<&serde_json::Value> = ev.iter().filter(|e| e["event"] == "bench").collect();
+    assert_eq!(benches.len(), 2, "{benches:?}");
+    assert_eq!(benches[0]["label"], "before");
+    assert_eq!(benches[1]["label"], "after");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+}
+
+#[test]
+fn an_interrupted_playbook_is_finished_by_one_resume() {
+    let sb = Sandboxed::new("pbres");
+    myisam_tables(&sb);
+    let pb = convert_and_redo(&sb, "");
+    let run_dir = sb.root.join("run");
+    let args = [
+        "run",
+        pb.to_str().unwrap(),
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    let killed = sb.innops_env(
+        &args,
+        // After the verify: the swap, resumed, must find the verified fingerprint in the journal under the
+        // member's prefixed step id.
+        &[("INNOPS_FAULT", "after-action:convert/verify:legacy.notes")],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(engine(&sb, "orders"), "InnoDB");
+    assert_eq!(engine(&sb, "notes"), "MyISAM");
+    assert_ne!(redo_size(&sb), 160 * MIB);
+
+    let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string()], &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    assert_eq!(redo_size(&sb), 160 * MIB);
+    let ev = events(&run_dir);
+    assert_eq!(count(&ev, "run_started"), 1);
+    assert_eq!(count(&ev, "resumed"), 1);
+    for s in steps_of(&run_dir) {
+        assert!(
+            ev.iter()
+                .any(|e| e["event"] == "step_done" && e["step"] == *s),
+            "{s} not done"
+        );
+    }
+    // The interrupted copy was not copied twice.
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e["event"] == "action_done" && e["step"] == "convert/copy:legacy.notes")
+            .count(),
+        1
+    );
+    assert_eq!(read_json(&run_dir.join("report.json"))["status"], "done");
+}
+
+#[test]
+fn a_typo_in_a_playbook_names_the_file_line_and_field() {
+    let sb = Sandboxed::new("pbtypo");
+    let path = sb.root.join("typo.toml");
+    std::fs::write(
+        &path,
+        "[[step]]\nprocedure = \"convert\"\ntabels = [\"legacy.orders\"]\n",
+    )
+    .unwrap();
+    let out = sb.innops(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(line.contains(&format!("{}:3:1:", path.display())), "{line}");
+    assert!(line.contains("tabels"), "{line}");
+    assert!(!line.contains("Error {"), "no debug text: {line}");
+}
