@@ -264,7 +264,18 @@ fn preflight(
             if running {
                 return Ok(Verdict::pass("the server runs; innops stops it before the copy", "stopped before the copy"));
             }
-            let holder = ibdata_lock_holder(&d4.join("ibdata1"));
+            // A server just killed lingers as a zombie while the kernel tears it down, its lock still held
+            // for a moment: wait for that (bounded), never for a live process.
+            let ibdata = d4.join("ibdata1");
+            let mut holder = ibdata_lock_holder(&ibdata);
+            let until = std::time::Instant::now() + Duration::from_secs(30);
+            while let Some(pid) = holder {
+                if crate::sandbox::process_alive(pid as u32) || std::time::Instant::now() > until {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                holder = ibdata_lock_holder(&ibdata);
+            }
             Ok(Verdict::check(
                 holder.is_none(),
                 holder.map(|pid| format!("pid {pid} holds ibdata1's lock")).unwrap_or_else(|| "no process holds ibdata1".into()),
