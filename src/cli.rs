@@ -81,6 +81,44 @@ pub enum DeadlockAction {
     Run(Box<DeadlockRunArgs>),
     /// Parse a saved SHOW ENGINE INNODB STATUS, or an error log written with innodb_print_all_deadlocks.
     Parse(DeadlockParseArgs),
+    /// Poll the server and append every new deadlock, parsed, to a JSON-lines file (pt-deadlock-logger without
+    /// a table on the server); --count or --duration ends it.
+    Watch(Box<DeadlockWatchArgs>),
+    /// Turn a captured deadlock (saved SHOW ENGINE INNODB STATUS or error log) into a scenario file.
+    Replay(DeadlockReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DeadlockWatchArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// The JSON-lines file each new deadlock is appended to.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Seconds between polls (SHOW ENGINE INNODB STATUS and Innodb_deadlocks), 0.1 to 3600.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub interval: f64,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<u64>,
+    /// Stop after this many new deadlocks were written.
+    #[arg(long)]
+    pub count: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadlockReplayArgs {
+    /// A saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks (- for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+    /// Which deadlock of the file (1 is the first); default the latest.
+    #[arg(long, value_name = "N")]
+    pub index: Option<usize>,
+    /// Write the scenario to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -137,3 +137,135 @@ fn deadlock_dry_run_creates_nothing_and_a_bad_file_names_file_line_and_field() {
         "{line}"
     );
 }
+
+/// The lines of a JSON-lines file written so far.
+fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn deadlock_watch_appends_each_new_deadlock_parsed_with_its_victim() {
+    use std::io::BufRead;
+    let sb = Sandboxed::new("dl-watch");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("deadlocks.jsonl");
+    let mut child = crate::common::spawn_innops(
+        &[
+            "deadlock",
+            "watch",
+            "--out",
+            out.to_str().unwrap(),
+            "--count",
+            "2",
+            "--duration",
+            "600",
+            "--interval",
+            "0.2",
+            "--sandbox",
+            &sb.sandbox.name,
+            "--sandbox-root",
+            &sb.root.display().to_string(),
+        ]
+        .map(String::from),
+        &[],
+    );
+    // The watch has read its starting point once it says it is watching.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("watching"), "{line}");
+    for n in 1..=2 {
+        let r = sb.innops(&["deadlock", "run", "share-then-delete", "--execute"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        // Wait (bounded) for the watch to write it before the next one overwrites the report.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while jsonl(&out).len() < n && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    let rest = crate::common::wait_innops(child);
+    assert_eq!(rest.code, 0, "{rest:?}");
+    assert!(rest.stdout.contains("ended by count"), "{}", rest.stdout);
+    let entries = jsonl(&out);
+    assert_eq!(entries.len(), 2);
+    for e in &entries {
+        assert_eq!(e["missed_before"], 0);
+        assert_eq!(e["deadlock"]["victim"], 2);
+        assert_eq!(e["deadlock"]["transactions"].as_array().unwrap().len(), 2);
+        let rows = e["rows"].as_array().unwrap();
+        assert_eq!(rows.iter().filter(|r| r["victim"] == true).count(), 1);
+    }
+    assert_ne!(
+        entries[0]["deadlock"]["transactions"][0]["trx_id"],
+        entries[1]["deadlock"]["transactions"][0]["trx_id"]
+    );
+}
+
+#[test]
+fn deadlock_watch_without_a_bound_is_refused_as_bad_input() {
+    let sb = Sandboxed::new("dl-watch-bound");
+    let r = sb.innops(&["deadlock", "watch", "--out", "/tmp/never.jsonl"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.error_line().contains("--duration"), "{r:?}");
+}
+
+#[test]
+fn deadlock_replay_of_a_captured_report_deadlocks_again() {
+    let sb = Sandboxed::new("dl-replay");
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["share-then-delete", "opposite-order"] {
+        let r = sb.innops(&["deadlock", "run", name, "--execute"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let mut c = sb.conn();
+        let (_, _, status): (String, String, String) =
+            c.query_first("SHOW ENGINE INNODB STATUS").unwrap().unwrap();
+        let captured = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&captured, status).unwrap();
+        let scenario = dir.path().join(format!("{name}-replayed.toml"));
+        let r = crate::common::run_innops(
+            &[
+                "deadlock",
+                "replay",
+                "--from",
+                captured.to_str().unwrap(),
+                "--out",
+                scenario.to_str().unwrap(),
+            ]
+            .map(String::from),
+            &[],
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        let text = std::fs::read_to_string(&scenario).unwrap();
+        assert!(text.contains("# TODO: create the tables here"), "{text}");
+        // The DBA's part: the tables, here the built-in scenario's setup.
+        let built_in = std::fs::read_to_string(format!(
+            "{}/playbooks/deadlocks/{name}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let setup_at = built_in.find("setup = [").unwrap();
+        let setup_end = setup_at + built_in[setup_at..].find("\n]").unwrap() + 2;
+        let filled = text.replace("setup = []", &built_in[setup_at..setup_end]);
+        std::fs::write(&scenario, filled).unwrap();
+        let r = sb.innops(&[
+            "deadlock",
+            "run",
+            scenario.to_str().unwrap(),
+            "--execute",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(r.code, 0, "{name}: {r:?}\n{text}");
+        let rep = &r.json()["repetitions"][0];
+        assert_eq!(
+            rep["deadlocks_after"].as_u64().unwrap(),
+            rep["deadlocks_before"].as_u64().unwrap() + 1,
+            "{name}"
+        );
+        assert!(rep["victim"].is_string(), "{name}");
+    }
+}

@@ -1,16 +1,21 @@
-//! `innops deadlock run|parse`.
+//! `innops deadlock run|parse|watch|replay`.
 
 use std::io::Read;
 
 use super::env::env_from;
-use crate::cli::{DeadlockAction, DeadlockArgs, DeadlockParseArgs, DeadlockRunArgs, Format, OnOff};
+use crate::cli::{
+    DeadlockAction, DeadlockArgs, DeadlockParseArgs, DeadlockReplayArgs, DeadlockRunArgs,
+    DeadlockWatchArgs, Format, OnOff,
+};
 use crate::error::{bad_input, post_check};
-use crate::procedures::deadlock::{parse, runner, scenario};
+use crate::procedures::deadlock::{parse, replay, runner, scenario, watch};
 
 pub fn format(a: &DeadlockArgs) -> Format {
     match &a.action {
         DeadlockAction::Run(r) => r.fmt.format,
         DeadlockAction::Parse(p) => p.fmt.format,
+        DeadlockAction::Watch(w) => w.fmt.format,
+        DeadlockAction::Replay(_) => Format::Text,
     }
 }
 
@@ -18,6 +23,8 @@ pub fn run(a: &DeadlockArgs) -> anyhow::Result<()> {
     match &a.action {
         DeadlockAction::Run(r) => run_scenario(r),
         DeadlockAction::Parse(p) => parse_file(p),
+        DeadlockAction::Watch(w) => watch_server(w),
+        DeadlockAction::Replay(r) => replay_file(r),
     }
 }
 
@@ -60,9 +67,9 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
+fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
     let mut text = String::new();
-    if a.file.as_os_str() == "-" {
+    if file.as_os_str() == "-" {
         std::io::stdin().read_to_string(&mut text).map_err(|e| {
             bad_input(format!(
                 "cannot read stdin: {}",
@@ -70,15 +77,20 @@ fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
             ))
         })?;
     } else {
-        let bytes = std::fs::read(&a.file).map_err(|e| {
+        let bytes = std::fs::read(file).map_err(|e| {
             bad_input(format!(
                 "cannot read {}: {}",
-                a.file.display(),
+                file.display(),
                 crate::error::describe_io(&e)
             ))
         })?;
         text = String::from_utf8_lossy(&bytes).into_owned();
     }
+    Ok(text)
+}
+
+fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
+    let text = read_input(&a.file)?;
     let all = parse::parse_all(&text);
     match a.fmt.format {
         Format::Json => {
@@ -94,6 +106,100 @@ fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
             crate::error::note_json_printed();
         }
         Format::Text => print!("{}", parse::render(&all)),
+    }
+    Ok(())
+}
+
+fn watch_server(a: &DeadlockWatchArgs) -> anyhow::Result<()> {
+    if !(0.1..=3600.0).contains(&a.interval) {
+        return Err(bad_input(
+            "--interval must be 0.1 to 3600 seconds: give one such as 1",
+        ));
+    }
+    if a.duration.is_none() && a.count.is_none() {
+        return Err(bad_input(
+            "watch needs a bound to end: give --duration SECONDS, --count N, or both",
+        ));
+    }
+    if a.count == Some(0) || a.duration == Some(0) {
+        return Err(bad_input(
+            "--count 0 or --duration 0 watches nothing: give 1 or more",
+        ));
+    }
+    let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
+    let settings = watch::WatchSettings {
+        interval: std::time::Duration::from_secs_f64(a.interval),
+        duration: a.duration.map(std::time::Duration::from_secs),
+        count: a.count,
+        out: a.out.clone(),
+    };
+    let summary = watch::watch(&env.plan_env.target, &settings, |line| {
+        eprintln!("innops: {line}")
+    })?;
+    match env.format {
+        Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+            crate::error::note_json_printed();
+        }
+        Format::Text => println!(
+            "{} poll(s), {} new deadlock(s) written to {}{}; ended by {}",
+            summary.polls,
+            summary.written,
+            summary.out.display(),
+            if summary.missed > 0 {
+                format!(
+                    ", {} missed between polls{}",
+                    summary.missed,
+                    if summary.print_all_deadlocks {
+                        " (the error log has them: innodb_print_all_deadlocks is ON)"
+                    } else {
+                        " (set innodb_print_all_deadlocks=ON to have the error log keep every one)"
+                    }
+                )
+            } else {
+                String::new()
+            },
+            summary.ended_by
+        ),
+    }
+    Ok(())
+}
+
+fn replay_file(a: &DeadlockReplayArgs) -> anyhow::Result<()> {
+    let text = read_input(&a.from)?;
+    let all = parse::parse_all(&text);
+    if all.is_empty() {
+        return Err(bad_input(format!(
+            "{} holds no deadlock report (no `*** (1) TRANSACTION:`): give a saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks",
+            a.from.display()
+        )));
+    }
+    let d = match a.index {
+        None => all.last().expect("not empty"),
+        Some(n) if n >= 1 && n <= all.len() => &all[n - 1],
+        Some(n) => {
+            return Err(bad_input(format!(
+                "--index {n}: {} holds {} deadlock report(s): give 1 to {}",
+                a.from.display(),
+                all.len(),
+                all.len()
+            )))
+        }
+    };
+    let toml = replay::scenario_toml(
+        d,
+        &a.from.display().to_string(),
+        text.contains("*** CONFLICTING WITH:"),
+    );
+    match &a.out {
+        Some(path) => std::fs::write(path, &toml).map_err(|e| {
+            bad_input(format!(
+                "cannot write {}: {}",
+                path.display(),
+                crate::error::describe_io(&e)
+            ))
+        })?,
+        None => print!("{toml}"),
     }
     Ok(())
 }

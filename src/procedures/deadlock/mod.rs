@@ -3,5 +3,7 @@
 //! runs the scenario's statements from one connection per session, and drops the schema again.
 
 pub mod parse;
+pub mod replay;
 pub mod runner;
 pub mod scenario;
+pub mod watch;
