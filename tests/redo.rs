@@ -488,8 +488,48 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             "redo-offline",
             "redo-survives-restart",
             "convert-bulk",
-            "convert-deferred"
+            "convert-deferred",
+            "readonly",
+            "readonly-undo"
         ]
+    );
+    // Read-only reached with the write probe refused, the downtime measured; then back to read-write.
+    let section = |name: &str| {
+        j["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let ro = section("readonly");
+    let detail = ro["detail"].as_str().unwrap();
+    assert!(detail.starts_with("innodb_read_only=1; downtime "), "{ro}");
+    assert!(detail.contains("write probe: ERROR 1036"), "{ro}");
+    let ro_report = read_json(&out_dir.join("readonly/report.json"));
+    assert!(
+        ro_report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "start" && s["result"]["downtime_s"].as_f64().unwrap() > 0.0),
+        "{ro_report}"
+    );
+    let undo = section("readonly-undo");
+    assert!(
+        undo["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("innodb_read_only=0; downtime "),
+        "{undo}"
+    );
+    assert!(
+        undo["detail"]
+            .as_str()
+            .unwrap()
+            .contains("write probe: accepted"),
+        "{undo}"
     );
     let deferred = read_json(&out_dir.join("convert-deferred/report.json"));
     assert!(
