@@ -516,6 +516,16 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             .any(|s| s["id"] == "start" && s["result"]["downtime_s"].as_f64().unwrap() > 0.0),
         "{ro_report}"
     );
+    // The section's HTML report carries both too.
+    let html = std::fs::read_to_string(out_dir.join("readonly/report.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"outcome\">downtime: "),
+        "the downtime is in report.html"
+    );
+    assert!(
+        html.contains("write probe is refused with the read-only error: ERROR 1036"),
+        "the probe's result is in report.html"
+    );
     let undo = section("readonly-undo");
     assert!(
         undo["detail"]
