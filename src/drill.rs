@@ -150,6 +150,93 @@ impl Drill<'_> {
     }
 }
 
+impl Drill<'_> {
+    /// Read-only and back: `innops readonly` (pre-flush, slow shutdown, read-only start, write probe), then
+    /// `--undo`. The first section carries the downtime and what the write probe got; the second proves the
+    /// server writable again.
+    fn readonly_sections(&self) -> anyhow::Result<Vec<Section>> {
+        use procedures::readonly::{self, ReadonlyParams};
+        // What a run's report says: the start's downtime and the verify step's write-probe check.
+        let read = |s: &Section| -> (Option<f64>, Option<(bool, String)>) {
+            let Ok(text) = std::fs::read_to_string(Path::new(&s.run_dir).join("report.json"))
+            else {
+                return (None, None);
+            };
+            let r: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            let step = |id: &str| {
+                r["steps"]
+                    .as_array()
+                    .and_then(|a| a.iter().find(|s| s["id"] == id))
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let downtime = step("start")["result"]["downtime_s"].as_f64();
+            let probe = step("verify")["post"].as_array().and_then(|a| {
+                a.iter()
+                    .find(|c| {
+                        c["check"]
+                            .as_str()
+                            .is_some_and(|c| c.starts_with("write probe"))
+                    })
+                    .map(|c| {
+                        (
+                            c["passed"] == true,
+                            c["observed"].as_str().unwrap_or_default().to_string(),
+                        )
+                    })
+            });
+            (downtime, probe)
+        };
+        let mut out = Vec::new();
+        for (label, undo) in [("readonly", false), ("readonly-undo", true)] {
+            let (mut s, _) = self.section(label, |facts, env| {
+                let p = ReadonlyParams {
+                    undo,
+                    min_redo: false,
+                    sql_read_only: false,
+                    preflush: true,
+                    preflush_timeout_s: 120,
+                };
+                readonly::plan(&p, facts, env)
+            })?;
+            let (downtime, probe) = read(&s);
+            // The server itself, after the run: read-only after the switch, read-write after the undo.
+            let live: Option<u64> = (self.resolve)(self.name)
+                .and_then(|(env, _)| env.target.connect())
+                .and_then(|mut c| {
+                    Ok(c.query_first("SELECT /* innops:drill:check */ @@GLOBAL.innodb_read_only")?)
+                })
+                .unwrap_or(None);
+            let want = u64::from(!undo);
+            if s.status == "passed" && live != Some(want) {
+                s.status = format!(
+                    "failed: innodb_read_only is {} after the run, not {want}",
+                    live.map_or("unknown".into(), |v| v.to_string())
+                );
+            }
+            if s.status == "passed" && !probe.as_ref().is_some_and(|p| p.0) {
+                s.status = "failed: the write probe did not get what it expected".into();
+            }
+            let mut d = vec![format!(
+                "innodb_read_only={}",
+                live.map_or("?".into(), |v| v.to_string())
+            )];
+            if let Some(t) = downtime {
+                d.push(format!("downtime {t:.2} s"));
+            }
+            if let Some((_, observed)) = probe {
+                d.push(format!("write probe: {observed}"));
+            }
+            if !s.detail.is_empty() {
+                d.push(s.detail.clone());
+            }
+            s.detail = d.join("; ");
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
+
 pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
     let root = &settings.root;
     let out = settings
@@ -271,6 +358,7 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
         }
         conn.query_drop("SET /* innops:drill:setup */ GLOBAL innodb_alter_copy_bulk = ON")?;
         drop(conn);
+        sections.extend(drill.readonly_sections()?);
 
         // Recovery, last: it leaves the sandbox with a damaged table.
         sections.push(recovery(&drill, root, &name)?);

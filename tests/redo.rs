@@ -489,12 +489,63 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             "redo-survives-restart",
             "convert-bulk",
             "convert-deferred",
+            "readonly",
+            "readonly-undo",
             "recover"
         ]
     );
+    // Read-only reached with the write probe refused, the downtime measured; then back to read-write.
+    let section = |name: &str| {
+        j["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let ro = section("readonly");
+    let detail = ro["detail"].as_str().unwrap();
+    assert!(detail.starts_with("innodb_read_only=1; downtime "), "{ro}");
+    assert!(detail.contains("write probe: ERROR 1036"), "{ro}");
+    let ro_report = read_json(&out_dir.join("readonly/report.json"));
+    assert!(
+        ro_report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "start" && s["result"]["downtime_s"].as_f64().unwrap() > 0.0),
+        "{ro_report}"
+    );
+    // The section's HTML report carries both too.
+    let html = std::fs::read_to_string(out_dir.join("readonly/report.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"outcome\">downtime: "),
+        "the downtime is in report.html"
+    );
+    assert!(
+        html.contains("write probe is refused with the read-only error: ERROR 1036"),
+        "the probe's result is in report.html"
+    );
+    let undo = section("readonly-undo");
+    assert!(
+        undo["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("innodb_read_only=0; downtime "),
+        "{undo}"
+    );
+    assert!(
+        undo["detail"]
+            .as_str()
+            .unwrap()
+            .contains("write probe: accepted"),
+        "{undo}"
+    );
     // Recovery: innops gets back every row not on a damaged page and names the lost ranges exactly;
     // mariadb-dump, on the same damaged files, stops at the first damaged page.
-    let rec = &j["sections"][5]["recovery"];
+    let rec_section = section("recover");
+    let rec = &rec_section["recovery"];
     let n = |k: &str| rec[k].as_u64().unwrap_or_else(|| panic!("{k} in {rec}"));
     assert_eq!(rec["damaged_pages"].as_array().unwrap().len(), 4, "{rec}");
     assert!(n("rows_on_damaged_pages") > 4, "{rec}");

@@ -233,6 +233,10 @@ pub fn render_report(r: &Report) -> String {
     for n in &r.notes {
         let _ = write!(s, "<p>note: {}</p>", esc(n));
     }
+    // What the run got (a read-only switch's downtime, say), as the text summary ends with it.
+    for o in &r.outcome {
+        let _ = write!(s, "<p class=\"outcome\">{}</p>", esc(o));
+    }
     s.push_str("<h2>Benchmark before and after</h2>");
     let (b, a) = (r.bench.before.as_ref(), r.bench.after.as_ref());
     match b.or(a) {
@@ -380,15 +384,19 @@ mod tests {
 
     #[test]
     fn a_report_without_bench_says_so() {
-        let r = Report::new(
+        let mut r = Report::new(
             "redo",
             "root@localhost",
             "10.11",
             vec!["a <note>".into()],
             &[],
         );
+        r.outcome
+            .push("downtime: 1.20 s <to> the first connection".into());
         let html = render_report(&r);
         assert!(html.contains("No benchmark was run"));
+        assert!(html
+            .contains("<p class=\"outcome\">downtime: 1.20 s &lt;to&gt; the first connection</p>"));
         assert!(html.contains("a &lt;note&gt;"));
         assert!(!html.contains("<script"));
     }
