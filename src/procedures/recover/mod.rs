@@ -340,15 +340,7 @@ fn preflight(
                 format!("{} exists already: name a new --copy-to (innops never writes into a directory it did not make)", p.copy_to.display()),
             ))
         }))
-        .pre(Check::new("output directory is new or empty", move |_| {
-            let empty = std::fs::read_dir(&p2.out).map(|mut d| d.next().is_none()).unwrap_or(true);
-            Ok(Verdict::check(
-                empty,
-                if empty { format!("{} free", p2.out.display()) } else { format!("{} holds files", p2.out.display()) },
-                "new or empty",
-                format!("{} holds files already: name a new or empty --out", p2.out.display()),
-            ))
-        }))
+        .pre(out_is_new(&p2.out))
         .pre(Check::new("free space for the copy", move |_| {
             let (files, bytes) = copy::measure(&datadir)?;
             let at = copy::existing_ancestor(&p3.copy_to);
@@ -1022,15 +1014,7 @@ fn preflight_in_place(p: &RecoverParams, env: &PlanEnv, datadir: &Path) -> Step 
                 "innops never writes into the server's data directory: give --out elsewhere",
             ))
         }))
-        .pre(Check::new("output directory is new or empty", move |_| {
-            let empty = std::fs::read_dir(&p2.out).map(|mut d| d.next().is_none()).unwrap_or(true);
-            Ok(Verdict::check(
-                empty,
-                if empty { format!("{} free", p2.out.display()) } else { format!("{} holds files", p2.out.display()) },
-                "new or empty",
-                format!("{} holds files already: name a new or empty --out", p2.out.display()),
-            ))
-        }))
+        .pre(out_is_new(&p2.out))
         .pre(Check::new("innops's drop-in can be written", move |_| {
             Ok(match &dropin {
                 Ok(path) => Verdict::pass(path.display().to_string(), "a drop-in file"),
@@ -1242,6 +1226,29 @@ fn manifest_check(out: &Path) -> Check {
             },
             "every file's sha256 as in manifest.json",
             "a dump file differs from its manifest: resume to dump again",
+        ))
+    })
+}
+
+/// `--out` is new or empty: a dump never mixes its files with others.
+fn out_is_new(out: &Path) -> Check {
+    let out = out.to_path_buf();
+    Check::new("output directory is new or empty", move |_| {
+        let empty = std::fs::read_dir(&out)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(true);
+        Ok(Verdict::check(
+            empty,
+            if empty {
+                format!("{} free", out.display())
+            } else {
+                format!("{} holds files", out.display())
+            },
+            "new or empty",
+            format!(
+                "{} holds files already: name a new or empty --out",
+                out.display()
+            ),
         ))
     })
 }
