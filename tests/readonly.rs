@@ -362,3 +362,58 @@ fn innops_killed_after_each_action_then_resumed_ends_read_only() {
         sb.conn().query_drop("DROP DATABASE innops").unwrap();
     }
 }
+
+#[test]
+fn a_pre_flush_that_fails_its_check_puts_back_the_dirty_page_limit_and_the_io_capacity() {
+    let sb = Sandboxed::new("roflush");
+    let (io, io_max) = (
+        var(&sb, "innodb_io_capacity"),
+        var(&sb, "innodb_io_capacity_max"),
+    );
+    assert!(
+        io_max > io,
+        "the sandbox's io_capacity_max {io_max} is above io_capacity {io}"
+    );
+    let run_dir = sb.root.join("run");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all: Vec<String> = args(&run_dir, &[]).iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]);
+    let hold_spec = format!("after-action:preflush={}", hold.display());
+    let mut child = spawn_innops(&all, &[("INNOPS_TEST_HOLD", &hold_spec)]);
+    wait_holding(&hold, &mut child);
+    // The pre-flush runs at the DBA's burst ceiling.
+    assert_eq!(var(&sb, "innodb_io_capacity"), io_max);
+    assert_eq!(pct(&sb), 0.0);
+    // Behind innops's back, someone raises the dirty-page limit again: the post-check fails.
+    sb.conn()
+        .query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 75")
+        .unwrap();
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = wait_innops(child);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("innodb_io_capacity to"),
+        "the recovery says what it put back: {}",
+        out.stderr
+    );
+    assert_eq!(pct(&sb), 90.0);
+    assert_eq!(var(&sb, "innodb_io_capacity"), io);
+    assert_eq!(
+        var(&sb, "innodb_read_only"),
+        0,
+        "the server was not touched"
+    );
+}
+
+fn pct(sb: &Sandboxed) -> f64 {
+    sb.conn()
+        .query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+        .unwrap()
+        .unwrap()
+}
