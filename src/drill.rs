@@ -340,6 +340,7 @@ pub fn run(settings: &Settings, resolve: Resolve) -> anyhow::Result<()> {
                     critical_load: crate::plan::guard::Threshold::parse("Threads_running=50")?,
                     restart: false,
                     skipped,
+                    described: Vec::new(),
                 };
                 convert::plan(&params, facts, env)
             })?;

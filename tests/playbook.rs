@@ -216,3 +216,55 @@ fn a_typo_in_a_playbook_names_the_file_line_and_field() {
     assert!(line.contains("tabels"), "{line}");
     assert!(!line.contains("Error {"), "no debug text: {line}");
 }
+
+#[test]
+fn a_playbook_killed_while_the_server_is_down_resumes_to_the_end() {
+    let sb = Sandboxed::new("pbdown");
+    myisam_tables(&sb);
+    let pb = sb.root.join("pb.toml");
+    std::fs::write(
+        &pb,
+        format!(
+            "[target]\nsandbox = \"{}\"\nsandbox-root = \"{}\"\n\n\
+             [[step]]\nprocedure = \"redo\"\nsize = \"128M\"\noffline = true\n\n\
+             [[step]]\nprocedure = \"convert\"\nall-myisam = true\n",
+            sb.sandbox.name,
+            sb.root.display()
+        ),
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let args = [
+        "run",
+        pb.to_str().unwrap(),
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    // Killed right after the clean shutdown: the server is down, and the convert member's plan is built from
+    // the tables it describes on the server.
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:redo/stop")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(
+        !sb.sandbox.is_running(),
+        "the server is down after the kill"
+    );
+
+    let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string()], &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(redo_size(&sb), 128 * MIB);
+    assert_eq!(engine(&sb, "orders"), "InnoDB");
+    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    let ev = events(&run_dir);
+    assert_eq!(count(&ev, "run_started"), 1);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e["event"] == "action_done" && e["step"] == "redo/stop")
+            .count(),
+        1,
+        "the server was shut down once"
+    );
+    assert_eq!(read_json(&run_dir.join("report.json"))["status"], "done");
+}

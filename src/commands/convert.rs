@@ -57,6 +57,7 @@ pub fn convert_params(
         critical_load,
         skipped,
         restart: a.restart,
+        described: Vec::new(),
     })
 }
 

@@ -74,6 +74,11 @@ pub struct ConvertParams {
     /// `--restart`: drop innops's own leftover shadow of an interrupted run and copy again.
     #[serde(default)]
     pub restart: bool,
+    /// The tables as the plan described them (filled in by [`plan`], recorded in `plan.json`): a run resumed
+    /// while the server is down — a playbook killed between a redo's shutdown and its start — builds the same
+    /// steps from them. Every step still judges the live table when it runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub described: Vec<TableInfo>,
 }
 
 /// The path `auto` takes on this server, and why. Decided by capability, not version number.
@@ -496,12 +501,34 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             "users will notice: writes to each table wait from the copy to the swap (reads go on); the old table is kept, so `innops convert --rollback db.t` can swap back".into(),
         ),
     }
-    let mut conn = env.target.connect()?;
+    let mut conn = match env.target.connect() {
+        Ok(c) => Some(c),
+        Err(_) if p.described.len() == p.tables.len() && !p.tables.is_empty() => {
+            notes.push("the server is down: the steps are built from the tables as this run described them when it started; each step judges the live table when it runs".into());
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let tag = "/* innops:convert:plan */";
     let flags = env.flags();
     let mut steps = Vec::new();
+    let mut described = Vec::new();
     for (schema, table) in &p.tables {
-        let info = match TableInfo::load(&mut conn, tag, schema, table)? {
+        let Some(conn) = conn.as_mut() else {
+            let info = p
+                .described
+                .iter()
+                .find(|i| &i.schema == schema && &i.name == table)
+                .cloned()
+                .ok_or_else(|| {
+                    bad_input(format!(
+                        "the run recorded no description of {schema}.{table} and the server is down: start the server, then resume"
+                    ))
+                })?;
+            described.push(info);
+            continue;
+        };
+        let info = match TableInfo::load(conn, tag, schema, table)? {
             Some(i) => i,
             None => {
                 return Err(bad_input(format!(
@@ -511,7 +538,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         };
         // After a swap (resume), describe the table as it was: the kept old table.
         let info = if info.engine.eq_ignore_ascii_case("InnoDB") {
-            TableInfo::load(&mut conn, tag, schema, &old_name(table))?
+            TableInfo::load(conn, tag, schema, &old_name(table))?
                 .map(|mut old| {
                     old.name = table.clone();
                     old
@@ -520,6 +547,9 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         } else {
             info
         };
+        described.push(info);
+    }
+    for info in &described {
         // What InnoDB takes differently, said before anything runs.
         let ignored: Vec<String> = definition::MYISAM_ONLY_OPTIONS
             .iter()
@@ -553,25 +583,25 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 info.secondaries_kept_in_shadow()
             ));
         }
-        steps.push(preflight(&info, strategy, facts, env, p));
+        steps.push(preflight(info, strategy, facts, env, p));
         if p.restart && strategy != Strategy::Alter {
-            steps.push(discard_step(&info));
+            steps.push(discard_step(info));
         }
         match strategy {
-            Strategy::Alter => steps.push(alter_step(&info)),
+            Strategy::Alter => steps.push(alter_step(info)),
             _ => {
-                steps.push(copy_step(&info, strategy, p));
+                steps.push(copy_step(info, strategy, p));
                 if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
-                    steps.push(index_step(&info));
+                    steps.push(index_step(info));
                 }
-                steps.push(verify_step(&info, &flags));
-                steps.push(swap_step(&info, &flags));
+                steps.push(verify_step(info, &flags));
+                steps.push(swap_step(info, &flags));
                 if p.drop_old {
-                    steps.push(drop_old_step(&info));
+                    steps.push(drop_old_step(info));
                 }
             }
         }
-        steps.push(analyze_step(&info));
+        steps.push(analyze_step(info));
     }
     let bench = match (env.bench_time, p.tables.first()) {
         (Some(t), Some((s, n))) => Some(crate::bench::PlanBench {
@@ -580,8 +610,12 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         }),
         _ => None,
     };
+    let recorded = ConvertParams {
+        described,
+        ..p.clone()
+    };
     Ok(Plan {
-        header: env.header("convert", facts, serde_json::to_value(p)?, notes),
+        header: env.header("convert", facts, serde_json::to_value(recorded)?, notes),
         steps,
         bench,
         locks: p
