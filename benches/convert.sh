@@ -24,7 +24,11 @@
 #   SETTINGS="48M:OFF" SKIP_PTOSC_SLOW=1 benches/convert.sh
 #   benches/convert.sh --summary A/results.tsv B/results.tsv   # the tables again, from saved runs (merged)
 # The summary prints the limit of a verified conversion beside the ratios (issue 8): the ALTER plus one read of
-# the new table (CHECKSUM TABLE … EXTENDED, timed after each ALTER run), and innops/limit with its target, 1.05.
+# the new table (CHECKSUM TABLE … EXTENDED, timed after each ALTER run), and innops/limit with its target, 1.05,
+# twice: as the ratio of the two medians, and as the median of the rounds' own ratios ("paired": each round's
+# innops run against the same round's ALTER and read, run next to it). On a busy machine the load drifts between
+# rounds (a build starting doubles one round's ALTER), and the paired figure cancels that drift; the target is
+# judged on it, and the ratio of medians stays beside it.
 #
 # Settings (environment):
 #   ROWS             rows in the table (1000000)
@@ -59,10 +63,11 @@ summarize() {
         awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "-") { print "n/a"; exit } ok = (op == "<=") ? v <= l : v >= l; print (ok ? "met" : "MISSED") }'
     }
     fmt() { [ "$1" = - ] && echo "-" || printf '%.2f (n=%s)' "$1" "$2"; }
-    local settings s bulk oom mi ma mp ml rl path r1 r2 t rows other load
+    local settings s bulk oom mi ma mp ml rl rp path r1 r2 t rows other load
+    local files=("$@")
     settings=$(echo "$all" | cut -f1 | awk '!seen[$0]++')
-    printf '| %-8s | %-8s | %-14s | %-14s | %-14s | %-12s | %-12s | %-12s | %-13s | %-9s | %s\n' setting "innops" "innops s" "ALTER s" "pt-osc s" "innops/ALTER" "limit s" "innops/limit" "pt-osc/innops" "load1" "targets"
-    printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n' ---------- ---------- ---------------- ---------------- ---------------- -------------- -------------- -------------- --------------- ----------- --------
+    printf '| %-8s | %-8s | %-14s | %-14s | %-14s | %-12s | %-12s | %-12s | %-6s | %-13s | %-9s | %s\n' setting "innops" "innops s" "ALTER s" "pt-osc s" "innops/ALTER" "limit s" "innops/limit" "paired" "pt-osc/innops" "load1" "targets"
+    printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n' ---------- ---------- ---------------- ---------------- ---------------- -------------- -------------- -------------- -------- --------------- ----------- --------
     for s in $settings; do
         bulk=${s#*:}
         oom=$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s { o = ($5 == 1) ? 1 : o + 0 } END { print o + 0 }')
@@ -73,28 +78,37 @@ summarize() {
         # limit = the ALTER plus one read of the new table, per run, then the median
         ml=$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "alter" { r = $7; sub(/^read=/, "", r); if (r != $7) printf "%.3f\n", $4 + r }' | median)
         rl=$(ratio "$mi" "$ml")
+        # paired: per round (of one results file), innops against that round's ALTER plus read; the median
+        rp=$(awk -F'\t' -v s="$s" 'FNR > 1 && $1 == s {
+                k = FILENAME SUBSEP $2
+                if ($3 == "innops") i[k] = $4
+                if ($3 == "alter") { r = $7; sub(/^read=/, "", r); if (r != $7) l[k] = $4 + r }
+            } END { for (k in i) if ((k in l) && l[k] > 0) printf "%.4f\n", i[k] / l[k] }' "${files[@]}" | median)
+        [ "$rp" = - ] || rp=$(printf '%.2f' "$rp")
         t=()
-        if [ "$bulk" = ON ]; then t+=("innops/limit<=1.05 $(verdict "$rl" '<=' 1.05)"); fi
+        if [ "$bulk" = ON ]; then t+=("innops/limit (paired)<=1.05 $(verdict "$rp" '<=' 1.05)"); fi
         if [ "$bulk" = ON ]; then t+=("innops/ALTER<=1.3 $(verdict "$r1" '<=' 1.3)"); fi
         if [ "$bulk" = OFF ] && [ "$oom" = 1 ]; then t+=("innops/ALTER<=0.1 $(verdict "$r1" '<=' 0.1)"); fi
         if [ "$oom" = 1 ]; then t+=("pt-osc/innops>=20 $(verdict "$r2" '>=' 20)"); else t+=("pt-osc/innops>=1.5 $(verdict "$r2" '>=' 1.5)"); fi
-        printf '| %-8s | %-8s | %-14s | %-14s | %-14s | %-12s | %-12s | %-12s | %-13s | %-9s | %s\n' "$s$([ "$oom" = 1 ] && echo '*')" "${path:--}" \
+        printf '| %-8s | %-8s | %-14s | %-14s | %-14s | %-12s | %-12s | %-12s | %-6s | %-13s | %-9s | %s\n' "$s$([ "$oom" = 1 ] && echo '*')" "${path:--}" \
             "$(fmt "$mi" "$(count "$s" innops)")" "$(fmt "$ma" "$(count "$s" alter)")" "$(fmt "$mp" "$(count "$s" ptosc)")" \
-            "$r1" "$ml" "$rl" "$r2" "$load" "$(IFS=';'; echo "${t[*]}")"
+            "$r1" "$ml" "$rl" "$rp" "$r2" "$load" "$(IFS=';'; echo "${t[*]}")"
     done
     echo "(* = the MyISAM table is larger than the buffer pool; load1 = range of the 1-minute load average before the runs)"
     if echo "$all" | grep -q $'\tinnops\t'; then
         echo
         echo "innops convert, median seconds per step (from its journal; 'other' = process start, connect, plan and report;"
         echo "'insert' = the copy statement(s) alone, as innops times them: the bulk INSERT … SELECT, or all chunks):"
-        printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' setting total preflight copy insert indexes verify swap analyze other
+        echo "('ALTER' and 'read' = the limit's two parts beside them: the ALTER's seconds and its read of the new table)"
+        printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' setting total preflight copy insert indexes verify swap analyze other ALTER read
         for s in $settings; do
             rows=$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "innops" { print $4 "\t" $7 }')
             [ -n "$rows" ] || continue
             col() { echo "$rows" | awk -F'\t' -v k="$1" '{ n = split($2, a, " "); v = "-"; for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) v = kv[2] } if (v != "-") print v }' | median; }
             other=$(echo "$rows" | awk -F'\t' '{ n = split($2, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == "journal") j = kv[2] } printf "%.3f\n", $1 - j }' | median)
-            printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' "$s" "$(echo "$rows" | cut -f1 | median)" \
-                "$(col preflight)" "$(col copy)" "$(col insert)" "$(col indexes)" "$(col verify)" "$(col swap)" "$(col analyze)" "$other"
+            printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' "$s" "$(echo "$rows" | cut -f1 | median)" \
+                "$(col preflight)" "$(col copy)" "$(col insert)" "$(col indexes)" "$(col verify)" "$(col swap)" "$(col analyze)" "$other" \
+                "$(cell "$s" alter | median)" "$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "alter" { r = $7; sub(/^read=/, "", r); if (r != $7) print r }' | median)"
         done
     fi
 }
