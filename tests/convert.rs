@@ -73,7 +73,8 @@ fn definition(conn: &mut Conn, table: &str, drop_row_format: bool) -> String {
         .unwrap()
         .unwrap();
     let mut lines: Vec<String> = create.lines().skip(1).map(str::to_string).collect();
-    if let Some(last) = lines.last_mut() {
+    // The table options: the line that closes the column list (a partitioning clause may follow it).
+    if let Some(last) = lines.iter_mut().rev().find(|l| l.starts_with(") ")) {
         let opts: Vec<&str> = last
             .split(' ')
             .filter(|w| {
@@ -84,6 +85,19 @@ fn definition(conn: &mut Conn, table: &str, drop_row_format: bool) -> String {
             })
             .collect();
         *last = opts.join(" ");
+    }
+    // A partitioned table's clause follows on lines of its own, each partition naming its engine.
+    for l in lines.iter_mut() {
+        let t = l.trim_start();
+        if t.starts_with("(PARTITION")
+            || t.starts_with("PARTITION")
+            || t.starts_with("(SUBPARTITION")
+            || t.starts_with("SUBPARTITION")
+        {
+            *l = l
+                .replace("ENGINE = MyISAM", "ENGINE = (engine)")
+                .replace("ENGINE = InnoDB", "ENGINE = (engine)");
+        }
     }
     lines.join("\n")
 }
@@ -327,6 +341,9 @@ macro_rules! cases {
 
 cases!(
     unique_long_varchar,
+    partitioned,
+    system_versioned,
+    system_versioned_skipped,
     broken_merge_elsewhere,
     check_constraint_rows,
     dotted_names,

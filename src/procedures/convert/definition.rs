@@ -179,6 +179,58 @@ fn parse_options(s: &str) -> Vec<(String, String)> {
     out
 }
 
+/// A partitioning clause with each partition's `ENGINE = X` left out: the engine is what a conversion changes, in
+/// every partition (`PARTITION p0 VALUES LESS THAN (100) ENGINE = MyISAM` becomes `… ENGINE = InnoDB`); the bounds,
+/// names and every other partition option must stay. Quoted text (a partition's COMMENT) is left as it is.
+fn without_partition_engines(clause: &str) -> String {
+    let mut out = String::with_capacity(clause.len());
+    let mut rest = clause;
+    while !rest.is_empty() {
+        if let Some(q) = rest.strip_prefix('\'') {
+            // A quoted string, with '' and \' inside it.
+            let mut end = q.len();
+            let mut it = q.char_indices().peekable();
+            while let Some((i, c)) = it.next() {
+                if c == '\\' {
+                    it.next();
+                } else if c == '\'' {
+                    if matches!(it.peek(), Some((_, '\''))) {
+                        it.next();
+                    } else {
+                        end = i + 1;
+                        break;
+                    }
+                }
+            }
+            out.push('\'');
+            out.push_str(&q[..end]);
+            rest = &q[end..];
+            continue;
+        }
+        let upper = rest.get(..6).map(str::to_ascii_uppercase);
+        let boundary = out
+            .chars()
+            .last()
+            .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+        if boundary && upper.as_deref() == Some("ENGINE") {
+            let after = rest[6..].trim_start();
+            if let Some(v) = after.strip_prefix('=') {
+                let v = v.trim_start();
+                let end = v
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(v.len());
+                out.push_str("ENGINE = *");
+                rest = &v[end..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().expect("not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// What differs between the source's definition and the new table's, one phrase per difference. `set_aside`
 /// names options the conversion changes on purpose (and says so in the plan).
 pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) -> Vec<String> {
@@ -255,7 +307,13 @@ pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) ->
             .filter(|(k, _)| {
                 !ENGINE_OPTIONS.contains(&k.as_str()) && !set_aside.contains(&k.as_str())
             })
-            .cloned()
+            .map(|(k, v)| {
+                if k == "PARTITION" {
+                    (k.clone(), without_partition_engines(v))
+                } else {
+                    (k.clone(), v.clone())
+                }
+            })
             .collect();
         o.sort();
         o
@@ -302,6 +360,35 @@ mod tests {
         assert_eq!(p.indexes[0].0, "PRIMARY");
         assert_eq!(p.option("DATA DIRECTORY"), Some("/d/"));
         assert_eq!(p.option("INDEX DIRECTORY"), Some("/i/"));
+    }
+
+    #[test]
+    fn each_partition_s_engine_is_the_conversion_s_but_bounds_names_and_comments_are_compared() {
+        let t = |engine: &str, bound: &str, comment: &str| {
+            Definition::parse(&format!(
+                "CREATE TABLE `p` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE={engine} DEFAULT CHARSET=latin1\n PARTITION BY RANGE (`id`)\n(PARTITION `p0` VALUES LESS THAN ({bound}) COMMENT = '{comment}' ENGINE = {engine},\n PARTITION `p1` VALUES LESS THAN MAXVALUE ENGINE = {engine})"
+            ))
+        };
+        let source = t("MyISAM", "100", "engine = x");
+        assert_eq!(
+            differences(&source, &t("InnoDB", "100", "engine = x"), &[]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            differences(&source, &t("InnoDB", "200", "engine = x"), &[]).len(),
+            1
+        );
+        // A comment that reads like an engine clause is text, compared as it is.
+        assert_eq!(
+            differences(&source, &t("InnoDB", "100", "engine = y"), &[]).len(),
+            1
+        );
+        assert_eq!(
+            without_partition_engines(
+                "(PARTITION `p0` ENGINE=MyISAM, PARTITION `engine_x` ENGINE = Aria)"
+            ),
+            "(PARTITION `p0` ENGINE = *, PARTITION `engine_x` ENGINE = *)"
+        );
     }
 
     #[test]

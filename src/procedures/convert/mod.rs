@@ -120,16 +120,19 @@ pub fn resolve(
         }
     };
     if all_myisam {
-        let rows: Vec<(String, String)> = conn.query(format!(
-            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE (ENGINE = 'MyISAM' OR (ENGINE IS NULL AND TABLE_COMMENT LIKE '%crashed%')) AND TABLE_TYPE = 'BASE TABLE' \
+        let rows: Vec<(String, String, String)> = conn.query(format!(
+            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE (ENGINE = 'MyISAM' OR (ENGINE IS NULL AND TABLE_COMMENT LIKE '%crashed%')) AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') \
              AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') ORDER BY TABLE_SCHEMA, TABLE_NAME"
         ))?;
-        for (s, t) in rows {
+        for (s, t, kind) in rows {
             match own::lookup(conn, tag, &s, &t)? {
                 Some(r) if r.kind == own::KEPT => skipped.push(format!(
                     "{s}.{t} is innops's kept MyISAM table of {s}.{}, skipped",
                     r.of_table
                 )),
+                _ if kind == "SYSTEM VERSIONED" => {
+                    skipped.push(format!("{}, skipped", versioned(&s, &t)))
+                }
                 _ => push(&mut out, s, t),
             }
         }
@@ -142,14 +145,14 @@ pub fn resolve(
         if SYSTEM_SCHEMAS.contains(&schema.to_ascii_lowercase().as_str()) {
             return Err(bad_input(format!("{p} is in the system schema {schema}, which innops never converts: name your own tables")));
         }
-        let rows: Vec<(String, String, String, String)> = if table == "*" {
+        let rows: Vec<(String, String, String, String, String)> = if table == "*" {
             conn.exec(
-                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"),
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, ''), TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY TABLE_NAME"),
                 (schema,),
             )?
         } else {
             conn.exec(
-                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"),
+                format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME, IFNULL(ENGINE, ''), IFNULL(TABLE_COMMENT, ''), TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')"),
                 (schema, table),
             )?
         };
@@ -172,7 +175,14 @@ pub fn resolve(
                 format!("the table {p} does not exist: check the name (innops inspect lists the MyISAM tables)")
             }));
         }
-        for (s, t, engine, comment) in rows {
+        for (s, t, engine, comment, kind) in rows {
+            if kind == "SYSTEM VERSIONED" && engine.eq_ignore_ascii_case("MyISAM") {
+                if table == "*" {
+                    skipped.push(format!("{}, skipped", versioned(&s, &t)));
+                    continue;
+                }
+                return Err(bad_input(versioned(&s, &t)));
+            }
             if let Some(r) = own::lookup(conn, tag, &s, &t)? {
                 skipped.push(format!(
                     "{s}.{t} is innops's {} of {s}.{}, skipped{}",
@@ -200,6 +210,16 @@ pub fn resolve(
         ));
     }
     Ok((out, skipped))
+}
+
+/// Why a system-versioned MyISAM table is not converted, and what converts it. innops's copy reads the current
+/// rows (a plain SELECT of a versioned table sees no history), so the new table would lose the history; the
+/// server's own ALTER keeps it.
+fn versioned(schema: &str, table: &str) -> String {
+    format!(
+        "{schema}.{table} is system-versioned: innops's copy would keep only its current rows and lose its history, so convert it with `ALTER TABLE {} ENGINE=InnoDB` (the server keeps the history; writes wait while it runs)",
+        qualified(schema, table)
+    )
 }
 
 fn load(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Option<TableInfo>> {
