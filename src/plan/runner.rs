@@ -625,7 +625,7 @@ mod tests {
             deferred: true,
             ..Verdict::pass("runs after the earlier steps", "checked at execution")
         };
-        assert!(would_act(true, &[pass.clone()]));
+        assert!(would_act(true, std::slice::from_ref(&pass)));
         assert!(would_act(true, &[]));
         assert!(would_act(true, &[pass.clone(), deferred]));
         assert!(!would_act(true, &[pass.clone(), done.clone()]));
