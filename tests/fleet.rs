@@ -757,7 +757,11 @@ fn the_report_says_whether_any_step_acted_or_would_act() {
     );
     assert_eq!(read_json(&run1.join("report.json"))["changed"], true);
 
-    let rerun = redo("64M", &["--execute"]);
+    let rerun_dir = sb.root.join("rerun");
+    let rerun = redo(
+        "64M",
+        &["--execute", "--run-dir", rerun_dir.to_str().unwrap()],
+    );
     assert_eq!(rerun.code, 0, "{rerun:?}");
     let j = rerun.json();
     assert_eq!(
