@@ -7,6 +7,7 @@ mod convert;
 mod deadlock;
 mod docker;
 mod face;
+mod fleet;
 mod foundation;
 mod playbook;
 mod readonly;

@@ -224,6 +224,10 @@ pub struct Progress {
     /// A step that started and did not finish.
     pub in_flight: Option<String>,
     pub finished: bool,
+    /// Steps whose action ran (an `action_done` event), and steps a pre-check found already done or that only
+    /// check (`action_skipped`): what a resumed run reports as having acted.
+    pub acted: Vec<String>,
+    pub skipped: Vec<String>,
 }
 
 pub fn progress(events: &[Event]) -> Progress {
@@ -238,6 +242,12 @@ pub fn progress(events: &[Event]) -> Progress {
                 p.in_flight = None;
             }
             EventKind::RunDone { status } => p.finished = status == "done",
+            EventKind::ActionDone { step, .. } if !p.acted.contains(step) => {
+                p.acted.push(step.clone())
+            }
+            EventKind::ActionSkipped { step, .. } if !p.skipped.contains(step) => {
+                p.skipped.push(step.clone())
+            }
             _ => {}
         }
     }

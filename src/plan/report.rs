@@ -36,6 +36,11 @@ pub struct StepReport {
     pub started: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+    /// Whether the step's action ran (an executed run) or would run (a dry run: the step has an action and no
+    /// pre-check found its work already done). False for a step that only checks, one skipped as already done,
+    /// one refused before it acted, and one not reached.
+    #[serde(default)]
+    pub acts: bool,
 }
 
 /// A span during which innops blocked writes to an object (the convert's write guard, from acquiring it to
@@ -65,6 +70,10 @@ pub struct Report {
     pub executed: bool,
     pub notes: Vec<String>,
     pub steps: Vec<StepReport>,
+    /// Whether any step's action ran (a dry run: would run); false when every step found its work already
+    /// done or only checks. What a caller such as Ansible reports as `changed` ([`Report::mark_acts`]).
+    #[serde(default)]
+    pub changed: bool,
     pub bench: BenchReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_dir: Option<String>,
@@ -109,8 +118,10 @@ impl Report {
                     error: None,
                     started: None,
                     seconds: None,
+                    acts: false,
                 })
                 .collect(),
+            changed: false,
             bench: BenchReport::default(),
             run_dir: None,
             message: None,
@@ -125,6 +136,12 @@ impl Report {
             .iter_mut()
             .find(|s| s.id == id)
             .expect("report has every step of the plan")
+    }
+
+    /// Record that step `id`'s action ran (or, in a dry run, would run); `changed` follows.
+    pub fn mark_acts(&mut self, id: &str) {
+        self.step_mut(id).acts = true;
+        self.changed = true;
     }
 
     /// One sentence per span of blocked writes.

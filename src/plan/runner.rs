@@ -115,6 +115,12 @@ fn check_same_plan(dir: &std::path::Path, plan: &Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether a dry run's step would act: it has an action and no pre-check found its work already done (a
+/// deferred check, which runs only at execution, may still find it done then).
+fn would_act(has_action: bool, pre: &[Verdict]) -> bool {
+    has_action && !pre.iter().any(|v| v.already_done)
+}
+
 fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
     vs.iter().find(|v| !v.passed)
 }
@@ -137,6 +143,10 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
                     v.fix.clone().unwrap_or_default()
                 ));
             }
+        }
+        // Execution would stop at the first refused step: neither it nor any after it would act.
+        if refusal.is_none() && would_act(step.act.is_some(), &verdicts) {
+            report.mark_acts(&step.id);
         }
         let sr = report.step_mut(&step.id);
         sr.pre = verdicts;
@@ -301,6 +311,9 @@ fn execute_steps(
         if let Some(p) = prior {
             if p.done.contains(&step.id) {
                 report.step_mut(&step.id).status = StepStatus::Done;
+                if p.acted.contains(&step.id) {
+                    report.mark_acts(&step.id);
+                }
                 continue;
             }
             if p.in_flight.as_deref() == Some(step.id.as_str()) {
@@ -315,6 +328,11 @@ fn execute_steps(
                     })?;
                 }
                 if all_pass {
+                    // Its action completed before the interruption unless the journal says it was skipped
+                    // (the `action_done` event itself may be what the interruption lost).
+                    if step.act.is_some() && !p.skipped.contains(&step.id) {
+                        report.mark_acts(&step.id);
+                    }
                     say(&format!(
                         "[{}/{}] {} ({}): done before the interruption, its post-checks hold",
                         i + 1,
@@ -417,6 +435,7 @@ fn execute_steps(
             match act(ctx) {
                 Ok(result) => {
                     fault_point("before-journal:", &step.id);
+                    report.mark_acts(&step.id);
                     rd.log(EventKind::ActionDone {
                         step: step.id.clone(),
                         result: result.clone(),
@@ -428,7 +447,9 @@ fn execute_steps(
                     if let Some(Failure::Interrupted(_)) =
                         e.chain().find_map(|c| c.downcast_ref::<Failure>())
                     {
-                        // A safe point inside the action: nothing to recover, the step resumes.
+                        // A safe point inside the action: nothing to recover, the step resumes. It may
+                        // have done part of its work (copied chunks), so it counts as having acted.
+                        report.mark_acts(&step.id);
                         rd.log(EventKind::Interrupted {
                             before_step: step.id.clone(),
                         })?;
@@ -448,6 +469,10 @@ fn execute_steps(
                     // A refusal inside the action (a guard) changed nothing; anything else needs a human
                     // (Ctrl-C inside the action returned above, before any recovery).
                     let kind = e.chain().find_map(|c| c.downcast_ref::<Failure>());
+                    if !matches!(kind, Some(Failure::Refused(_) | Failure::BadInput(_))) {
+                        // It may have changed the server before it failed.
+                        report.mark_acts(&step.id);
+                    }
                     return Err(match kind {
                         Some(Failure::Refused(_) | Failure::BadInput(_)) => {
                             Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
@@ -585,5 +610,26 @@ fn fault_point(point: &str, step: &str) {
             eprintln!("innops: {FAULT_ENV} ends the process at {point}{step}");
             std::process::exit(137);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dry_run_step_would_act_unless_it_only_checks_or_is_already_done() {
+        let pass = Verdict::pass("x", "x");
+        let done = Verdict::done("size 128M", "128M");
+        let deferred = Verdict {
+            deferred: true,
+            ..Verdict::pass("runs after the earlier steps", "checked at execution")
+        };
+        assert!(would_act(true, std::slice::from_ref(&pass)));
+        assert!(would_act(true, &[]));
+        assert!(would_act(true, &[pass.clone(), deferred]));
+        assert!(!would_act(true, &[pass.clone(), done.clone()]));
+        assert!(!would_act(false, &[pass]));
+        assert!(!would_act(false, &[done]));
     }
 }
