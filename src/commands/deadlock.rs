@@ -92,6 +92,9 @@ fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
 fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
     let text = read_input(&a.file)?;
     let all = parse::parse_all(&text);
+    if all.is_empty() {
+        return Err(no_report(&a.file));
+    }
     match a.fmt.format {
         Format::Json => {
             let docs: Vec<serde_json::Value> = all
@@ -108,6 +111,18 @@ fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
         Format::Text => print!("{}", parse::render(&all)),
     }
     Ok(())
+}
+
+/// The input holds no deadlock report: bad input for parse and replay.
+fn no_report(file: &std::path::Path) -> anyhow::Error {
+    let name = if file.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        file.display().to_string()
+    };
+    bad_input(format!(
+        "{name} holds no deadlock report (no `*** (1) TRANSACTION:`): give a saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks"
+    ))
 }
 
 fn watch_server(a: &DeadlockWatchArgs) -> anyhow::Result<()> {
@@ -169,10 +184,7 @@ fn replay_file(a: &DeadlockReplayArgs) -> anyhow::Result<()> {
     let text = read_input(&a.from)?;
     let all = parse::parse_all(&text);
     if all.is_empty() {
-        return Err(bad_input(format!(
-            "{} holds no deadlock report (no `*** (1) TRANSACTION:`): give a saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks",
-            a.from.display()
-        )));
+        return Err(no_report(&a.from));
     }
     let d = match a.index {
         None => all.last().expect("not empty"),
