@@ -67,6 +67,35 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A playbook's deadlock step: the flags of `innops deadlock run` as the plan's parameters (a scenario file by
+/// its absolute path, so `innops resume` finds it from any directory).
+pub fn deadlock_params(
+    a: &DeadlockRunArgs,
+) -> anyhow::Result<crate::procedures::deadlock::plan::DeadlockParams> {
+    if a.keep {
+        return Err(bad_input(
+            "--keep: a playbook's deadlock step always drops its schema: leave keep out",
+        ));
+    }
+    let built_in = scenario::BUILT_IN.iter().any(|(n, _)| *n == a.scenario);
+    let scenario = if built_in {
+        a.scenario.clone()
+    } else {
+        std::path::absolute(&a.scenario)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| a.scenario.clone())
+    };
+    let p = crate::procedures::deadlock::plan::DeadlockParams {
+        scenario,
+        repeat: a.repeat,
+        detect: a.detect.map(|d| d == OnOff::On),
+        lock_wait_timeout: a.lock_wait_timeout,
+        schema: a.schema.clone(),
+    };
+    p.check()?;
+    Ok(p)
+}
+
 fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
     let mut text = String::new();
     if file.as_os_str() == "-" {
