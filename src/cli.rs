@@ -553,7 +553,8 @@ pub struct DrillArgs {
     /// Keep the drill's sandbox afterwards.
     #[arg(long)]
     pub keep: bool,
-    /// Where the drill's runs and report go (default ./innops-runs/<time>-drill).
+    /// The drill's run directory: its journal, report.json, report.html, the recovery's dump (default
+    /// ./innops-runs/<time>-drill). `innops resume DIR` continues a drill that stopped.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seconds each benchmark runs.

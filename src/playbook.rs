@@ -552,6 +552,13 @@ pub fn rebuild(
         .map(str::to_string);
     let mut plans = Vec::new();
     for m in &p.members {
+        // The drill's own members (damaging pages, say) belong to a drill's run on its sandbox only.
+        if crate::drill::members::is_drill_member(&m.procedure) && header.procedure != "drill" {
+            return Err(crate::error::refused(format!(
+                "the run's plan.json names the drill's own step {} in a {} run: only `innops drill` runs it; start a new run",
+                m.procedure, header.procedure
+            )));
+        }
         let h = crate::plan::PlanHeader {
             procedure: m.procedure.clone(),
             params: m.params.clone(),

@@ -78,7 +78,8 @@ pub fn deadlock_params(
         ));
     }
     let built_in = scenario::BUILT_IN.iter().any(|(n, _)| *n == a.scenario);
-    let scenario = if built_in {
+    // A file by its absolute path (one that does not exist keeps its name, for the error that names it).
+    let scenario = if built_in || !std::path::Path::new(&a.scenario).exists() {
         a.scenario.clone()
     } else {
         std::path::absolute(&a.scenario)

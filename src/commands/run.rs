@@ -113,10 +113,11 @@ fn located(e: anyhow::Error, file: &Path, text: &str, m: &Member) -> anyhow::Err
     if msg.starts_with(&format!("{}:", file.display())) {
         return e;
     }
-    let setting = m
-        .settings
-        .iter()
-        .find(|s| msg.contains(&format!("--{}", s.key)));
+    // A flag by its name; a positional argument (deadlock's scenario) by its value.
+    let setting = m.settings.iter().find(|s| match &s.value {
+        playbook::FlagValue::Positional(v) => msg.contains(v.as_str()),
+        _ => msg.contains(&format!("--{}", s.key)),
+    });
     match setting {
         Some(s) => error_at(file, text, s.span.clone(), Some(s.key), &msg),
         None => error_at(
@@ -134,6 +135,15 @@ fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow:
     let mut argv: Vec<String> = vec!["innops".into(), m.procedure.clone()];
     // `innops deadlock run SCENARIO`: the playbook's scenario is the positional argument.
     if m.procedure == "deadlock" {
+        if !m.settings.iter().any(|s| s.key == "scenario") {
+            return Err(error_at(
+                file,
+                text,
+                m.span.clone(),
+                Some("scenario"),
+                "a deadlock step needs `scenario`: a built-in's name (share-then-delete, opposite-order, gap-insert) or the path of a scenario file",
+            ));
+        }
         argv.push("run".into());
     }
     argv.extend(m.settings.iter().flat_map(|s| s.args()));
