@@ -56,7 +56,7 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
     Sandbox(SandboxArgs),
-    /// Run every procedure end to end on a fresh sandbox and write a report.
+    /// Run the staging drill playbook on a fresh sandbox as one plan and write one report.
     Drill(DrillArgs),
     /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
     Bench(BenchArgs),
