@@ -56,7 +56,7 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Throwaway local servers from the mariadbd/mysqld binary on PATH.
     Sandbox(SandboxArgs),
-    /// Run every procedure end to end on a fresh sandbox and write a report.
+    /// Run the staging drill playbook on a fresh sandbox as one plan and write one report.
     Drill(DrillArgs),
     /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
     Bench(BenchArgs),
@@ -553,7 +553,8 @@ pub struct DrillArgs {
     /// Keep the drill's sandbox afterwards.
     #[arg(long)]
     pub keep: bool,
-    /// Where the drill's runs and report go (default ./innops-runs/<time>-drill).
+    /// The drill's run directory: its journal, report.json, report.html, the recovery's dump (default
+    /// ./innops-runs/<time>-drill). `innops resume DIR` continues a drill that stopped.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seconds each benchmark runs.

@@ -18,7 +18,7 @@ use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
 /// The procedures a playbook can name.
-pub const PROCEDURES: &[&str] = &["convert", "redo", "readonly", "recover"];
+pub const PROCEDURES: &[&str] = &["convert", "redo", "readonly", "recover", "deadlock"];
 
 /// A playbook file as written.
 #[derive(Debug, Deserialize)]
@@ -109,6 +109,12 @@ pub struct MemberSpec {
     pub threads: Option<Spanned<u64>>,
     pub mariadbd: Option<Spanned<String>>,
     pub in_place: Option<Spanned<bool>>,
+    // deadlock
+    pub scenario: Option<Spanned<String>>,
+    pub repeat: Option<Spanned<u64>>,
+    pub detect: Option<Spanned<String>>,
+    pub lock_wait_timeout: Option<Spanned<u64>>,
+    pub schema: Option<Spanned<String>>,
 }
 
 /// A set value of a member: its flag name, where it is written, and its value as a flag value.
@@ -124,6 +130,8 @@ pub enum FlagValue {
     Switch(bool),
     Text(String),
     List(Vec<String>),
+    /// A positional argument of the command (deadlock's scenario).
+    Positional(String),
 }
 
 impl Setting {
@@ -134,6 +142,7 @@ impl Setting {
             FlagValue::Switch(false) => vec![],
             FlagValue::Text(v) => vec![format!("--{}={v}", self.key)],
             FlagValue::List(v) => vec![format!("--{}={}", self.key, v.join(","))],
+            FlagValue::Positional(v) => vec![v.clone()],
         }
     }
 }
@@ -170,6 +179,13 @@ pub fn allowed(procedure: &str) -> &'static [&'static str] {
             "threads",
             "mariadbd",
             "in-place",
+        ],
+        "deadlock" => &[
+            "scenario",
+            "repeat",
+            "detect",
+            "lock-wait-timeout",
+            "schema",
         ],
         _ => &[],
     }
@@ -238,6 +254,17 @@ impl MemberSpec {
         n(&mut out, "threads", &self.threads);
         s(&mut out, "mariadbd", &self.mariadbd);
         b(&mut out, "in-place", &self.in_place);
+        if let Some(v) = &self.scenario {
+            out.push(Setting {
+                key: "scenario",
+                span: v.span(),
+                value: FlagValue::Positional(v.get_ref().clone()),
+            });
+        }
+        n(&mut out, "repeat", &self.repeat);
+        s(&mut out, "detect", &self.detect);
+        n(&mut out, "lock-wait-timeout", &self.lock_wait_timeout);
+        s(&mut out, "schema", &self.schema);
         out
     }
 }
@@ -305,7 +332,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
     })?;
     if playbook.step.is_empty() {
         return Err(bad_input(format!(
-            "{}: the playbook names no procedure: add a [[step]] with procedure = \"convert\", \"redo\", \"readonly\" or \"recover\"",
+            "{}: the playbook names no procedure: add a [[step]] with procedure = \"convert\", \"redo\", \"readonly\", \"recover\" or \"deadlock\"",
             file.display()
         )));
     }
@@ -319,7 +346,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
                 s.span(),
                 Some("procedure"),
                 &format!(
-                    "step {} names no procedure: write procedure = \"convert\", \"redo\", \"readonly\" or \"recover\"",
+                    "step {} names no procedure: write procedure = \"convert\", \"redo\", \"readonly\", \"recover\" or \"deadlock\"",
                     i + 1
                 ),
             ));
@@ -450,9 +477,11 @@ fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
     }
 }
 
-/// Join the members' plans, in order, into one plan: prefixed step ids, every member's notes and locks, and one
-/// benchmark (a read-only workload when a member leaves the server read-only, else the first member's).
+/// Join the members' plans, in order, into one plan named `procedure` (`playbook`, or `drill` for the staging
+/// drill with its own members): prefixed step ids, every member's notes and locks, and one benchmark (a
+/// read-only workload when a member leaves the server read-only, else the first member's).
 pub fn combine(
+    procedure: &str,
     file: &str,
     description: Option<&str>,
     plans: Vec<Plan>,
@@ -501,7 +530,7 @@ pub fn combine(
         members,
     };
     Ok(Plan {
-        header: env.header("playbook", facts, serde_json::to_value(params)?, notes),
+        header: env.header(procedure, facts, serde_json::to_value(params)?, notes),
         steps,
         bench: read_only_bench.or(bench),
         locks,
@@ -523,6 +552,13 @@ pub fn rebuild(
         .map(str::to_string);
     let mut plans = Vec::new();
     for m in &p.members {
+        // The drill's own members (damaging pages, say) belong to a drill's run on its sandbox only.
+        if crate::drill::members::is_drill_member(&m.procedure) && header.procedure != "drill" {
+            return Err(crate::error::refused(format!(
+                "the run's plan.json names the drill's own step {} in a {} run: only `innops drill` runs it; start a new run",
+                m.procedure, header.procedure
+            )));
+        }
         let h = crate::plan::PlanHeader {
             procedure: m.procedure.clone(),
             params: m.params.clone(),
@@ -530,7 +566,14 @@ pub fn rebuild(
         };
         plans.push(crate::procedures::rebuild(&h, facts, env)?);
     }
-    combine(&p.file, description.as_deref(), plans, facts, env)
+    combine(
+        &header.procedure,
+        &p.file,
+        description.as_deref(),
+        plans,
+        facts,
+        env,
+    )
 }
 
 #[cfg(test)]

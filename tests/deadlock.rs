@@ -217,7 +217,7 @@ fn deadlock_watch_without_a_bound_is_refused_as_bad_input() {
 fn deadlock_replay_of_a_captured_report_deadlocks_again() {
     let sb = Sandboxed::new("dl-replay");
     let dir = tempfile::tempdir().unwrap();
-    for name in ["share-then-delete", "opposite-order"] {
+    for name in ["share-then-delete", "opposite-order", "gap-insert"] {
         let r = sb.innops(&["deadlock", "run", name, "--execute"]);
         assert_eq!(r.code, 0, "{r:?}");
         let mut c = sb.conn();
@@ -241,6 +241,9 @@ fn deadlock_replay_of_a_captured_report_deadlocks_again() {
         assert_eq!(r.code, 0, "{r:?}");
         let text = std::fs::read_to_string(&scenario).unwrap();
         assert!(text.contains("# TODO: create the tables here"), "{text}");
+        // Every lock a transaction held is taken again (gap-insert's by locking reads of the inserted keys):
+        // the tables are the only thing left to the DBA.
+        assert!(!text.contains("# TODO: t"), "{name}: {text}");
         // The DBA's part: the tables, here the built-in scenario's setup.
         let built_in = std::fs::read_to_string(format!(
             "{}/playbooks/deadlocks/{name}.toml",
@@ -268,4 +271,35 @@ fn deadlock_replay_of_a_captured_report_deadlocks_again() {
         );
         assert!(rep["victim"].is_string(), "{name}");
     }
+}
+
+#[test]
+fn deadlock_parse_of_a_file_without_a_report_says_so_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("status.txt");
+    std::fs::write(
+        &f,
+        "=====================================\nBACKGROUND THREAD\n-----------------\nsrv_master_thread loops: 5\n",
+    )
+    .unwrap();
+    let r = crate::common::run_innops(
+        &["deadlock".into(), "parse".into(), f.display().to_string()],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stdout.is_empty(),
+        "nothing is printed as if parsed: {r:?}"
+    );
+    let line = r.error_line();
+    assert!(
+        line.contains(&format!("{} holds no deadlock report", f.display())),
+        "{line}"
+    );
+    let r = crate::common::run_innops(
+        &["deadlock", "parse", f.to_str().unwrap(), "--format", "json"].map(String::from),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.json()["exit"], 2, "{r:?}");
 }

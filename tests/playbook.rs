@@ -68,6 +68,8 @@ fn count(ev: &[serde_json::Value], kind: &str) -> usize {
 fn every_ready_playbook_passes_its_dry_run() {
     let sb = Sandboxed::new("pbdry");
     myisam_tables(&sb);
+    // The staging drill's playbook names the tables `innops drill` creates before it plans it.
+    innops::drill::setup(&mut sb.conn()).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks");
     let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -86,6 +88,7 @@ fn every_ready_playbook_passes_its_dry_run() {
         "recover",
         "migrate-legacy-schema",
         "freeze-reporting-replica",
+        "staging-drill",
     ] {
         assert!(names_of.iter().any(|n| n == expected), "{names_of:?}");
     }
@@ -267,4 +270,155 @@ fn a_playbook_killed_while_the_server_is_down_resumes_to_the_end() {
         "the server was shut down once"
     );
     assert_eq!(read_json(&run_dir.join("report.json"))["status"], "done");
+}
+
+/// A playbook of deadlock steps aimed at `sb`.
+fn deadlocks(sb: &Sandboxed) -> PathBuf {
+    let path = sb.root.join("dl.toml");
+    std::fs::write(
+        &path,
+        "[[step]]\nprocedure = \"deadlock\"\nscenario = \"share-then-delete\"\nrepeat = 2\n\n\
+         [[step]]\nprocedure = \"deadlock\"\nscenario = \"gap-insert\"\n",
+    )
+    .unwrap();
+    path
+}
+
+fn schema_exists(sb: &Sandboxed) -> bool {
+    let n: Option<String> = sb
+        .conn()
+        .query_first("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'innops_deadlock'")
+        .unwrap();
+    n.is_some()
+}
+
+#[test]
+fn deadlock_steps_in_a_playbook_are_judged_by_what_the_server_did_and_resume() {
+    let sb = Sandboxed::new("pbdl");
+    let pb = deadlocks(&sb);
+    let run = |dir: &str, env: &[(&str, &str)]| {
+        let run_dir = sb.root.join(dir);
+        let out = sb.innops_env(
+            &[
+                "run",
+                pb.to_str().unwrap(),
+                "--execute",
+                "--yes",
+                "--no-bench",
+                "--format",
+                "json",
+                "--run-dir",
+                run_dir.to_str().unwrap(),
+            ],
+            env,
+        );
+        (out, run_dir)
+    };
+    // A schema of that name that is not this run's own: refused, nothing run.
+    sb.conn()
+        .query_drop("CREATE SCHEMA innops_deadlock")
+        .unwrap();
+    let (out, _) = run("refused", &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.error_line().contains("drop schema innops_deadlock"),
+        "{out:?}"
+    );
+    sb.conn().query_drop("DROP SCHEMA innops_deadlock").unwrap();
+
+    // Killed after the first scenario ran but before its result was journaled: the resumed step finds no
+    // result, its post-checks fail, and it runs again; the schema the cut-off attempt may leave is its own.
+    let (out, run_dir) = run(
+        "run",
+        &[(
+            "INNOPS_FAULT",
+            "before-journal:deadlock/run:share-then-delete",
+        )],
+    );
+    assert_eq!(out.code, 137, "{out:?}");
+    sb.conn()
+        .query_drop("CREATE SCHEMA innops_deadlock")
+        .unwrap();
+    let resumed = run_innops(
+        &[
+            "resume".into(),
+            run_dir.display().to_string(),
+            "--format".into(),
+            "json".into(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let j = resumed.json();
+    assert_eq!(j["status"], "done", "{j}");
+    assert!(!schema_exists(&sb), "the schema is dropped");
+    let ev = events(&run_dir);
+    let of = |kind: &str, step: &str| {
+        ev.iter()
+            .filter(|e| e["event"] == kind && e["step"] == step)
+            .count()
+    };
+    assert_eq!(of("step_started", "deadlock/run:share-then-delete"), 2);
+    assert_eq!(of("action_done", "deadlock/run:share-then-delete"), 1);
+    let step = |id: &str| {
+        j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let first = step("deadlock/run:share-then-delete");
+    let pre = &first["pre"][0];
+    assert!(
+        pre["observed"]
+            .as_str()
+            .unwrap()
+            .starts_with("left by this run's interrupted attempt"),
+        "{pre}"
+    );
+    let runs = first["result"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["victim"], "t2", "{r}");
+        assert_eq!(
+            r["deadlocks_after"].as_u64().unwrap(),
+            r["deadlocks_before"].as_u64().unwrap() + 1
+        );
+    }
+    let gap = step("deadlock.2/run:gap-insert");
+    for c in gap["post"].as_array().unwrap() {
+        assert_eq!(c["passed"], true, "{c}");
+    }
+    assert_eq!(gap["result"]["runs"][0]["victim"], "t2");
+}
+
+#[test]
+fn a_deadlock_step_without_a_scenario_or_with_an_unknown_one_names_the_field() {
+    let sb = Sandboxed::new("pbdlbad");
+    let path = sb.root.join("bad.toml");
+    std::fs::write(
+        &path,
+        "[[step]]\nprocedure = \"deadlock\"\nscenario = \"nope\"\n",
+    )
+    .unwrap();
+    let out = sb.innops(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains(&format!(
+            "{}:3:12: field `scenario`: nope is neither",
+            path.display()
+        )),
+        "{line}"
+    );
+    std::fs::write(&path, "[[step]]\nprocedure = \"deadlock\"\nrepeat = 2\n").unwrap();
+    let out = sb.innops(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("field `scenario`: a deadlock step needs `scenario`"),
+        "{out:?}"
+    );
 }

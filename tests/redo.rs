@@ -450,6 +450,61 @@ fn advise_measures_redo_writes_and_recommends_an_hour() {
         .starts_with("innops redo --size "));
 }
 
+/// The step of a report with this id.
+fn step_of<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in the report"))
+}
+
+/// The post-check of a step whose name starts with `name`.
+fn check_of<'a>(step: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    step["post"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"].as_str().unwrap().starts_with(name))
+        .unwrap_or_else(|| panic!("no check {name} in {step}"))
+}
+
+/// The members of a drill's plan, in order, from its step ids (`redo.2/stop` → `redo.2`).
+fn members_of(report: &serde_json::Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in report["steps"].as_array().unwrap() {
+        let m = s["id"]
+            .as_str()
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        if out.last() != Some(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+fn drill_args(root: &std::path::Path, out: &std::path::Path) -> Vec<String> {
+    [
+        "drill",
+        "--bench-time",
+        "1",
+        "--format",
+        "json",
+        "--sandbox-root",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 #[test]
 fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     let dir = tempfile::Builder::new()
@@ -457,95 +512,166 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         .tempdir_in("/tmp")
         .unwrap();
     let out_dir = dir.path().join("out");
-    let args: Vec<String> = [
-        "drill",
-        "--bench-time",
-        "1",
-        "--format",
-        "json",
-        "--sandbox-root",
-        dir.path().to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let out = run_innops(&args, &[]);
+    let out = run_innops(&drill_args(dir.path(), &out_dir), &[]);
     assert_eq!(out.code, 0, "{out:?}");
     let j = out.json();
-    assert_eq!(j["passed"], true, "{j}");
-    let names: Vec<&str> = j["sections"]
+    assert_eq!(j["procedure"], "drill", "{j}");
+    assert_eq!(j["status"], "done", "{j}");
+    // One plan: the playbook's members in its order, the drill's own around them, one run directory.
+    assert_eq!(
+        members_of(&j),
+        [
+            "drill-setup",
+            "redo",
+            "redo.2",
+            "convert",
+            "convert.2",
+            "deadlock",
+            "deadlock.2",
+            "deadlock.3",
+            "deadlock.4",
+            "readonly",
+            "readonly.2",
+            "drill-damage",
+            "recover",
+            "drill-figures"
+        ]
+    );
+    assert_eq!(read_json(&out_dir.join("plan.json"))["procedure"], "drill");
+    let report = read_json(&out_dir.join("report.json"));
+    assert_eq!(
+        report["steps"], j["steps"],
+        "report.json is the report printed"
+    );
+    for s in j["steps"].as_array().unwrap() {
+        assert!(s["status"] == "done" || s["status"] == "skipped", "{s}");
+        for c in s["pre"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(s["post"].as_array().unwrap())
+        {
+            assert_eq!(c["passed"], true, "{}: {c}", s["id"]);
+        }
+    }
+    // One benchmark before the first changing step and one after the last.
+    let ev = events(&out_dir);
+    assert_eq!(ev.iter().filter(|e| e["event"] == "bench").count(), 2);
+    assert!(j["bench"]["before"]["tps"].as_f64().unwrap() > 0.0, "{j}");
+    assert!(j["bench"]["after"]["tps"].as_f64().unwrap() > 0.0, "{j}");
+
+    // Redo online, then offline; the size survives the restarts after it.
+    assert_eq!(step_of(&j, "redo/resize")["status"], "done");
+    assert_eq!(step_of(&j, "redo.2/stop")["status"], "done");
+    let survives = check_of(
+        step_of(&j, "drill-damage/redo-size"),
+        "innodb_log_file_size",
+    );
+    assert_eq!(survives["observed"], "128M", "{survives}");
+    // Both conversion paths.
+    let notes: Vec<&str> = j["notes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["name"].as_str().unwrap())
+        .map(|n| n.as_str().unwrap())
         .collect();
+    assert!(
+        notes.contains(&"convert: path: bulk — --strategy bulk was asked for"),
+        "{notes:?}"
+    );
+    assert!(
+        notes.contains(&"convert.2: path: deferred — --strategy deferred was asked for"),
+        "{notes:?}"
+    );
     assert_eq!(
-        names,
-        [
-            "redo-online",
-            "redo-offline",
-            "redo-survives-restart",
-            "convert-bulk",
-            "convert-deferred",
-            "readonly",
-            "readonly-undo",
-            "recover"
-        ]
+        step_of(&j, "convert.2/indexes:drill.orders2")["status"],
+        "done"
     );
-    // Read-only reached with the write probe refused, the downtime measured; then back to read-write.
-    let section = |name: &str| {
-        j["sections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == name)
-            .unwrap()
-            .clone()
-    };
-    let ro = section("readonly");
-    let detail = ro["detail"].as_str().unwrap();
-    assert!(detail.starts_with("innodb_read_only=1; downtime "), "{ro}");
-    assert!(detail.contains("write probe: ERROR 1036"), "{ro}");
-    let ro_report = read_json(&out_dir.join("readonly/report.json"));
+
+    // The deadlocks: each built-in ends as its file expects, with its victim, Innodb_deadlocks around each
+    // run and InnoDB's report parsed; with detection off, ERROR 1205 and the waiter's transaction rolled back.
+    for (id, runs) in [
+        ("deadlock/run:share-then-delete", 3),
+        ("deadlock.2/run:opposite-order", 1),
+        ("deadlock.3/run:gap-insert", 1),
+    ] {
+        let r = &step_of(&j, id)["result"];
+        assert_eq!(r["deadlock_detect"], true, "{id}");
+        assert_eq!(r["as_expected"], true, "{id}");
+        let reps = r["runs"].as_array().unwrap();
+        assert_eq!(reps.len(), runs, "{id}");
+        for rep in reps {
+            assert_eq!(rep["victim"], "t2", "{id}: {rep}");
+            assert_eq!(rep["report_victim"], "t2", "{id}: {rep}");
+            assert_eq!(
+                rep["deadlocks_after"].as_u64().unwrap(),
+                rep["deadlocks_before"].as_u64().unwrap() + 1,
+                "{id}: {rep}"
+            );
+            assert_eq!(rep["open_after"], 0, "{id}");
+        }
+        assert_eq!(
+            r["report"]["transactions"].as_array().unwrap().len(),
+            2,
+            "{id}"
+        );
+        assert!(r["report"]["victim"].is_u64(), "{id}");
+    }
+    let off = &step_of(&j, "deadlock.4/run:share-then-delete")["result"];
+    assert_eq!(off["deadlock_detect"], false, "{off}");
+    let rep = &off["runs"][0];
+    assert_eq!(rep["deadlocks_after"], rep["deadlocks_before"], "{off}");
+    assert_eq!(rep["victim"], serde_json::Value::Null, "{off}");
+    assert_eq!(rep["rolled_back_open"], serde_json::json!(["t2"]), "{off}");
     assert!(
-        ro_report["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["id"] == "start" && s["result"]["downtime_s"].as_f64().unwrap() > 0.0),
-        "{ro_report}"
-    );
-    // The section's HTML report carries both too.
-    let html = std::fs::read_to_string(out_dir.join("readonly/report.html")).unwrap();
-    assert!(
-        html.contains("<p class=\"outcome\">downtime: "),
-        "the downtime is in report.html"
-    );
-    assert!(
-        html.contains("write probe is refused with the read-only error: ERROR 1036"),
-        "the probe's result is in report.html"
-    );
-    let undo = section("readonly-undo");
-    assert!(
-        undo["detail"]
+        rep["statements"].as_array().unwrap().iter().any(|s| s
             .as_str()
             .unwrap()
-            .starts_with("innodb_read_only=0; downtime "),
-        "{undo}"
+            .starts_with("4. t2 → timeout (ERROR 1205) after waiting")),
+        "{off}"
     );
+    let outcome: Vec<&str> = j["outcome"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
     assert!(
-        undo["detail"]
+        outcome.iter().any(|o| o.starts_with(
+            "deadlock share-then-delete ×3 (innodb_deadlock_detect=ON): 3 deadlock(s)"
+        )),
+        "{outcome:?}"
+    );
+
+    // Read-only reached with the write probe refused and the downtime measured; then back to read-write.
+    let start = step_of(&j, "readonly/start");
+    assert!(
+        start["result"]["downtime_s"].as_f64().unwrap() > 0.0,
+        "{start}"
+    );
+    let probe = check_of(step_of(&j, "readonly/verify"), "write probe");
+    assert!(
+        probe["observed"]
             .as_str()
             .unwrap()
-            .contains("write probe: accepted"),
-        "{undo}"
+            .starts_with("ERROR 1036"),
+        "{probe}"
     );
+    assert!(
+        step_of(&j, "readonly.2/start")["result"]["downtime_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let probe = check_of(step_of(&j, "readonly.2/verify"), "write probe");
+    assert!(
+        probe["observed"].as_str().unwrap().starts_with("accepted"),
+        "{probe}"
+    );
+
     // Recovery: innops gets back every row not on a damaged page and names the lost ranges exactly;
     // mariadb-dump, on the same damaged files, stops at the first damaged page.
-    let rec_section = section("recover");
-    let rec = &rec_section["recovery"];
+    let rec = &step_of(&j, "drill-figures/recovery")["result"];
     let n = |k: &str| rec[k].as_u64().unwrap_or_else(|| panic!("{k} in {rec}"));
     assert_eq!(rec["damaged_pages"].as_array().unwrap().len(), 4, "{rec}");
     assert!(n("rows_on_damaged_pages") > 4, "{rec}");
@@ -569,20 +695,15 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     );
     assert_eq!(rec["exact_lost"].as_array().unwrap().len(), 3, "{rec}");
     assert_eq!(rec["innops_lost"], rec["exact_lost"], "{rec}");
-    let recover = read_json(&out_dir.join("recover/report.json"));
-    let verify = recover["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == "verify-load")
-        .unwrap_or_else(|| panic!("a verify-load step: {recover}"));
-    assert_eq!(verify["status"], "done", "{verify}");
+    assert_eq!(step_of(&j, "recover/verify-load")["status"], "done");
     assert!(
         !out_dir.join("recover-copy").exists(),
         "--drop-copy removed the copy"
     );
-    // The HTML report is well-formed and shows the figures.
-    let html = std::fs::read_to_string(out_dir.join("drill.html")).unwrap();
+    assert!(out_dir.join("recover-dump").join("manifest.json").exists());
+
+    // One report.html, well-formed, with the steps, the charts and the drill's figures.
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     roxmltree::Document::parse_with_options(
         &html,
         roxmltree::ParsingOptions {
@@ -590,31 +711,20 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             ..Default::default()
         },
     )
-    .unwrap_or_else(|e| panic!("drill.html is not well-formed: {e}\n{html}"));
-    for figure in [n("limit"), n("innops"), n("mariadb_dump")] {
-        assert!(html.contains(&format!(">{figure}<")), "{figure} in {html}");
+    .unwrap_or_else(|e| panic!("report.html is not well-formed: {e}\n{html}"));
+    for want in [
+        "drill-damage/damage",
+        "deadlock.3/run:gap-insert",
+        "<svg",
+        "downtime: ",
+        "write probe is refused with the read-only error: ERROR 1036",
+        &format!(
+            "recovery: innops recover {}",
+            innops::units::format_count(n("innops"))
+        ),
+    ] {
+        assert!(html.contains(want), "{want} in report.html");
     }
-    let deferred = read_json(&out_dir.join("convert-deferred/report.json"));
-    assert!(
-        deferred["notes"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("path: deferred"),
-        "{deferred}"
-    );
-    assert!(
-        deferred["bench"]["after"]["tps"].as_f64().unwrap() > 0.0,
-        "the conversion is measured on the table itself: {deferred}"
-    );
-    let online = read_json(&out_dir.join("redo-online/report.json"));
-    assert!(
-        online["bench"]["before"]["tps"].as_f64().unwrap() > 0.0,
-        "{online}"
-    );
-    assert!(
-        online["bench"]["after"]["tps"].as_f64().unwrap() > 0.0,
-        "{online}"
-    );
     // The drill cleans up its sandbox.
     assert_eq!(
         std::fs::read_dir(dir.path())
@@ -623,6 +733,64 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             .count(),
         0
     );
+}
+
+#[test]
+fn a_drill_killed_after_its_damage_step_is_finished_by_resume_as_one_run() {
+    let dir = tempfile::Builder::new()
+        .prefix("ino-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run_innops(
+        &drill_args(dir.path(), &out_dir),
+        &[("INNOPS_FAULT", "after-action:drill-damage/damage")],
+    );
+    assert_eq!(out.code, 137, "{out:?}");
+    let plan = read_json(&out_dir.join("plan.json"));
+    let name = plan["control"]["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the sandbox in {plan}"))
+        .to_string();
+    let resumed = run_innops(
+        &[
+            "resume".into(),
+            out_dir.display().to_string(),
+            "--format".into(),
+            "json".into(),
+        ],
+        &[],
+    );
+    // The sandbox outlives both processes: stop it whatever the outcome.
+    let down = run_innops(
+        &[
+            "sandbox".into(),
+            "down".into(),
+            name.clone(),
+            "--sandbox-root".into(),
+            dir.path().display().to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(down.code, 0, "{down:?}");
+    let j = resumed.json();
+    assert_eq!(j["procedure"], "drill");
+    assert_eq!(j["status"], "done", "{j}");
+    // The damage step, cut off before its post-checks, is proven done by them and not run again.
+    let ev = events(&out_dir);
+    let started = |id: &str| {
+        ev.iter()
+            .filter(|e| e["event"] == "step_started" && e["step"] == id)
+            .count()
+    };
+    assert_eq!(started("drill-damage/damage"), 1);
+    assert_eq!(started("recover/dump"), 1);
+    assert_eq!(ev.iter().filter(|e| e["event"] == "resumed").count(), 1);
+    assert_eq!(ev.iter().filter(|e| e["event"] == "bench").count(), 2);
+    let rec = &step_of(&j, "drill-figures/recovery")["result"];
+    assert_eq!(rec["innops"], rec["limit"], "{rec}");
+    assert_eq!(rec["innops_lost"], rec["exact_lost"], "{rec}");
 }
 
 #[test]

@@ -67,6 +67,36 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A playbook's deadlock step: the flags of `innops deadlock run` as the plan's parameters (a scenario file by
+/// its absolute path, so `innops resume` finds it from any directory).
+pub fn deadlock_params(
+    a: &DeadlockRunArgs,
+) -> anyhow::Result<crate::procedures::deadlock::plan::DeadlockParams> {
+    if a.keep {
+        return Err(bad_input(
+            "--keep: a playbook's deadlock step always drops its schema: leave keep out",
+        ));
+    }
+    let built_in = scenario::BUILT_IN.iter().any(|(n, _)| *n == a.scenario);
+    // A file by its absolute path (one that does not exist keeps its name, for the error that names it).
+    let scenario = if built_in || !std::path::Path::new(&a.scenario).exists() {
+        a.scenario.clone()
+    } else {
+        std::path::absolute(&a.scenario)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| a.scenario.clone())
+    };
+    let p = crate::procedures::deadlock::plan::DeadlockParams {
+        scenario,
+        repeat: a.repeat,
+        detect: a.detect.map(|d| d == OnOff::On),
+        lock_wait_timeout: a.lock_wait_timeout,
+        schema: a.schema.clone(),
+    };
+    p.check()?;
+    Ok(p)
+}
+
 fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
     let mut text = String::new();
     if file.as_os_str() == "-" {
@@ -92,6 +122,9 @@ fn read_input(file: &std::path::Path) -> anyhow::Result<String> {
 fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
     let text = read_input(&a.file)?;
     let all = parse::parse_all(&text);
+    if all.is_empty() {
+        return Err(no_report(&a.file));
+    }
     match a.fmt.format {
         Format::Json => {
             let docs: Vec<serde_json::Value> = all
@@ -108,6 +141,18 @@ fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
         Format::Text => print!("{}", parse::render(&all)),
     }
     Ok(())
+}
+
+/// The input holds no deadlock report: bad input for parse and replay.
+fn no_report(file: &std::path::Path) -> anyhow::Error {
+    let name = if file.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        file.display().to_string()
+    };
+    bad_input(format!(
+        "{name} holds no deadlock report (no `*** (1) TRANSACTION:`): give a saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks"
+    ))
 }
 
 fn watch_server(a: &DeadlockWatchArgs) -> anyhow::Result<()> {
@@ -169,10 +214,7 @@ fn replay_file(a: &DeadlockReplayArgs) -> anyhow::Result<()> {
     let text = read_input(&a.from)?;
     let all = parse::parse_all(&text);
     if all.is_empty() {
-        return Err(bad_input(format!(
-            "{} holds no deadlock report (no `*** (1) TRANSACTION:`): give a saved SHOW ENGINE INNODB STATUS or an error log written with innodb_print_all_deadlocks",
-            a.from.display()
-        )));
+        return Err(no_report(&a.from));
     }
     let d = match a.index {
         None => all.last().expect("not empty"),

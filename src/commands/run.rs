@@ -34,16 +34,10 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     let facts = ServerFacts::collect(&mut conn)?;
     facts.supported().map_err(refused)?;
     attach_error_log(&mut env, &facts);
-    // Every member is planned on the facts of now: a member that restarts the server makes them stale for the
-    // members after it, whose checks judge the live server when they run.
-    let mut plans = Vec::new();
-    for m in &checked.members {
-        let plan = member_plan(m, pb, file, &text, &facts, &env, &mut conn)
-            .map_err(|e| located(e, file, &text, m))?;
-        plans.push(plan);
-    }
     drop(conn);
+    let plans = member_plans(&checked, file, &text, &facts, &env.plan_env)?;
     let plan = playbook::combine(
+        "playbook",
         &file.display().to_string(),
         pb.description.as_deref(),
         plans,
@@ -53,6 +47,25 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     let mut opts = run_options(&a.run);
     opts.no_bench = no_bench;
     run_plan(plan, &env, &opts, None)
+}
+
+/// Every member's plan, in order. Each is planned on the facts of now: a member that restarts the server makes
+/// them stale for the members after it, whose checks judge the live server when they run.
+pub fn member_plans(
+    checked: &playbook::Checked,
+    file: &Path,
+    text: &str,
+    facts: &ServerFacts,
+    pe: &procedures::PlanEnv,
+) -> anyhow::Result<Vec<Plan>> {
+    let mut conn = pe.target.connect()?;
+    let mut plans = Vec::new();
+    for m in &checked.members {
+        let plan = member_plan(m, &checked.playbook, file, text, facts, pe, &mut conn)
+            .map_err(|e| located(e, file, text, m))?;
+        plans.push(plan);
+    }
+    Ok(plans)
 }
 
 /// The playbook's `[target]`, unless the command line names a server (connection) or a way to control it.
@@ -100,10 +113,11 @@ fn located(e: anyhow::Error, file: &Path, text: &str, m: &Member) -> anyhow::Err
     if msg.starts_with(&format!("{}:", file.display())) {
         return e;
     }
-    let setting = m
-        .settings
-        .iter()
-        .find(|s| msg.contains(&format!("--{}", s.key)));
+    // A flag by its name; a positional argument (deadlock's scenario) by its value.
+    let setting = m.settings.iter().find(|s| match &s.value {
+        playbook::FlagValue::Positional(v) => msg.contains(v.as_str()),
+        _ => msg.contains(&format!("--{}", s.key)),
+    });
     match setting {
         Some(s) => error_at(file, text, s.span.clone(), Some(s.key), &msg),
         None => error_at(
@@ -119,6 +133,19 @@ fn located(e: anyhow::Error, file: &Path, text: &str, m: &Member) -> anyhow::Err
 /// The member's flags as its own command line, parsed by the procedure's own command.
 fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow::Result<Command> {
     let mut argv: Vec<String> = vec!["innops".into(), m.procedure.clone()];
+    // `innops deadlock run SCENARIO`: the playbook's scenario is the positional argument.
+    if m.procedure == "deadlock" {
+        if !m.settings.iter().any(|s| s.key == "scenario") {
+            return Err(error_at(
+                file,
+                text,
+                m.span.clone(),
+                Some("scenario"),
+                "a deadlock step needs `scenario`: a built-in's name (share-then-delete, opposite-order, gap-insert) or the path of a scenario file",
+            ));
+        }
+        argv.push("run".into());
+    }
     argv.extend(m.settings.iter().flat_map(|s| s.args()));
     if m.procedure == "convert" {
         let has = |k: &str| m.settings.iter().any(|s| s.key == k);
@@ -161,10 +188,9 @@ fn member_plan(
     file: &Path,
     text: &str,
     facts: &ServerFacts,
-    env: &super::env::Env,
+    pe: &procedures::PlanEnv,
     conn: &mut mysql::Conn,
 ) -> anyhow::Result<Plan> {
-    let pe = &env.plan_env;
     match member_command(m, pb, file, text)? {
         Command::Convert(a) => {
             super::convert::check_convert_flags(&a)?;
@@ -193,6 +219,13 @@ fn member_plan(
             let params = super::recover::recover_params(&a)?;
             procedures::recover::plan(&params, facts, pe)
         }
+        Command::Deadlock(a) => match &a.action {
+            crate::cli::DeadlockAction::Run(r) => {
+                let params = super::deadlock::deadlock_params(r)?;
+                procedures::deadlock::plan::plan(&params, facts, pe)
+            }
+            _ => Err(bad_input("a playbook's deadlock step runs a scenario")),
+        },
         _ => Err(bad_input(format!(
             "'{}' is not a procedure a playbook can run",
             m.procedure

@@ -123,7 +123,7 @@ pub fn spread(n: usize) -> Option<Vec<usize>> {
 /// What a perfect recovery gets back from a table with an integer primary key whose leaves `bad` (indexes
 /// into the chain) are damaged: every row not on them (the limit), and per run of adjacent bad leaves the lost
 /// range, bounded by the last key before it and the first key after it (exclusive; `None`: the table's end).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Expected {
     pub rows_before: u64,
     pub on_damaged: u64,
@@ -275,6 +275,18 @@ impl TableFile<'_> {
         check_down(self.sb)?;
         overwrite(&self.path, page)
     }
+}
+
+/// Whether page `page` of `path` holds the damage [`TableFile::damage`] writes (read only; the server may run).
+pub fn is_damaged(path: &Path, page: u32) -> anyhow::Result<bool> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(
+        u64::from(page) * PAGE as u64 + DAMAGE_AT as u64,
+    ))?;
+    let mut buf = vec![0u8; DAMAGE_LEN];
+    f.read_exact(&mut buf)?;
+    Ok(buf.iter().all(|&b| b == 0xA5))
 }
 
 fn overwrite(path: &Path, page: u32) -> anyhow::Result<()> {

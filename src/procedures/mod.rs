@@ -140,7 +140,15 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
             let p: convert::rollback::RollbackParams = serde_json::from_value(header.params.clone())?;
             convert::rollback::plan(&p.schema, &p.table, facts, env)
         }
-        "playbook" => crate::playbook::rebuild(header, facts, env),
+        "deadlock" => {
+            let params: deadlock::plan::DeadlockParams =
+                serde_json::from_value(header.params.clone())?;
+            deadlock::plan::plan(&params, facts, env)
+        }
+        "playbook" | "drill" => crate::playbook::rebuild(header, facts, env),
+        p if crate::drill::members::is_drill_member(p) => {
+            crate::drill::members::rebuild(header, facts, env)
+        }
         other => Err(crate::error::bad_input(format!(
             "the run directory holds a '{other}' run, which this innops cannot resume: use the innops version that started it"
         ))),

@@ -13,7 +13,6 @@ use crate::sql::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad_input;
-use crate::plan::journal::{self, EventKind};
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
 use crate::server::control::{Control, StopMode};
@@ -397,11 +396,8 @@ impl Want {
 /// The result of the latest action of `step` in this run's journal: what a check needs from its own step's
 /// action (an error-log offset, say) survives a crash and a resume that way.
 pub(crate) fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
-    let events = journal::read_journal(ctx.run_dir.as_deref()?).ok()?;
-    events.into_iter().rev().find_map(|e| match e.kind {
-        EventKind::ActionDone { step: s, result } if s == step => Some(result),
-        _ => None,
-    })
+    // Through the context, so a playbook's member finds its own step (journaled as `readonly/stop`).
+    ctx.recorded_result(step)
 }
 
 /// The error-log lines a check of `step` may judge: those the server wrote since that step's action began

@@ -1,8 +1,10 @@
 //! `innops deadlock`: reproduce a deadlock from a scenario file, deterministically, and capture and parse
-//! InnoDB's report of it. Unlike the other procedures this is no step plan: a run creates a schema of its own,
-//! runs the scenario's statements from one connection per session, and drops the schema again.
+//! InnoDB's report of it. `innops deadlock run` is no step plan: a run creates a schema of its own, runs the
+//! scenario's statements from one connection per session, and drops the schema again. In a playbook (and the
+//! drill) the same run is one step of a plan ([`plan`]), checked by what the server did.
 
 pub mod parse;
+pub mod plan;
 pub mod replay;
 pub mod runner;
 pub mod scenario;

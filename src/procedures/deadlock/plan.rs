@@ -1,0 +1,609 @@
+//! A deadlock scenario as a plan step, so a playbook (and the drill) can run one between other procedures:
+//! one step, risk `online` (it creates its own schema and drops it again, and sets `innodb_deadlock_detect` only
+//! for the run), whose action is the deterministic runner of [`super::runner`] and whose post-checks are the
+//! scenario's expectations, judged from what the server did: the error each statement got, `Innodb_deadlocks`
+//! around each repetition, the victim InnoDB's own report names, the transactions left open, and, read live
+//! after the run, that the schema is gone and the setting is back.
+//!
+//! The action's result (journaled before the post-checks run) is what the post-checks read: a resumed run whose
+//! action did not finish finds no result, the checks fail, and the step runs again. The schema such an
+//! interrupted attempt may leave behind is this run's own when the journal shows the step started before (the
+//! plan's named lock keeps any other innops run out of it meanwhile); only then is it dropped.
+
+use serde::{Deserialize, Serialize};
+
+use super::runner::{self, RunReport, RunSettings};
+use super::scenario::{self, Expect, Scenario};
+use crate::error::bad_input;
+use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
+use crate::procedures::PlanEnv;
+use crate::server::facts::ServerFacts;
+use crate::sql::{quote_ident, Queryable};
+
+/// What a deadlock step runs, as `innops deadlock run` takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadlockParams {
+    /// A built-in scenario's name, or the absolute path of a scenario file.
+    pub scenario: String,
+    pub repeat: u32,
+    /// innodb_deadlock_detect for the run (restored after); None keeps the server's.
+    pub detect: Option<bool>,
+    /// innodb_lock_wait_timeout of the sessions the scenario gives none.
+    pub lock_wait_timeout: u64,
+    pub schema: String,
+}
+
+impl DeadlockParams {
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.repeat == 0 || self.repeat > 10_000 {
+            return Err(bad_input(
+                "--repeat must be 1 to 10000: give the number of times to run the scenario",
+            ));
+        }
+        if self.lock_wait_timeout == 0 || self.lock_wait_timeout > 3600 {
+            return Err(bad_input(
+                "--lock-wait-timeout must be 1 to 3600 seconds: give a short one such as 2",
+            ));
+        }
+        if self.schema.is_empty() || self.schema.len() > 64 {
+            return Err(bad_input(
+                "--schema must be 1 to 64 characters: give the name of a schema that does not exist",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How many deadlocks one repetition of `sc` should count, with detection on or off.
+pub fn deadlocks_per_run(sc: &Scenario, detect: bool) -> u64 {
+    sc.steps
+        .iter()
+        .filter(|s| {
+            let w = if detect {
+                s.expected
+            } else {
+                s.without_detection
+            };
+            w.expect == Expect::Deadlock || w.then == Some(Expect::Deadlock)
+        })
+        .count() as u64
+}
+
+/// What the step's action records: enough for the post-checks and for a person.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    pub scenario: String,
+    pub deadlock_detect: bool,
+    /// innodb_deadlock_detect before the run (what it is restored to).
+    pub deadlock_detect_before: bool,
+    pub repeat: u32,
+    pub expected_deadlocks_per_run: u64,
+    pub runs: Vec<RunSummary>,
+    pub same_every_time: bool,
+    pub as_expected: bool,
+    /// InnoDB's report of the last run's deadlock, parsed.
+    pub report: Option<serde_json::Value>,
+    /// The settings in force, as `innops deadlock run` prints them.
+    pub settings: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub n: u32,
+    pub victim: Option<String>,
+    pub report_victim: Option<String>,
+    pub deadlocks_before: u64,
+    pub deadlocks_after: u64,
+    pub rolled_back_open: Vec<String>,
+    pub open_after: u64,
+    pub as_expected: bool,
+    /// Each statement: `t2 DELETE … → deadlock (ERROR 1213) after waiting`, with ✗ where it was unexpected.
+    pub statements: Vec<String>,
+}
+
+fn summarize(r: &RunReport, detect_before: bool, per_run: u64, repeat: u32) -> Outcome {
+    Outcome {
+        scenario: r.scenario.name.clone(),
+        deadlock_detect: r.settings.deadlock_detect,
+        deadlock_detect_before: detect_before,
+        repeat,
+        expected_deadlocks_per_run: per_run,
+        runs: r
+            .repetitions
+            .iter()
+            .map(|rep| RunSummary {
+                n: rep.n,
+                victim: rep.victim.clone(),
+                report_victim: rep.report_victim.clone(),
+                deadlocks_before: rep.deadlocks_before,
+                deadlocks_after: rep.deadlocks_after,
+                rolled_back_open: rep.rolled_back_open.clone(),
+                open_after: rep.open_after,
+                as_expected: rep.as_expected,
+                statements: rep
+                    .steps
+                    .iter()
+                    .map(|o| {
+                        format!(
+                            "{}. {} → {}{}{} (expected {}){}",
+                            o.step,
+                            o.session,
+                            o.result,
+                            o.error_code
+                                .map(|c| format!(" (ERROR {c})"))
+                                .unwrap_or_default(),
+                            if o.blocked { " after waiting" } else { "" },
+                            o.expected,
+                            if o.as_expected { "" } else { " ✗" }
+                        )
+                    })
+                    .collect(),
+            })
+            .collect(),
+        same_every_time: r.same_every_time,
+        as_expected: r.as_expected,
+        report: r
+            .repetitions
+            .last()
+            .and_then(|rep| rep.report.as_ref())
+            .and_then(|d| serde_json::to_value(d).ok()),
+        settings: serde_json::to_value(&r.settings).unwrap_or_default(),
+    }
+}
+
+/// The step's outcome lines: what a person reads at the end of the run.
+pub fn outcome_lines(o: &Outcome) -> Vec<String> {
+    let deadlocks: u64 = o
+        .runs
+        .iter()
+        .map(|r| r.deadlocks_after.saturating_sub(r.deadlocks_before))
+        .sum();
+    let victims: Vec<&str> = o.runs.iter().filter_map(|r| r.victim.as_deref()).collect();
+    let first = o.runs.first();
+    let last = o.runs.last();
+    let mut line = format!(
+        "deadlock {} ×{} (innodb_deadlock_detect={}): {} deadlock(s), Innodb_deadlocks {} → {}, ",
+        o.scenario,
+        o.runs.len(),
+        if o.deadlock_detect { "ON" } else { "OFF" },
+        deadlocks,
+        first.map_or(0, |r| r.deadlocks_before),
+        last.map_or(0, |r| r.deadlocks_after),
+    );
+    line.push_str(&match (victims.first(), victims.len() == o.runs.len()) {
+        (None, _) => "no victim".to_string(),
+        (Some(v), true) if victims.iter().all(|x| x == v) => format!("victim {v} every time"),
+        _ => format!("victims {}", victims.join(", ")),
+    });
+    let open: Vec<&String> = o.runs.iter().flat_map(|r| &r.rolled_back_open).collect();
+    if !open.is_empty() {
+        let mut names: Vec<&str> = open.iter().map(|s| s.as_str()).collect();
+        names.dedup();
+        line.push_str(&format!(
+            "; left open and rolled back by innops: {}",
+            names.join(", ")
+        ));
+    }
+    let mut out = vec![line];
+    if let Some(rep) = &o.report {
+        let victim = rep["victim"].as_u64();
+        let txns: Vec<String> = rep["transactions"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|t| {
+                        let lock = &t["waiting_for"][0];
+                        format!(
+                            "({}) thread {} waited for {} {} on index {} of {}{}",
+                            t["number"],
+                            t["thread_id"],
+                            lock["lock_type"].as_str().unwrap_or("?"),
+                            lock["mode"].as_str().unwrap_or("?"),
+                            lock["index"].as_str().unwrap_or("?"),
+                            lock["table"].as_str().unwrap_or("?"),
+                            if t["number"].as_u64() == victim {
+                                ", rolled back"
+                            } else {
+                                ""
+                            }
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(format!(
+            "deadlock {}: InnoDB's report: {}",
+            o.scenario,
+            txns.join("; ")
+        ));
+    }
+    out
+}
+
+/// The plan: one step that runs the scenario, checked by what the server did.
+pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
+    p.check()?;
+    let sc = scenario::load(&p.scenario).map_err(bad_input)?;
+    let id = format!("run:{}", crate::plan::tag_safe(&sc.name));
+    let detect_note = match p.detect {
+        Some(true) => " with innodb_deadlock_detect=ON for the run",
+        Some(false) => " with innodb_deadlock_detect=OFF for the run",
+        None => "",
+    };
+    let shared = facts.shared_lock_clause();
+    let mut step = Step::new(
+        id.clone(),
+        format!(
+            "Run the deadlock scenario {} ({}) {} time(s){detect_note}",
+            sc.name, sc.description, p.repeat
+        ),
+        Risk::Online,
+    )
+    .preview(format!("CREATE SCHEMA {}", quote_ident(&p.schema)));
+    for sql in &sc.setup {
+        step = step.preview(sql.clone());
+    }
+    for (i, s) in sc.steps.iter().enumerate() {
+        let want = if p.detect == Some(false) {
+            s.without_detection
+        } else {
+            s.expected
+        };
+        step = step.preview(format!(
+            "{}. {}: {}  → {}",
+            i + 1,
+            s.session,
+            Scenario::sql_for(&s.sql, shared),
+            want.describe()
+        ));
+    }
+    step = step.preview(format!("DROP SCHEMA {}", quote_ident(&p.schema)));
+    let step = step
+        .pre(schema_free_check(p, &id))
+        .pre(writable_check())
+        .act({
+            let (p, sc, id) = (p.clone(), sc.clone(), id.clone());
+            move |ctx| act(ctx, &p, &sc, &id)
+        });
+    let step = post_checks(step, p, &id);
+    let notes = vec![format!(
+        "scenario {} runs in schema {} (created and dropped by the step){}; every wait is confirmed from the server, never by sleeping",
+        sc.name, p.schema, detect_note
+    )];
+    Ok(Plan {
+        header: env.header("deadlock", facts, serde_json::to_value(p)?, notes),
+        steps: vec![step],
+        bench: None,
+        locks: vec![format!("deadlock:{}", p.schema)],
+    })
+}
+
+fn schema_exists(ctx: &mut Ctx, schema: &str) -> anyhow::Result<bool> {
+    let tag = ctx.tag();
+    let found: Option<String> = ctx.conn()?.exec_first(
+        format!("SELECT {tag} SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?"),
+        (schema,),
+    )?;
+    Ok(found.is_some())
+}
+
+/// Whether this run's journal shows an earlier start of this step (an attempt interrupted before its end).
+fn started_before(ctx: &Ctx, local: &str) -> bool {
+    let Some(dir) = &ctx.run_dir else {
+        return false;
+    };
+    let id = format!("{}{local}", ctx.journal_prefix);
+    let starts = crate::plan::journal::read_journal(dir)
+        .map(|ev| {
+            ev.iter()
+                .filter(|e| {
+                    matches!(&e.kind, crate::plan::journal::EventKind::StepStarted { step } if *step == id)
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    // The current attempt's own start is journaled before its pre-checks run.
+    starts > 1
+}
+
+fn schema_free_check(p: &DeadlockParams, local: &str) -> Check {
+    let (schema, local) = (p.schema.clone(), local.to_string());
+    Check::new(format!("schema {schema} does not exist"), move |ctx| {
+        let expected = "absent (the scenario runs in a schema of its own)";
+        if !schema_exists(ctx, &schema)? {
+            return Ok(Verdict::pass("absent", expected));
+        }
+        if started_before(ctx, &local) {
+            return Ok(Verdict::pass(
+                "left by this run's interrupted attempt of the step: it is dropped and made again",
+                expected,
+            ));
+        }
+        Ok(Verdict::fail(
+            "exists",
+            expected,
+            format!("drop schema {schema} if it is a leftover, or give the step another `schema`"),
+        ))
+    })
+}
+
+fn writable_check() -> Check {
+    Check::new("InnoDB accepts writes", |ctx| {
+        let tag = ctx.tag();
+        let ro: Option<(i64, i64)> = ctx.conn()?.query_first(format!(
+            "SELECT {tag} @@GLOBAL.innodb_read_only, @@GLOBAL.read_only"
+        ))?;
+        let (innodb, sql) = ro.unwrap_or((0, 0));
+        Ok(Verdict::check(
+            innodb == 0 && sql == 0,
+            format!("innodb_read_only={innodb}, read_only={sql}"),
+            "innodb_read_only=0, read_only=0",
+            "the scenario writes: make the server writable first (innops readonly --undo)",
+        ))
+    })
+}
+
+fn act(
+    ctx: &mut Ctx,
+    p: &DeadlockParams,
+    sc: &Scenario,
+    local: &str,
+) -> anyhow::Result<serde_json::Value> {
+    if schema_exists(ctx, &p.schema)? && started_before(ctx, local) {
+        let tag = ctx.tag();
+        ctx.conn()?
+            .query_drop(format!("DROP SCHEMA {tag} {}", quote_ident(&p.schema)))?;
+    }
+    let detect_before = {
+        let tag = ctx.tag();
+        let v: Option<String> = ctx
+            .conn()?
+            .query_first(format!("SELECT {tag} @@GLOBAL.innodb_deadlock_detect"))?;
+        matches!(v.as_deref(), Some("1") | Some("ON"))
+    };
+    let settings = RunSettings {
+        schema: p.schema.clone(),
+        keep: false,
+        repeat: p.repeat,
+        detect: p.detect,
+        lock_wait_timeout: p.lock_wait_timeout,
+        execute: true,
+    };
+    let report = runner::run(ctx.target, sc, &settings)?;
+    let per_run = deadlocks_per_run(sc, report.settings.deadlock_detect);
+    let outcome = summarize(&report, detect_before, per_run, p.repeat);
+    ctx.outcome.extend(outcome_lines(&outcome));
+    Ok(serde_json::to_value(outcome)?)
+}
+
+/// The action's result, as journaled.
+fn recorded(ctx: &Ctx, local: &str) -> Option<Outcome> {
+    ctx.recorded_result(local)
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+fn no_result() -> Verdict {
+    Verdict::fail(
+        "no result of the run in the journal",
+        "the run's outcome",
+        "the step's action did not finish: run the step again (innops resume does)",
+    )
+}
+
+fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
+    let l = local.to_string();
+    let step = step.post(Check::new(
+        "every statement ended as the scenario expects",
+        move |ctx| {
+            let Some(o) = recorded(ctx, &l) else {
+                return Ok(no_result());
+            };
+            let wrong: Vec<String> = o
+                .runs
+                .iter()
+                .flat_map(|r| {
+                    r.statements
+                        .iter()
+                        .filter(|s| s.ends_with('✗'))
+                        .map(move |s| format!("run {}: {s}", r.n))
+                })
+                .collect();
+            Ok(Verdict::check(
+                o.as_expected && wrong.is_empty(),
+                if wrong.is_empty() {
+                    format!(
+                        "{} statement(s) in each of {} run(s), each as expected",
+                        o.runs.first().map_or(0, |r| r.statements.len()),
+                        o.runs.len()
+                    )
+                } else {
+                    wrong.join("; ")
+                },
+                "each statement's result (and its wait) as the scenario file says",
+                "the server behaves differently from the scenario's expectations: read the statements marked ✗",
+            ))
+        },
+    ));
+    let l = local.to_string();
+    let step = step.post(Check::new("the same outcome in every run", move |ctx| {
+        let Some(o) = recorded(ctx, &l) else {
+            return Ok(no_result());
+        };
+        let victims: Vec<String> = o
+            .runs
+            .iter()
+            .map(|r| r.victim.clone().unwrap_or_else(|| "none".into()))
+            .collect();
+        Ok(Verdict::check(
+            o.same_every_time,
+            format!("{} run(s), victim {}", o.runs.len(), dedup_join(&victims)),
+            "the same statements' results and the same victim every time",
+            "the outcome differs between runs: read each run's statements in the step's result",
+        ))
+    }));
+    let l = local.to_string();
+    let step = step.post(Check::new(
+        "Innodb_deadlocks counted the expected deadlocks",
+        move |ctx| {
+            let Some(o) = recorded(ctx, &l) else {
+                return Ok(no_result());
+            };
+            let counts: Vec<u64> = o
+                .runs
+                .iter()
+                .map(|r| r.deadlocks_after.saturating_sub(r.deadlocks_before))
+                .collect();
+            let want = o.expected_deadlocks_per_run;
+            Ok(Verdict::check(
+                counts.iter().all(|&c| c == want),
+                format!(
+                    "Innodb_deadlocks {} → {}: {}",
+                    o.runs.first().map_or(0, |r| r.deadlocks_before),
+                    o.runs.last().map_or(0, |r| r.deadlocks_after),
+                    match counts.first() {
+                        Some(c) if counts.iter().all(|x| x == c) => format!("{c} in each run"),
+                        _ => format!(
+                            "per run {}",
+                            counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+                        ),
+                    }
+                ),
+                format!("{want} per run"),
+                "the server counted a different number of deadlocks: another session may have deadlocked meanwhile, or the scenario does not do what it says",
+            ))
+        },
+    ));
+    let l = local.to_string();
+    let step = step.post(Check::new(
+        "the victim is the transaction InnoDB's report rolled back",
+        move |ctx| {
+            let Some(o) = recorded(ctx, &l) else {
+                return Ok(no_result());
+            };
+            let differ: Vec<String> = o
+                .runs
+                .iter()
+                .filter(|r| r.victim != r.report_victim)
+                .map(|r| {
+                    format!(
+                        "run {}: ERROR 1213 in {}, report names {}",
+                        r.n,
+                        r.victim.as_deref().unwrap_or("none"),
+                        r.report_victim.as_deref().unwrap_or("none")
+                    )
+                })
+                .collect();
+            Ok(Verdict::check(
+                differ.is_empty(),
+                if differ.is_empty() {
+                    format!(
+                        "the same in every run: {}",
+                        dedup_join(
+                            &o.runs
+                                .iter()
+                                .map(|r| r.victim.clone().unwrap_or_else(|| "none".into()))
+                                .collect::<Vec<_>>()
+                        )
+                    )
+                } else {
+                    differ.join("; ")
+                },
+                "the session that got ERROR 1213 is the one the report rolled back",
+                "InnoDB's latest report is not this run's deadlock: another deadlock may have happened meanwhile",
+            ))
+        },
+    ));
+    let l = local.to_string();
+    let step = step.post(Check::new(
+        "no transaction of the scenario is left open",
+        move |ctx| {
+            let Some(o) = recorded(ctx, &l) else {
+                return Ok(no_result());
+            };
+            let open: u64 = o.runs.iter().map(|r| r.open_after).sum();
+            Ok(Verdict::check(
+                open == 0,
+                format!("{open} open after the runs"),
+                "0",
+                "a transaction of the scenario's sessions stayed open: check the server's TRANSACTIONS list",
+            ))
+        },
+    ));
+    let schema = p.schema.clone();
+    let step = step.post(Check::new(
+        format!("schema {schema} is dropped"),
+        move |ctx| {
+            let there = schema_exists(ctx, &schema)?;
+            Ok(Verdict::check(
+                !there,
+                if there { "exists" } else { "absent" },
+                "absent",
+                format!("drop schema {schema}: the run left it behind"),
+            ))
+        },
+    ));
+    let l = local.to_string();
+    step.post(Check::new(
+        "innodb_deadlock_detect is what it was before the run",
+        move |ctx| {
+            let Some(o) = recorded(ctx, &l) else {
+                return Ok(no_result());
+            };
+            let tag = ctx.tag();
+            let v: Option<String> = ctx
+                .conn()?
+                .query_first(format!("SELECT {tag} @@GLOBAL.innodb_deadlock_detect"))?;
+            let now = matches!(v.as_deref(), Some("1") | Some("ON"));
+            let name = |b: bool| if b { "ON" } else { "OFF" };
+            Ok(Verdict::check(
+                now == o.deadlock_detect_before,
+                name(now),
+                name(o.deadlock_detect_before),
+                format!(
+                    "SET GLOBAL innodb_deadlock_detect = {}",
+                    name(o.deadlock_detect_before)
+                ),
+            ))
+        },
+    ))
+}
+
+/// `t2 every time` when every item is t2 (`none`: no victim in any run), else `t2, t1, t2`.
+fn dedup_join(items: &[String]) -> String {
+    match items.first() {
+        Some(f) if f == "none" && items.iter().all(|x| x == f) => "no victim in any run".into(),
+        Some(f) if items.iter().all(|x| x == f) => format!("{f} every time"),
+        _ => items.join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expected_deadlocks_follow_the_detection_setting() {
+        let sc = scenario::load("share-then-delete").unwrap();
+        assert_eq!(deadlocks_per_run(&sc, true), 1);
+        assert_eq!(deadlocks_per_run(&sc, false), 0);
+    }
+
+    #[test]
+    fn bad_settings_are_refused_as_bad_input() {
+        let p = DeadlockParams {
+            scenario: "share-then-delete".into(),
+            repeat: 0,
+            detect: None,
+            lock_wait_timeout: 2,
+            schema: "innops_deadlock".into(),
+        };
+        let e = p.check().unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), crate::error::EXIT_BAD_INPUT);
+        let p = DeadlockParams {
+            repeat: 1,
+            lock_wait_timeout: 0,
+            ..p
+        };
+        assert!(p.check().is_err());
+    }
+}
