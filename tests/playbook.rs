@@ -394,6 +394,68 @@ fn deadlock_steps_in_a_playbook_are_judged_by_what_the_server_did_and_resume() {
     assert_eq!(gap["result"]["runs"][0]["victim"], "t2");
 }
 
+/// A run killed while its scenario ran with detection off leaves innodb_deadlock_detect OFF (the runner puts it
+/// back only when the scenario ends); resume must put back the server's own value, recorded when the plan was
+/// made, not the OFF it finds.
+#[test]
+fn a_deadlock_step_killed_with_detection_off_puts_detection_back_on_resume() {
+    let sb = Sandboxed::new("pbdloff");
+    let pb = sb.root.join("off.toml");
+    std::fs::write(
+        &pb,
+        "[[step]]\nprocedure = \"deadlock\"\nscenario = \"share-then-delete\"\ndetect = \"off\"\n",
+    )
+    .unwrap();
+    let detect = || -> String {
+        sb.conn()
+            .query_first::<String, _>("SELECT @@GLOBAL.innodb_deadlock_detect")
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(detect(), "1", "the server's own value");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops_env(
+        &[
+            "run",
+            pb.to_str().unwrap(),
+            "--execute",
+            "--yes",
+            "--no-bench",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ],
+        &[(
+            "INNOPS_FAULT",
+            "before-journal:deadlock/run:share-then-delete",
+        )],
+    );
+    assert_eq!(out.code, 137, "{out:?}");
+    // What a kill in the middle of the scenario leaves: the variable as the scenario set it.
+    sb.conn()
+        .query_drop("SET GLOBAL innodb_deadlock_detect = OFF")
+        .unwrap();
+    let resumed = run_innops(
+        &[
+            "resume".into(),
+            run_dir.display().to_string(),
+            "--format".into(),
+            "json".into(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(detect(), "1", "detection is back as the server had it");
+    let j = resumed.json();
+    let step = &j["steps"][0];
+    assert!(
+        step["post"].as_array().unwrap().iter().any(|c| c["check"]
+            == "innodb_deadlock_detect is what it was before the run"
+            && c["passed"] == true
+            && c["observed"].as_str().unwrap().contains("ON")),
+        "{step}"
+    );
+}
+
 #[test]
 fn a_deadlock_step_without_a_scenario_or_with_an_unknown_one_names_the_field() {
     let sb = Sandboxed::new("pbdlbad");

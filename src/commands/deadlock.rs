@@ -92,6 +92,7 @@ pub fn deadlock_params(
         detect: a.detect.map(|d| d == OnOff::On),
         lock_wait_timeout: a.lock_wait_timeout,
         schema: a.schema.clone(),
+        detect_at_plan: None,
     };
     p.check()?;
     Ok(p)

@@ -31,6 +31,11 @@ pub struct DeadlockParams {
     /// innodb_lock_wait_timeout of the sessions the scenario gives none.
     pub lock_wait_timeout: u64,
     pub schema: String,
+    /// innodb_deadlock_detect as the server had it when the plan was made, when the run sets it: recorded in
+    /// plan.json, so a run killed while the variable was set for the scenario puts it back on resume (the live
+    /// value then is the killed run's, not the server's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detect_at_plan: Option<bool>,
 }
 
 impl DeadlockParams {
@@ -223,6 +228,12 @@ pub fn outcome_lines(o: &Outcome) -> Vec<String> {
 /// The plan: one step that runs the scenario, checked by what the server did.
 pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     p.check()?;
+    // A resumed run's parameters come from plan.json and keep the value recorded by the first planning.
+    let mut p = p.clone();
+    if p.detect.is_some() && p.detect_at_plan.is_none() {
+        p.detect_at_plan = Some(facts.var_on("innodb_deadlock_detect"));
+    }
+    let p = &p;
     let sc = scenario::load(&p.scenario).map_err(bad_input)?;
     let id = format!("run:{}", crate::plan::tag_safe(&sc.name));
     let detect_note = match p.detect {
@@ -349,10 +360,20 @@ fn act(
     sc: &Scenario,
     local: &str,
 ) -> anyhow::Result<serde_json::Value> {
-    if schema_exists(ctx, &p.schema)? && started_before(ctx, local) {
+    let resumed = started_before(ctx, local);
+    if schema_exists(ctx, &p.schema)? && resumed {
         let tag = ctx.tag();
         ctx.conn()?
             .query_drop(format!("DROP SCHEMA {tag} {}", quote_ident(&p.schema)))?;
+    }
+    if let (true, Some(_), Some(was)) = (resumed, p.detect, p.detect_at_plan) {
+        // The interrupted attempt may have left the variable set for its scenario: the server's own value
+        // first, so that the run below restores to it.
+        let tag = ctx.tag();
+        ctx.conn()?.query_drop(format!(
+            "SET {tag} GLOBAL innodb_deadlock_detect = {}",
+            if was { "ON" } else { "OFF" }
+        ))?;
     }
     let detect_before = {
         let tag = ctx.tag();
@@ -596,6 +617,7 @@ mod tests {
             detect: None,
             lock_wait_timeout: 2,
             schema: "innops_deadlock".into(),
+            detect_at_plan: None,
         };
         let e = p.check().unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), crate::error::EXIT_BAD_INPUT);
