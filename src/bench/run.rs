@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -90,6 +90,10 @@ pub struct RunSpec {
     pub histogram: bool,
     /// oltp_common.lua's options: statements per transaction, range size, table definition.
     pub oltp: OltpOptions,
+    /// The workload runs beside a plan (`--bench-during`): it counts every error by code instead of stopping,
+    /// reconnects for as long as it runs, bounds its lock waits and replies (see the worker), and reports
+    /// the last, partial interval when stopped.
+    pub during: bool,
 }
 
 impl RunSpec {
@@ -119,6 +123,7 @@ impl RunSpec {
             percentile: 95,
             histogram: false,
             oltp: OltpOptions::default(),
+            during: false,
         }
     }
 }
@@ -171,11 +176,292 @@ pub fn run(
     abort: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> anyhow::Result<BenchResult> {
-    let db = match &spec.workload {
-        Workload::Table { db, .. } => db.clone(),
-        _ => spec.db.clone(),
+    run_tapped(target, spec, abort, on_interval, None)
+}
+
+/// A view into a running workload from another thread: when measurement started, and [`Mark`]s taken at
+/// interval boundaries on request, from which [`slice`] makes the figures of the time between two marks. The
+/// workload beside a plan gives the plan its "before" and "after" figures this way, without a second workload.
+#[derive(Default)]
+pub struct Tap {
+    state: Mutex<TapState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct TapState {
+    started: Option<Instant>,
+    wanted: bool,
+    mark: Option<Mark>,
+    ended: bool,
+}
+
+/// Everything measured up to one interval boundary: the latency histogram, each thread's counts and the
+/// server's counters then.
+#[derive(Clone)]
+pub struct Mark {
+    pub at: Instant,
+    pub utc: chrono::DateTime<chrono::Utc>,
+    hist: Histogram<u64>,
+    per_thread: Vec<Counts>,
+    counters: BTreeMap<String, u64>,
+    /// The rows the table workload draws its keys from (None for sbtest workloads).
+    table_rows: Option<u32>,
+}
+
+impl Tap {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TapState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// When the measurement started, once it has.
+    pub fn started(&self) -> Option<Instant> {
+        self.lock().started
+    }
+
+    /// True once the run has ended (or failed to start).
+    pub fn ended(&self) -> bool {
+        self.lock().ended
+    }
+
+    /// Wait (at most `timeout`) until the measurement started or the run ended; true when it started.
+    pub fn wait_started(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut g = self.lock();
+        while g.started.is_none() && !g.ended {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        g.started.is_some()
+    }
+
+    /// A mark at the next interval boundary; None when the run ends first or `timeout` passes.
+    /// A run that is not going (it is being started again) may still deliver one before `timeout`.
+    pub fn mark(&self, timeout: Duration) -> Option<Mark> {
+        let deadline = Instant::now() + timeout;
+        let mut g = self.lock();
+        g.mark = None;
+        g.wanted = true;
+        while g.mark.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        g.wanted = false;
+        g.mark.take()
+    }
+
+    /// A new run on the same tap: not started, not ended.
+    fn reset(&self) {
+        let mut g = self.lock();
+        g.started = None;
+        g.ended = false;
+    }
+
+    fn set_started(&self, at: Instant) {
+        self.lock().started = Some(at);
+        self.cv.notify_all();
+    }
+
+    fn wanted(&self) -> bool {
+        self.lock().wanted
+    }
+
+    fn deliver(&self, m: Mark) {
+        let mut g = self.lock();
+        g.mark = Some(m);
+        g.wanted = false;
+        self.cv.notify_all();
+    }
+
+    fn end(&self) {
+        self.lock().ended = true;
+        self.cv.notify_all();
+    }
+}
+
+/// The figures of the time between marks `a` and `b` of one run, as if a run of its own had measured just
+/// that; `intervals` become the result's interval lines.
+pub fn slice(spec: &RunSpec, a: &Mark, b: &Mark, intervals: Vec<Interval>) -> BenchResult {
+    let mut hist = b.hist.clone();
+    // `a` was taken earlier in the same run: its histogram is part of `b`'s.
+    let _ = hist.subtract(&a.hist);
+    let per_thread: Vec<Counts> = b
+        .per_thread
+        .iter()
+        .zip(a.per_thread.iter())
+        .map(|(later, earlier)| later.since(earlier))
+        .collect();
+    let counters = COUNTERS
+        .iter()
+        .filter_map(|k| {
+            Some((
+                k.to_string(),
+                b.counters.get(*k)?.saturating_sub(*a.counters.get(*k)?),
+            ))
+        })
+        .collect();
+    let elapsed = b.at.saturating_duration_since(a.at).as_secs_f64();
+    assemble(
+        spec,
+        &hist,
+        &per_thread,
+        counters,
+        elapsed,
+        intervals,
+        b.table_rows,
+    )
+}
+
+/// sysbench's figures from a latency histogram, each thread's counts, the counter deltas and the time.
+fn assemble(
+    spec: &RunSpec,
+    hist: &Histogram<u64>,
+    per_thread: &[Counts],
+    counters: BTreeMap<String, u64>,
+    elapsed: f64,
+    intervals: Vec<Interval>,
+    table_rows: Option<u32>,
+) -> BenchResult {
+    let elapsed = elapsed.max(1e-9);
+    let threads = spec.threads.max(1);
+    let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
+        a.add(c);
+        a
+    });
+    let per_transaction = counters
+        .iter()
+        .map(|(k, d)| {
+            (
+                k.clone(),
+                if total.txns == 0 {
+                    0.0
+                } else {
+                    *d as f64 / total.txns as f64
+                },
+            )
+        })
+        .collect();
+    let (events_avg, events_stddev) =
+        mean_stddev(&per_thread.iter().map(|c| c.txns as f64).collect::<Vec<_>>());
+    let (exec_time_avg, exec_time_stddev) = mean_stddev(
+        &per_thread
+            .iter()
+            .map(|c| c.busy_ns as f64 / 1e9)
+            .collect::<Vec<_>>(),
+    );
+    BenchResult {
+        workload: spec.workload.name(),
+        threads,
+        time_s: elapsed,
+        transactions: total.txns,
+        queries: total.queries(),
+        reads: total.reads,
+        writes: total.writes,
+        other: total.other,
+        errors: total.errors,
+        reconnects: total.reconnects,
+        tps: total.txns as f64 / elapsed,
+        qps: total.queries() as f64 / elapsed,
+        latency_ms: Latency {
+            pctl: stats::percentile_ms(hist, pctl_q(spec)),
+            ..latency_of(hist, total.busy_ns)
+        },
+        percentile: spec.percentile,
+        histogram: if spec.histogram {
+            stats::histogram_rows(hist)
+        } else {
+            Vec::new()
+        },
+        per_transaction,
+        counters,
+        intervals,
+        fairness: Fairness {
+            events_avg,
+            events_stddev,
+            exec_time_avg,
+            exec_time_stddev,
+        },
+        seed: spec.seed,
+        rand_type: spec.rand_type.as_str().into(),
+        // For the table workload: no sbtest tables; the rows its keys are drawn from.
+        tables: if table_rows.is_some() { 0 } else { spec.tables },
+        table_size: table_rows.unwrap_or(spec.table_size),
+        warmup_s: spec.warmup.as_secs_f64(),
+    }
+}
+
+/// One interval line from what was counted in it.
+fn interval_line(spec: &RunSpec, k_t: f64, secs: f64, c: &Counts, h: &Histogram<u64>) -> Interval {
+    let secs = secs.max(1e-9);
+    Interval {
+        t: k_t,
+        threads: spec.threads.max(1),
+        tps: c.txns as f64 / secs,
+        qps: c.queries() as f64 / secs,
+        reads_ps: c.reads as f64 / secs,
+        writes_ps: c.writes as f64 / secs,
+        other_ps: c.other as f64 / secs,
+        p95_ms: stats::percentile_ms(h, pctl_q(spec)),
+        err_ps: c.errors as f64 / secs,
+        reconn_ps: c.reconnects as f64 / secs,
+        seconds: secs,
+        transactions: c.txns,
+        error_codes: c.codes.clone(),
+    }
+}
+
+/// [`run`], with a [`Tap`] another thread can take marks from. A run [`RunSpec::during`] also reports its last,
+/// partial interval when it is stopped, and a lost counter connection does not fail it.
+pub fn run_tapped(
+    target: &Target,
+    spec: &RunSpec,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    tap: Option<&Tap>,
+) -> anyhow::Result<BenchResult> {
+    if let Some(t) = tap {
+        t.reset();
+    }
+    let r = run_inner(target, spec, abort, on_interval, tap);
+    if let Some(t) = tap {
+        t.end();
+    }
+    r
+}
+
+fn run_inner(
+    target: &Target,
+    spec: &RunSpec,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    tap: Option<&Tap>,
+) -> anyhow::Result<BenchResult> {
+    let db = match spec.workload.real_table() {
+        Some((db, _)) => db.to_string(),
+        None => spec.db.clone(),
     };
-    let opts = worker_opts(target, &db, spec.tables);
+    let mut opts = worker_opts(target, &db, spec.tables);
+    if spec.during {
+        // Connecting and the statements sent through the crate (the session settings, PREPARE) are bounded too.
+        opts = OptsBuilder::from_opts(opts)
+            .read_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+            .write_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+            .into();
+    }
     let worker_target = Target {
         opts: opts.clone(),
         label: target.label.clone(),
@@ -183,10 +469,11 @@ pub fn run(
         ssl_mode: target.ssl_mode,
     };
     let mut main = worker_target.connect()?;
-    let plan = match &spec.workload {
-        Workload::Table { db, table } => Some(super::table::plan(&mut main, db, table, spec)?),
-        _ => None,
+    let plan = match spec.workload.real_table() {
+        Some((db, table)) => Some(super::table::plan(&mut main, db, table, spec)?),
+        None => None,
     };
+    let table_rows = plan.as_ref().map(|p| p.samples.len() as u32);
     let threads = spec.threads.max(1);
     let mut workers = Vec::new();
     for t in 0..threads {
@@ -237,8 +524,22 @@ pub fn run(
         }
         sum
     };
+    // The server's counters for a mark, on a new connection when the run's own was lost (a restart).
+    let counters_now = |main: &mut Conn| -> BTreeMap<String, u64> {
+        if let Ok(c) = status_counters(main) {
+            return c;
+        }
+        match Conn::new(opts.clone()) {
+            Ok(mut fresh) => {
+                let c = status_counters(&mut fresh).unwrap_or_default();
+                *main = fresh;
+                c
+            }
+            Err(_) => BTreeMap::new(),
+        }
+    };
 
-    let (results, end) = std::thread::scope(|s| {
+    let (results, end, last) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
             .zip(windows.iter())
@@ -252,6 +553,9 @@ pub fn run(
             if let Ok(b) = status_counters(&mut main) {
                 before = b;
             }
+        }
+        if let Some(tap) = tap {
+            tap.set_started(measure_from);
         }
         let mut interval_hist = new_histogram();
         let mut last = measure_from;
@@ -279,24 +583,30 @@ pub fn run(
             total_hist
                 .add(&interval_hist)
                 .expect("histograms share their bounds");
-            let secs = (now - last).as_secs_f64().max(1e-9);
-            let line = Interval {
-                t: (spec.report_interval * k).as_secs_f64(),
-                threads,
-                tps: c.txns as f64 / secs,
-                qps: c.queries() as f64 / secs,
-                reads_ps: c.reads as f64 / secs,
-                writes_ps: c.writes as f64 / secs,
-                other_ps: c.other as f64 / secs,
-                p95_ms: stats::percentile_ms(&interval_hist, pctl_q(spec)),
-                err_ps: c.errors as f64 / secs,
-                reconn_ps: c.reconnects as f64 / secs,
-            };
+            let secs = (now - last).as_secs_f64();
+            let line = interval_line(
+                spec,
+                (spec.report_interval * k).as_secs_f64(),
+                secs,
+                &c,
+                &interval_hist,
+            );
             interval_hist.reset();
             on_interval(&line);
             intervals.push(line);
             last = now;
             k += 1;
+            if let Some(tap) = tap.filter(|t| t.wanted()) {
+                let counters = counters_now(&mut main);
+                tap.deliver(Mark {
+                    at: now,
+                    utc: chrono::Utc::now(),
+                    hist: total_hist.clone(),
+                    per_thread: per_thread.clone(),
+                    counters,
+                    table_rows,
+                });
+            }
         }
         let results: Vec<anyhow::Result<()>> = handles
             .into_iter()
@@ -305,25 +615,38 @@ pub fn run(
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
             })
             .collect();
-        (results, Instant::now())
+        (results, Instant::now(), last)
     });
     for r in results {
         r?;
     }
-    drain_windows(&mut total_hist, &mut per_thread);
+    let mut last_hist = new_histogram();
+    let c = drain_windows(&mut last_hist, &mut per_thread);
+    total_hist
+        .add(&last_hist)
+        .expect("histograms share their bounds");
+    if spec.during && end > last {
+        // Stopped between two boundaries: the time since the last line is a line of its own.
+        let line = interval_line(
+            spec,
+            end.saturating_duration_since(measure_from).as_secs_f64(),
+            (end - last).as_secs_f64(),
+            &c,
+            &last_hist,
+        );
+        on_interval(&line);
+        intervals.push(line);
+    }
     // The connection may have been lost during the run (a killed session, a restart): read with a new one then.
     let after = match status_counters(&mut main) {
         Ok(a) => a,
+        Err(_) if spec.during => worker_target
+            .connect()
+            .and_then(|mut c| status_counters(&mut c))
+            .unwrap_or_default(),
         Err(_) => status_counters(&mut worker_target.connect()?)?,
     };
-    let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
-        a.add(c);
-        a
-    });
-    let elapsed = end
-        .saturating_duration_since(measure_from)
-        .as_secs_f64()
-        .max(1e-9);
+    let elapsed = end.saturating_duration_since(measure_from).as_secs_f64();
     let counters: BTreeMap<String, u64> = COUNTERS
         .iter()
         .filter_map(|k| {
@@ -333,68 +656,15 @@ pub fn run(
             ))
         })
         .collect();
-    let per_transaction = counters
-        .iter()
-        .map(|(k, d)| {
-            (
-                k.clone(),
-                if total.txns == 0 {
-                    0.0
-                } else {
-                    *d as f64 / total.txns as f64
-                },
-            )
-        })
-        .collect();
-    let (events_avg, events_stddev) =
-        mean_stddev(&per_thread.iter().map(|c| c.txns as f64).collect::<Vec<_>>());
-    let (exec_time_avg, exec_time_stddev) = mean_stddev(
-        &per_thread
-            .iter()
-            .map(|c| c.busy_ns as f64 / 1e9)
-            .collect::<Vec<_>>(),
-    );
-    Ok(BenchResult {
-        workload: spec.workload.name(),
-        threads,
-        time_s: elapsed,
-        transactions: total.txns,
-        queries: total.queries(),
-        reads: total.reads,
-        writes: total.writes,
-        other: total.other,
-        errors: total.errors,
-        reconnects: total.reconnects,
-        tps: total.txns as f64 / elapsed,
-        qps: total.queries() as f64 / elapsed,
-        latency_ms: Latency {
-            pctl: stats::percentile_ms(&total_hist, pctl_q(spec)),
-            ..latency_of(&total_hist, total.busy_ns)
-        },
-        percentile: spec.percentile,
-        histogram: if spec.histogram {
-            stats::histogram_rows(&total_hist)
-        } else {
-            Vec::new()
-        },
-        per_transaction,
+    Ok(assemble(
+        spec,
+        &total_hist,
+        &per_thread,
         counters,
+        elapsed,
         intervals,
-        fairness: Fairness {
-            events_avg,
-            events_stddev,
-            exec_time_avg,
-            exec_time_stddev,
-        },
-        seed: spec.seed,
-        rand_type: spec.rand_type.as_str().into(),
-        // For the table workload: no sbtest tables; the rows its keys are drawn from.
-        tables: if plan.is_some() { 0 } else { spec.tables },
-        table_size: plan
-            .as_ref()
-            .map_or(spec.table_size, |p| p.samples.len() as u32),
-        warmup_s: spec.warmup.as_secs_f64(),
-    })
+        table_rows,
+    ))
 }
 
 #[cfg(test)]
