@@ -109,10 +109,6 @@ impl DuringInterval {
             reconnects: (i.reconn_ps * i.seconds).round() as u64,
         }
     }
-
-    fn overlaps(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
-        self.from < to && self.to > from
-    }
 }
 
 /// What an error code means, in a few words, for the report.
@@ -453,7 +449,7 @@ pub struct StepSpan {
 pub struct StepImpact {
     pub step: String,
     pub seconds: f64,
-    /// Intervals of the workload that overlap the step.
+    /// Intervals of the workload in the step (those whose middle falls in it).
     pub intervals: usize,
     pub median_tps: Option<f64>,
     /// The highest p95 of those intervals.
@@ -467,6 +463,10 @@ pub struct StepImpact {
     pub error_codes: BTreeMap<u16, u64>,
     /// Of those, the write probe's.
     pub write_errors: u64,
+    /// The step was shorter than an interval: the figures are those of the interval it ran in, which other
+    /// steps share.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// The impact over time, as `report.json` holds it.
@@ -563,8 +563,21 @@ pub fn impact(
                 .map(|(_, _, b)| *b)
                 .fold(s.from, |f, b| f.max(b))
                 .min(to);
-            let over: Vec<&DuringInterval> =
-                intervals.iter().filter(|i| i.overlaps(from, to)).collect();
+            // The intervals whose middle falls in the step; a step shorter than that gets the interval it ran
+            // in, shared with its neighbours (`shared`).
+            let mid = |i: &DuringInterval| i.from + (i.to - i.from) / 2;
+            let mut over: Vec<&DuringInterval> = intervals
+                .iter()
+                .filter(|i| mid(i) >= from && mid(i) < to)
+                .collect();
+            let shared = !over.iter().any(|i| i.series == WORKLOAD);
+            if shared {
+                let at = from + (to - from) / 2;
+                over = intervals
+                    .iter()
+                    .filter(|i| i.from <= at && i.to > at)
+                    .collect();
+            }
             let work: Vec<&&DuringInterval> =
                 over.iter().filter(|i| i.series == WORKLOAD).collect();
             let median_tps = median(work.iter().map(|i| i.tps).collect());
@@ -595,6 +608,7 @@ pub fn impact(
                     .filter(|i| i.series == WRITES)
                     .map(|i| i.errors)
                     .sum(),
+                shared,
             }
         })
         .collect()
@@ -710,8 +724,14 @@ impl DuringReport {
                 )
             };
             s.push_str(&format!(
-                "  {} ({:.1} s): {tps}{p95}{errors}\n",
-                i.step, i.seconds
+                "  {} ({:.1} s{}): {tps}{p95}{errors}\n",
+                i.step,
+                i.seconds,
+                if i.shared {
+                    ", within one interval"
+                } else {
+                    ""
+                }
             ));
         }
         for f in &self.failures {
@@ -822,8 +842,9 @@ mod tests {
             .unwrap()
         };
         let i = &impact(&intervals, &steps, &[], Some(&before), t(10))[0];
-        // The intervals from 1 to 3 (the ones ending exactly at its start or starting at its end do not count).
+        // The intervals from 1 to 3, whose middles are in it.
         assert_eq!(i.intervals, 2);
+        assert!(!i.shared);
         assert_eq!(i.median_tps, Some(20.0));
         assert_eq!(i.worst_p95_ms, Some(9.0));
         assert_eq!(i.tps_vs_before_pct, Some(-75.0));
@@ -842,6 +863,14 @@ mod tests {
             (none.intervals, none.median_tps, none.worst_p95_ms),
             (0, None, None)
         );
+        // A step shorter than an interval gets the one it ran in, marked as shared.
+        let short = StepSpan {
+            from: t(3) + chrono::Duration::milliseconds(100),
+            to: Some(t(3) + chrono::Duration::milliseconds(300)),
+            ..steps[0].clone()
+        };
+        let s = &impact(&intervals, &[short], &[], None, t(60))[0];
+        assert_eq!((s.intervals, s.median_tps, s.shared), (1, Some(90.0), true));
         // The "before" figures taken inside the step are not the step's.
         let sliced = &impact(
             &intervals,

@@ -182,12 +182,21 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
-.charts{display:flex;flex-wrap:wrap;gap:2em}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
+.charts{display:flex;flex-wrap:wrap;gap:2em}ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.6em;font-size:.9em}\
+ul.legend svg{vertical-align:middle}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
 pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}";
+
+/// The page's Content-Security-Policy: nothing from anywhere, but its own inline style.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 /// The whole run report as a page.
 pub fn render_report(r: &Report) -> String {
     let mut s = String::from("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>");
+    // The page is the whole report: a browser that opens it must not fetch anything, even if text in it
+    // (a table name, a note) looked like a reference.
+    s.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"/>"
+    ));
     let _ = write!(
         s,
         "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
@@ -273,6 +282,34 @@ pub fn render_report(r: &Report) -> String {
                 bar_chart("95th percentile latency (lower is better)", "ms", &p95)
             );
             s.push_str(&bench_table(b, a));
+        }
+    }
+    if let Some(d) = &r.during {
+        s.push_str("<h2>Impact over time</h2>");
+        let _ = write!(
+            s,
+            "<p>{} with {} thread(s) ran from before the first step to after the last (<code>--bench-during</code>), one line a second in <code>bench/during.jsonl</code>; the figures before and after are slices of it.{} Every error is counted where it happened: a write held by a lock fails after {} s, a restart refuses connections until the server is back.</p>",
+            esc(&d.workload),
+            d.threads,
+            d.probe
+                .as_ref()
+                .map(|p| format!(
+                    " Beside it, {} ({} a second) takes a writer's locks and changes nothing, standing for the table's writers.",
+                    esc(p),
+                    super::during::PROBE_RATE
+                ))
+                .unwrap_or_default(),
+            super::worker::DURING_LOCK_WAIT_S
+        );
+        s.push_str(&super::timeline::impact_chart(d, &r.write_blocks));
+        s.push_str(&super::timeline::legend(d, &r.write_blocks));
+        s.push_str(&super::timeline::impact_table(d));
+        for f in &d.failures {
+            let _ = write!(
+                s,
+                "<p class=\"bad\">not measured for a while: {}</p>",
+                esc(f)
+            );
         }
     }
     s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>started (UTC)</th><th>took</th><th>checks</th></tr></thead><tbody>");

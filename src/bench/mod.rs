@@ -19,6 +19,7 @@ pub mod prepare;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod timeline;
 pub mod wire;
 mod worker;
 pub mod workloads;
