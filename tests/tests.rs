@@ -8,6 +8,7 @@ mod deadlock;
 mod docker;
 mod face;
 mod foundation;
+mod impact;
 mod playbook;
 mod readonly;
 mod recover;

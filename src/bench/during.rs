@@ -95,8 +95,7 @@ pub struct DuringInterval {
 }
 
 impl DuringInterval {
-    fn of(series: &str, to: DateTime<Utc>, i: &Interval) -> DuringInterval {
-        let from = to - chrono::Duration::microseconds((i.seconds * 1e6) as i64);
+    fn of(series: &str, from: DateTime<Utc>, to: DateTime<Utc>, i: &Interval) -> DuringInterval {
         DuringInterval {
             series: series.to_string(),
             from,
@@ -238,14 +237,14 @@ impl During {
         let stop = Arc::new(AtomicBool::new(false));
         let tap = Arc::new(Tap::default());
         let mut handles = Vec::new();
-        let mut series = vec![(WORKLOAD, spec.workload.clone(), Some(tap.clone()))];
+        let mut series = vec![(WORKLOAD, spec.workload.clone(), tap.clone())];
         if let Some(p) = &spec.probe {
-            series.push((WRITES, p.clone(), None));
+            series.push((WRITES, p.clone(), Arc::new(Tap::default())));
         }
         for (name, run_spec, tap) in series {
             let (target, sink, stop) = (target.clone(), sink.clone(), stop.clone());
             handles.push(std::thread::spawn(move || {
-                series_loop(&target, &run_spec, name, &stop, tap.as_deref(), &sink)
+                series_loop(&target, &run_spec, name, &stop, &tap, &sink)
             }));
         }
         let during = During {
@@ -347,7 +346,7 @@ fn series_loop(
     spec: &RunSpec,
     name: &str,
     stop: &AtomicBool,
-    tap: Option<&Tap>,
+    tap: &Tap,
     sink: &Mutex<Sink>,
 ) {
     let mut wait = Duration::from_millis(200);
@@ -363,17 +362,28 @@ fn series_loop(
             },
         );
         let t0 = Utc::now();
+        // Wall-clock times of the run's own instants: each line ends where the run's clock says (`t` after
+        // the start of measurement) and starts where the one before ended, so the lines tile the time and
+        // the first starts exactly when measurement did.
+        let (ref_i, ref_u) = (Instant::now(), Utc::now());
+        let wall = |at: Instant| {
+            ref_u
+                + chrono::Duration::from_std(at.saturating_duration_since(ref_i))
+                    .unwrap_or_default()
+        };
+        let mut last_to: Option<DateTime<Utc>> = None;
         let result = run::run_tapped(
             target,
             spec,
             stop,
             &mut |i| {
-                write(
-                    sink,
-                    &Line::Interval(DuringInterval::of(name, Utc::now(), i)),
-                )
+                let start = wall(tap.started().unwrap_or(ref_i));
+                let from = last_to.unwrap_or(start);
+                let to = (start + chrono::Duration::microseconds((i.t * 1e6) as i64)).max(from);
+                last_to = Some(to);
+                write(sink, &Line::Interval(DuringInterval::of(name, from, to, i)))
             },
-            tap,
+            Some(tap),
         );
         let Err(e) = result else { break };
         if stop.load(Ordering::SeqCst) {

@@ -23,13 +23,14 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-/// A vertical bar chart as inline SVG: one bar per (label, value, colour), scaled to the largest value.
+/// A vertical bar chart as inline SVG: one bar per (label, value, colour), scaled to the largest value, on a
+/// y axis with ticks in `unit`.
 pub fn bar_chart(title: &str, unit: &str, bars: &[(&str, f64, &str)]) -> String {
-    let (w, h, top, bottom) = (360.0, 220.0, 36.0, 36.0);
+    let (w, h, top, bottom, left) = (380.0, 220.0, 36.0, 36.0, 64.0);
     let plot_h = h - top - bottom;
     let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
     let scale = if max > 0.0 { plot_h / max } else { 0.0 };
-    let slot = w / bars.len().max(1) as f64;
+    let slot = (w - left) / bars.len().max(1) as f64;
     let bar_w = (slot * 0.5).min(90.0);
     let mut s = String::new();
     let _ = write!(
@@ -45,15 +46,37 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(&str, f64, &str)]) -> String 
         esc(title)
     );
     let base = h - bottom;
+    // The y axis: a tick at 0 and at round values up to the largest bar.
     let _ = write!(
         s,
-        r##"<line x1="10" y1="{base}" x2="{}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
+        r##"<line class="y-axis" x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="#888" stroke-width="1"/>"##
+    );
+    if max > 0.0 {
+        let step = super::timeline::nice_step(max, 3.0);
+        let mut v = 0.0;
+        while v <= max * 1.0001 {
+            let y = base - v * scale;
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{left}" y2="{y:.1}" stroke="#888"/><text class="y-tick" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{} {}</text>"##,
+                left - 4.0,
+                left - 6.0,
+                y + 4.0,
+                super::timeline::fmt_num(v),
+                esc(unit)
+            );
+            v += step;
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<line class="x-axis" x1="{left}" y1="{base}" x2="{}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
         w - 10.0
     );
     for (i, (label, v, colour)) in bars.iter().enumerate() {
         let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
         let bh = v * scale;
-        let x = slot * i as f64 + (slot - bar_w) / 2.0;
+        let x = left + slot * i as f64 + (slot - bar_w) / 2.0;
         let _ = write!(
             s,
             r#"<rect x="{x:.1}" y="{:.1}" width="{bar_w:.1}" height="{bh:.1}" fill="{}"><title>{}: {} {}</title></rect>"#,
@@ -265,6 +288,9 @@ pub fn render_report(r: &Report) -> String {
                     format!("{} table(s) of {} rows", any.tables, any.table_size)
                 }
             );
+            if r.during.is_some() {
+                s.push_str("<p>Both are slices of the workload that ran through the whole plan (below), taken at the points a separate benchmark would run.</p>");
+            }
             let mut tps = Vec::new();
             let mut p95 = Vec::new();
             if let Some(b) = b {

@@ -52,7 +52,7 @@ pub fn nice_step(span: f64, n: f64) -> f64 {
 }
 
 /// A tick value: whole numbers as they are, fractions with the digits they need (0.1, 0.25, 2.5).
-fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if v >= 100.0 || v == v.round() {
         return format!("{v:.0}");
     }
