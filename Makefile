@@ -9,8 +9,9 @@ deps:
 	@missing=""; \
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="mariadb-server"; \
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
+	command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench)"; \
+		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench; a test renders report.html in headless chromium)"; \
 		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 

@@ -14,5 +14,6 @@ mod readonly;
 mod recover;
 mod recover_copy;
 mod redo;
+mod report_browser;
 mod sandbox_runs;
 mod verdicts;
