@@ -283,7 +283,12 @@ impl During {
         let parts = if time >= Duration::from_secs(3) { 3 } else { 1 };
         let mut marks: Vec<Mark> = vec![first];
         for i in 1..=parts {
-            let until = marks[0].at + time * i / parts;
+            // A mark comes at the first interval boundary after it is asked for: ask just before the one
+            // that ends the part, so that `time` whole seconds are whole intervals.
+            let until = (marks[0].at + time * i / parts)
+                .checked_sub(INTERVAL / 5)
+                .unwrap_or(marks[0].at)
+                .max(marks[marks.len() - 1].at);
             while Instant::now() < until && !abort.load(Ordering::Relaxed) {
                 std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
             }
@@ -351,16 +356,17 @@ fn series_loop(
 ) {
     let mut wait = Duration::from_millis(200);
     let socket = target.opts.get_socket().is_some();
+    // One start line per process: the attempts after a failure continue the same series.
+    write(
+        sink,
+        &Line::Start {
+            ts: Utc::now(),
+            series: name.to_string(),
+            workload: spec.workload.name(),
+            threads: spec.threads,
+        },
+    );
     while !stop.load(Ordering::SeqCst) {
-        write(
-            sink,
-            &Line::Start {
-                ts: Utc::now(),
-                series: name.to_string(),
-                workload: spec.workload.name(),
-                threads: spec.threads,
-            },
-        );
         let t0 = Utc::now();
         // Wall-clock times of the run's own instants: each line ends where the run's clock says (`t` after
         // the start of measurement) and starts where the one before ended, so the lines tile the time and
