@@ -491,3 +491,65 @@ fn bench_during_is_refused_where_there_is_no_benchmark_to_run() {
         "{line}"
     );
 }
+
+#[test]
+fn a_server_that_turns_read_only_under_the_workload_refuses_its_writes_and_that_is_counted() {
+    use innops::bench::during::{During, DuringSpec};
+    let mut sb = Sandboxed::new("impro");
+    let target = sb.target();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("bench")).unwrap();
+    let spec = DuringSpec::of(
+        &innops::bench::PlanBench::read_write(Duration::from_secs(1)),
+        1,
+        "test",
+    )
+    .unwrap();
+    let during = During::start(&target, spec, dir.path()).unwrap();
+    let wait_for = |what: &str, f: &dyn Fn(&[Iv]) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !f(&intervals_in_file(dir.path())) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {:?}",
+                intervals_in_file(dir.path())
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for("transactions while writable", &|ivs| {
+        ivs.iter().any(|i| i.transactions > 0)
+    });
+    let pid = sb.sandbox.running_pid().unwrap();
+    sb.conn().query_drop("SHUTDOWN").unwrap();
+    assert!(innops::sandbox::wait_exit(pid, Duration::from_secs(120)));
+    let down = Utc::now();
+    sb.sandbox
+        .start(&["--innodb-read-only=1".into()], Duration::from_secs(300))
+        .unwrap();
+    wait_for("writes refused by the read-only server", &|ivs| {
+        ivs.iter().filter(|i| i.has_code(&[1036])).count() >= 2
+    });
+    during.stop();
+    let ivs = intervals_in_file(dir.path());
+    let refused: Vec<&Iv> = ivs.iter().filter(|i| i.has_code(&[1036])).collect();
+    assert!(refused.iter().all(|i| i.to > down), "{refused:?}");
+    // From then on every transaction has a write, and none completes: the refusals are all there is.
+    let first = refused[0].to;
+    let after: Vec<&Iv> = ivs.iter().filter(|i| i.from >= first).collect();
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|i| i.transactions == 0), "{after:?}");
+    assert!(
+        after
+            .iter()
+            .all(|i| i.codes.iter().all(|(c, _)| *c == 1036)),
+        "{after:?}"
+    );
+    // It reconnected across the restart, and said so.
+    let reconnects: u64 = during_lines(dir.path())
+        .iter()
+        .filter_map(|l| l.get("interval"))
+        .map(|i| i["reconnects"].as_u64().unwrap())
+        .sum();
+    assert!(reconnects > 0);
+}

@@ -696,6 +696,11 @@ pub fn report_of(
 }
 
 impl DuringReport {
+    /// True when nothing measured writes: a workload that only reads and no write probe beside it.
+    pub fn reads_only(&self) -> bool {
+        self.probe.is_none() && Workload::parse(&self.workload).is_ok_and(|w| w.is_read_only())
+    }
+
     /// The text summary's lines: one per step.
     pub fn render_text(&self, before: Option<&BenchResult>) -> String {
         let mut s = format!(
@@ -749,6 +754,9 @@ impl DuringReport {
                     ""
                 }
             ));
+        }
+        if self.reads_only() {
+            s.push_str("  (the workload only reads: writes were not measured)\n");
         }
         for f in &self.failures {
             s.push_str(&format!("  not measured for a while: {f}\n"));

@@ -324,7 +324,11 @@ pub fn render_report(r: &Report) -> String {
                     esc(p),
                     super::during::PROBE_RATE
                 ))
-                .unwrap_or_default(),
+                .unwrap_or_else(|| if d.reads_only() {
+                    " It only reads: writes were not measured.".to_string()
+                } else {
+                    String::new()
+                }),
             super::worker::DURING_LOCK_WAIT_S
         );
         s.push_str(&super::timeline::impact_chart(d, &r.write_blocks));

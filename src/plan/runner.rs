@@ -111,8 +111,12 @@ fn during_spec(
         ));
     }
     let Some(bench) = &plan.bench else {
+        let why = match plan.header.procedure.as_str() {
+            "recover" => " (a workload could crash a damaged server)",
+            _ => "",
+        };
         return Err(crate::error::bad_input(format!(
-            "--bench-during runs the plan's benchmark workload through the whole plan, and this {} plan has none (a recovery never loads a damaged server; a plan with nothing to change has nothing to measure): drop --bench-during",
+            "--bench-during runs the plan's benchmark workload through the whole plan, and this {} plan has none{why}: drop --bench-during",
             plan.header.procedure
         )));
     };
