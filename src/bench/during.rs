@@ -143,14 +143,19 @@ struct Sink {
 }
 
 impl Sink {
+    /// One line, written through to the file at once (a killed innops loses nothing written), not fsynced: the
+    /// interval lines are written from the thread that measures, and an fsync can take a second while the
+    /// server writes hard (a redo log being resized), which would hold the measurement up. The file is
+    /// fsynced when a series stops; the journal is the record fsynced event by event.
     fn write(&mut self, line: &Line) {
-        // The chart is evidence, not the plan: a line that cannot be written is said once and the run goes on.
+        // The chart is evidence, not the plan: a line that cannot be written is said and the run goes on.
         let mut text = serde_json::to_string(line).unwrap_or_default();
         text.push('\n');
+        let sync = matches!(line, Line::Stop { .. });
         if self
             .file
             .write_all(text.as_bytes())
-            .and_then(|_| self.file.sync_data())
+            .and_then(|_| if sync { self.file.sync_data() } else { Ok(()) })
             .is_err()
         {
             crate::progress::say(&format!(
@@ -163,6 +168,32 @@ impl Sink {
 
 fn write(sink: &Mutex<Sink>, line: &Line) {
     sink.lock().unwrap_or_else(|p| p.into_inner()).write(line);
+}
+
+/// The wall-clock time of a run's instant, from one reading of both clocks taken when the workload started:
+/// every line and every slice is placed by the same reading, so they agree to the microsecond.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    at: Instant,
+    utc: DateTime<Utc>,
+}
+
+impl Clock {
+    fn now() -> Clock {
+        Clock {
+            at: Instant::now(),
+            utc: Utc::now(),
+        }
+    }
+
+    fn wall(&self, at: Instant) -> DateTime<Utc> {
+        let d = if at >= self.at {
+            chrono::Duration::from_std(at - self.at).unwrap_or_default()
+        } else {
+            -chrono::Duration::from_std(self.at - at).unwrap_or_default()
+        };
+        self.utc + d
+    }
 }
 
 /// The workload, and the write probe beside it, as they will run.
@@ -213,6 +244,8 @@ impl DuringSpec {
 /// The running workload beside a plan.
 pub struct During {
     spec: DuringSpec,
+    target: Target,
+    clock: Clock,
     stop: Arc<AtomicBool>,
     tap: Arc<Tap>,
     sink: Arc<Mutex<Sink>>,
@@ -237,6 +270,7 @@ impl During {
         let stop = Arc::new(AtomicBool::new(false));
         let tap = Arc::new(Tap::default());
         let mut handles = Vec::new();
+        let clock = Clock::now();
         let mut series = vec![(WORKLOAD, spec.workload.clone(), tap.clone())];
         if let Some(p) = &spec.probe {
             series.push((WRITES, p.clone(), Arc::new(Tap::default())));
@@ -244,11 +278,13 @@ impl During {
         for (name, run_spec, tap) in series {
             let (target, sink, stop) = (target.clone(), sink.clone(), stop.clone());
             handles.push(std::thread::spawn(move || {
-                series_loop(&target, &run_spec, name, &stop, &tap, &sink)
+                series_loop(&target, &run_spec, name, &stop, &tap, &sink, clock)
             }));
         }
         let during = During {
             spec,
+            target: target.clone(),
+            clock,
             stop,
             tap,
             sink,
@@ -279,7 +315,25 @@ impl During {
                 "the workload beside the plan is not measuring (the server did not answer it): the figures {label} cannot be taken; see {FILE}"
             )
         };
-        let first = self.tap.mark(wait).ok_or_else(not_running)?;
+        // The server's counters at each mark, read here so that the measurement never waits for them (a
+        // SHOW STATUS can stall for seconds while the server resizes its redo log, say).
+        let mut conn = mysql::Conn::new(self.target.opts.clone()).ok();
+        let mut counters = || -> BTreeMap<String, u64> {
+            if let Some(c) = conn.as_mut() {
+                if let Ok(v) = run::status_counters(c) {
+                    return v;
+                }
+            }
+            conn = mysql::Conn::new(self.target.opts.clone()).ok();
+            conn.as_mut()
+                .and_then(|c| run::status_counters(c).ok())
+                .unwrap_or_default()
+        };
+        let first = self
+            .tap
+            .mark(wait)
+            .ok_or_else(not_running)?
+            .with_counters(counters());
         let parts = if time >= Duration::from_secs(3) { 3 } else { 1 };
         let mut marks: Vec<Mark> = vec![first];
         for i in 1..=parts {
@@ -292,7 +346,8 @@ impl During {
             while Instant::now() < until && !abort.load(Ordering::Relaxed) {
                 std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
             }
-            marks.push(self.tap.mark(wait).ok_or_else(not_running)?);
+            let m = self.tap.mark(wait).ok_or_else(not_running)?;
+            marks.push(m.with_counters(counters()));
             if abort.load(Ordering::Relaxed) {
                 break;
             }
@@ -328,8 +383,8 @@ impl During {
             &self.sink,
             &Line::Slice {
                 label: label.to_string(),
-                from: a.utc,
-                to: b.utc,
+                from: self.clock.wall(a.at),
+                to: self.clock.wall(b.at),
             },
         );
         Ok(run::slice(spec, a, b, thirds))
@@ -353,6 +408,7 @@ fn series_loop(
     stop: &AtomicBool,
     tap: &Tap,
     sink: &Mutex<Sink>,
+    clock: Clock,
 ) {
     let mut wait = Duration::from_millis(200);
     let socket = target.opts.get_socket().is_some();
@@ -368,24 +424,18 @@ fn series_loop(
     );
     while !stop.load(Ordering::SeqCst) {
         let t0 = Utc::now();
-        // Wall-clock times of the run's own instants: each line ends where the run's clock says (`t` after
-        // the start of measurement) and starts where the one before ended, so the lines tile the time and
-        // the first starts exactly when measurement did.
-        let (ref_i, ref_u) = (Instant::now(), Utc::now());
-        let wall = |at: Instant| {
-            ref_u
-                + chrono::Duration::from_std(at.saturating_duration_since(ref_i))
-                    .unwrap_or_default()
-        };
+        // Wall-clock times of the run's own instants: the first line starts when measurement did, each one
+        // lasts what the run measured it to last, and the next starts where it ended, so the lines tile the
+        // time exactly.
         let mut last_to: Option<DateTime<Utc>> = None;
         let result = run::run_tapped(
             target,
             spec,
             stop,
             &mut |i| {
-                let start = wall(tap.started().unwrap_or(ref_i));
-                let from = last_to.unwrap_or(start);
-                let to = (start + chrono::Duration::microseconds((i.t * 1e6) as i64)).max(from);
+                let from = last_to
+                    .unwrap_or_else(|| clock.wall(tap.started().unwrap_or_else(Instant::now)));
+                let to = from + chrono::Duration::microseconds((i.seconds * 1e6) as i64);
                 last_to = Some(to);
                 write(sink, &Line::Interval(DuringInterval::of(name, from, to, i)))
             },

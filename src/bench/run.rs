@@ -201,12 +201,18 @@ struct TapState {
 #[derive(Clone)]
 pub struct Mark {
     pub at: Instant,
-    pub utc: chrono::DateTime<chrono::Utc>,
     hist: Histogram<u64>,
     per_thread: Vec<Counts>,
     counters: BTreeMap<String, u64>,
     /// The rows the table workload draws its keys from (None for sbtest workloads).
     table_rows: Option<u32>,
+}
+
+impl Mark {
+    /// The mark with the server's counters, read by whoever asked for it just after it was taken.
+    pub fn with_counters(self, counters: BTreeMap<String, u64>) -> Mark {
+        Mark { counters, ..self }
+    }
 }
 
 impl Tap {
@@ -524,20 +530,6 @@ fn run_inner(
         }
         sum
     };
-    // The server's counters for a mark, on a new connection when the run's own was lost (a restart).
-    let counters_now = |main: &mut Conn| -> BTreeMap<String, u64> {
-        if let Ok(c) = status_counters(main) {
-            return c;
-        }
-        match Conn::new(opts.clone()) {
-            Ok(mut fresh) => {
-                let c = status_counters(&mut fresh).unwrap_or_default();
-                *main = fresh;
-                c
-            }
-            Err(_) => BTreeMap::new(),
-        }
-    };
 
     let (results, end, last) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
@@ -596,14 +588,21 @@ fn run_inner(
             intervals.push(line);
             last = now;
             k += 1;
+            if spec.during {
+                // Beside a plan a late line (the machine was busy) is a longer line, not a burst of short
+                // ones catching up: the next boundary is the first one still ahead.
+                let behind = (now.saturating_duration_since(measure_from).as_secs_f64()
+                    / spec.report_interval.as_secs_f64()) as u32;
+                k = k.max(behind + 1);
+            }
+            // Nothing here waits on the server: a mark is the measurement so far, and whoever asked for it reads
+            // the server's counters ([`Mark::with_counters`]), so a slow SHOW STATUS never holds up the lines.
             if let Some(tap) = tap.filter(|t| t.wanted()) {
-                let counters = counters_now(&mut main);
                 tap.deliver(Mark {
                     at: now,
-                    utc: chrono::Utc::now(),
                     hist: total_hist.clone(),
                     per_thread: per_thread.clone(),
-                    counters,
+                    counters: BTreeMap::new(),
                     table_rows,
                 });
             }

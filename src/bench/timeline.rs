@@ -16,7 +16,7 @@ const W: f64 = 940.0;
 const LEFT: f64 = 78.0;
 const RIGHT: f64 = 24.0;
 /// Rows of step numbers above the panels (numbers of steps close together go to the next row).
-const LABEL_ROWS: usize = 3;
+const LABEL_ROWS: usize = 4;
 const TOP: f64 = 28.0 + 14.0 * LABEL_ROWS as f64;
 const TPS_H: f64 = 170.0;
 const P95_H: f64 = 150.0;
@@ -331,22 +331,47 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
         plot_bottom + 34.0,
         t0.format("%Y-%m-%d %H:%M:%S")
     );
-    // Step starts: a numbered line through every panel.
+    // The steps: in the lanes above the panels each step is a bar from its start to its end, with its number
+    // and, where there is room, its id; a dashed line runs down from each start through every panel.
     let mut row_end = [f64::MIN; LABEL_ROWS];
+    let chars = |t: &str| t.chars().count() as f64 * 6.2;
     for (n, st) in d.steps.iter().enumerate() {
         let xs = x(st.from);
-        let row = (0..LABEL_ROWS)
-            .find(|r| row_end[*r] + 4.0 < xs)
-            .unwrap_or(n % LABEL_ROWS);
-        let label = format!("{}", n + 1);
-        row_end[row] = xs + 7.0 * label.len() as f64;
-        let ly = 16.0 + 14.0 * row as f64;
+        let xe = x(st.to.unwrap_or(end)).max(xs + 2.0);
+        let long = format!("{} {}", n + 1, st.step);
+        let short = format!("{}", n + 1);
+        let free = |row_end: &[f64; LABEL_ROWS], w: f64| {
+            (0..LABEL_ROWS).find(|r| row_end[*r] + 6.0 < xs && xs + w <= W - 4.0)
+        };
+        // Where every lane is taken here (steps that start together), the step keeps its bar and its line,
+        // and its number is in its tooltip and the table below: text over text would be read by nobody.
+        let (row, label) = match (free(&row_end, chars(&long)), free(&row_end, chars(&short))) {
+            (Some(r), _) => (r, long),
+            (None, Some(r)) => (r, short),
+            (None, None) => {
+                let r = (0..LABEL_ROWS)
+                    .min_by(|a, b| row_end[*a].total_cmp(&row_end[*b]))
+                    .unwrap_or(0);
+                (r, String::new())
+            }
+        };
+        row_end[row] = row_end[row].max(xs + chars(&label)).max(xe);
+        let lane = 6.0 + 14.0 * row as f64;
         let _ = write!(
             s,
-            r#"<line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"><title>{}. {} starts</title></line><text class="step-label" x="{xs:.1}" y="{ly:.1}" text-anchor="middle" font-size="11" font-weight="bold">{label}</text>"#,
-            ly + 3.0,
+            r#"<g class="step"><title>{}. {} ({}): {} → {}</title><rect class="step-span" x="{xs:.1}" y="{:.1}" width="{:.1}" height="3" fill="{C_STEP}"/><text class="step-label" x="{xs:.1}" y="{:.1}" font-size="10">{}</text></g><line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"/>"#,
             n + 1,
-            esc(&st.step)
+            esc(&st.step),
+            esc(&st.status),
+            st.from.format("%H:%M:%S%.3f"),
+            st.to
+                .map(|t| t.format("%H:%M:%S%.3f").to_string())
+                .unwrap_or_else(|| "running".into()),
+            lane + 10.0,
+            xe - xs,
+            lane + 8.0,
+            esc(&label),
+            lane + 10.0
         );
     }
     // The series.
@@ -455,7 +480,7 @@ pub fn legend(d: &DuringReport, blocks: &[WriteBlock]) -> String {
         format!(
             r#"<line x1="13" y1="0" x2="13" y2="12" stroke="{C_STEP}" stroke-dasharray="3,3"/>"#
         ),
-        "a step starts (numbered as below)",
+        "a step: its span above the chart, a line at its start (numbered as below)",
     );
     s.push_str("</ul>");
     s
