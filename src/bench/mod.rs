@@ -9,7 +9,8 @@
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
 //! latencies into sysbench's text, [`html`] draws the run report, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
-//! workload for the whole plan (`--bench-during`).
+//! workload for the whole plan (`--bench-during`), [`tap`] takes the figures of a slice of a running workload,
+//! and [`timeline`] draws the impact-over-time chart.
 
 pub mod action;
 pub mod distribution;
@@ -19,6 +20,7 @@ pub mod prepare;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod tap;
 pub mod timeline;
 pub mod wire;
 mod worker;
