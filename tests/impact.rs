@@ -553,3 +553,61 @@ fn a_server_that_turns_read_only_under_the_workload_refuses_its_writes_and_that_
         .sum();
     assert!(reconnects > 0);
 }
+
+#[test]
+fn a_run_resumed_while_its_server_is_down_measures_the_outage_until_the_plan_starts_the_server() {
+    let sb = Sandboxed::new("impresdown");
+    let run_dir = sb.root.join("run");
+    let args = [
+        "redo",
+        "--size",
+        "64M",
+        "--offline",
+        "--execute",
+        "--yes",
+        "--bench-time",
+        "1",
+        "--bench-during",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:stop")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(!sb.sandbox.is_running());
+    let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string()], &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let (report, intervals) = check_coverage(&run_dir);
+    let resumed_at = events(&run_dir)
+        .iter()
+        .find(|e| e["event"] == "resumed")
+        .map(|e| ts(&e["ts"]))
+        .unwrap();
+    let start = journal_spans(&run_dir)
+        .into_iter()
+        .find(|s| s.0 == "start")
+        .unwrap();
+    assert!(
+        start.1 > resumed_at,
+        "the start step ran in the resumed process"
+    );
+    // The resumed workload found the server down: refused connections from its start until the plan started
+    // the server, and none after.
+    let refused: Vec<&Iv> = intervals
+        .iter()
+        .filter(|i| i.from >= resumed_at && i.has_code(&CONNECTION_CODES))
+        .collect();
+    assert!(!refused.is_empty(), "{intervals:?}");
+    for i in &refused {
+        assert!(
+            i.from < start.2,
+            "refused after the server was started: {i:?}"
+        );
+    }
+    assert!(
+        intervals
+            .iter()
+            .any(|i| i.series == "workload" && i.from >= start.2 && i.transactions > 0),
+        "{intervals:?}"
+    );
+    assert!(report["bench"]["after"]["transactions"].as_u64().unwrap() > 0);
+}

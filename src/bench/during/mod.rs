@@ -261,7 +261,8 @@ impl During {
     /// that answers must be able to run it (its tables are prepared here on first use); a server that does
     /// not answer (a run resumed while it is down) is waited for, each failed attempt counted.
     pub fn start(target: &Target, spec: DuringSpec, run_dir: &Path) -> anyhow::Result<During> {
-        if mysql::Conn::new(target.opts.clone()).is_ok() {
+        let reachable = mysql::Conn::new(target.opts.clone()).is_ok();
+        if reachable {
             super::ready(target, &spec.workload)?;
         }
         let path = run_dir.join(FILE);
@@ -294,9 +295,11 @@ impl During {
             sink,
             handles,
         };
-        // The first step should find the workload measuring: wait for it (bounded; a server that is down is
-        // not waited for, the workload keeps trying on its own).
-        during.tap.wait_started(Duration::from_secs(60));
+        // The first step should find the workload measuring: wait for it (bounded). A server that is down is
+        // not waited for: the workload keeps trying on its own, and the plan is what starts the server.
+        if reachable {
+            during.tap.wait_started(Duration::from_secs(60));
+        }
         Ok(during)
     }
 
@@ -449,17 +452,32 @@ fn series_loop(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        // It did not get going: the server is away, or not ready for it. Counted as an interval of errors
-        // when it is unreachable, said once as a failure otherwise, and tried again after a pause.
-        let reachable = mysql::Conn::new(target.opts.clone());
-        let now = Utc::now();
-        match reachable {
-            Err(ce) => write(
+        // It did not get going: the server is away, or not ready for it. Tried again after a pause; while it
+        // is unreachable the attempt and the pause after it are one interval with its error, so the chart has
+        // no hole where the server was down; otherwise the reason is said as a failure.
+        let reachable = mysql::Conn::new(target.opts.clone()).map(|_| ());
+        if let Ok(()) = reachable {
+            write(
+                sink,
+                &Line::Failure {
+                    ts: Utc::now(),
+                    series: name.to_string(),
+                    message: crate::error::display_of(&e),
+                },
+            );
+        }
+        let until = Instant::now() + wait;
+        while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        wait = (wait * 2).min(Duration::from_secs(2));
+        if let Err(ce) = reachable {
+            write(
                 sink,
                 &Line::Interval(DuringInterval {
                     series: name.to_string(),
                     from: t0,
-                    to: now,
+                    to: Utc::now(),
                     transactions: 0,
                     tps: 0.0,
                     p95_ms: None,
@@ -469,21 +487,8 @@ fn series_loop(
                         .collect(),
                     reconnects: 0,
                 }),
-            ),
-            Ok(_) => write(
-                sink,
-                &Line::Failure {
-                    ts: now,
-                    series: name.to_string(),
-                    message: crate::error::display_of(&e),
-                },
-            ),
+            );
         }
-        let until = Instant::now() + wait;
-        while Instant::now() < until && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        wait = (wait * 2).min(Duration::from_secs(2));
     }
     write(
         sink,
