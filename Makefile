@@ -15,8 +15,9 @@ deps:
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="mariadb-server"; \
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench)"; \
+		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench; a test renders report.html in headless chromium)"; \
 		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 	@if ! $(ANSIBLE_VENV)/bin/python -c 'import sys, ansible.release as r; sys.exit(r.__version__ != "$(ANSIBLE_CORE)")' >/dev/null 2>&1; then \

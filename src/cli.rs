@@ -319,6 +319,13 @@ pub struct RunArgs {
     /// Seconds each benchmark runs.
     #[arg(help_heading = RUN, long, default_value_t = 10)]
     pub bench_time: u64,
+    /// Run the plan's benchmark workload through the whole plan: report.html charts its throughput and p95
+    /// latency each second with the steps marked, and the figures before and after are taken from it.
+    #[arg(help_heading = RUN, long, conflicts_with = "no_bench")]
+    pub bench_during: bool,
+    /// Threads of the workload with --bench-during (and so of the figures before and after) [default: 2].
+    #[arg(help_heading = RUN, long, value_name = "N", requires = "bench_during")]
+    pub bench_during_threads: Option<u32>,
 }
 
 #[derive(Debug, Args)]

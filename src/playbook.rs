@@ -64,6 +64,33 @@ pub struct BenchSpec {
     pub enabled: Option<bool>,
     /// Seconds each benchmark runs (as --bench-time).
     pub time: Option<u64>,
+    /// true runs the workload through the whole plan (as --bench-during).
+    pub during: Option<Spanned<bool>>,
+    /// Its threads (as --bench-during-threads).
+    pub during_threads: Option<Spanned<u32>>,
+}
+
+impl BenchSpec {
+    /// `--bench-during`'s threads as the playbook asks for them: None when it does not; `during-threads`
+    /// without `during = true` is refused at its line.
+    pub fn during_threads(&self, file: &Path, text: &str) -> anyhow::Result<Option<u32>> {
+        let on = self.during.as_ref().is_some_and(|d| *d.get_ref());
+        match (&self.during_threads, on) {
+            (Some(t), false) => Err(error_at(
+                file,
+                text,
+                t.span(),
+                Some("during-threads"),
+                "during-threads sets the threads of the workload through the plan: add during = true to [bench], or remove it",
+            )),
+            (t, true) => Ok(Some(
+                t.as_ref()
+                    .map(|t| *t.get_ref())
+                    .unwrap_or(crate::bench::during::DEFAULT_THREADS),
+            )),
+            (None, false) => Ok(None),
+        }
+    }
 }
 
 /// `[load]`: pt-online-schema-change's load guard for copies.
@@ -661,6 +688,40 @@ mod tests {
         assert_eq!(member_prefix(&ms, 0), "convert/");
         assert_eq!(member_prefix(&ms, 1), "redo/");
         assert_eq!(member_prefix(&ms, 2), "convert.2/");
+    }
+
+    #[test]
+    fn bench_during_is_read_with_its_threads_and_threads_alone_are_refused_at_their_line() {
+        let c = parse_str("[bench]\nduring = true\n\n[[step]]\nprocedure = \"redo\"\n").unwrap();
+        assert_eq!(
+            c.playbook
+                .bench
+                .during_threads(Path::new("pb.toml"), "")
+                .unwrap(),
+            Some(crate::bench::during::DEFAULT_THREADS)
+        );
+        let text = "[bench]\nduring = true\nduring-threads = 3\n\n[[step]]\nprocedure = \"redo\"\n";
+        let c = parse_str(text).unwrap();
+        assert_eq!(
+            c.playbook
+                .bench
+                .during_threads(Path::new("pb.toml"), text)
+                .unwrap(),
+            Some(3)
+        );
+        let text = "[bench]\nduring-threads = 3\n\n[[step]]\nprocedure = \"redo\"\n";
+        let c = parse_str(text).unwrap();
+        let m = crate::error::display_of(
+            &c.playbook
+                .bench
+                .during_threads(Path::new("pb.toml"), text)
+                .unwrap_err(),
+        );
+        assert!(
+            m.starts_with("pb.toml:2:18: field `during-threads`:"),
+            "{m}"
+        );
+        assert!(parse_str("[bench]\nduring = \"yes\"\n[[step]]\nprocedure = \"redo\"\n").is_err());
     }
 
     #[test]

@@ -23,13 +23,14 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-/// A vertical bar chart as inline SVG: one bar per (label, value, colour), scaled to the largest value.
+/// A vertical bar chart as inline SVG: one bar per (label, value, colour), scaled to the largest value, on a
+/// y axis with ticks in `unit`.
 pub fn bar_chart(title: &str, unit: &str, bars: &[(&str, f64, &str)]) -> String {
-    let (w, h, top, bottom) = (360.0, 220.0, 36.0, 36.0);
+    let (w, h, top, bottom, left) = (380.0, 220.0, 36.0, 36.0, 64.0);
     let plot_h = h - top - bottom;
     let max = bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
     let scale = if max > 0.0 { plot_h / max } else { 0.0 };
-    let slot = w / bars.len().max(1) as f64;
+    let slot = (w - left) / bars.len().max(1) as f64;
     let bar_w = (slot * 0.5).min(90.0);
     let mut s = String::new();
     let _ = write!(
@@ -45,15 +46,37 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(&str, f64, &str)]) -> String 
         esc(title)
     );
     let base = h - bottom;
+    // The y axis: a tick at 0 and at round values up to the largest bar.
     let _ = write!(
         s,
-        r##"<line x1="10" y1="{base}" x2="{}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
+        r##"<line class="y-axis" x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="#888" stroke-width="1"/>"##
+    );
+    if max > 0.0 {
+        let step = super::timeline::nice_step(max, 3.0);
+        let mut v = 0.0;
+        while v <= max * 1.0001 {
+            let y = base - v * scale;
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{left}" y2="{y:.1}" stroke="#888"/><text class="y-tick" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{} {}</text>"##,
+                left - 4.0,
+                left - 6.0,
+                y + 4.0,
+                super::timeline::fmt_num(v),
+                esc(unit)
+            );
+            v += step;
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<line class="x-axis" x1="{left}" y1="{base}" x2="{}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
         w - 10.0
     );
     for (i, (label, v, colour)) in bars.iter().enumerate() {
         let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
         let bh = v * scale;
-        let x = slot * i as f64 + (slot - bar_w) / 2.0;
+        let x = left + slot * i as f64 + (slot - bar_w) / 2.0;
         let _ = write!(
             s,
             r#"<rect x="{x:.1}" y="{:.1}" width="{bar_w:.1}" height="{bh:.1}" fill="{}"><title>{}: {} {}</title></rect>"#,
@@ -182,12 +205,21 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
-.charts{display:flex;flex-wrap:wrap;gap:2em}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
+.charts{display:flex;flex-wrap:wrap;gap:2em}ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.6em;font-size:.9em}\
+ul.legend svg{vertical-align:middle}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
 pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}";
+
+/// The page's Content-Security-Policy: nothing from anywhere, but its own inline style.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 /// The whole run report as a page.
 pub fn render_report(r: &Report) -> String {
     let mut s = String::from("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>");
+    // The page is the whole report: a browser that opens it must not fetch anything, even if text in it
+    // (a table name, a note) looked like a reference.
+    s.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"/>"
+    ));
     let _ = write!(
         s,
         "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
@@ -256,6 +288,9 @@ pub fn render_report(r: &Report) -> String {
                     format!("{} table(s) of {} rows", any.tables, any.table_size)
                 }
             );
+            if r.during.is_some() {
+                s.push_str("<p>Both are slices of the workload that ran through the whole plan (below), taken at the points a separate benchmark would run.</p>");
+            }
             let mut tps = Vec::new();
             let mut p95 = Vec::new();
             if let Some(b) = b {
@@ -273,6 +308,38 @@ pub fn render_report(r: &Report) -> String {
                 bar_chart("95th percentile latency (lower is better)", "ms", &p95)
             );
             s.push_str(&bench_table(b, a));
+        }
+    }
+    if let Some(d) = &r.during {
+        s.push_str("<h2>Impact over time</h2>");
+        let _ = write!(
+            s,
+            "<p>{} with {} thread(s) ran from before the first step to after the last (<code>--bench-during</code>), one line a second in <code>bench/during.jsonl</code>; the figures before and after are slices of it.{} Every error is counted where it happened: a write held by a lock fails after {} s, a restart refuses connections until the server is back.</p>",
+            esc(&d.workload),
+            d.threads,
+            d.probe
+                .as_ref()
+                .map(|p| format!(
+                    " Beside it, {} ({} a second) takes a writer's locks and changes nothing, standing for the table's writers.",
+                    esc(p),
+                    super::during::PROBE_RATE
+                ))
+                .unwrap_or_else(|| if d.reads_only() {
+                    " It only reads: writes were not measured.".to_string()
+                } else {
+                    String::new()
+                }),
+            super::worker::DURING_LOCK_WAIT_S
+        );
+        s.push_str(&super::timeline::impact_chart(d, &r.write_blocks));
+        s.push_str(&super::timeline::legend(d, &r.write_blocks));
+        s.push_str(&super::timeline::impact_table(d));
+        for f in &d.failures {
+            let _ = write!(
+                s,
+                "<p class=\"bad\">not measured for a while: {}</p>",
+                esc(f)
+            );
         }
     }
     s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>started (UTC)</th><th>took</th><th>checks</th></tr></thead><tbody>");

@@ -8,15 +8,20 @@
 //! (each a `worker`),
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
 //! latencies into sysbench's text, [`html`] draws the run report, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
-//! carries the statements of a run over the connection's socket the way libmariadb does.
+//! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
+//! workload for the whole plan (`--bench-during`), [`tap`] takes the figures of a slice of a running workload,
+//! and [`timeline`] draws the impact-over-time chart.
 
 pub mod action;
 pub mod distribution;
+pub mod during;
 pub mod html;
 pub mod prepare;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod tap;
+pub mod timeline;
 pub mod wire;
 mod worker;
 pub mod workloads;
@@ -61,6 +66,10 @@ pub struct PlanBench {
     pub tables: u32,
     #[serde(default)]
     pub rand_type: RandType,
+    /// `--bench-during`: the workload also runs for the whole plan, with this many threads, and gives the
+    /// figures before and after ([`during`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -79,6 +88,7 @@ impl PlanBench {
             table_size: 10_000,
             tables: 1,
             rand_type: RandType::Special,
+            during: None,
         }
     }
 
@@ -159,6 +169,23 @@ pub struct Interval {
     pub p95_ms: f64,
     pub err_ps: f64,
     pub reconn_ps: f64,
+    /// How long the interval really was, in seconds (the last one of a stopped run is shorter).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seconds: f64,
+    /// Transactions completed in the interval.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub transactions: u64,
+    /// Errors in the interval by server or client error code (counts, not rates; beside a plan only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_codes: BTreeMap<u16, u64>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 /// sysbench's "Threads fairness": how evenly the threads shared the work.
@@ -366,6 +393,13 @@ pub fn plan_bench(
     abort: &AtomicBool,
 ) -> anyhow::Result<BenchResult> {
     let run = spec.run_spec(procedure)?;
+    ready(target, &run)?;
+    run::run(target, &run, abort, &mut |_| {})
+}
+
+/// Make sure `run` can run on this server: refused when the server is read-only and the workload writes, or
+/// its sbtest tables are missing and cannot be made; the tables are prepared on first use.
+pub fn ready(target: &Target, run: &RunSpec) -> anyhow::Result<()> {
     let mut conn = target.connect()?;
     let read_only: Option<(i64, i64)> = conn.query_first(format!(
         "SELECT {} @@innodb_read_only, @@read_only",
@@ -378,18 +412,18 @@ pub fn plan_bench(
             target.label, run.workload
         )));
     }
-    if let Workload::Table { .. } = run.workload {
-    } else if !prepare::is_prepared(&mut conn, &run.db, run.tables, run.table_size, &run.tag)? {
+    if run.workload.real_table().is_none()
+        && !prepare::is_prepared(&mut conn, &run.db, run.tables, run.table_size, &run.tag)?
+    {
         if server_read_only {
             return Err(refused(format!(
                 "{} is read-only and the benchmark tables {}.sbtest1..{} are missing: benchmark while it is writable first, or pass --no-bench",
                 target.label, run.db, run.tables
             )));
         }
-        prepare::prepare(target, &run, true, false)?;
+        prepare::prepare(target, run, true, false)?;
     }
-    drop(conn);
-    run::run(target, &run, abort, &mut |_| {})
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use mysql::{Conn, OptsBuilder};
 
 use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
+use super::tap::{Mark, Tap};
 use super::worker::{Counts, Pace, Window, Worker};
 use super::workloads::{OltpOptions, Workload};
 use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
@@ -90,6 +91,10 @@ pub struct RunSpec {
     pub histogram: bool,
     /// oltp_common.lua's options: statements per transaction, range size, table definition.
     pub oltp: OltpOptions,
+    /// The workload runs beside a plan (`--bench-during`): it counts every error by code instead of stopping,
+    /// reconnects for as long as it runs, bounds its lock waits and replies (see the worker), and reports
+    /// the last, partial interval when stopped.
+    pub during: bool,
 }
 
 impl RunSpec {
@@ -119,6 +124,7 @@ impl RunSpec {
             percentile: 95,
             histogram: false,
             oltp: OltpOptions::default(),
+            during: false,
         }
     }
 }
@@ -171,11 +177,145 @@ pub fn run(
     abort: &AtomicBool,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> anyhow::Result<BenchResult> {
-    let db = match &spec.workload {
-        Workload::Table { db, .. } => db.clone(),
-        _ => spec.db.clone(),
+    run_tapped(target, spec, abort, on_interval, None)
+}
+
+/// sysbench's figures from a latency histogram, each thread's counts, the counter deltas and the time.
+pub(crate) fn assemble(
+    spec: &RunSpec,
+    hist: &Histogram<u64>,
+    per_thread: &[Counts],
+    counters: BTreeMap<String, u64>,
+    elapsed: f64,
+    intervals: Vec<Interval>,
+    table_rows: Option<u32>,
+) -> BenchResult {
+    let elapsed = elapsed.max(1e-9);
+    let threads = spec.threads.max(1);
+    let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
+        a.add(c);
+        a
+    });
+    let per_transaction = counters
+        .iter()
+        .map(|(k, d)| {
+            (
+                k.clone(),
+                if total.txns == 0 {
+                    0.0
+                } else {
+                    *d as f64 / total.txns as f64
+                },
+            )
+        })
+        .collect();
+    let (events_avg, events_stddev) =
+        mean_stddev(&per_thread.iter().map(|c| c.txns as f64).collect::<Vec<_>>());
+    let (exec_time_avg, exec_time_stddev) = mean_stddev(
+        &per_thread
+            .iter()
+            .map(|c| c.busy_ns as f64 / 1e9)
+            .collect::<Vec<_>>(),
+    );
+    BenchResult {
+        workload: spec.workload.name(),
+        threads,
+        time_s: elapsed,
+        transactions: total.txns,
+        queries: total.queries(),
+        reads: total.reads,
+        writes: total.writes,
+        other: total.other,
+        errors: total.errors,
+        reconnects: total.reconnects,
+        tps: total.txns as f64 / elapsed,
+        qps: total.queries() as f64 / elapsed,
+        latency_ms: Latency {
+            pctl: stats::percentile_ms(hist, pctl_q(spec)),
+            ..latency_of(hist, total.busy_ns)
+        },
+        percentile: spec.percentile,
+        histogram: if spec.histogram {
+            stats::histogram_rows(hist)
+        } else {
+            Vec::new()
+        },
+        per_transaction,
+        counters,
+        intervals,
+        fairness: Fairness {
+            events_avg,
+            events_stddev,
+            exec_time_avg,
+            exec_time_stddev,
+        },
+        seed: spec.seed,
+        rand_type: spec.rand_type.as_str().into(),
+        // For the table workload: no sbtest tables; the rows its keys are drawn from.
+        tables: if table_rows.is_some() { 0 } else { spec.tables },
+        table_size: table_rows.unwrap_or(spec.table_size),
+        warmup_s: spec.warmup.as_secs_f64(),
+    }
+}
+
+/// One interval line from what was counted in it.
+fn interval_line(spec: &RunSpec, k_t: f64, secs: f64, c: &Counts, h: &Histogram<u64>) -> Interval {
+    let secs = secs.max(1e-9);
+    Interval {
+        t: k_t,
+        threads: spec.threads.max(1),
+        tps: c.txns as f64 / secs,
+        qps: c.queries() as f64 / secs,
+        reads_ps: c.reads as f64 / secs,
+        writes_ps: c.writes as f64 / secs,
+        other_ps: c.other as f64 / secs,
+        p95_ms: stats::percentile_ms(h, pctl_q(spec)),
+        err_ps: c.errors as f64 / secs,
+        reconn_ps: c.reconnects as f64 / secs,
+        seconds: secs,
+        transactions: c.txns,
+        error_codes: c.codes.clone(),
+    }
+}
+
+/// [`run`], with a [`Tap`] another thread can take marks from. A run [`RunSpec::during`] also reports its last,
+/// partial interval when it is stopped, and a lost counter connection does not fail it.
+pub fn run_tapped(
+    target: &Target,
+    spec: &RunSpec,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    tap: Option<&Tap>,
+) -> anyhow::Result<BenchResult> {
+    if let Some(t) = tap {
+        t.reset();
+    }
+    let r = run_inner(target, spec, abort, on_interval, tap);
+    if let Some(t) = tap {
+        t.end();
+    }
+    r
+}
+
+fn run_inner(
+    target: &Target,
+    spec: &RunSpec,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&Interval),
+    tap: Option<&Tap>,
+) -> anyhow::Result<BenchResult> {
+    let db = match spec.workload.real_table() {
+        Some((db, _)) => db.to_string(),
+        None => spec.db.clone(),
     };
-    let opts = worker_opts(target, &db, spec.tables);
+    let mut opts = worker_opts(target, &db, spec.tables);
+    if spec.during {
+        // Connecting and the statements sent through the crate (the session settings, PREPARE) are bounded too.
+        opts = OptsBuilder::from_opts(opts)
+            .read_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+            .write_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+            .into();
+    }
     let worker_target = Target {
         opts: opts.clone(),
         label: target.label.clone(),
@@ -183,10 +323,11 @@ pub fn run(
         ssl_mode: target.ssl_mode,
     };
     let mut main = worker_target.connect()?;
-    let plan = match &spec.workload {
-        Workload::Table { db, table } => Some(super::table::plan(&mut main, db, table, spec)?),
-        _ => None,
+    let plan = match spec.workload.real_table() {
+        Some((db, table)) => Some(super::table::plan(&mut main, db, table, spec)?),
+        None => None,
     };
+    let table_rows = plan.as_ref().map(|p| p.samples.len() as u32);
     let threads = spec.threads.max(1);
     let mut workers = Vec::new();
     for t in 0..threads {
@@ -238,7 +379,7 @@ pub fn run(
         sum
     };
 
-    let (results, end) = std::thread::scope(|s| {
+    let (results, end, last) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
             .zip(windows.iter())
@@ -252,6 +393,9 @@ pub fn run(
             if let Ok(b) = status_counters(&mut main) {
                 before = b;
             }
+        }
+        if let Some(tap) = tap {
+            tap.set_started(measure_from);
         }
         let mut interval_hist = new_histogram();
         let mut last = measure_from;
@@ -279,24 +423,37 @@ pub fn run(
             total_hist
                 .add(&interval_hist)
                 .expect("histograms share their bounds");
-            let secs = (now - last).as_secs_f64().max(1e-9);
-            let line = Interval {
-                t: (spec.report_interval * k).as_secs_f64(),
-                threads,
-                tps: c.txns as f64 / secs,
-                qps: c.queries() as f64 / secs,
-                reads_ps: c.reads as f64 / secs,
-                writes_ps: c.writes as f64 / secs,
-                other_ps: c.other as f64 / secs,
-                p95_ms: stats::percentile_ms(&interval_hist, pctl_q(spec)),
-                err_ps: c.errors as f64 / secs,
-                reconn_ps: c.reconnects as f64 / secs,
-            };
+            let secs = (now - last).as_secs_f64();
+            let line = interval_line(
+                spec,
+                (spec.report_interval * k).as_secs_f64(),
+                secs,
+                &c,
+                &interval_hist,
+            );
             interval_hist.reset();
             on_interval(&line);
             intervals.push(line);
             last = now;
             k += 1;
+            if spec.during {
+                // Beside a plan a late line (the machine was busy) is a longer line, not a burst of short
+                // ones catching up: the next boundary is the first one still ahead.
+                let behind = (now.saturating_duration_since(measure_from).as_secs_f64()
+                    / spec.report_interval.as_secs_f64()) as u32;
+                k = k.max(behind + 1);
+            }
+            // Nothing here waits on the server: a mark is the measurement so far, and whoever asked for it reads
+            // the server's counters ([`Mark::with_counters`]), so a slow SHOW STATUS never holds up the lines.
+            if let Some(tap) = tap.filter(|t| t.wanted()) {
+                tap.deliver(Mark {
+                    at: now,
+                    hist: total_hist.clone(),
+                    per_thread: per_thread.clone(),
+                    counters: BTreeMap::new(),
+                    table_rows,
+                });
+            }
         }
         let results: Vec<anyhow::Result<()>> = handles
             .into_iter()
@@ -305,25 +462,38 @@ pub fn run(
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
             })
             .collect();
-        (results, Instant::now())
+        (results, Instant::now(), last)
     });
     for r in results {
         r?;
     }
-    drain_windows(&mut total_hist, &mut per_thread);
+    let mut last_hist = new_histogram();
+    let c = drain_windows(&mut last_hist, &mut per_thread);
+    total_hist
+        .add(&last_hist)
+        .expect("histograms share their bounds");
+    if spec.during && end > last {
+        // Stopped between two boundaries: the time since the last line is a line of its own.
+        let line = interval_line(
+            spec,
+            end.saturating_duration_since(measure_from).as_secs_f64(),
+            (end - last).as_secs_f64(),
+            &c,
+            &last_hist,
+        );
+        on_interval(&line);
+        intervals.push(line);
+    }
     // The connection may have been lost during the run (a killed session, a restart): read with a new one then.
     let after = match status_counters(&mut main) {
         Ok(a) => a,
+        Err(_) if spec.during => worker_target
+            .connect()
+            .and_then(|mut c| status_counters(&mut c))
+            .unwrap_or_default(),
         Err(_) => status_counters(&mut worker_target.connect()?)?,
     };
-    let total = per_thread.iter().fold(Counts::default(), |mut a, c| {
-        a.add(c);
-        a
-    });
-    let elapsed = end
-        .saturating_duration_since(measure_from)
-        .as_secs_f64()
-        .max(1e-9);
+    let elapsed = end.saturating_duration_since(measure_from).as_secs_f64();
     let counters: BTreeMap<String, u64> = COUNTERS
         .iter()
         .filter_map(|k| {
@@ -333,68 +503,15 @@ pub fn run(
             ))
         })
         .collect();
-    let per_transaction = counters
-        .iter()
-        .map(|(k, d)| {
-            (
-                k.clone(),
-                if total.txns == 0 {
-                    0.0
-                } else {
-                    *d as f64 / total.txns as f64
-                },
-            )
-        })
-        .collect();
-    let (events_avg, events_stddev) =
-        mean_stddev(&per_thread.iter().map(|c| c.txns as f64).collect::<Vec<_>>());
-    let (exec_time_avg, exec_time_stddev) = mean_stddev(
-        &per_thread
-            .iter()
-            .map(|c| c.busy_ns as f64 / 1e9)
-            .collect::<Vec<_>>(),
-    );
-    Ok(BenchResult {
-        workload: spec.workload.name(),
-        threads,
-        time_s: elapsed,
-        transactions: total.txns,
-        queries: total.queries(),
-        reads: total.reads,
-        writes: total.writes,
-        other: total.other,
-        errors: total.errors,
-        reconnects: total.reconnects,
-        tps: total.txns as f64 / elapsed,
-        qps: total.queries() as f64 / elapsed,
-        latency_ms: Latency {
-            pctl: stats::percentile_ms(&total_hist, pctl_q(spec)),
-            ..latency_of(&total_hist, total.busy_ns)
-        },
-        percentile: spec.percentile,
-        histogram: if spec.histogram {
-            stats::histogram_rows(&total_hist)
-        } else {
-            Vec::new()
-        },
-        per_transaction,
+    Ok(assemble(
+        spec,
+        &total_hist,
+        &per_thread,
         counters,
+        elapsed,
         intervals,
-        fairness: Fairness {
-            events_avg,
-            events_stddev,
-            exec_time_avg,
-            exec_time_stddev,
-        },
-        seed: spec.seed,
-        rand_type: spec.rand_type.as_str().into(),
-        // For the table workload: no sbtest tables; the rows its keys are drawn from.
-        tables: if plan.is_some() { 0 } else { spec.tables },
-        table_size: plan
-            .as_ref()
-            .map_or(spec.table_size, |p| p.samples.len() as u32),
-        warmup_s: spec.warmup.as_secs_f64(),
-    })
+        table_rows,
+    ))
 }
 
 #[cfg(test)]

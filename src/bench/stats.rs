@@ -296,6 +296,7 @@ mod tests {
             p95_ms: 9.39,
             err_ps: 0.0,
             reconn_ps: 0.0,
+            ..Default::default()
         };
         assert_eq!(
             render_interval(&i, 95),

@@ -37,6 +37,8 @@ pub struct TablePlan {
     pub point_sql: String,
     pub range_sql: String,
     pub index_sql: Vec<String>,
+    /// The write probe's locking read by key ([`locking_point`]).
+    pub lock_sql: String,
     /// Columns of a sample row: the key columns, then every index column not already there.
     pub columns: Vec<String>,
     pub samples: Vec<Vec<Value>>,
@@ -85,6 +87,27 @@ pub fn statements(shape: &TableShape, tag: &str) -> (String, String, Vec<String>
         })
         .collect();
     (point, range, index)
+}
+
+/// The write probe's statement: the key of one row, read with the locks a write takes (`FOR UPDATE`).
+pub fn locking_point(shape: &TableShape, tag: &str) -> String {
+    let t = qualified(&shape.db, &shape.table);
+    let cols = shape
+        .key
+        .iter()
+        .map(|c| quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cond = shape
+        .key
+        .iter()
+        .map(|c| format!("{} = ?", quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    tag_sql(
+        &format!("SELECT {cols} FROM {t} WHERE {cond} FOR UPDATE"),
+        tag,
+    )
 }
 
 /// The sample columns: key first, then the index columns in first-seen order.
@@ -224,11 +247,13 @@ pub fn plan(conn: &mut Conn, db: &str, table: &str, spec: &RunSpec) -> anyhow::R
     let columns = sample_columns(&shape);
     let samples = sample(conn, &shape, &columns, spec.seed, &spec.tag)?;
     let (point_sql, range_sql, index_sql) = statements(&shape, &spec.tag);
+    let lock_sql = locking_point(&shape, &spec.tag);
     Ok(TablePlan {
         shape,
         point_sql,
         range_sql,
         index_sql,
+        lock_sql,
         columns,
         samples,
     })
@@ -298,6 +323,20 @@ mod tests {
     }
 
     #[test]
+    fn the_write_probe_locks_one_row_by_its_key_and_reads_only_the_key() {
+        let mut s = shape();
+        assert_eq!(
+            locking_point(&s, "/* t */"),
+            "SELECT /* t */ `id` FROM `shop`.`orders` WHERE `id` = ? FOR UPDATE"
+        );
+        s.key = vec!["a".into(), "b`c".into()];
+        assert_eq!(
+            locking_point(&s, "/* t */"),
+            "SELECT /* t */ `a`, `b``c` FROM `shop`.`orders` WHERE `a` = ? AND `b``c` = ? FOR UPDATE"
+        );
+    }
+
+    #[test]
     fn sample_rows_hold_each_column_once_and_params_pick_theirs() {
         let s = shape();
         let cols = sample_columns(&s);
@@ -306,6 +345,7 @@ mod tests {
             point_sql: String::new(),
             range_sql: String::new(),
             index_sql: Vec::new(),
+            lock_sql: String::new(),
             samples: vec![vec![
                 Value::Int(7),
                 Value::Int(3),

@@ -61,11 +61,21 @@ pub trait Transport {
 /// A socket the `mysql` crate owns; never closed here.
 pub struct Socket {
     fd: RawFd,
+    /// How long to wait for the socket, in milliseconds (-1: for ever).
+    timeout_ms: libc::c_int,
 }
 
 impl Socket {
     pub fn new(fd: RawFd) -> Socket {
-        Socket { fd }
+        Socket { fd, timeout_ms: -1 }
+    }
+
+    /// Wait at most `d` for each reply (and for room to send): then the exchange fails with `TimedOut`.
+    pub fn with_timeout(self, d: std::time::Duration) -> Socket {
+        Socket {
+            timeout_ms: libc::c_int::try_from(d.as_millis()).unwrap_or(libc::c_int::MAX),
+            ..self
+        }
     }
 
     fn wait(&self, events: libc::c_short) -> io::Result<()> {
@@ -76,8 +86,17 @@ impl Socket {
         };
         loop {
             // SAFETY: one valid pollfd for the duration of the call.
-            let r = unsafe { libc::poll(&mut p, 1, -1) };
-            if r >= 0 {
+            let r = unsafe { libc::poll(&mut p, 1, self.timeout_ms) };
+            if r == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "no reply from the server within {} s",
+                        self.timeout_ms / 1000
+                    ),
+                ));
+            }
+            if r > 0 {
                 return Ok(());
             }
             let e = io::Error::last_os_error();

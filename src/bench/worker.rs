@@ -5,6 +5,14 @@
 //! Errors follow sysbench's `--mysql-ignore-errors` (default 1213, 1020, 1205): an ignored error restarts the
 //! transaction and is counted; a lost connection is re-established when its code is ignored; any other error
 //! stops every thread and ends the run with that error.
+//!
+//! The workload beside a plan ([`RunSpec::during`]) must outlive what the plan does to the server, so there no
+//! error ends a thread: every failed statement and every failed connection attempt is counted by its code in the
+//! interval it happens in (not when the transaction finally ends), a refused statement is rolled back and retried
+//! after a pause that grows while the errors go on, a lost connection is opened again after a pause that grows
+//! while the server is away, and nothing waits unbounded: lock waits end after [`DURING_LOCK_WAIT_S`] (a write
+//! blocked by a conversion's guard fails with 1205 instead of hanging), a reply that does not come within
+//! [`DURING_READ_TIMEOUT`] counts as a lost connection, and connecting has the connection's own timeouts.
 
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -26,8 +34,18 @@ use super::workloads::{self as wl, Group, GroupKind, Workload};
 /// CR_SERVER_LOST_EXTENDED): when ignored, sysbench reconnects.
 const RECONNECT_CODES: [u16; 4] = [2006, 2011, 2013, 2055];
 
+/// Seconds a statement of the workload beside a plan waits for a lock (`lock_wait_timeout` and
+/// `innodb_lock_wait_timeout` of its sessions) before it fails with 1205 and is counted.
+pub const DURING_LOCK_WAIT_S: u32 = 1;
+/// The longest the workload beside a plan waits for a reply before it calls the connection lost.
+pub const DURING_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Pauses between retries of a refused transaction, and between connection attempts, beside a plan: from the
+/// first to the last, doubling while the errors go on.
+const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(20), Duration::from_secs(1));
+const RECONNECT_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
+
 /// Statement counts of one thread, by sysbench's classes.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Counts {
     pub(crate) txns: u64,
     pub(crate) reads: u64,
@@ -36,6 +54,8 @@ pub(crate) struct Counts {
     pub(crate) errors: u64,
     pub(crate) reconnects: u64,
     pub(crate) busy_ns: u128,
+    /// Errors by server or client error code (only beside a plan: the bench counts them in `errors` alone).
+    pub(crate) codes: std::collections::BTreeMap<u16, u64>,
 }
 
 impl Counts {
@@ -47,6 +67,36 @@ impl Counts {
         self.errors += o.errors;
         self.reconnects += o.reconnects;
         self.busy_ns += o.busy_ns;
+        for (k, v) in &o.codes {
+            *self.codes.entry(*k).or_default() += v;
+        }
+    }
+
+    /// What was counted after `earlier`, a snapshot of the same running totals.
+    pub(crate) fn since(&self, earlier: &Counts) -> Counts {
+        let mut codes = self.codes.clone();
+        for (k, v) in &earlier.codes {
+            if let Some(n) = codes.get_mut(k) {
+                *n = n.saturating_sub(*v);
+            }
+        }
+        codes.retain(|_, n| *n > 0);
+        Counts {
+            txns: self.txns.saturating_sub(earlier.txns),
+            reads: self.reads.saturating_sub(earlier.reads),
+            writes: self.writes.saturating_sub(earlier.writes),
+            other: self.other.saturating_sub(earlier.other),
+            errors: self.errors.saturating_sub(earlier.errors),
+            reconnects: self.reconnects.saturating_sub(earlier.reconnects),
+            busy_ns: self.busy_ns.saturating_sub(earlier.busy_ns),
+            codes,
+        }
+    }
+
+    /// One error with its code.
+    fn error(&mut self, code: u16) {
+        self.errors += 1;
+        *self.codes.entry(code).or_default() += 1;
     }
     pub(crate) fn queries(&self) -> u64 {
         self.reads + self.writes + self.other
@@ -88,6 +138,8 @@ struct Statements {
     table_point: Option<Statement>,
     table_range: Option<Statement>,
     table_index: Vec<Statement>,
+    /// The write probe's locking read.
+    table_lock: Option<Statement>,
     /// select_random_points / select_random_ranges: the one statement on sbtest1.
     random: Option<Statement>,
 }
@@ -236,12 +288,17 @@ fn prepare_statements(
         }
     }
     let (mut table_point, mut table_range, mut table_index) = (None, None, Vec::new());
-    if let Some(plan) = plan {
-        table_point = Some(conn.prep(&plan.point_sql)?);
-        table_range = Some(conn.prep(&plan.range_sql)?);
-        for sql in &plan.index_sql {
-            table_index.push(conn.prep(sql)?);
+    let mut table_lock = None;
+    match (plan, w) {
+        (Some(plan), Workload::WriteProbe { .. }) => table_lock = Some(conn.prep(&plan.lock_sql)?),
+        (Some(plan), _) => {
+            table_point = Some(conn.prep(&plan.point_sql)?);
+            table_range = Some(conn.prep(&plan.range_sql)?);
+            for sql in &plan.index_sql {
+                table_index.push(conn.prep(sql)?);
+            }
         }
+        (None, _) => {}
     }
     let random = match w {
         Workload::SelectRandomPoints => {
@@ -259,8 +316,58 @@ fn prepare_statements(
         table_point,
         table_range,
         table_index,
+        table_lock,
         random,
     })
+}
+
+/// The connection's socket for the wire; beside a plan, a reply is awaited at most [`DURING_READ_TIMEOUT`].
+fn socket_of(conn: &Conn, spec: &RunSpec) -> Socket {
+    let socket = Socket::new(conn.as_raw_fd());
+    if spec.during {
+        socket.with_timeout(DURING_READ_TIMEOUT)
+    } else {
+        socket
+    }
+}
+
+/// A connection of the run with its statements prepared; beside a plan, with its lock waits bounded.
+fn open(
+    opts: &mysql::Opts,
+    spec: &RunSpec,
+    plan: Option<&TablePlan>,
+) -> Result<(Conn, Statements), mysql::Error> {
+    let mut conn = Conn::new(opts.clone())?;
+    if spec.during {
+        conn.query_drop(format!(
+            "SET {} SESSION lock_wait_timeout = {DURING_LOCK_WAIT_S}, innodb_lock_wait_timeout = {DURING_LOCK_WAIT_S}",
+            spec.tag
+        ))?;
+    }
+    let stmts = prepare_statements(&mut conn, spec, plan)?;
+    Ok((conn, stmts))
+}
+
+/// The code a failed connection attempt is counted under: the server's, else the client's "cannot connect"
+/// (CR_CONNECTION_ERROR 2002 through a socket, CR_CONN_HOST_ERROR 2003 over TCP).
+pub(crate) fn connect_error_code(e: &mysql::Error, socket: bool) -> u16 {
+    match e {
+        mysql::Error::MySqlError(me) => me.code,
+        _ if socket => 2002,
+        _ => 2003,
+    }
+}
+
+/// Sleep `d`, in short naps, unless `halt` says stop first; false when it did.
+fn pause(d: Duration, halt: &dyn Fn() -> bool) -> bool {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        if halt() {
+            return false;
+        }
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+    }
+    !halt()
 }
 
 /// A server error code for `e`, with a lost connection reported as CR_SERVER_LOST (2013), as libmysqlclient
@@ -316,13 +423,12 @@ impl<'a> Worker<'a> {
         opts: mysql::Opts,
         thread: u32,
     ) -> anyhow::Result<Worker<'a>> {
-        let mut conn = Conn::new(opts.clone())?;
-        let stmts = prepare_statements(&mut conn, spec, plan)?;
+        let (conn, stmts) = open(&opts, spec, plan)?;
         Ok(Worker {
             spec,
             plan,
             opts,
-            wire: Wire::new(Socket::new(conn.as_raw_fd())),
+            wire: Wire::new(socket_of(&conn, spec)),
             _conn: conn,
             stmts,
             rng: SbRng::new(spec.seed, u64::from(thread)),
@@ -338,6 +444,13 @@ impl<'a> Worker<'a> {
             c_buf: String::with_capacity(wl::C_TEMPLATE.len()),
             pad_buf: String::with_capacity(wl::PAD_TEMPLATE.len()),
         })
+    }
+
+    /// Take over a connection opened by [`open`].
+    fn adopt(&mut self, conn: Conn, stmts: Statements) {
+        self.wire = Wire::new(socket_of(&conn, self.spec));
+        self._conn = conn;
+        self.stmts = stmts;
     }
 
     /// `get_table_num()`: uniform over the tables; 0-based here.
@@ -572,6 +685,16 @@ impl<'a> Worker<'a> {
                         c,
                     )?;
                 }
+                GroupKind::TableLockingPoint => {
+                    let row = self.sample();
+                    let p = self.plan.expect("table plan");
+                    exec(
+                        &mut self.wire,
+                        stmt(&self.stmts.table_lock),
+                        &p.point_params(row),
+                        c,
+                    )?;
+                }
                 GroupKind::TableIndex(i) => {
                     let row = self.sample();
                     let p = self.plan.expect("table plan");
@@ -605,13 +728,9 @@ impl<'a> Worker<'a> {
             return (true, Ok(()));
         }
         // bulk_insert rows still queued stay in `self.bulk` and go out on the new connection.
-        match Conn::new(self.opts.clone())
-            .and_then(|mut conn| prepare_statements(&mut conn, self.spec, self.plan).map(|s| (conn, s)))
-        {
+        match open(&self.opts, self.spec, self.plan) {
             Ok((conn, stmts)) => {
-                self.wire = Wire::new(Socket::new(conn.as_raw_fd()));
-                self._conn = conn;
-                self.stmts = stmts;
+                self.adopt(conn, stmts);
                 c.reconnects += 1;
                 (true, Ok(()))
             }
@@ -627,17 +746,75 @@ impl<'a> Worker<'a> {
 
     fn reconnect(&mut self, stop: &AtomicBool, deadline: Instant) -> bool {
         while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-            if let Ok(mut conn) = Conn::new(self.opts.clone()) {
-                if let Ok(stmts) = prepare_statements(&mut conn, self.spec, self.plan) {
-                    self.wire = Wire::new(Socket::new(conn.as_raw_fd()));
-                    self._conn = conn;
-                    self.stmts = stmts;
-                    return true;
-                }
+            if let Ok((conn, stmts)) = open(&self.opts, self.spec, self.plan) {
+                self.adopt(conn, stmts);
+                return true;
             }
             std::thread::sleep(Duration::from_millis(1));
         }
         false
+    }
+
+    /// Beside a plan: open the connection again until it works or the run is stopped, counting each failed
+    /// attempt by its code in the interval it fails in, and pausing longer while the server stays away.
+    fn reconnect_during(&mut self, window: &Mutex<Window>, halt: &dyn Fn() -> bool) -> bool {
+        let socket = self.opts.get_socket().is_some();
+        let mut wait = RECONNECT_PAUSE.0;
+        loop {
+            if halt() {
+                return false;
+            }
+            match open(&self.opts, self.spec, self.plan) {
+                Ok((conn, stmts)) => {
+                    self.adopt(conn, stmts);
+                    window.lock().expect("bench window lock").counts.reconnects += 1;
+                    return true;
+                }
+                Err(e) => {
+                    window
+                        .lock()
+                        .expect("bench window lock")
+                        .counts
+                        .error(connect_error_code(&e, socket));
+                    if !pause(wait, halt) {
+                        return false;
+                    }
+                    wait = (wait * 2).min(RECONNECT_PAUSE.1);
+                }
+            }
+        }
+    }
+
+    /// Beside a plan: after a failed statement, count it where it happened, roll back what the transaction
+    /// holds, and get ready to retry (a new connection when the old one is gone). False when the run was
+    /// stopped meanwhile.
+    fn recover_during(
+        &mut self,
+        e: &WireError,
+        c: &mut Counts,
+        window: &Mutex<Window>,
+        wait: &mut Duration,
+        halt: &dyn Fn() -> bool,
+    ) -> bool {
+        let code = error_code(e).unwrap_or(2013);
+        c.error(code);
+        window.lock().expect("bench window lock").counts.add(c);
+        *c = Counts::default();
+        let mut lost = !matches!(e, WireError::Server { .. }) || RECONNECT_CODES.contains(&code);
+        if !lost {
+            // A lock wait timeout leaves the transaction open with what it holds: let go before the pause.
+            let rollback = wl::tag_sql("ROLLBACK", &self.spec.tag);
+            lost = matches!(
+                self.wire.query(&rollback),
+                Err(WireError::Io(_) | WireError::Protocol(_))
+            );
+        }
+        if lost {
+            return self.reconnect_during(window, halt);
+        }
+        let ok = pause(*wait, halt);
+        *wait = (*wait * 2).min(RETRY_PAUSE.1);
+        ok
     }
 
     /// Run transactions until the deadline; what started after `measure_from` goes into `window`.
@@ -695,7 +872,7 @@ impl<'a> Worker<'a> {
             }
             let mut c = Counts::default();
             let start = Instant::now();
-            let (done, result) = self.one_event(&mut c, deadline, stop, pace);
+            let (done, result) = self.one_event(&mut c, deadline, stop, abort, pace, window);
             // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
                 let mut w = window.lock().expect("bench window lock");
@@ -718,17 +895,32 @@ impl<'a> Worker<'a> {
 
     /// One event: the transaction, restarted after each ignored error. Returns whether it completed, and an
     /// error when the run must stop.
+    #[allow(clippy::too_many_arguments)]
     fn one_event(
         &mut self,
         c: &mut Counts,
         deadline: Instant,
         stop: &AtomicBool,
+        abort: &AtomicBool,
         pace: &Pace,
+        window: &Mutex<Window>,
     ) -> (bool, anyhow::Result<()>) {
+        let halt = || {
+            stop.load(Ordering::Relaxed)
+                || abort.load(Ordering::Relaxed)
+                || Instant::now() >= deadline
+        };
+        let mut wait = RETRY_PAUSE.0;
         loop {
             let Err(e) = self.transaction(c, pace) else {
                 return self.check_reconnect(c, deadline, stop);
             };
+            if self.spec.during {
+                if !self.recover_during(&e, c, window, &mut wait, &halt) {
+                    return (false, Ok(()));
+                }
+                continue;
+            }
             let code = error_code(&e);
             if !code.is_some_and(|code| self.spec.ignore_errors.ignores(code)) {
                 if let WireError::Io(io) = &e {

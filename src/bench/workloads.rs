@@ -33,6 +33,15 @@ pub enum Workload {
         db: String,
         table: String,
     },
+    /// A write probe on a real table for the workload beside a plan (`--bench-during`): one locking read by
+    /// key (`SELECT key FROM t WHERE key = ? FOR UPDATE`) per event, in autocommit. It takes the locks a write
+    /// takes (a metadata write lock, and for MyISAM the table's write lock) and changes nothing, so it waits
+    /// where the table's writers wait and writes no row, no undo and no binary log. Not a sysbench script
+    /// and not named on the command line.
+    WriteProbe {
+        db: String,
+        table: String,
+    },
 }
 
 impl Workload {
@@ -84,6 +93,17 @@ impl Workload {
             Workload::SelectRandomRanges => "select_random_ranges".into(),
             Workload::BulkInsert => "bulk_insert".into(),
             Workload::Table { db, table } => format!("table:{db}.{table}"),
+            Workload::WriteProbe { db, table } => format!("write_probe:{db}.{table}"),
+        }
+    }
+
+    /// The real table a `table:` workload or a write probe works on.
+    pub fn real_table(&self) -> Option<(&str, &str)> {
+        match self {
+            Workload::Table { db, table } | Workload::WriteProbe { db, table } => {
+                Some((db.as_str(), table.as_str()))
+            }
+            _ => None,
         }
     }
 
@@ -178,6 +198,7 @@ impl Workload {
                 v.push(g(Commit, 1));
                 v
             }
+            Workload::WriteProbe { .. } => vec![g(TableLockingPoint, 1)],
         }
     }
 }
@@ -308,6 +329,8 @@ pub enum GroupKind {
     TableRange,
     /// A lookup through the table's n-th secondary index.
     TableIndex(usize),
+    /// The write probe's locking read by key (`FOR UPDATE`).
+    TableLockingPoint,
 }
 
 /// How sysbench counts a statement: a result set is a read, affected rows make a write, anything else

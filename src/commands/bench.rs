@@ -322,6 +322,7 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             percentile: a.percentile,
             histogram: a.histogram,
             oltp,
+            during: false,
         },
         json: a.fmt.format == Format::Json,
     })

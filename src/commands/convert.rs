@@ -2,7 +2,7 @@
 //! thresholds), or into a rollback or a drop of the kept table, then the plan run.
 
 use super::env::{attach_error_log, env_from};
-use super::{bench_time, run_options, run_plan};
+use super::{bench_time, run_options, run_plan, with_bench_during};
 use crate::cli::ConvertArgs;
 use crate::error::{bad_input, refused};
 use crate::plan::guard::Threshold;
@@ -37,7 +37,7 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     };
     // An idle session of innops's own would show among the sessions a lock wait names.
     drop(conn);
-    run_plan(plan, &env, &opts, None)
+    run_plan(with_bench_during(plan, &a.run)?, &env, &opts, None)
 }
 
 /// The conversion settings of `--tables`/`--all-myisam` and the copy flags (checked by

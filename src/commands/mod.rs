@@ -165,6 +165,21 @@ fn run_options(a: &crate::cli::RunArgs) -> RunOptions {
     }
 }
 
+/// The plan with `--bench-during` (its workload through the whole plan), refused where the plan has no
+/// benchmark.
+fn with_bench_during(
+    mut plan: crate::plan::Plan,
+    a: &crate::cli::RunArgs,
+) -> anyhow::Result<crate::plan::Plan> {
+    if a.bench_during {
+        let threads = a
+            .bench_during_threads
+            .unwrap_or(crate::bench::during::DEFAULT_THREADS);
+        runner::set_bench_during(&mut plan, threads, a.no_bench)?;
+    }
+    Ok(plan)
+}
+
 /// `--bench-time`, unless `--no-bench` skips the benchmarks.
 fn bench_time(a: &crate::cli::RunArgs) -> Option<u64> {
     (!a.no_bench).then_some(a.bench_time)

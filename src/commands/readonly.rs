@@ -1,7 +1,7 @@
 //! `innops readonly [--undo] [--min-redo] [--sql-read-only]`: the read-only switch and its way back.
 
 use super::env::{attach_error_log, env_from};
-use super::{bench_time, run_options, run_plan};
+use super::{bench_time, run_options, run_plan, with_bench_during};
 use crate::cli::ReadonlyArgs;
 use crate::procedures::readonly::{self, ReadonlyParams};
 use crate::server::facts::ServerFacts;
@@ -12,7 +12,12 @@ pub fn run(a: &ReadonlyArgs) -> anyhow::Result<()> {
     let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
     attach_error_log(&mut env, &facts);
     let plan = readonly::plan(&params, &facts, &env.plan_env)?;
-    run_plan(plan, &env, &run_options(&a.run), None)
+    run_plan(
+        with_bench_during(plan, &a.run)?,
+        &env,
+        &run_options(&a.run),
+        None,
+    )
 }
 
 /// The read-only settings of the flags.

@@ -1,7 +1,7 @@
 //! `innops recover`: a forced-recovery dump from a copy of a damaged server's data directory.
 
 use super::env::{attach_error_log, env_from};
-use super::{bench_time, run_options, run_plan};
+use super::{bench_time, run_options, run_plan, with_bench_during};
 use crate::cli::RecoverArgs;
 use crate::procedures::recover::{self, RecoverParams};
 use crate::server::facts::ServerFacts;
@@ -27,7 +27,12 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
         }
     };
     let plan = recover::plan(&params, &facts, &env.plan_env)?;
-    run_plan(plan, &env, &run_options(&a.run), None)
+    run_plan(
+        with_bench_during(plan, &a.run)?,
+        &env,
+        &run_options(&a.run),
+        None,
+    )
 }
 
 /// Paths as absolute: the plan is resumed from another working directory.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::env::{attach_error_log, env_from};
-use super::{bench_time, run_options, run_plan};
+use super::{bench_time, run_options, run_plan, with_bench_during};
 use crate::cli::{Format, RedoArgs};
 use crate::procedures;
 use crate::server::facts::ServerFacts;
@@ -26,5 +26,10 @@ pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
     let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
     attach_error_log(&mut env, &facts);
     let plan = procedures::redo::plan(&params, &facts, &env.plan_env)?;
-    run_plan(plan, &env, &run_options(&a.run), None)
+    run_plan(
+        with_bench_during(plan, &a.run)?,
+        &env,
+        &run_options(&a.run),
+        None,
+    )
 }

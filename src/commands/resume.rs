@@ -101,6 +101,10 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
             b.time = Duration::from_secs_f64(before.time_s.round().max(1.0));
         }
     }
+    // A run that had its workload through the whole plan has it again.
+    if let Some(threads) = recorded.bench_during.filter(|_| !no_bench) {
+        crate::plan::runner::set_bench_during(&mut plan, threads, false)?;
+    }
     let opts = RunOptions {
         execute: true,
         yes: a.yes || recorded.yes,

@@ -26,6 +26,15 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     })?;
     let checked = playbook::parse(file, &text)?;
     let pb = &checked.playbook;
+    // `[bench] during`, unless the command line asks for it itself.
+    let during = match pb.bench.during_threads(file, &text)? {
+        _ if a.run.bench_during => Some(
+            a.run
+                .bench_during_threads
+                .unwrap_or(crate::bench::during::DEFAULT_THREADS),
+        ),
+        from_file => from_file,
+    };
     let (conn_args, ctl_args) = target_of(pb, &a.conn, &a.control);
     let no_bench = a.run.no_bench || pb.bench.enabled == Some(false);
     let bench_time = (!no_bench).then(|| pb.bench.time.unwrap_or(a.run.bench_time));
@@ -44,6 +53,34 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
         &facts,
         &env.plan_env,
     )?;
+    let mut plan = plan;
+    if let Some(threads) = during {
+        crate::plan::runner::set_bench_during(&mut plan, threads, no_bench).map_err(|e| {
+            // Said at the line that asked for it.
+            let asked = if a.run.bench_during {
+                None
+            } else if pb.bench.during_threads.is_some()
+                && !(1..=crate::bench::during::MAX_THREADS).contains(&threads)
+            {
+                pb.bench
+                    .during_threads
+                    .as_ref()
+                    .map(|t| (t.span(), "during-threads"))
+            } else {
+                pb.bench.during.as_ref().map(|d| (d.span(), "during"))
+            };
+            match asked {
+                Some((span, field)) => error_at(
+                    file,
+                    &text,
+                    span,
+                    Some(field),
+                    &crate::error::display_of(&e),
+                ),
+                None => e,
+            }
+        })?;
+    }
     let mut opts = run_options(&a.run);
     opts.no_bench = no_bench;
     run_plan(plan, &env, &opts, None)

@@ -94,6 +94,9 @@ pub struct RecordedOptions {
     pub yes: bool,
     /// Seconds each benchmark runs.
     pub bench_time_s: Option<u64>,
+    /// `--bench-during`: the threads of the workload that runs for the whole plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench_during: Option<u32>,
 }
 
 pub struct RunDir {

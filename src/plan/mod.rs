@@ -325,6 +325,9 @@ pub struct Ctx<'a> {
     /// What this run's journal puts before the step ids the steps know themselves by (a playbook's member
     /// steps are journaled as `convert/copy:d.t`): [`Ctx::recorded_result`] adds it.
     pub journal_prefix: String,
+    /// Sessions of innops's own workload beside the plan (`--bench-during`): the load guard does not count
+    /// them as the server's load.
+    pub own_sessions: u64,
     conn: Option<Conn>,
 }
 
@@ -348,6 +351,7 @@ impl<'a> Ctx<'a> {
             write_blocks: Vec::new(),
             outcome: Vec::new(),
             journal_prefix: String::new(),
+            own_sessions: 0,
             conn: None,
         }
     }

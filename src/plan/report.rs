@@ -87,6 +87,9 @@ pub struct Report {
     /// What the run got, in a line each (printed at the end of the text summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outcome: Vec<String>,
+    /// With `--bench-during`: the workload's throughput and latency over the whole run, with the steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<crate::bench::during::DuringReport>,
 }
 
 impl Report {
@@ -128,6 +131,7 @@ impl Report {
             version: env!("CARGO_PKG_VERSION").to_string(),
             write_blocks: Vec::new(),
             outcome: Vec::new(),
+            during: None,
         }
     }
 
@@ -277,6 +281,9 @@ impl Report {
         if let (Some(b), Some(a)) = (&self.bench.before, &self.bench.after) {
             s.push_str("\nbenchmark before → after:\n");
             s.push_str(&crate::bench::render_comparison(b, a));
+        }
+        if let Some(d) = &self.during {
+            s.push_str(&d.render_text(self.bench.before.as_ref()));
         }
         if let Some(m) = &self.message {
             s.push_str(&format!("\n{m}\n"));

@@ -47,12 +47,80 @@ pub fn run(
         &previews,
     );
     let mut ctx = Ctx::new(target, control, &plan.header.procedure, abort);
+    if let Some(threads) = bench_during(&plan) {
+        match during_spec(&plan, opts, threads) {
+            Ok(d) => report.notes.push(format!(
+                "--bench-during: {} ({} thread(s){}) runs from the first step to the last, one line a second, and gives the figures before and after",
+                d.workload.workload,
+                d.workload.threads,
+                d.probe
+                    .as_ref()
+                    .map(|p| format!(", and {} locking reads a second standing for the table's writers", p.rate))
+                    .unwrap_or_default()
+            )),
+            Err(e) => {
+                report.status = "refused".into();
+                report.message = Some(crate::error::display_of(&e));
+                return (report, Err(e));
+            }
+        }
+    }
     if !opts.execute {
         let r = dry_run(&plan, &mut ctx, &mut report);
         return (report, r);
     }
     let r = execute(plan, &mut ctx, &mut report, opts, resume);
     (report, r)
+}
+
+/// `--bench-during`: the plan's benchmark runs for the whole plan with `threads` threads, and its "before" and
+/// "after" figures are taken from it ([`crate::bench::during`]). Refused (bad input) when the plan has no
+/// benchmark or `no_bench` skips it.
+pub fn set_bench_during(plan: &mut Plan, threads: u32, no_bench: bool) -> anyhow::Result<()> {
+    if !(1..=crate::bench::during::MAX_THREADS).contains(&threads) {
+        return Err(crate::error::bad_input(format!(
+            "--bench-during-threads {threads} is out of range: give 1 to {}",
+            crate::bench::during::MAX_THREADS
+        )));
+    }
+    let probe = RunOptions {
+        no_bench,
+        ..Default::default()
+    };
+    during_spec(plan, &probe, threads)?;
+    if let Some(b) = plan.bench.as_mut() {
+        b.during = Some(threads);
+    }
+    Ok(())
+}
+
+/// The threads of the workload beside the plan, when it has one.
+fn bench_during(plan: &Plan) -> Option<u32> {
+    plan.bench.as_ref().and_then(|b| b.during)
+}
+
+/// The workload that runs beside the plan, or why `--bench-during` cannot be honoured.
+fn during_spec(
+    plan: &Plan,
+    opts: &RunOptions,
+    threads: u32,
+) -> anyhow::Result<crate::bench::during::DuringSpec> {
+    if opts.no_bench {
+        return Err(crate::error::bad_input(
+            "--bench-during runs the plan's benchmark workload through the whole plan and --no-bench skips it: drop one of them",
+        ));
+    }
+    let Some(bench) = &plan.bench else {
+        let why = match plan.header.procedure.as_str() {
+            "recover" => " (a workload could crash a damaged server)",
+            _ => "",
+        };
+        return Err(crate::error::bad_input(format!(
+            "--bench-during runs the plan's benchmark workload through the whole plan, and this {} plan has none{why}: drop --bench-during",
+            plan.header.procedure
+        )));
+    };
+    crate::bench::during::DuringSpec::of(bench, threads, &plan.header.procedure)
 }
 
 /// Run checks in order. A check that cannot run (the server went away, a lock wait ran out) has not proven
@@ -244,6 +312,7 @@ fn execute(
                     no_bench: opts.no_bench,
                     yes: opts.yes,
                     bench_time_s: plan.bench.as_ref().map(|b| b.time.as_secs()),
+                    bench_during: bench_during(&plan),
                 },
             };
             (RunDir::create(&path, &file)?, None)
@@ -251,15 +320,47 @@ fn execute(
     };
     report.run_dir = Some(rd.path.display().to_string());
     ctx.run_dir = Some(rd.path.clone());
-    let result = execute_steps(
-        &plan,
-        ctx,
-        report,
-        opts,
-        &mut rd,
-        prior.as_ref(),
-        &mut locks,
-    );
+    // The workload beside the plan starts before the first step and stops after the last.
+    let during = match bench_during(&plan).filter(|_| !opts.no_bench) {
+        Some(threads) => during_spec(&plan, opts, threads).and_then(|spec| {
+            say(&format!(
+                "[bench] during: {} with {} thread(s) until the plan ends",
+                spec.workload.workload, spec.workload.threads
+            ));
+            crate::bench::during::During::start(ctx.target, spec, &rd.path)
+        }),
+        None => Err(anyhow::anyhow!("not asked for")),
+    };
+    let during = match (bench_during(&plan).filter(|_| !opts.no_bench), during) {
+        (Some(_), Err(e)) => Err(e),
+        (_, Ok(d)) => Ok(Some(d)),
+        (None, Err(_)) => Ok(None),
+    };
+    ctx.own_sessions = during
+        .as_ref()
+        .ok()
+        .and_then(|d| d.as_ref())
+        .map_or(0, |d| d.spec().sessions());
+    let result = match &during {
+        Ok(d) => execute_steps(
+            &plan,
+            ctx,
+            report,
+            opts,
+            &mut rd,
+            prior.as_ref(),
+            &mut locks,
+            d.as_ref(),
+        ),
+        Err(e) => Err(anyhow::anyhow!(
+            "the workload beside the plan could not start: {}",
+            crate::error::display_of(e)
+        )),
+    };
+    if let Ok(Some(d)) = during {
+        d.stop();
+    }
+    ctx.own_sessions = 0;
     // A guard still held ends with the run.
     ctx.release_all_blocks();
     report.write_blocks.append(&mut ctx.write_blocks);
@@ -279,11 +380,21 @@ fn execute(
     rd.log(EventKind::RunDone {
         status: status.into(),
     })?;
+    if bench_during(&plan).is_some() && !opts.no_bench {
+        let titles = report
+            .steps
+            .iter()
+            .map(|s| (s.id.clone(), s.title.clone()))
+            .collect();
+        report.during =
+            crate::bench::during::report_of(&rd.path, &titles, report.bench.before.as_ref());
+    }
     rd.write_json("report.json", report)?;
     crate::bench::html::write_report(&rd.path, report)?;
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute_steps(
     plan: &Plan,
     ctx: &mut Ctx,
@@ -292,6 +403,7 @@ fn execute_steps(
     rd: &mut RunDir,
     prior: Option<&journal::Progress>,
     locks: &mut Locks,
+    during: Option<&crate::bench::during::During>,
 ) -> anyhow::Result<()> {
     let bench = if opts.no_bench {
         None
@@ -348,7 +460,7 @@ fn execute_steps(
                     })?;
                     rd.write_json("report.json", report)?;
                     if Some(i) == last_bench {
-                        bench_point(bench, ctx, report, rd, "after")?;
+                        bench_point(bench, during, ctx, report, rd, "after")?;
                     }
                     continue;
                 }
@@ -405,7 +517,7 @@ fn execute_steps(
             return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
-            bench_point(bench, ctx, report, rd, "before")?;
+            bench_point(bench, during, ctx, report, rd, "before")?;
             // The step's own time starts after the measurement.
             started = std::time::Instant::now();
             report.step_mut(&step.id).started = Some(chrono::Utc::now());
@@ -547,7 +659,7 @@ fn execute_steps(
         });
         rd.write_json("report.json", report)?;
         if Some(i) == last_bench {
-            bench_point(bench, ctx, report, rd, "after")?;
+            bench_point(bench, during, ctx, report, rd, "after")?;
         }
     }
     Ok(())
@@ -555,22 +667,37 @@ fn execute_steps(
 
 fn bench_point(
     bench: Option<&crate::bench::PlanBench>,
+    during: Option<&crate::bench::during::During>,
     ctx: &mut Ctx,
     report: &mut Report,
     rd: &mut RunDir,
     label: &str,
 ) -> anyhow::Result<()> {
     let Some(spec) = bench else { return Ok(()) };
-    say(&format!(
-        "[bench] {label}: {} for {} s",
-        spec.workload,
-        spec.time.as_secs()
-    ));
-    ctx.step = format!("bench-{label}");
     let secs = spec.time.as_secs();
-    let result = crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-        crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)
-    })?;
+    ctx.step = format!("bench-{label}");
+    let result = match during {
+        // The figures are the workload beside the plan's, over the same time at the same point.
+        Some(d) => {
+            say(&format!(
+                "[bench] {label}: {} s of the workload beside the plan ({})",
+                secs,
+                d.spec().workload.workload
+            ));
+            crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
+                d.slice(label, spec.time, ctx.abort)
+            })?
+        }
+        None => {
+            say(&format!(
+                "[bench] {label}: {} for {} s",
+                spec.workload, secs
+            ));
+            crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
+                crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)
+            })?
+        }
+    };
     let file = format!("bench/{label}.json");
     rd.write_json(&file, &result)?;
     rd.log(EventKind::Bench {

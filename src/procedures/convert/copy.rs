@@ -561,10 +561,12 @@ pub fn next_chunk(rows: u64, took: Duration, target: Duration) -> u64 {
     (bounded as u64).clamp(100, 200_000)
 }
 
-/// The status variables the load guard watches. Their names were validated as plain identifiers.
+/// The status variables the load guard watches, less what `own` sessions of innops's workload beside the plan
+/// add to them ([`crate::plan::guard::discount`]). Their names were validated as plain identifiers.
 pub fn load_snapshot(
     conn: &mut Conn,
     settings: &ChunkSettings,
+    own: u64,
 ) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
     let mut snap = std::collections::BTreeMap::new();
     for v in [
@@ -580,6 +582,7 @@ pub fn load_snapshot(
             }
         }
     }
+    crate::plan::guard::discount(&mut snap, own);
     Ok(snap)
 }
 
@@ -638,7 +641,7 @@ pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> 
     let mut pause = Pause::new();
     loop {
         match decide(
-            &load_snapshot(&mut status, settings)?,
+            &load_snapshot(&mut status, settings, ctx.own_sessions)?,
             &settings.max_load,
             &settings.critical_load,
         ) {
@@ -757,7 +760,7 @@ pub fn copy_chunked(
             ))
             .into());
         }
-        let snap = load_snapshot(&mut status, settings)?;
+        let snap = load_snapshot(&mut status, settings, ctx.own_sessions)?;
         match decide(&snap, &settings.max_load, &settings.critical_load) {
             LoadDecision::Go => pause.reset(),
             LoadDecision::Pause(why) => {

@@ -1,0 +1,633 @@
+//! The impact-over-time chart of `report.html` (`--bench-during`): one inline SVG with three panels on one
+//! time axis — the workload's throughput, p95 latency (log scale, so a one-second lock wait and a one-
+//! millisecond read both show) and errors per interval — behind which the steps are marked (a numbered line at
+//! each start, listed under the chart), the spans the "before" and "after" figures were taken from, and the
+//! spans innops blocked writes. No scripts, nothing fetched: it is text in the page.
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+
+use super::during::{describe_codes, DuringInterval, DuringReport, WORKLOAD, WRITES};
+use super::html::esc;
+use crate::plan::report::WriteBlock;
+
+const W: f64 = 940.0;
+const LEFT: f64 = 78.0;
+const RIGHT: f64 = 24.0;
+/// Rows of step numbers above the panels (numbers of steps close together go to the next row).
+const LABEL_ROWS: usize = 4;
+const TOP: f64 = 28.0 + 14.0 * LABEL_ROWS as f64;
+const TPS_H: f64 = 170.0;
+const P95_H: f64 = 150.0;
+const ERR_H: f64 = 80.0;
+const GAP: f64 = 34.0;
+const BOTTOM: f64 = 46.0;
+
+const C_WORKLOAD: &str = "#1f5fbf";
+const C_PROBE: &str = "#d9730d";
+const C_ERR_WORKLOAD: &str = "#c2185b";
+const C_ERR_PROBE: &str = "#7b1fa2";
+const C_SLICE: &str = "#dce8fb";
+const C_BLOCKED: &str = "#fbdcdc";
+const C_STEP: &str = "#555";
+
+/// Seconds since the chart's start.
+fn secs(t: DateTime<Utc>, t0: DateTime<Utc>) -> f64 {
+    (t - t0).num_microseconds().unwrap_or(0) as f64 / 1e6
+}
+
+/// A step for axis ticks: 1, 2 or 5 times a power of ten, so that about `n` ticks cover `span`.
+pub fn nice_step(span: f64, n: f64) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / n.max(1.0);
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+/// A tick value: whole numbers as they are, fractions with the digits they need (0.1, 0.25, 2.5).
+pub(crate) fn fmt_num(v: f64) -> String {
+    if v >= 100.0 || v == v.round() {
+        return format!("{v:.0}");
+    }
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Where a value lands on a panel: linear from 0 to `max`, or log10 between `lo` and `hi`.
+#[derive(Clone, Copy)]
+enum Scale {
+    Linear { max: f64 },
+    Log { lo: f64, hi: f64 },
+}
+
+impl Scale {
+    /// The fraction of the panel's height (0 at the bottom).
+    fn frac(self, v: f64) -> f64 {
+        match self {
+            Scale::Linear { max } => (v / max).clamp(0.0, 1.0),
+            Scale::Log { lo, hi } => {
+                ((v.max(lo).log10() - lo.log10()) / (hi.log10() - lo.log10())).clamp(0.0, 1.0)
+            }
+        }
+    }
+
+    fn ticks(self) -> Vec<f64> {
+        match self {
+            Scale::Linear { max } => {
+                let step = if max <= 2.0 { 1.0 } else { nice_step(max, 4.0) };
+                (0..)
+                    .map(|i| i as f64 * step)
+                    .take_while(|v| *v <= max * 1.0001)
+                    .collect()
+            }
+            Scale::Log { lo, hi } => {
+                let mut v = lo;
+                let mut out = Vec::new();
+                while v <= hi * 1.0001 {
+                    out.push(v);
+                    v *= 10.0;
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A panel: its top, height and scale.
+struct Panel {
+    top: f64,
+    h: f64,
+    scale: Scale,
+}
+
+impl Panel {
+    fn y(&self, v: f64) -> f64 {
+        self.top + self.h - self.scale.frac(v) * self.h
+    }
+
+    /// The frame, the y axis with its ticks and the title naming the unit.
+    fn frame(&self, s: &mut String, title: &str, unit: &str) {
+        let _ = write!(
+            s,
+            r##"<rect x="{LEFT}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#bbb"/>"##,
+            self.top,
+            W - LEFT - RIGHT,
+            self.h
+        );
+        let _ = write!(
+            s,
+            r#"<text class="panel-title" x="{LEFT}" y="{:.1}" font-size="13" font-weight="bold">{}</text>"#,
+            self.top - 6.0,
+            esc(title)
+        );
+        for v in self.scale.ticks() {
+            let y = self.y(v);
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eee"/><line x1="{:.1}" y1="{y:.1}" x2="{LEFT}" y2="{y:.1}" stroke="#888"/><text class="y-tick" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{} {}</text>"##,
+                LEFT,
+                W - RIGHT,
+                LEFT - 4.0,
+                LEFT - 6.0,
+                y + 4.0,
+                fmt_num(v),
+                esc(unit)
+            );
+        }
+    }
+}
+
+/// The interval's points of one series: (x of its middle, value), split where the value is missing.
+fn runs(
+    intervals: &[&DuringInterval],
+    f: impl Fn(&DuringInterval) -> Option<f64>,
+    x: impl Fn(DateTime<Utc>) -> f64,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for i in intervals {
+        match f(i) {
+            Some(v) => {
+                let mid = i.from + (i.to - i.from) / 2;
+                out.last_mut().expect("one run at least").push((x(mid), v));
+            }
+            None => {
+                if !out.last().expect("one run at least").is_empty() {
+                    out.push(Vec::new());
+                }
+            }
+        }
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+fn polyline(
+    s: &mut String,
+    pts: &[(f64, f64)],
+    panel: &Panel,
+    colour: &str,
+    dash: &str,
+    class: &str,
+) {
+    if pts.len() == 1 {
+        let (x, v) = pts[0];
+        let _ = write!(
+            s,
+            r#"<circle class="{class}" cx="{x:.1}" cy="{:.1}" r="2.5" fill="{colour}"/>"#,
+            panel.y(v)
+        );
+        return;
+    }
+    let p: Vec<String> = pts
+        .iter()
+        .map(|(x, v)| format!("{x:.1},{:.1}", panel.y(*v)))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<polyline class="{class}" points="{}" fill="none" stroke="{colour}" stroke-width="1.8"{dash}/>"#,
+        p.join(" ")
+    );
+}
+
+/// The chart, with the write-block spans innops measured from its own guard.
+pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
+    let t0 = d.started;
+    let end = d
+        .intervals
+        .iter()
+        .map(|i| i.to)
+        .chain(d.steps.iter().filter_map(|s| s.to))
+        .max()
+        .unwrap_or(t0);
+    let span = secs(end, t0).max(1.0);
+    let plot_w = W - LEFT - RIGHT;
+    let x = |t: DateTime<Utc>| LEFT + (secs(t, t0) / span).clamp(0.0, 1.0) * plot_w;
+    let work: Vec<&DuringInterval> = d
+        .intervals
+        .iter()
+        .filter(|i| i.series == WORKLOAD)
+        .collect();
+    let probe: Vec<&DuringInterval> = d.intervals.iter().filter(|i| i.series == WRITES).collect();
+
+    let tps_max = work.iter().map(|i| i.tps).fold(0.0f64, f64::max);
+    let tps = Panel {
+        top: TOP,
+        h: TPS_H,
+        scale: Scale::Linear {
+            max: {
+                let step = nice_step(tps_max.max(1.0), 4.0);
+                (tps_max / step).ceil().max(1.0) * step
+            },
+        },
+    };
+    let p95s = d.intervals.iter().filter_map(|i| i.p95_ms);
+    let (lo, hi) = p95s.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = if hi <= 0.0 {
+        (0.1, 10.0)
+    } else {
+        (
+            10f64.powf(lo.max(0.001).log10().floor()),
+            10f64
+                .powf(hi.log10().ceil())
+                .max(10f64.powf(lo.max(0.001).log10().floor() + 1.0)),
+        )
+    };
+    let p95 = Panel {
+        top: TOP + TPS_H + GAP,
+        h: P95_H,
+        scale: Scale::Log { lo, hi },
+    };
+    let err_max = d.intervals.iter().map(|i| i.errors).max().unwrap_or(0) as f64;
+    let errs = Panel {
+        top: TOP + TPS_H + GAP + P95_H + GAP,
+        h: ERR_H,
+        scale: Scale::Linear {
+            // Counts: whole ticks only.
+            max: {
+                let step = nice_step(err_max.max(1.0), 2.0).max(1.0);
+                (err_max / step).ceil().max(1.0) * step
+            },
+        },
+    };
+    let h = errs.top + ERR_H + BOTTOM;
+    let plot_top = TOP;
+    let plot_bottom = errs.top + ERR_H;
+
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="impact" width="{W}" height="{h:.0}" viewBox="0 0 {W} {h:.0}" role="img" aria-label="Throughput, p95 latency and errors over time, with the steps marked">"#
+    );
+    s.push_str("<title>Throughput, p95 latency and errors each second during the plan, with the steps marked</title>");
+    // Behind everything: where the figures before and after were taken, and where innops blocked writes.
+    for (label, a, b) in &d.slices {
+        let (xa, xb) = (x(*a), x(*b));
+        let _ = write!(
+            s,
+            r##"<rect class="slice" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_SLICE}"><title>benchmark {}: the figures {} were taken here</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="#3a64a8">bench {}</text>"##,
+            (xb - xa).max(1.0),
+            plot_bottom - plot_top,
+            esc(label),
+            esc(label),
+            xa + 2.0,
+            plot_bottom - 4.0,
+            esc(label)
+        );
+    }
+    for b in blocks {
+        let (xa, xb) = (x(b.from), x(b.to));
+        let _ = write!(
+            s,
+            r##"<rect class="blocked" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_BLOCKED}" fill-opacity="0.8"><title>writes to {} blocked for {:.2} s</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="#a11">writes to {} blocked</text>"##,
+            (xb - xa).max(1.0),
+            plot_bottom - plot_top,
+            esc(&b.object),
+            b.seconds,
+            xa + 2.0,
+            plot_top + 12.0,
+            esc(&b.object)
+        );
+    }
+    tps.frame(
+        &mut s,
+        "Throughput of the workload (transactions per second)",
+        "tps",
+    );
+    p95.frame(
+        &mut s,
+        "95th percentile latency (milliseconds, log scale)",
+        "ms",
+    );
+    errs.frame(
+        &mut s,
+        "Errors per interval (failed statements and connection attempts)",
+        "",
+    );
+    // The x axis: seconds since the workload started, under the last panel.
+    let step = nice_step(span, 10.0);
+    let mut v = 0.0;
+    while v <= span + 1e-9 {
+        let xv = LEFT + v / span * plot_w;
+        let _ = write!(
+            s,
+            r##"<line x1="{xv:.1}" y1="{plot_bottom:.1}" x2="{xv:.1}" y2="{:.1}" stroke="#888"/><text class="x-tick" x="{xv:.1}" y="{:.1}" text-anchor="middle" font-size="11">{} s</text>"##,
+            plot_bottom + 4.0,
+            plot_bottom + 16.0,
+            fmt_num(v)
+        );
+        v += step;
+    }
+    let _ = write!(
+        s,
+        r#"<text class="x-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">time since the workload started (seconds; 0 s = {} UTC)</text>"#,
+        LEFT + plot_w / 2.0,
+        plot_bottom + 34.0,
+        t0.format("%Y-%m-%d %H:%M:%S")
+    );
+    // The steps: in the lanes above the panels each step is a bar from its start to its end, with its number
+    // and, where there is room, its id; a dashed line runs down from each start through every panel.
+    let mut row_end = [f64::MIN; LABEL_ROWS];
+    let chars = |t: &str| t.chars().count() as f64 * 6.2;
+    for (n, st) in d.steps.iter().enumerate() {
+        let xs = x(st.from);
+        let xe = x(st.to.unwrap_or(end)).max(xs + 2.0);
+        let long = format!("{} {}", n + 1, st.step);
+        let short = format!("{}", n + 1);
+        let free = |row_end: &[f64; LABEL_ROWS], w: f64| {
+            (0..LABEL_ROWS).find(|r| row_end[*r] + 6.0 < xs && xs + w <= W - 4.0)
+        };
+        // Where every lane is taken here (steps that start together), the step keeps its bar and its line,
+        // and its number is in its tooltip and the table below: text over text would be read by nobody.
+        let (row, label) = match (free(&row_end, chars(&long)), free(&row_end, chars(&short))) {
+            (Some(r), _) => (r, long),
+            (None, Some(r)) => (r, short),
+            (None, None) => {
+                let r = (0..LABEL_ROWS)
+                    .min_by(|a, b| row_end[*a].total_cmp(&row_end[*b]))
+                    .unwrap_or(0);
+                (r, String::new())
+            }
+        };
+        row_end[row] = row_end[row].max(xs + chars(&label)).max(xe);
+        let lane = 6.0 + 14.0 * row as f64;
+        let _ = write!(
+            s,
+            r#"<g class="step"><title>{}. {} ({}): {} → {}</title><rect class="step-span" x="{xs:.1}" y="{:.1}" width="{:.1}" height="3" fill="{C_STEP}"/><text class="step-label" x="{xs:.1}" y="{:.1}" font-size="10">{}</text></g><line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"/>"#,
+            n + 1,
+            esc(&st.step),
+            esc(&st.status),
+            st.from.format("%H:%M:%S%.3f"),
+            st.to
+                .map(|t| t.format("%H:%M:%S%.3f").to_string())
+                .unwrap_or_else(|| "running".into()),
+            lane + 10.0,
+            xe - xs,
+            lane + 8.0,
+            esc(&label),
+            lane + 10.0
+        );
+    }
+    // The series.
+    for r in runs(&work, |i| Some(i.tps), x) {
+        polyline(&mut s, &r, &tps, C_WORKLOAD, "", "tps");
+    }
+    for r in runs(&work, |i| i.p95_ms, x) {
+        polyline(&mut s, &r, &p95, C_WORKLOAD, "", "p95");
+    }
+    for r in runs(&probe, |i| i.p95_ms, x) {
+        polyline(
+            &mut s,
+            &r,
+            &p95,
+            C_PROBE,
+            r#" stroke-dasharray="5,3""#,
+            "p95-writes",
+        );
+    }
+    // Errors: a bar per interval, the probe's stacked on the workload's.
+    for series in [&work, &probe] {
+        for i in series.iter().filter(|i| i.errors > 0) {
+            let below = if i.series == WRITES {
+                work.iter()
+                    .find(|w| w.from <= i.from && w.to > i.from)
+                    .map_or(0, |w| w.errors)
+            } else {
+                0
+            };
+            let (xa, xb) = (x(i.from), x(i.to));
+            let y0 = errs.y(below as f64);
+            let y1 = errs.y((below + i.errors) as f64);
+            let colour = if i.series == WRITES {
+                C_ERR_PROBE
+            } else {
+                C_ERR_WORKLOAD
+            };
+            let _ = write!(
+                s,
+                r#"<rect class="errors" x="{xa:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="{colour}"><title>{}: {} error(s): {}</title></rect>"#,
+                (xb - xa - 0.5).max(1.0),
+                (y0 - y1).max(1.0),
+                esc(&i.series),
+                i.errors,
+                esc(&describe_codes(&i.error_codes))
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The legend under the chart: what each colour is, then the numbered steps.
+pub fn legend(d: &DuringReport, blocks: &[WriteBlock]) -> String {
+    let mut s = String::from("<ul class=\"legend\">");
+    let item = |s: &mut String, swatch: String, text: &str| {
+        let _ = write!(
+            s,
+            "<li><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"26\" height=\"12\">{swatch}</svg> {}</li>",
+            esc(text)
+        );
+    };
+    item(
+        &mut s,
+        format!(r#"<line x1="0" y1="6" x2="26" y2="6" stroke="{C_WORKLOAD}" stroke-width="2"/>"#),
+        &format!(
+            "workload ({}, {} thread(s)): tps and p95",
+            d.workload, d.threads
+        ),
+    );
+    if let Some(p) = &d.probe {
+        item(
+            &mut s,
+            format!(
+                r#"<line x1="0" y1="6" x2="26" y2="6" stroke="{C_PROBE}" stroke-width="2" stroke-dasharray="5,3"/>"#
+            ),
+            &format!("write probe ({p}): p95 of its locking reads"),
+        );
+    }
+    item(
+        &mut s,
+        format!(r#"<rect x="4" y="1" width="18" height="10" fill="{C_ERR_WORKLOAD}"/>"#),
+        "errors of the workload",
+    );
+    if d.probe.is_some() {
+        item(
+            &mut s,
+            format!(r#"<rect x="4" y="1" width="18" height="10" fill="{C_ERR_PROBE}"/>"#),
+            "errors of the write probe",
+        );
+    }
+    item(
+        &mut s,
+        format!(r#"<rect x="0" y="0" width="26" height="12" fill="{C_SLICE}"/>"#),
+        "where the figures before and after were taken",
+    );
+    if !blocks.is_empty() {
+        item(
+            &mut s,
+            format!(r#"<rect x="0" y="0" width="26" height="12" fill="{C_BLOCKED}"/>"#),
+            "innops held writes to a table (its guard)",
+        );
+    }
+    item(
+        &mut s,
+        format!(
+            r#"<line x1="13" y1="0" x2="13" y2="12" stroke="{C_STEP}" stroke-dasharray="3,3"/>"#
+        ),
+        "a step: its span above the chart, a line at its start (numbered as below)",
+    );
+    s.push_str("</ul>");
+    s
+}
+
+/// The per-step table: each step's span and what the workload saw in it, against "before".
+pub fn impact_table(d: &DuringReport) -> String {
+    let mut s = String::from(
+        "<table class=\"impact-steps\"><thead><tr><th>#</th><th>step</th><th>from (s)</th><th>took</th><th>median tps</th><th>vs before</th><th>worst p95</th><th>errors</th></tr></thead><tbody>",
+    );
+    for (n, st) in d.steps.iter().enumerate() {
+        let imp = d.impact.get(n).filter(|i| i.step == st.step);
+        let cell = |v: Option<String>| v.unwrap_or_else(|| "–".into());
+        let errors = imp.map(|i| {
+            if i.errors == 0 {
+                "0".to_string()
+            } else {
+                format!("{} ({})", i.errors, describe_codes(&i.error_codes))
+            }
+        });
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td><code>{}</code> {}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            n + 1,
+            esc(&st.step),
+            esc(&st.title),
+            secs(st.from, d.started),
+            cell(imp.map(|i| format!(
+                "{:.2} s{}",
+                i.seconds,
+                if i.shared { " (within one interval)" } else { "" }
+            ))),
+            cell(imp.and_then(|i| i.median_tps).map(|v| format!("{v:.1} tps"))),
+            cell(imp.and_then(|i| i.tps_vs_before_pct).map(|p| format!("{p:+.0}%"))),
+            cell(imp.and_then(|i| i.worst_p95_ms).map(|v| format!("{v:.2} ms"))),
+            esc(&cell(errors))
+        );
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::during::StepSpan;
+
+    fn t(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn report() -> DuringReport {
+        let iv =
+            |series: &str, from: i64, tps: f64, p95: Option<f64>, errors: u64| DuringInterval {
+                series: series.into(),
+                from: t(from),
+                to: t(from + 1),
+                transactions: tps as u64,
+                tps,
+                p95_ms: p95,
+                errors,
+                error_codes: if errors > 0 {
+                    [(1205, errors)].into_iter().collect()
+                } else {
+                    Default::default()
+                },
+                reconnects: 0,
+            };
+        DuringReport {
+            workload: "table:d.t".into(),
+            threads: 2,
+            probe: Some("write_probe:d.t".into()),
+            interval_s: 1.0,
+            started: t(0),
+            intervals: vec![
+                iv(WORKLOAD, 0, 100.0, Some(1.0), 0),
+                iv(WORKLOAD, 1, 0.0, None, 0),
+                iv(WORKLOAD, 2, 90.0, Some(2.0), 0),
+                iv(WRITES, 1, 0.0, None, 2),
+            ],
+            steps: vec![StepSpan {
+                step: "copy:d.t".into(),
+                title: "Copy <d.t>".into(),
+                from: t(1),
+                to: Some(t(2)),
+                status: "done".into(),
+            }],
+            slices: vec![("before".into(), t(0), t(1))],
+            impact: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ticks_are_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_step(100.0, 4.0), 50.0);
+        assert_eq!(nice_step(3.0, 10.0), 0.5);
+        assert_eq!(nice_step(7000.0, 4.0), 2000.0);
+        assert_eq!(nice_step(0.0, 4.0), 1.0);
+        assert_eq!(
+            Scale::Log { lo: 0.1, hi: 100.0 }.ticks(),
+            vec![0.1, 1.0, 10.0, 100.0]
+        );
+        assert_eq!(Scale::Linear { max: 100.0 }.ticks(), vec![0.0, 50.0, 100.0]);
+        assert_eq!(
+            Scale::Linear { max: 1.0 }.ticks(),
+            vec![0.0, 1.0],
+            "counts tick whole"
+        );
+        assert_eq!(fmt_num(0.1), "0.1");
+        assert_eq!(fmt_num(2.5), "2.5");
+        assert_eq!(fmt_num(6000.0), "6000");
+    }
+
+    #[test]
+    fn the_chart_has_its_axes_units_steps_bands_and_a_gap_where_nothing_completed() {
+        let d = report();
+        let blocks = [WriteBlock {
+            object: "d.t".into(),
+            from: t(1),
+            to: t(2),
+            seconds: 1.0,
+        }];
+        let svg = impact_chart(&d, &blocks);
+        roxmltree::Document::parse(&svg).expect("well-formed SVG");
+        for needle in [
+            "transactions per second",
+            "milliseconds, log scale",
+            "Errors per interval",
+            "time since the workload started (seconds",
+            " tps</text>",
+            " ms</text>",
+            ">1 s</text>",
+            "class=\"step-mark\"",
+            "class=\"slice\"",
+            "writes to d.t blocked",
+            "1205 lock wait timeout ×2",
+        ] {
+            assert!(svg.contains(needle), "{needle}: {svg}");
+        }
+        // The interval with no completed transaction breaks the latency line: two single points, no line
+        // through a value that was never measured.
+        assert_eq!(svg.matches("class=\"p95\"").count(), 2, "{svg}");
+        assert!(!svg.contains("<script"));
+        let table = impact_table(&d);
+        assert!(table.contains("Copy &lt;d.t&gt;"));
+        let legend = legend(&d, &blocks);
+        assert!(legend.contains("write probe (write_probe:d.t)"), "{legend}");
+    }
+}
