@@ -712,7 +712,32 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         },
     )
     .unwrap_or_else(|e| panic!("report.html is not well-formed: {e}\n{html}"));
+    // The staging drill runs with `[bench] during = true`: the workload covers every step, the impact chart
+    // names each one, and the drill's restarts show as refused connections.
+    let during = &report["during"];
+    assert!(
+        during.is_object(),
+        "report.json has the workload's impact: {report}"
+    );
+    let steps = j["steps"].as_array().unwrap().len();
+    assert_eq!(
+        during["steps"].as_array().unwrap().len(),
+        steps,
+        "every step is on the impact chart"
+    );
+    let errors: u64 = during["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["errors"].as_u64())
+        .sum();
+    assert!(
+        errors > 0,
+        "the restarts refused the workload's connections: {during}"
+    );
+    assert!(out_dir.join("bench/during.jsonl").exists());
     for want in [
+        "Impact over time",
         "drill-damage/damage",
         "deadlock.3/run:gap-insert",
         "<svg",

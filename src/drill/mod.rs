@@ -277,12 +277,17 @@ fn plan(
             )?);
         }
     }
-    playbook::combine(
+    let mut plan = playbook::combine(
         "drill",
         PLAYBOOK_FILE,
         checked.playbook.description.as_deref(),
         plans,
         facts,
         env,
-    )
+    )?;
+    // `[bench] during`, as `innops run` takes it: the workload runs through the whole drill.
+    if let Some(threads) = checked.playbook.bench.during_threads(file, PLAYBOOK)? {
+        crate::plan::runner::set_bench_during(&mut plan, threads, false)?;
+    }
+    Ok(plan)
 }
