@@ -26,13 +26,15 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     })?;
     let checked = playbook::parse(file, &text)?;
     let pb = &checked.playbook;
-    // `[bench] during`, unless the command line asks for it itself.
+    // `[bench] during`, unless the command line asks for it itself; `--no-bench` on the command line wins over
+    // the file's benchmark settings, `during` with them (as it does over `enabled` and `time`).
     let during = match pb.bench.during_threads(file, &text)? {
         _ if a.run.bench_during => Some(
             a.run
                 .bench_during_threads
                 .unwrap_or(crate::bench::during::DEFAULT_THREADS),
         ),
+        _ if a.run.no_bench => None,
         from_file => from_file,
     };
     let (conn_args, ctl_args) = target_of(pb, &a.conn, &a.control);

@@ -508,15 +508,18 @@ pub fn read_lines(run_dir: &Path) -> Vec<Line> {
         .collect()
 }
 
+/// Intervals and instants for the unit tests of this module and of `report`.
 #[cfg(test)]
-mod tests {
+pub(crate) mod test_support {
     use super::*;
 
-    fn t(s: i64) -> DateTime<Utc> {
+    /// An instant `s` seconds after a fixed origin.
+    pub fn t(s: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
     }
 
-    fn iv(
+    /// One interval of `series` from second `from` to the next, with its errors by code.
+    pub fn iv(
         series: &str,
         from: i64,
         tps: f64,
@@ -536,6 +539,12 @@ mod tests {
             reconnects: 0,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{iv, t};
+    use super::*;
 
     #[test]
     fn lines_read_back_as_written_and_a_torn_one_is_left_out() {

@@ -329,33 +329,9 @@ impl DuringReport {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{iv, t};
     use super::*;
     use crate::plan::journal::{Event, EventKind};
-
-    fn t(s: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
-    }
-
-    fn iv(
-        series: &str,
-        from: i64,
-        tps: f64,
-        p95: Option<f64>,
-        codes: &[(u16, u64)],
-    ) -> DuringInterval {
-        let error_codes: BTreeMap<u16, u64> = codes.iter().copied().collect();
-        DuringInterval {
-            series: series.into(),
-            from: t(from),
-            to: t(from + 1),
-            transactions: tps as u64,
-            tps,
-            p95_ms: p95,
-            errors: error_codes.values().sum(),
-            error_codes,
-            reconnects: 0,
-        }
-    }
 
     fn ev(s: i64, kind: EventKind) -> Event {
         Event { ts: t(s), kind }
