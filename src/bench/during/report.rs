@@ -282,7 +282,47 @@ impl DuringReport {
             )),
             None => s.push_str("):\n"),
         }
-        for i in &self.impact {
+        // Steps within one interval in a row share its figures: one line for the run of them.
+        let same = |a: &StepImpact, b: &StepImpact| {
+            a.shared
+                && b.shared
+                && a.median_tps == b.median_tps
+                && a.worst_p95_ms == b.worst_p95_ms
+                && a.error_codes == b.error_codes
+                && a.write_errors == b.write_errors
+        };
+        let mut groups: Vec<&[StepImpact]> = Vec::new();
+        let mut start = 0;
+        for n in 1..=self.impact.len() {
+            if n == self.impact.len() || !same(&self.impact[n - 1], &self.impact[n]) {
+                groups.push(&self.impact[start..n]);
+                start = n;
+            }
+        }
+        for g in groups {
+            let i = &g[0];
+            let (steps, seconds, within) = match g {
+                [one] => (
+                    one.step.clone(),
+                    one.seconds,
+                    if one.shared {
+                        ", within one interval"
+                    } else {
+                        ""
+                    }
+                    .to_string(),
+                ),
+                [first, .., last] => (
+                    if g.len() == 2 {
+                        format!("{}, {}", first.step, last.step)
+                    } else {
+                        format!("{} … {}", first.step, last.step)
+                    },
+                    g.iter().map(|x| x.seconds).sum(),
+                    format!(", {} steps within one interval", g.len()),
+                ),
+                [] => continue,
+            };
             let tps = match (i.median_tps, i.tps_vs_before_pct) {
                 (Some(m), Some(p)) => format!("median {m:.1} tps ({p:+.0}% vs before)"),
                 (Some(m), None) => format!("median {m:.1} tps"),
@@ -307,14 +347,7 @@ impl DuringReport {
                 )
             };
             s.push_str(&format!(
-                "  {} ({:.1} s{}): {tps}{p95}{errors}\n",
-                i.step,
-                i.seconds,
-                if i.shared {
-                    ", within one interval"
-                } else {
-                    ""
-                }
+                "  {steps} ({seconds:.1} s{within}): {tps}{p95}{errors}\n"
             ));
         }
         if self.reads_only() {
@@ -376,6 +409,60 @@ mod tests {
         assert_eq!(
             (spans[2].from, spans[2].to, spans[2].status.as_str()),
             (t(6), Some(t(9)), "failed")
+        );
+    }
+
+    #[test]
+    fn steps_within_one_interval_in_a_row_share_one_text_line_and_the_rest_keep_their_own() {
+        let intervals = vec![
+            iv(WORKLOAD, 0, 100.0, Some(2.0), &[]),
+            iv(WORKLOAD, 1, 50.0, Some(4.0), &[(2013, 1)]),
+            iv(WORKLOAD, 2, 90.0, Some(3.0), &[]),
+            iv(WORKLOAD, 3, 95.0, Some(3.0), &[]),
+        ];
+        let span = |step: &str, from_ms: i64, to_ms: i64| StepSpan {
+            step: step.into(),
+            title: String::new(),
+            from: t(0) + chrono::Duration::milliseconds(from_ms),
+            to: Some(t(0) + chrono::Duration::milliseconds(to_ms)),
+            status: "done".into(),
+        };
+        // a, b, c in the second interval; d in the third; e across the third and fourth.
+        let steps = vec![
+            span("a", 1100, 1200),
+            span("b", 1200, 1300),
+            span("c", 1300, 1400),
+            span("d", 2100, 2200),
+            span("e", 2200, 3900),
+        ];
+        let report = DuringReport {
+            workload: "oltp_read_only".into(),
+            threads: 2,
+            probe: None,
+            interval_s: 1.0,
+            started: t(0),
+            intervals: intervals.clone(),
+            steps: steps.clone(),
+            slices: Vec::new(),
+            impact: impact(&intervals, &steps, &[], None, t(10)),
+            failures: Vec::new(),
+        };
+        let text = report.render_text(None);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(
+            lines[0],
+            "  a … c (0.3 s, 3 steps within one interval): median 50.0 tps, worst p95 4.00 ms, 1 error(s): 2013 connection lost ×1",
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("  d (0.1 s, within one interval): median 90.0 tps"),
+            "{text}"
+        );
+        assert!(lines[2].starts_with("  e (1.7 s): "), "{text}");
+        assert_eq!(
+            lines.len(),
+            4,
+            "and the note that only reads were measured: {text}"
         );
     }
 
