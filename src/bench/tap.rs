@@ -66,40 +66,24 @@ impl Tap {
 
     /// Wait (at most `timeout`) until the measurement started or the run ended; true when it started.
     pub fn wait_started(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut g = self.lock();
-        while g.started.is_none() && !g.ended {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            g = self
-                .cv
-                .wait_timeout(g, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let g = self.lock();
+        let (g, _) = self
+            .cv
+            .wait_timeout_while(g, timeout, |g| g.started.is_none() && !g.ended)
+            .unwrap_or_else(|p| p.into_inner());
         g.started.is_some()
     }
 
     /// A mark at the next interval boundary; None when the run ends first or `timeout` passes.
     /// A run that is not going (it is being started again) may still deliver one before `timeout`.
     pub fn mark(&self, timeout: Duration) -> Option<Mark> {
-        let deadline = Instant::now() + timeout;
         let mut g = self.lock();
         g.mark = None;
         g.wanted = true;
-        while g.mark.is_none() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            g = self
-                .cv
-                .wait_timeout(g, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let (mut g, _) = self
+            .cv
+            .wait_timeout_while(g, timeout, |g| g.mark.is_none())
+            .unwrap_or_else(|p| p.into_inner());
         g.wanted = false;
         g.mark.take()
     }

@@ -322,19 +322,16 @@ fn execute(
     ctx.run_dir = Some(rd.path.clone());
     // The workload beside the plan starts before the first step and stops after the last.
     let during = match bench_during(&plan).filter(|_| !opts.no_bench) {
-        Some(threads) => during_spec(&plan, opts, threads).and_then(|spec| {
-            say(&format!(
-                "[bench] during: {} with {} thread(s) until the plan ends",
-                spec.workload.workload, spec.workload.threads
-            ));
-            crate::bench::during::During::start(ctx.target, spec, &rd.path)
-        }),
-        None => Err(anyhow::anyhow!("not asked for")),
-    };
-    let during = match (bench_during(&plan).filter(|_| !opts.no_bench), during) {
-        (Some(_), Err(e)) => Err(e),
-        (_, Ok(d)) => Ok(Some(d)),
-        (None, Err(_)) => Ok(None),
+        Some(threads) => during_spec(&plan, opts, threads)
+            .and_then(|spec| {
+                say(&format!(
+                    "[bench] during: {} with {} thread(s) until the plan ends",
+                    spec.workload.workload, spec.workload.threads
+                ));
+                crate::bench::during::During::start(ctx.target, spec, &rd.path)
+            })
+            .map(Some),
+        None => Ok(None),
     };
     ctx.own_sessions = during
         .as_ref()

@@ -148,27 +148,8 @@ fn parse_options(s: &str) -> Vec<(String, String)> {
         let key = rest[..eq].trim().to_ascii_uppercase();
         let after = &rest[eq + 1..];
         let (value, next) = if let Some(q) = after.strip_prefix('\'') {
-            let mut v = String::new();
-            let mut end = q.len();
-            let mut it = q.char_indices().peekable();
-            while let Some((i, c)) = it.next() {
-                if c == '\\' {
-                    if let Some((_, n)) = it.next() {
-                        v.push(n);
-                    }
-                } else if c == '\'' {
-                    if matches!(it.peek(), Some((_, '\''))) {
-                        v.push('\'');
-                        it.next();
-                    } else {
-                        end = i + 1;
-                        break;
-                    }
-                } else {
-                    v.push(c);
-                }
-            }
-            (v, &q[end.min(q.len())..])
+            let (v, end) = quoted_string(q);
+            (v, &q[end..])
         } else {
             let end = after.find(char::is_whitespace).unwrap_or(after.len());
             (after[..end].to_string(), &after[end..])
@@ -179,6 +160,30 @@ fn parse_options(s: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The text of a single-quoted string whose opening quote is already read (`it''s \' ok'` → `it's ' ok`), and the
+/// byte length of `q` up to and including its closing quote (all of `q` when it is not closed).
+fn quoted_string(q: &str) -> (String, usize) {
+    let mut v = String::new();
+    let mut it = q.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        if c == '\\' {
+            if let Some((_, n)) = it.next() {
+                v.push(n);
+            }
+        } else if c == '\'' {
+            if matches!(it.peek(), Some((_, '\''))) {
+                v.push('\'');
+                it.next();
+            } else {
+                return (v, i + 1);
+            }
+        } else {
+            v.push(c);
+        }
+    }
+    (v, q.len())
+}
+
 /// A partitioning clause with each partition's `ENGINE = X` left out: the engine is what a conversion changes, in
 /// every partition (`PARTITION p0 VALUES LESS THAN (100) ENGINE = MyISAM` becomes `… ENGINE = InnoDB`); the bounds,
 /// names and every other partition option must stay. Quoted text (a partition's COMMENT) is left as it is.
@@ -187,21 +192,8 @@ fn without_partition_engines(clause: &str) -> String {
     let mut rest = clause;
     while !rest.is_empty() {
         if let Some(q) = rest.strip_prefix('\'') {
-            // A quoted string, with '' and \' inside it.
-            let mut end = q.len();
-            let mut it = q.char_indices().peekable();
-            while let Some((i, c)) = it.next() {
-                if c == '\\' {
-                    it.next();
-                } else if c == '\'' {
-                    if matches!(it.peek(), Some((_, '\''))) {
-                        it.next();
-                    } else {
-                        end = i + 1;
-                        break;
-                    }
-                }
-            }
+            // A quoted string (a partition's COMMENT), kept as written.
+            let (_, end) = quoted_string(q);
             out.push('\'');
             out.push_str(&q[..end]);
             rest = &q[end..];
