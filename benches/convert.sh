@@ -10,7 +10,9 @@
 # `t` is made from `pristine` (CREATE TABLE … LIKE; INSERT … SELECT), the InnoDB dirty pages are flushed and the
 # OS page cache synced, so every method starts from the same state. Timed with `date +%s.%N` around one command:
 #   innops  target/release/innops convert --sandbox S --tables bench.t --execute --yes --no-bench --run-dir DIR
-#           (strategy auto; verification included; old table kept as _t_myisam_old)
+#           (strategy auto; verification included, --verify auto: CHECKSUM TABLE for this table; old table kept as
+#           _t_myisam_old)
+#   innops_hash  the same with --verify hash (innops's row hash of both tables)
 #   alter   mariadb -S SOCK -uroot bench -e "ALTER TABLE t ENGINE=InnoDB"   (verifies nothing, keeps nothing)
 #   ptosc   pt-online-schema-change --alter "ENGINE=InnoDB" --execute --no-drop-old-table
 #           --recursion-method=none --no-version-check D=bench,t=t,S=SOCK,u=root   (old table kept as _t_old)
@@ -35,7 +37,7 @@
 #   ROUNDS           rounds per setting; medians over them (3)
 #   SETTINGS         space-separated POOL:BULK cells, POOL an innodb_buffer_pool_size, BULK the value of
 #                    innodb_alter_copy_bulk ("1G:ON 1G:OFF 48M:ON 48M:OFF")
-#   METHODS          which of innops, alter, ptosc to run ("innops alter ptosc")
+#   METHODS          which of innops, innops_hash, alter, ptosc to run ("innops alter ptosc")
 #   SKIP_PTOSC_SLOW  1: no pt-osc where the table does not fit the buffer pool (minutes per run) (0)
 #   SLOW_ROUNDS      at most this many runs of the slow cells, where the table does not fit the buffer pool:
 #                    pt-osc, and ALTER with innodb_alter_copy_bulk=OFF (ROUNDS)
@@ -95,6 +97,19 @@ summarize() {
             "$r1" "$ml" "$rl" "$rp" "$r2" "$load" "$(IFS=';'; echo "${t[*]}")"
     done
     echo "(* = the MyISAM table is larger than the buffer pool; load1 = range of the 1-minute load average before the runs)"
+    if echo "$all" | grep -q $'\tinnops_hash\t'; then
+        echo
+        echo "innops convert --verify hash (the row hash for every table) against the same limit, paired rounds:"
+        for s in $settings; do
+            rp=$(awk -F'\t' -v s="$s" 'FNR > 1 && $1 == s {
+                    k = FILENAME SUBSEP $2
+                    if ($3 == "innops_hash") i[k] = $4
+                    if ($3 == "alter") { r = $7; sub(/^read=/, "", r); if (r != $7) l[k] = $4 + r }
+                } END { for (k in i) if ((k in l) && l[k] > 0) printf "%.4f\n", i[k] / l[k] }' "${files[@]}" | median)
+            [ "$rp" = - ] || rp=$(printf '%.2f' "$rp")
+            printf '| %-8s | %s s (n=%s) | innops --verify hash/limit (paired) %s |\n' "$s" "$(cell "$s" innops_hash | median)" "$(count "$s" innops_hash)" "$rp"
+        done
+    fi
     if echo "$all" | grep -q $'\tinnops\t'; then
         echo
         echo "innops convert, median seconds per step (from its journal; 'other' = process start, connect, plan and report;"
@@ -102,13 +117,15 @@ summarize() {
         echo "('ALTER' and 'read' = the limit's two parts beside them: the ALTER's seconds and its read of the new table)"
         printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' setting total preflight copy insert indexes verify swap analyze other ALTER read
         for s in $settings; do
-            rows=$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "innops" { print $4 "\t" $7 }')
+          for im in innops innops_hash; do
+            rows=$(echo "$all" | awk -F'\t' -v s="$s" -v m="$im" '$1 == s && $3 == m { print $4 "\t" $7 }')
             [ -n "$rows" ] || continue
             col() { echo "$rows" | awk -F'\t' -v k="$1" '{ n = split($2, a, " "); v = "-"; for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) v = kv[2] } if (v != "-") print v }' | median; }
             other=$(echo "$rows" | awk -F'\t' '{ n = split($2, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == "journal") j = kv[2] } printf "%.3f\n", $1 - j }' | median)
-            printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' "$s" "$(echo "$rows" | cut -f1 | median)" \
+            printf '| %-8s | %7s | %9s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s | %7s |\n' "$s$([ "$im" = innops_hash ] && echo ' hash')" "$(echo "$rows" | cut -f1 | median)" \
                 "$(col preflight)" "$(col copy)" "$(col insert)" "$(col indexes)" "$(col verify)" "$(col swap)" "$(col analyze)" "$other" \
                 "$(cell "$s" alter | median)" "$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "alter" { r = $7; sub(/^read=/, "", r); if (r != $7) print r }' | median)"
+          done
         done
     fi
 }
@@ -134,7 +151,7 @@ command -v jq >/dev/null || die "jq is not installed"
 CLIENT=$(command -v mariadb || command -v mysql || true)
 [ -n "$CLIENT" ] || die "no mariadb or mysql client on PATH"
 case " $METHODS " in *" ptosc "*) command -v pt-online-schema-change >/dev/null || die "pt-online-schema-change is not installed (or leave ptosc out of METHODS)";; esac
-for m in $METHODS; do case $m in innops|alter|ptosc) ;; *) die "METHODS: '$m' is not innops, alter or ptosc";; esac; done
+for m in $METHODS; do case $m in innops|innops_hash|alter|ptosc) ;; *) die "METHODS: '$m' is not innops, innops_hash, alter or ptosc";; esac; done
 for s in $SETTINGS; do [[ $s =~ ^[0-9]+[KMGkmg]?:(ON|OFF)$ ]] || die "SETTINGS: '$s' is not POOL:ON or POOL:OFF (e.g. 48M:OFF)"; done
 if [ -z "${INNOPS_SKIP_BUILD:-}" ] && [ "$INNOPS" = target/release/innops ]; then
     cargo build --release --quiet
@@ -237,9 +254,11 @@ run_method() {
     prepare_copy
     load=$(cut -d' ' -f1 /proc/loadavg)
     case $method in
-        innops)
+        innops|innops_hash)
+            local verify=()
+            [ "$method" = innops_hash ] && verify=(--verify hash)
             t0=$(now)
-            "$INNOPS" convert --sandbox "$NAME" --tables bench.t --execute --yes --no-bench --run-dir "$OUT/$tag.run" >"$log" 2>&1 \
+            "$INNOPS" convert --sandbox "$NAME" --tables bench.t --execute --yes --no-bench "${verify[@]}" --run-dir "$OUT/$tag.run" >"$log" 2>&1 \
                 || { rc=$?; tail -20 "$log" >&2; die "innops convert failed (exit $rc), log $log"; }
             t1=$(now)
             detail=$(innops_detail "$OUT/$tag.run")

@@ -464,6 +464,12 @@ pub struct ConvertArgs {
     /// Swap back to the kept MyISAM table (db.table), if the InnoDB table has not changed since.
     #[arg(long, conflicts_with_all = ["tables", "drop_old_table"])]
     pub rollback: Option<String>,
+    /// How the copy is proven before the swap: auto (CHECKSUM TABLE, computed in the server, where the table's
+    /// column types checksum alike on MyISAM and InnoDB, else innops's row hash; the row hash decides wherever
+    /// CHECKSUM TABLE differs), checksum (CHECKSUM TABLE first for every table, the row hash deciding where it
+    /// differs) or hash (innops's 128-bit row hash of every row, for every table).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "checksum", "hash"])]
+    pub verify: String,
     /// Target duration of one copy chunk, in milliseconds (deferred path).
     #[arg(long, default_value_t = 500)]
     pub chunk_time: u64,

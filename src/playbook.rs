@@ -112,6 +112,7 @@ pub struct MemberSpec {
     pub strategy: Option<Spanned<String>>,
     pub drop_old_table: Option<Spanned<bool>>,
     pub chunk_time: Option<Spanned<u64>>,
+    pub verify: Option<Spanned<String>>,
     pub max_load: Option<Spanned<String>>,
     pub critical_load: Option<Spanned<String>>,
     pub restart: Option<Spanned<bool>>,
@@ -183,6 +184,7 @@ pub fn allowed(procedure: &str) -> &'static [&'static str] {
             "strategy",
             "drop-old-table",
             "chunk-time",
+            "verify",
             "max-load",
             "critical-load",
             "restart",
@@ -260,6 +262,7 @@ impl MemberSpec {
         s(&mut out, "strategy", &self.strategy);
         b(&mut out, "drop-old-table", &self.drop_old_table);
         n(&mut out, "chunk-time", &self.chunk_time);
+        s(&mut out, "verify", &self.verify);
         s(&mut out, "max-load", &self.max_load);
         s(&mut out, "critical-load", &self.critical_load);
         b(&mut out, "restart", &self.restart);

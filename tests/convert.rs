@@ -230,6 +230,14 @@ fn run_one(
             out.stdout
         );
     }
+    if let Some(s) = get("report_contains") {
+        // The verdicts as the run recorded them (a step that passed shows its preview, not its verdicts, in text).
+        let report = std::fs::read_to_string(run_dir.join("report.json")).unwrap();
+        assert!(
+            report.contains(&s),
+            "{name}: report.json lacks {s:?}: {report}"
+        );
+    }
     if let Some(s) = get("stderr_contains") {
         assert!(
             out.error_line().contains(&s),
@@ -385,6 +393,8 @@ cases!(
     unique_hash_keys,
     unknown_table,
     utf8mb4_text,
+    verify_checksum_first,
+    verify_hash,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
@@ -954,4 +964,135 @@ fn an_executed_run_shows_each_step_as_it_happens() {
     assert!(out.stderr.contains("done in "), "{}", out.stderr);
     // --format json keeps stdout to the JSON report.
     assert_eq!(out.json()["status"], "done");
+}
+
+/// `--verify auto` trusts `CHECKSUM TABLE … EXTENDED` for a table only where it reads the same rows alike on
+/// MyISAM and InnoDB. For one table per column class (every type innops trusts it for, with NULLs, and the
+/// shapes that change MyISAM's record: row formats, null bytes, hash keys, generated columns), a MyISAM table
+/// and an InnoDB copy of it are checksummed on the server: every table innops classes as alike must checksum
+/// alike. Tables it sends to the row hash may checksum alike too (a wasted read, never a false verdict), but the
+/// classes known to differ must differ here, or the test could not tell.
+#[test]
+fn checksum_table_is_trusted_only_for_tables_it_reads_alike_on_both_engines() {
+    use innops::procedures::convert::schema::TableInfo;
+    use innops::procedures::convert::verify::{checksum_differs_by_engine, CHECKSUM_ALIKE};
+    let sb = Sandboxed::new("cv-classes");
+    let mut c = setup(&sb, "SELECT 1");
+    // (columns, values from `seq` 1..300, table options); a row of defaults (NULLs) is added to each but the
+    // SPATIAL one.
+    let cases: &[(&str, &str, &str)] = &[
+        ("v TINYINT, w TINYINT UNSIGNED", "seq % 100, seq % 200", ""),
+        ("v SMALLINT, w SMALLINT UNSIGNED ZEROFILL", "-seq, seq", ""),
+        ("v MEDIUMINT, w MEDIUMINT UNSIGNED", "-seq * 1000, seq * 5000", ""),
+        ("v INT, w INT UNSIGNED NOT NULL DEFAULT 0", "-seq, 4294967295 - seq", ""),
+        ("v BIGINT, w BIGINT UNSIGNED", "-9223372036854775808 + seq, 18446744073709551615 - seq", ""),
+        ("v DECIMAL(65,30), w DECIMAL(10,2) UNSIGNED", "seq / 7, seq / 100", ""),
+        ("v FLOAT, w FLOAT(7,3), x DOUBLE, y DOUBLE(20,10)", "seq / 7, seq / 3, 1 / seq, seq / 13", ""),
+        ("v DATE, w YEAR", "'2024-01-01' + INTERVAL seq DAY, 1901 + seq % 200", ""),
+        ("v DATETIME, w DATETIME(6)", "'1970-01-01' + INTERVAL seq * 86399 SECOND, '2024-03-31' + INTERVAL seq * 1234567 MICROSECOND", ""),
+        ("v TIMESTAMP NULL, w TIMESTAMP(3) NULL", "FROM_UNIXTIME(1711846800 + seq * 7), FROM_UNIXTIME(1711846800 + seq / 1000)", ""),
+        ("v TIME, w TIME(6)", "SEC_TO_TIME(seq * 97 - 20000), SEC_TO_TIME(seq * 13) + INTERVAL seq MICROSECOND", ""),
+        ("v CHAR(10), w CHAR(10) CHARACTER SET utf8mb4", "CONCAT('c', seq), CONCAT(_utf8mb4 0xC3BC, seq)", ""),
+        ("v CHAR(10), w INT", "CONCAT('c', seq), seq", "ROW_FORMAT=FIXED"),
+        ("v CHAR(10), w INT", "CONCAT('c', seq), seq", "ROW_FORMAT=DYNAMIC"),
+        ("v VARCHAR(100), w VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", "CONCAT('v', seq, '  '), CONCAT(_utf8mb4 0xF09F9880, seq)", ""),
+        ("v VARCHAR(100), w INT", "CONCAT('v', seq), seq", "ROW_FORMAT=FIXED"),
+        ("v BINARY(8), w VARBINARY(100)", "UNHEX(HEX(seq)), UNHEX(SHA1(seq))", ""),
+        ("v TINYTEXT, w TEXT, x MEDIUMTEXT, y LONGTEXT", "CONCAT('t', seq), REPEAT('t', seq), REPEAT('m', seq), REPEAT('l', seq * 3)", ""),
+        ("v TINYBLOB, w BLOB, x MEDIUMBLOB, y LONGBLOB", "UNHEX(SHA1(seq)), REPEAT('b', seq), REPEAT('m', seq), REPEAT(UNHEX(SHA1(seq)), 5)", ""),
+        ("v ENUM('a','b','c'), w SET('p','q','r')", "1 + seq % 3, seq % 8", ""),
+        ("v JSON", "JSON_OBJECT('k', seq)", ""),
+        ("a INT, b INT, c INT, d INT, e INT, f INT, g INT, h INT, v INT", "seq, seq, seq, seq, seq, seq, seq, seq, seq", ""),
+        ("a INT, b INT, c INT, d INT, e INT, f INT, g INT, v VARCHAR(10)", "seq, seq, seq, seq, seq, seq, seq, seq", ""),
+        ("v INT NOT NULL DEFAULT 0, w VARCHAR(5) NOT NULL DEFAULT ''", "seq, 'x'", "CHECKSUM=1"),
+        ("v TEXT, UNIQUE KEY (v(10))", "CONCAT('u', seq)", ""),
+        ("v INET6, w UUID, x INET4", "CONCAT('2001:db8::', HEX(seq)), CONCAT('00000000-0000-1000-8000-', LPAD(HEX(seq), 12, '0')), CONCAT('10.', seq % 250, '.0.1')", ""),
+        ("v GEOMETRY, w POINT, x LINESTRING, y POLYGON", "POINT(seq, -seq), POINT(seq / 3, seq / 7), LINESTRING(POINT(0, 0), POINT(seq, seq)), POLYGON(LINESTRING(POINT(0, 0), POINT(seq, 0), POINT(seq, seq), POINT(0, 0)))", ""),
+        ("v MULTIPOINT, w MULTILINESTRING, x MULTIPOLYGON, y GEOMETRYCOLLECTION NOT NULL, SPATIAL KEY (y)", "MULTIPOINT(POINT(1, seq), POINT(2, seq)), MULTILINESTRING(LINESTRING(POINT(0, 0), POINT(1, seq))), MULTIPOLYGON(POLYGON(LINESTRING(POINT(0, 0), POINT(seq, 0), POINT(seq, seq), POINT(0, 0)))), GEOMETRYCOLLECTION(POINT(seq, 1), LINESTRING(POINT(0, 0), POINT(1, seq)))", ""),
+        // Sent to the row hash:
+        ("v BIT(5), w BIT(64)", "seq % 32, seq * 3", ""),
+        ("v TEXT, UNIQUE KEY (v)", "CONCAT('u', seq)", ""),
+        ("v VARCHAR(2000) CHARACTER SET utf8mb4, UNIQUE KEY (v)", "CONCAT('u', seq)", ""),
+        ("v INT, w BIGINT AS (v * 2) STORED", "seq", ""),
+        ("v VARCHAR(20), w VARCHAR(30) AS (CONCAT(v, '!')) VIRTUAL, KEY (w)", "CONCAT('v', seq)", ""),
+    ];
+    let mut trusted_but_differ = Vec::new();
+    let mut differ = Vec::new();
+    let mut trusted_types = std::collections::BTreeSet::new();
+    for (n, (cols, values, opts)) in cases.iter().enumerate() {
+        c.query_drop(format!(
+            "CREATE TABLE m{n} (id INT NOT NULL PRIMARY KEY, {cols}) ENGINE=MyISAM {opts}"
+        ))
+        .unwrap();
+        let names: Vec<String> = c
+            .exec("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = ? AND IS_GENERATED = 'NEVER' ORDER BY ORDINAL_POSITION", (format!("m{n}"),))
+            .unwrap();
+        let list = names
+            .iter()
+            .map(|x| format!("`{x}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        c.query_drop(format!("INSERT INTO m{n} ({list}) SELECT seq, {values} FROM (SELECT CAST(seq AS SIGNED) AS seq FROM seq_1_to_300) s")).unwrap();
+        if !cols.contains("SPATIAL") {
+            // A SPATIAL key needs NOT NULL columns without a default.
+            c.query_drop(format!("INSERT INTO m{n} (id) VALUES (0)"))
+                .unwrap();
+        }
+        // The copy as innops makes it: the same definition in InnoDB, an explicit foreign row format dropped.
+        c.query_drop(format!("CREATE TABLE i{n} LIKE m{n}"))
+            .unwrap();
+        let fmt = if opts.contains("FIXED") {
+            " ROW_FORMAT=DEFAULT"
+        } else {
+            ""
+        };
+        c.query_drop(format!("ALTER TABLE i{n} ENGINE=InnoDB{fmt}"))
+            .unwrap();
+        c.query_drop(format!("INSERT INTO i{n} ({list}) SELECT {list} FROM m{n}"))
+            .unwrap();
+        let sum = |c: &mut Conn, t: &str| -> Option<u64> {
+            c.query_first::<(String, Option<u64>), _>(format!("CHECKSUM TABLE {t} EXTENDED"))
+                .unwrap()
+                .unwrap()
+                .1
+        };
+        let (a, b) = (sum(&mut c, &format!("m{n}")), sum(&mut c, &format!("i{n}")));
+        let info = TableInfo::load(&mut c, "", "d", &format!("m{n}"))
+            .unwrap()
+            .unwrap();
+        let why = checksum_differs_by_engine(&info);
+        if why.is_none() {
+            trusted_types.extend(info.columns.iter().map(|x| x.data_type.clone()));
+        }
+        if a != b || a.is_none() {
+            differ.push(format!("{cols} {opts}"));
+            if why.is_none() {
+                trusted_but_differ.push(format!("{cols} {opts}: {a:?} vs {b:?}"));
+            }
+        }
+    }
+    eprintln!("differ between the engines: {differ:#?}");
+    assert!(
+        trusted_but_differ.is_empty(),
+        "CHECKSUM TABLE trusted but differs: {trusted_but_differ:#?}"
+    );
+    for known in [
+        "v BIT(5)",
+        "v VARCHAR(100), w INT ROW_FORMAT=FIXED",
+        "v TEXT, UNIQUE KEY (v) ",
+        "v VARCHAR(2000)",
+        "v INT, w BIGINT AS (v * 2) STORED",
+        "v VARCHAR(20), w VARCHAR(30) AS",
+    ] {
+        assert!(
+            differ.iter().any(|d| d.starts_with(known)),
+            "{known} should differ between the engines: {differ:#?}"
+        );
+    }
+    // Every type the classifier trusts was tried here.
+    let untried: Vec<&&str> = CHECKSUM_ALIKE
+        .iter()
+        .filter(|t| !trusted_types.contains(**t))
+        .collect();
+    assert!(untried.is_empty(), "trusted but never tried: {untried:?}");
 }

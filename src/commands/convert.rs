@@ -58,6 +58,7 @@ pub fn convert_params(
         skipped,
         restart: a.restart,
         described: Vec::new(),
+        verify: procedures::convert::verify::Choice::parse(&a.verify)?,
     })
 }
 

@@ -79,6 +79,9 @@ pub struct ConvertParams {
     /// steps from them. Every step still judges the live table when it runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub described: Vec<TableInfo>,
+    /// `--verify`: how the copy is proven before the swap (plans recorded before it verify as `auto`).
+    #[serde(default)]
+    pub verify: verify::Choice,
 }
 
 /// The path `auto` takes on this server, and why. Decided by capability, not version number.
@@ -614,8 +617,8 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
                     steps.push(index_step(info));
                 }
-                steps.push(verify_step(info, &flags));
-                steps.push(swap_step(info, &flags));
+                steps.push(verify_step(info, &flags, p.verify));
+                steps.push(swap_step(info, &flags, p.verify));
                 if p.drop_old {
                     steps.push(drop_old_step(info));
                 }
@@ -1006,6 +1009,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
         .map(|c| crate::sql::quote_ident(&c.name))
         .collect::<Vec<_>>()
         .join(", ");
+    let choice = p.verify;
     let settings = copy::ChunkSettings {
         target_chunk: Duration::from_millis(p.chunk_ms),
         max_load: p.max_load.clone(),
@@ -1094,7 +1098,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
             created.extend(copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?);
         }
         // The source cannot change under the guard: checksum it beside the copy.
-        let method = verify::method_for(&t);
+        let (method, _) = verify::first_method(&t, choice);
         let target = ctx.target.clone();
         let t2 = t.clone();
         let tag2 = tag.clone();
@@ -1280,11 +1284,18 @@ fn index_step(info: &TableInfo) -> Step {
 /// Verify the shadow against the source under the guard; the verdicts, the source's fingerprint, and whether
 /// everything matched. Everything compared is read now, under the guard: the source as it is, not as the
 /// plan saw it.
-fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fingerprint, bool)> {
+fn verify_now(
+    ctx: &mut Ctx,
+    t: &TableInfo,
+    choice: verify::Choice,
+) -> anyhow::Result<(Vec<Verdict>, Fingerprint, bool)> {
     let key = format!("source:{}", t.display());
+    let inserted_key = format!("inserted:{}", t.display());
     if !copy::guard_held(ctx, t) {
-        // The guard was lost (a crash and resume): the source may have changed, so measure it again.
+        // The guard was lost (a crash and resume): the source may have changed, so measure it again, and
+        // count the new table rather than trust the copy's own count.
         ctx.memo.remove(&key);
+        ctx.memo.remove(&inserted_key);
         copy::acquire_guard(ctx, t)?;
     }
     let tag = ctx.tag();
@@ -1302,28 +1313,70 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
         ctx.conn()?
             .query_drop(format!("ALTER {tag} TABLE {shadow} AUTO_INCREMENT = {ai}"))?;
     }
-    let method = verify::method_for(t);
-    let source: Fingerprint = match ctx.memo.get(&key) {
+    let (method, _) = verify::first_method(t, choice);
+    let mut source: Fingerprint = match ctx.memo.get(&key) {
         Some(v) => serde_json::from_value(v.clone())?,
         None => verify::fingerprint(ctx.conn()?, &tag, t, &t.name, method)?,
     };
-    // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own),
-    // in two halves at once: nothing writes to it, and this read is the one the verified copy adds to the
-    // server's own work. It should hold the source's rows: that is what its progress counts toward.
+    // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own):
+    // nothing writes to it, and this read is the one the verified copy adds to the server's own work. The row
+    // hash reads it in two halves at once; CHECKSUM TABLE reads it inside the server, and takes the count the
+    // copy's one statement reported for the empty table it filled. It should hold the source's rows: that is
+    // what the progress counts toward.
     let expect = TableInfo {
         rows_estimate: source.rows,
         ..t.clone()
     };
+    let inserted = ctx
+        .memo
+        .get(&inserted_key)
+        .and_then(|v| v["inserted"].as_u64());
     let target = ctx.target;
     let hash_start = std::time::Instant::now();
-    let shadow_fp = verify::fingerprint_clustered(
+    let mut shadow_fp = verify::fingerprint_new(
         target,
         ctx.conn()?,
         &tag,
         &expect,
         &shadow_t,
         source.method,
+        inserted,
     )?;
+    // CHECKSUM TABLE differs between the engines for some tables with the same rows: whenever it differs, the
+    // row hash of both tables decides (the source cannot have changed: the guard has held since the copy).
+    let mut checksum_differed = None;
+    if source.method == verify::Method::ChecksumTable
+        && (source.rows != shadow_fp.rows
+            || source.checksum != shadow_fp.checksum
+            || source.checksum == "NULL")
+    {
+        checksum_differed = Some(format!(
+            "CHECKSUM TABLE {} rows {} vs {} rows {}",
+            shadow_fp.rows, shadow_fp.checksum, source.rows, source.checksum
+        ));
+        source = verify::fingerprint(ctx.conn()?, &tag, t, &t.name, verify::Method::RowXxh3)?;
+        let expect = TableInfo {
+            rows_estimate: source.rows,
+            ..t.clone()
+        };
+        shadow_fp = verify::fingerprint_clustered(
+            target,
+            ctx.conn()?,
+            &tag,
+            &expect,
+            &shadow_t,
+            verify::Method::RowXxh3,
+        )?;
+    }
+    let counted = if source.method == verify::Method::ChecksumTable && inserted.is_some() {
+        " (inserted by the copy's one statement into the empty table)"
+    } else {
+        ""
+    };
+    let decided = match &checksum_differed {
+        Some(d) => format!(" ({d} differed, so the row hash of both tables decided)"),
+        None => String::new(),
+    };
     ctx.memo.insert(
         format!("shadow_hash_s:{}", t.display()),
         serde_json::json!(hash_start.elapsed().as_secs_f64()),
@@ -1337,13 +1390,13 @@ fn verify_now(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<(Vec<Verdict>, Fin
     let mut v = vec![
         Verdict::check(
             source.rows == shadow_fp.rows,
-            format!("{} rows", shadow_fp.rows),
+            format!("{} rows{counted}", shadow_fp.rows),
             format!("{} rows", source.rows),
             "row counts differ: the shadow is not a copy",
         ),
         Verdict::check(
             source.checksum == shadow_fp.checksum,
-            format!("{} {}", shadow_fp.method, shadow_fp.checksum),
+            format!("{} {}{decided}", shadow_fp.method, shadow_fp.checksum),
             format!("{} {}", source.method, source.checksum),
             "checksums differ: the copy is not exact",
         ),
@@ -1404,22 +1457,27 @@ fn failed_verdicts(v: &[Verdict]) -> String {
         .join("; ")
 }
 
-fn verify_step(info: &TableInfo, flags: &str) -> Step {
+fn verify_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
     let t = info.clone();
     let t2 = info.clone();
     let t3 = info.clone();
     let flags = flags.to_string();
-    Step::new(step_id("verify", info), format!("Verify the copy of {} (rows, row hash, definition, AUTO_INCREMENT)", info.display()), Risk::Locking)
-        .preview(match verify::method_for(info) {
-            verify::Method::ChecksumTable => "SELECT COUNT(*) … FORCE INDEX (PRIMARY); CHECKSUM TABLE … EXTENDED on both tables; SHOW CREATE TABLE of both".to_string(),
-            m @ (verify::Method::RowHash | verify::Method::RowXxh3) => format!("innops's {m} over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between engines for some column types), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both"),
+    let (method, why) = verify::first_method(info, choice);
+    let checks = match method {
+        verify::Method::ChecksumTable => "rows, checksum",
+        _ => "rows, row hash",
+    };
+    Step::new(step_id("verify", info), format!("Verify the copy of {} ({checks}, definition, AUTO_INCREMENT)", info.display()), Risk::Locking)
+        .preview(match method {
+            verify::Method::ChecksumTable => "the source's COUNT(*) against the rows the copy inserted; CHECKSUM TABLE … EXTENDED of both tables, computed in the server (where the two differ — the engines checksum some tables differently — innops's row hash of both tables decides); SHOW CREATE TABLE of both".to_string(),
+            m => format!("innops's {m} over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between the engines for this table: {}), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both", why.as_deref().unwrap_or("--verify hash")),
         })
         .pre(Check::after_prior("not converted yet", move |ctx| {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
         }))
         .act(move |ctx| {
             let t0 = std::time::Instant::now();
-            let (v, source, ok) = verify_now(ctx, &t2)?;
+            let (v, source, ok) = verify_now(ctx, &t2, choice)?;
             // Where the step's time went: the new table's row hash is the read a verified copy adds.
             let shadow_hash_s = ctx.memo.remove(&format!("shadow_hash_s:{}", t2.display()));
             Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source,
@@ -1441,7 +1499,7 @@ fn verify_step(info: &TableInfo, flags: &str) -> Step {
         }))
 }
 
-fn swap_step(info: &TableInfo, flags: &str) -> Step {
+fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
     let old = qualified(&info.schema, &old_name(&info.name));
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let t = info.clone();
@@ -1460,7 +1518,7 @@ fn swap_step(info: &TableInfo, flags: &str) -> Step {
         .act(move |ctx| {
             let verified = ctx.memo.contains_key(&copy::verified_key(&t2));
             if !verified {
-                let (v, _, ok) = verify_now(ctx, &t2)?;
+                let (v, _, ok) = verify_now(ctx, &t2, choice)?;
                 if !ok {
                     copy::release_guard(ctx, &t2);
                     return Err(crate::error::refused(format!(

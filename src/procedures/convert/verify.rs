@@ -1,13 +1,16 @@
-//! Proving a copy: the exact row count and a checksum that holds for every column type — innops's own row hash
-//! (a 128-bit hash of every row's base columns, added up so the order rows arrive in does not matter).
+//! Proving a copy: the exact row count and a checksum that holds for every column type.
 //!
 //! `CHECKSUM TABLE … EXTENDED` is not engine-independent: MyISAM and InnoDB give different values for identical
 //! data with BIT columns, VARCHAR in MyISAM's fixed row format (shared/FACTS.md §1), STORED generated columns,
 //! indexed VIRTUAL columns, and UNIQUE keys MyISAM implements as hash keys (TEXT/BLOB, long VARCHAR), whose
-//! hidden hash column MyISAM checksums too. The row hash reads the base columns through the binary protocol
-//! and is as cheap (benches/verify_cost.rs: it also counts the rows in the same scan), so it is used always;
-//! `CHECKSUM TABLE` stays for measurements and for fingerprints recorded by older runs, and so does the sha256
-//! row hash of earlier versions (a recorded fingerprint is always recomputed by its own method).
+//! hidden hash column MyISAM checksums too. innops's own row hash (a 128-bit hash of every row's base columns,
+//! read through the binary protocol and added up so the order rows arrive in does not matter) holds for every
+//! type. `CHECKSUM TABLE` is computed inside the server, so it reads a table in about half the time the row
+//! hash takes to receive it: a copy beside its source is verified by it where the table's classes checksum
+//! alike on both engines ([`first_method`]), and whenever the two checksums differ the row hash of both tables
+//! decides. Where the source cannot be read again (the ALTER path), the row hash is used from the start. The
+//! sha256 row hash of earlier versions stays for fingerprints they recorded (a recorded fingerprint is always
+//! recomputed by its own method).
 
 use crate::sql::Queryable;
 use mysql::{Conn, Value};
@@ -45,10 +48,131 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// The row hash, for every table: it is valid for every column type and costs about what `CHECKSUM TABLE` and
-/// the separate row count cost together (measured in benches/verify_cost.rs).
+/// The row hash, where a verification cannot fall back on it: the ALTER path (the MyISAM table is gone once the
+/// ALTER ran), a rollback, a kept table proven unchanged. It is valid for every column type.
 pub fn method_for(_t: &TableInfo) -> Method {
     Method::RowXxh3
+}
+
+/// `innops convert --verify`: how a copy beside its source is proven before the swap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    /// `CHECKSUM TABLE` where the table's columns checksum alike on both engines, else the row hash; the row
+    /// hash decides whenever `CHECKSUM TABLE` differs.
+    #[default]
+    Auto,
+    /// `CHECKSUM TABLE` first for every table; the row hash decides whenever it differs.
+    Checksum,
+    /// The row hash for every table (128 bits, read through the client).
+    Hash,
+}
+
+impl Choice {
+    pub fn parse(s: &str) -> anyhow::Result<Choice> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Choice::Auto),
+            "checksum" => Ok(Choice::Checksum),
+            "hash" => Ok(Choice::Hash),
+            _ => Err(crate::error::bad_input(format!(
+                "--verify {s} is not a verification: give auto, checksum or hash"
+            ))),
+        }
+    }
+}
+
+/// The first method a copy beside its source is verified by, for `choice`, and why when `auto` chose the row
+/// hash. `CHECKSUM TABLE` is computed inside the server (no row crosses the wire), so it is the cheaper read;
+/// the row hash is what decides whenever the two engines' checksums differ, so a table classed wrongly here
+/// costs a second read, never a false verdict.
+pub fn first_method(t: &TableInfo, choice: Choice) -> (Method, Option<String>) {
+    match choice {
+        Choice::Hash => (Method::RowXxh3, None),
+        Choice::Checksum => (Method::ChecksumTable, None),
+        Choice::Auto => match checksum_differs_by_engine(t) {
+            None => (Method::ChecksumTable, None),
+            Some(why) => (Method::RowXxh3, Some(why)),
+        },
+    }
+}
+
+/// Column types whose stored value `CHECKSUM TABLE … EXTENDED` reads alike from MyISAM and InnoDB
+/// (tests/verify_classes.rs checks each against a real server).
+pub const CHECKSUM_ALIKE: &[&str] = &[
+    "tinyint",
+    "smallint",
+    "mediumint",
+    "int",
+    "bigint",
+    "decimal",
+    "float",
+    "double",
+    "date",
+    "datetime",
+    "timestamp",
+    "time",
+    "year",
+    "char",
+    "varchar",
+    "binary",
+    "varbinary",
+    "tinytext",
+    "text",
+    "mediumtext",
+    "longtext",
+    "tinyblob",
+    "blob",
+    "mediumblob",
+    "longblob",
+    "enum",
+    "set",
+    "inet4",
+    "inet6",
+    "uuid",
+    "geometry",
+    "point",
+    "linestring",
+    "polygon",
+    "multipoint",
+    "multilinestring",
+    "multipolygon",
+    "geometrycollection",
+];
+
+/// Why `CHECKSUM TABLE … EXTENDED` may differ between this MyISAM table and its InnoDB copy with the same
+/// rows, or None when every column and option of the table is of a class it reads alike on both engines: BIT
+/// columns and MyISAM's fixed row format change the record's null-and-flag bytes, generated columns and UNIQUE
+/// hash keys add values MyISAM stores and InnoDB computes (shared/FACTS.md §1); a type or row format not tried
+/// on both engines is not trusted.
+pub fn checksum_differs_by_engine(t: &TableInfo) -> Option<String> {
+    if let Some(c) = t.columns.iter().find(|c| c.data_type == "bit") {
+        return Some(format!("BIT column `{}`", c.name));
+    }
+    if let Some(c) = t.columns.iter().find(|c| c.generated) {
+        return Some(format!("generated column `{}`", c.name));
+    }
+    if let Some(c) = t
+        .columns
+        .iter()
+        .find(|c| !CHECKSUM_ALIKE.contains(&c.data_type.as_str()))
+    {
+        return Some(format!(
+            "{} column `{}`",
+            c.data_type.to_ascii_uppercase(),
+            c.name
+        ));
+    }
+    if let Some(k) = t.definition.hash_keys().first() {
+        return Some(format!("UNIQUE hash key `{k}`"));
+    }
+    if let Some(f) = t
+        .definition
+        .option("ROW_FORMAT")
+        .filter(|f| !f.eq_ignore_ascii_case("DYNAMIC") && !f.eq_ignore_ascii_case("DEFAULT"))
+    {
+        return Some(format!("ROW_FORMAT={f}"));
+    }
+    None
 }
 
 /// What one side of a verification measured.
@@ -87,18 +211,10 @@ pub fn fingerprint(
     let checksum = match method {
         Method::ChecksumTable => {
             let rows = count_rows(conn, tag, &info.schema, table, info.primary().is_some())?;
-            let r: Option<(String, Option<u64>)> = conn.query_first(format!(
-                "CHECKSUM TABLE {} EXTENDED {tag}",
-                qualified(&info.schema, table)
-            ))?;
-            let sum = r
-                .and_then(|(_, c)| c)
-                .map(|c| c.to_string())
-                .unwrap_or_else(|| "NULL".into());
             return Ok(Fingerprint {
                 rows,
                 method,
-                checksum: sum,
+                checksum: checksum_table(conn, tag, &info.schema, table)?,
             });
         }
         // The hash reads every row from the table itself, so it counts them exactly in the same scan.
@@ -150,6 +266,40 @@ pub fn fingerprint_clustered(
     let mut sum = mine?;
     sum.add(&theirs?);
     Ok(sum.fingerprint(method))
+}
+
+/// The new table's fingerprint by `method` (the source's): the row hash as [`fingerprint_clustered`] reads it;
+/// `CHECKSUM TABLE` computed in the server, one read of the new table, with `inserted` as its row count when
+/// the copy's one statement reported how many rows it inserted into the empty table (nothing else writes to
+/// it), else counted.
+pub fn fingerprint_new(
+    target: &Target,
+    conn: &mut Conn,
+    tag: &str,
+    info: &TableInfo,
+    table: &str,
+    method: Method,
+    inserted: Option<u64>,
+) -> anyhow::Result<Fingerprint> {
+    match (method, inserted) {
+        (Method::ChecksumTable, Some(rows)) => Ok(Fingerprint {
+            rows,
+            method,
+            checksum: checksum_table(conn, tag, &info.schema, table)?,
+        }),
+        _ => fingerprint_clustered(target, conn, tag, info, table, method),
+    }
+}
+
+/// `CHECKSUM TABLE … EXTENDED`, as text ("NULL" when the server gives none).
+fn checksum_table(conn: &mut Conn, tag: &str, schema: &str, table: &str) -> anyhow::Result<String> {
+    let r: Option<(String, Option<u64>)> = conn.query_first(format!(
+        "CHECKSUM TABLE {} EXTENDED {tag}",
+        qualified(schema, table)
+    ))?;
+    Ok(r.and_then(|(_, c)| c)
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "NULL".into()))
 }
 
 /// Rows read against the rows expected (the table's estimate; for the new table, the source's count).
@@ -415,6 +565,56 @@ mod tests {
             row_hash_sql("/* x */", &t, "_t_innops_new"),
             "SELECT /* x */ `c0`, UNIX_TIMESTAMP(`c1`), `c3` FROM `d`.`_t_innops_new` USE INDEX ()"
         );
+    }
+
+    #[test]
+    fn checksum_table_first_only_where_both_engines_read_the_table_alike() {
+        use crate::procedures::convert::definition::Definition;
+        let plain = info(
+            &["int", "char", "varchar", "timestamp", "longblob", "inet6"],
+            "Dynamic",
+        );
+        assert_eq!(
+            first_method(&plain, Choice::Auto),
+            (Method::ChecksumTable, None)
+        );
+        assert_eq!(first_method(&plain, Choice::Hash), (Method::RowXxh3, None));
+        let why = |t: &TableInfo| first_method(t, Choice::Auto).1.unwrap_or_default();
+        let bit = info(&["int", "bit"], "Dynamic");
+        assert_eq!(why(&bit), "BIT column `c1`");
+        // --verify checksum tries it anyway (the row hash decides when it differs).
+        assert_eq!(
+            first_method(&bit, Choice::Checksum),
+            (Method::ChecksumTable, None)
+        );
+        let mut generated = plain.clone();
+        generated.columns[1].generated = true;
+        assert_eq!(why(&generated), "generated column `c1`");
+        assert_eq!(
+            why(&info(&["int", "bigint", "wktblob"], "Dynamic")),
+            "WKTBLOB column `c2`"
+        );
+        let mut hashed = plain.clone();
+        hashed.definition = Definition::parse(
+            "CREATE TABLE `t` (\n  `c0` int(11) NOT NULL,\n  `c4` longblob,\n  PRIMARY KEY (`c0`),\n  UNIQUE KEY `u` (`c4`) USING HASH\n) ENGINE=MyISAM",
+        );
+        assert_eq!(why(&hashed), "UNIQUE hash key `u`");
+        for (format, trusted) in [("FIXED", false), ("COMPRESSED", false), ("DYNAMIC", true)] {
+            let mut t = plain.clone();
+            t.definition = Definition::parse(&format!(
+                "CREATE TABLE `t` (\n  `c0` int(11) NOT NULL,\n  PRIMARY KEY (`c0`)\n) ENGINE=MyISAM ROW_FORMAT={format}"
+            ));
+            assert_eq!(
+                checksum_differs_by_engine(&t).is_none(),
+                trusted,
+                "{format}"
+            );
+        }
+        assert!(Choice::parse("sha")
+            .unwrap_err()
+            .to_string()
+            .contains("auto, checksum or hash"));
+        assert_eq!(Choice::parse("HASH").unwrap(), Choice::Hash);
     }
 
     #[test]

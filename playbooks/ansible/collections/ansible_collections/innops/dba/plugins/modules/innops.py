@@ -175,6 +175,14 @@ options:
   chunk_time:
     description: V(convert) - target duration of one copy chunk in milliseconds (C(--chunk-time)).
     type: int
+  verify:
+    description:
+      - V(convert) - how the copy is proven before the swap (C(--verify)). V(auto) uses C(CHECKSUM TABLE) where
+        the table's column types checksum alike on MyISAM and InnoDB and innops's row hash elsewhere, V(checksum)
+        tries C(CHECKSUM TABLE) first for every table, V(hash) uses the row hash for every table; wherever
+        C(CHECKSUM TABLE) differs, the row hash of both tables decides.
+    type: str
+    choices: [auto, checksum, hash]
   max_load:
     description: V(convert) - pause the copy while a status variable is above a value, C(Threads_running=25) (C(--max-load)).
     type: str
@@ -401,8 +409,8 @@ CONNECTION = [
 CONTROL = ["service", "start_cmd", "stop_cmd", "config_file"]
 RUN = ["no_bench", "bench_time", "run_dir"]
 PROCEDURE = [
-    "tables", "all_myisam", "strategy", "drop_old_table", "rollback", "drop_kept", "chunk_time", "max_load",
-    "critical_load", "restart", "size", "advise", "interval", "offline", "undo", "min_redo", "sql_read_only",
+    "tables", "all_myisam", "strategy", "drop_old_table", "rollback", "drop_kept", "chunk_time", "verify",
+    "max_load", "critical_load", "restart", "size", "advise", "interval", "offline", "undo", "min_redo", "sql_read_only",
     "no_preflush", "preflush_timeout", "out", "copy_to", "max_level", "allow_level", "drop_copy", "verify_load",
     "threads", "mariadbd", "datadir", "in_place", "sample",
 ]
@@ -538,7 +546,8 @@ def argument_spec():
         service=s, start_cmd=s, stop_cmd=s, config_file=p,
         no_bench=b, bench_time=i, run_dir=p,
         tables=dict(type="list", elements="str"), all_myisam=b, strategy=s, drop_old_table=b, rollback=s,
-        drop_kept=s, chunk_time=i, max_load=s, critical_load=s, restart=b,
+        drop_kept=s, chunk_time=i, verify=dict(type="str", choices=["auto", "checksum", "hash"]),
+        max_load=s, critical_load=s, restart=b,
         size=s, advise=b, interval=i, offline=b,
         undo=b, min_redo=b, sql_read_only=b, no_preflush=b, preflush_timeout=i,
         out=p, copy_to=p, max_level=i, allow_level=i, drop_copy=b, verify_load=b, threads=i, mariadbd=p,

@@ -67,6 +67,8 @@ class BuildCommand(unittest.TestCase):
     def test_lists_are_comma_separated_and_positionals_placed(self):
         argv, _ = innops.build_command("innops", params(procedure="convert", tables=["shop.a", "shop.*"]), True)
         self.assertEqual(argv[2:4], ["--tables", "shop.a,shop.*"])
+        argv, _ = innops.build_command("innops", params(procedure="convert", all_myisam=True, verify="hash"), True)
+        self.assertEqual(argv[2:5], ["--all-myisam", "--verify", "hash"])
         argv, _ = innops.build_command("innops", params(procedure="run", playbook="/p/pb.toml"), True)
         self.assertEqual(argv[:3], ["innops", "run", "/p/pb.toml"])
         argv, _ = innops.build_command("innops", params(procedure="resume", run_dir="/r/1", service="systemd:m"),
