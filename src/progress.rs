@@ -261,17 +261,43 @@ pub struct Waiting {
     last_line: Instant,
 }
 
+/// Run `body`, one statement whose progress the server does not report (`CHECKSUM TABLE`), while a spinner
+/// shows how long it has run; without a terminal, a plain line every few seconds.
+pub fn elapsed<R>(label: &str, body: impl FnOnce() -> R) -> R {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut w = Waiting::make(label, None);
+            while !done.load(Ordering::SeqCst) {
+                w.tick();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            w.finish();
+        });
+        let r = body();
+        done.store(true, Ordering::SeqCst);
+        r
+    })
+}
+
 impl Waiting {
     pub fn new(label: &str, bound: Duration) -> Waiting {
+        Waiting::make(label, Some(bound))
+    }
+
+    fn make(label: &str, bound: Option<Duration>) -> Waiting {
         let shown = level() > Level::Quiet;
         let bar = if shown && tty() {
             let b = multi().add(ProgressBar::new_spinner());
-            b.set_style(
-                ProgressStyle::with_template("{spinner} {msg}: {elapsed} (at most {prefix})")
-                    .expect("static template"),
-            );
+            let template = match bound {
+                Some(_) => "{spinner} {msg}: {elapsed} (at most {prefix})",
+                None => "{spinner} {msg}: {elapsed}",
+            };
+            b.set_style(ProgressStyle::with_template(template).expect("static template"));
             b.set_message(label.to_string());
-            b.set_prefix(format!("{} s", bound.as_secs()));
+            if let Some(bound) = bound {
+                b.set_prefix(format!("{} s", bound.as_secs()));
+            }
             b.enable_steady_tick(Duration::from_millis(200));
             b
         } else {

@@ -292,6 +292,19 @@ fn run_one(
                 have = as_set(&have);
                 want = as_set(&want);
             }
+            // A temporal column in the format of before MySQL 5.6 is written in the current one by any copy
+            // (ALTER TABLE … ENGINE=InnoDB too): the marker goes, the values (compared above) stay.
+            if get("old_temporal_upgraded").as_deref() == Some("yes") {
+                assert!(
+                    want.contains(" /* mariadb-5.3 */"),
+                    "{name}: the source has old-format columns"
+                );
+                assert!(
+                    !have.contains(" /* mariadb-5.3 */"),
+                    "{name}: the new table has the current format"
+                );
+                want = want.replace(" /* mariadb-5.3 */", "");
+            }
             let want = &want;
             assert!(
                 &have == want,
@@ -393,6 +406,7 @@ cases!(
     unique_hash_keys,
     unknown_table,
     utf8mb4_text,
+    old_temporal_format,
     verify_checksum_first,
     verify_hash,
 );

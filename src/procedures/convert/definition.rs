@@ -29,6 +29,18 @@ const ENGINE_OPTIONS: [&str; 4] = [
     "INDEX DIRECTORY",
 ];
 
+/// How `SHOW CREATE TABLE` marks a DATETIME, TIME or TIMESTAMP column in the format of before MySQL 5.6
+/// (MariaDB, MySQL 5.7).
+pub const OLD_TEMPORAL_MARKERS: [&str; 2] = [" /* mariadb-5.3 */", " /* 5.5 binary format */"];
+
+/// A column line without the old temporal format's marker: the copy upgrades the format, not the values
+/// (the row hash compares those), so the marker is the one part of a column line compared apart.
+fn without_old_temporal(line: &str) -> String {
+    OLD_TEMPORAL_MARKERS
+        .iter()
+        .fold(line.to_string(), |l, m| l.replace(m, ""))
+}
+
 /// MyISAM options InnoDB keeps in the definition but ignores: named in the plan.
 pub const MYISAM_ONLY_OPTIONS: [&str; 3] = ["PACK_KEYS", "CHECKSUM", "DELAY_KEY_WRITE"];
 
@@ -73,6 +85,17 @@ impl Definition {
     pub fn foreign_row_format(&self) -> Option<&str> {
         self.option("ROW_FORMAT")
             .filter(|f| !INNODB_ROW_FORMATS.contains(&f.to_ascii_uppercase().as_str()))
+    }
+
+    /// Columns still in the temporal format of before MySQL 5.6 (a table created then and upgraded in place):
+    /// `SHOW CREATE TABLE` marks them, and every copy — `ALTER TABLE … ENGINE=InnoDB` too — writes the current
+    /// format with the same values.
+    pub fn old_temporal_columns(&self) -> Vec<String> {
+        self.columns
+            .iter()
+            .filter(|l| OLD_TEMPORAL_MARKERS.iter().any(|m| l.contains(m)))
+            .filter_map(|l| quoted_ident(l).map(|(name, _)| name))
+            .collect()
     }
 
     /// UNIQUE keys the server implements as hash keys (`USING HASH`).
@@ -229,7 +252,7 @@ pub fn differences(source: &Definition, new: &Definition, set_aside: &[&str]) ->
     let mut out = Vec::new();
     if source.columns != new.columns {
         for (i, (a, b)) in source.columns.iter().zip(&new.columns).enumerate() {
-            if a != b {
+            if without_old_temporal(a) != without_old_temporal(b) {
                 out.push(format!("column {}: `{b}` instead of `{a}`", i + 1));
             }
         }
@@ -332,6 +355,17 @@ mod tests {
     use super::*;
 
     const A: &str = "CREATE TABLE `a` (\n  `id` int(11) NOT NULL,\n  `u` varchar(10) NOT NULL,\n  `t` text DEFAULT NULL,\n  UNIQUE KEY `uu` (`u`) KEY_BLOCK_SIZE=1024,\n  UNIQUE KEY `ut` (`t`) USING HASH,\n  KEY `k``1` (`id`) COMMENT 'kc',\n  KEY `ig` (`id`,`u`) IGNORED,\n  FULLTEXT KEY `ft` (`t`),\n  CONSTRAINT `ck` CHECK (`id` >= 0)\n) ENGINE=MyISAM AUTO_INCREMENT=5 DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci PACK_KEYS=1 CHECKSUM=1 DELAY_KEY_WRITE=1 ROW_FORMAT=FIXED COMMENT='it''s, ok'";
+
+    #[test]
+    fn the_old_temporal_marker_is_named_and_set_aside_but_nothing_else_in_the_column() {
+        let old = Definition::parse("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `d` datetime /* mariadb-5.3 */ DEFAULT NULL,\n  `m` time /* 5.5 binary format */ NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=MyISAM");
+        assert_eq!(old.old_temporal_columns(), ["d", "m"]);
+        let new = Definition::parse("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `d` datetime DEFAULT NULL,\n  `m` time NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB");
+        assert!(new.old_temporal_columns().is_empty());
+        assert_eq!(differences(&old, &new, &[]), Vec::<String>::new());
+        let changed = Definition::parse("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `d` datetime(6) DEFAULT NULL,\n  `m` time NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB");
+        assert_eq!(differences(&old, &changed, &[]).len(), 1);
+    }
 
     #[test]
     fn show_create_table_splits_into_columns_indexes_constraints_and_options() {

@@ -585,6 +585,14 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 ignored.join(", ")
             ));
         }
+        let old_temporal = info.definition.old_temporal_columns();
+        if !old_temporal.is_empty() {
+            notes.push(format!(
+                "{}: column(s) {} are in the temporal format of before MySQL 5.6 (marked `/* mariadb-5.3 */` in SHOW CREATE TABLE); the InnoDB table stores them in the current format, as ALTER TABLE … ENGINE=InnoDB does, and verification compares their values, not the marker",
+                info.display(),
+                old_temporal.join(", ")
+            ));
+        }
         let hashed = info.definition.hash_keys();
         if !hashed.is_empty() {
             notes.push(format!(

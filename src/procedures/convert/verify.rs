@@ -162,6 +162,11 @@ pub fn checksum_differs_by_engine(t: &TableInfo) -> Option<String> {
             c.name
         ));
     }
+    if let Some(c) = t.definition.old_temporal_columns().first() {
+        return Some(format!(
+            "column `{c}` in the temporal format of before MySQL 5.6"
+        ));
+    }
     if let Some(k) = t.definition.hash_keys().first() {
         return Some(format!("UNIQUE hash key `{k}`"));
     }
@@ -281,14 +286,25 @@ pub fn fingerprint_new(
     method: Method,
     inserted: Option<u64>,
 ) -> anyhow::Result<Fingerprint> {
-    match (method, inserted) {
-        (Method::ChecksumTable, Some(rows)) => Ok(Fingerprint {
-            rows,
-            method,
-            checksum: checksum_table(conn, tag, &info.schema, table)?,
-        }),
-        _ => fingerprint_clustered(target, conn, tag, info, table, method),
+    if method != Method::ChecksumTable {
+        return fingerprint_clustered(target, conn, tag, info, table, method);
     }
+    let rows = match inserted {
+        Some(n) => n,
+        None => count_rows(conn, tag, &info.schema, table, info.primary().is_some())?,
+    };
+    // The server reports no progress for CHECKSUM TABLE: its time so far is what moves.
+    let label = format!(
+        "verify {}.{table}: CHECKSUM TABLE of {rows} rows",
+        info.schema
+    );
+    let checksum =
+        crate::progress::elapsed(&label, || checksum_table(conn, tag, &info.schema, table))?;
+    Ok(Fingerprint {
+        rows,
+        method,
+        checksum,
+    })
 }
 
 /// `CHECKSUM TABLE … EXTENDED`, as text ("NULL" when the server gives none).
