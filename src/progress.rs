@@ -230,23 +230,25 @@ impl Progress {
 /// Run `body` (which lasts about `secs`) while a bar shows its elapsed seconds, or the seconds left when
 /// `countdown`.
 pub fn timed<R>(label: &str, secs: u64, countdown: bool, body: impl FnOnce() -> R) -> R {
-    let done = std::sync::atomic::AtomicBool::new(false);
+    // The bar wakes the moment the body ends (its sender dropped), so it adds nothing to the body's time.
+    let (done, ended) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
-        s.spawn(|| {
+        s.spawn(move || {
             let mut bar = if countdown {
                 Progress::countdown(label, secs)
             } else {
                 Progress::seconds(label, secs)
             };
             let t0 = Instant::now();
-            while !done.load(Ordering::SeqCst) {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                ended.recv_timeout(Duration::from_millis(100))
+            {
                 bar.set(t0.elapsed().as_secs().min(secs));
-                std::thread::sleep(Duration::from_millis(100));
             }
             bar.finish();
         });
         let r = body();
-        done.store(true, Ordering::SeqCst);
+        drop(done);
         r
     })
 }
@@ -264,18 +266,20 @@ pub struct Waiting {
 /// Run `body`, one statement whose progress the server does not report (`CHECKSUM TABLE`), while a spinner
 /// shows how long it has run; without a terminal, a plain line every few seconds.
 pub fn elapsed<R>(label: &str, body: impl FnOnce() -> R) -> R {
-    let done = std::sync::atomic::AtomicBool::new(false);
+    // The spinner wakes the moment the body ends (its sender dropped), so it adds nothing to the body's time.
+    let (done, ended) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
-        s.spawn(|| {
+        s.spawn(move || {
             let mut w = Waiting::make(label, None);
-            while !done.load(Ordering::SeqCst) {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                ended.recv_timeout(Duration::from_millis(100))
+            {
                 w.tick();
-                std::thread::sleep(Duration::from_millis(100));
             }
             w.finish();
         });
         let r = body();
-        done.store(true, Ordering::SeqCst);
+        drop(done);
         r
     })
 }
