@@ -1477,8 +1477,11 @@ fn verify_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
     };
     Step::new(step_id("verify", info), format!("Verify the copy of {} ({checks}, definition, AUTO_INCREMENT)", info.display()), Risk::Locking)
         .preview(match method {
-            verify::Method::ChecksumTable => "the source's COUNT(*) against the rows the copy inserted; CHECKSUM TABLE … EXTENDED of both tables, computed in the server (where the two differ — the engines checksum some tables differently — innops's row hash of both tables decides); SHOW CREATE TABLE of both".to_string(),
-            m => format!("innops's {m} over the base columns of both tables (it counts the rows too; CHECKSUM TABLE differs between the engines for this table: {}), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both", why.as_deref().unwrap_or("--verify hash")),
+            verify::Method::ChecksumTable => "the source's COUNT(*) against the rows the copy's one statement inserted (a chunked copy: the new table's COUNT(*)); CHECKSUM TABLE … EXTENDED of both tables, computed in the server (where the two differ — the engines checksum some tables differently — innops's row hash of both tables decides); SHOW CREATE TABLE of both".to_string(),
+            m => match why {
+                Some(w) => format!("innops's {m} over the base columns of both tables (it counts the rows too; CHECKSUM TABLE reads this table differently on the two engines: {w}), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both"),
+                None => format!("innops's {m} over the base columns of both tables, as --verify hash asks (it counts the rows too), the new table read in two halves of its primary key at once; SHOW CREATE TABLE of both"),
+            },
         })
         .pre(Check::after_prior("not converted yet", move |ctx| {
             Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
