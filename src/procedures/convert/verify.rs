@@ -295,8 +295,9 @@ pub fn fingerprint_new(
     };
     // The server reports no progress for CHECKSUM TABLE: its time so far is what moves.
     let label = format!(
-        "verify {}.{table}: CHECKSUM TABLE of {rows} rows",
-        info.schema
+        "verify {}.{table}: CHECKSUM TABLE of {} rows",
+        info.schema,
+        crate::units::format_count(rows)
     );
     let checksum =
         crate::progress::elapsed(&label, || checksum_table(conn, tag, &info.schema, table))?;
