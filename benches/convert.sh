@@ -65,6 +65,17 @@ summarize() {
         awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { if (v == "-") { print "n/a"; exit } ok = (op == "<=") ? v <= l : v >= l; print (ok ? "met" : "MISSED") }'
     }
     fmt() { [ "$1" = - ] && echo "-" || printf '%.2f (n=%s)' "$1" "$2"; }
+    # paired SETTING METHOD: per round (of one results file), METHOD against that round's ALTER plus read; the
+    # median, to two decimals
+    paired() {
+        local p
+        p=$(awk -F'\t' -v s="$1" -v m="$2" 'FNR > 1 && $1 == s {
+                k = FILENAME SUBSEP $2
+                if ($3 == m) i[k] = $4
+                if ($3 == "alter") { r = $7; sub(/^read=/, "", r); if (r != $7) l[k] = $4 + r }
+            } END { for (k in i) if ((k in l) && l[k] > 0) printf "%.4f\n", i[k] / l[k] }' "${files[@]}" | median)
+        [ "$p" = - ] && echo - || printf '%.2f' "$p"
+    }
     local settings s bulk oom mi ma mp ml rl rp path r1 r2 t rows other load
     local files=("$@")
     settings=$(echo "$all" | cut -f1 | awk '!seen[$0]++')
@@ -81,12 +92,7 @@ summarize() {
         ml=$(echo "$all" | awk -F'\t' -v s="$s" '$1 == s && $3 == "alter" { r = $7; sub(/^read=/, "", r); if (r != $7) printf "%.3f\n", $4 + r }' | median)
         rl=$(ratio "$mi" "$ml")
         # paired: per round (of one results file), innops against that round's ALTER plus read; the median
-        rp=$(awk -F'\t' -v s="$s" 'FNR > 1 && $1 == s {
-                k = FILENAME SUBSEP $2
-                if ($3 == "innops") i[k] = $4
-                if ($3 == "alter") { r = $7; sub(/^read=/, "", r); if (r != $7) l[k] = $4 + r }
-            } END { for (k in i) if ((k in l) && l[k] > 0) printf "%.4f\n", i[k] / l[k] }' "${files[@]}" | median)
-        [ "$rp" = - ] || rp=$(printf '%.2f' "$rp")
+        rp=$(paired "$s" innops)
         t=()
         if [ "$bulk" = ON ]; then t+=("innops/limit (paired)<=1.05 $(verdict "$rp" '<=' 1.05)"); fi
         if [ "$bulk" = ON ]; then t+=("innops/ALTER<=1.3 $(verdict "$r1" '<=' 1.3)"); fi
@@ -101,12 +107,7 @@ summarize() {
         echo
         echo "innops convert --verify hash (the row hash for every table) against the same limit, paired rounds:"
         for s in $settings; do
-            rp=$(awk -F'\t' -v s="$s" 'FNR > 1 && $1 == s {
-                    k = FILENAME SUBSEP $2
-                    if ($3 == "innops_hash") i[k] = $4
-                    if ($3 == "alter") { r = $7; sub(/^read=/, "", r); if (r != $7) l[k] = $4 + r }
-                } END { for (k in i) if ((k in l) && l[k] > 0) printf "%.4f\n", i[k] / l[k] }' "${files[@]}" | median)
-            [ "$rp" = - ] || rp=$(printf '%.2f' "$rp")
+            rp=$(paired "$s" innops_hash)
             printf '| %-8s | %s s (n=%s) | innops --verify hash/limit (paired) %s |\n' "$s" "$(cell "$s" innops_hash | median)" "$(count "$s" innops_hash)" "$rp"
         done
     fi

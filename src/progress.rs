@@ -230,22 +230,28 @@ impl Progress {
 /// Run `body` (which lasts about `secs`) while a bar shows its elapsed seconds, or the seconds left when
 /// `countdown`.
 pub fn timed<R>(label: &str, secs: u64, countdown: bool, body: impl FnOnce() -> R) -> R {
-    // The bar wakes the moment the body ends (its sender dropped), so it adds nothing to the body's time.
+    let mut bar = if countdown {
+        Progress::countdown(label, secs)
+    } else {
+        Progress::seconds(label, secs)
+    };
+    let t0 = Instant::now();
+    let r = alongside(body, || bar.set(t0.elapsed().as_secs().min(secs)));
+    bar.finish();
+    r
+}
+
+/// Run `body` while `each` runs beside it every 100 ms; `each` stops the moment `body` ends (the channel's
+/// sender dropped), so it adds nothing to the body's time.
+fn alongside<R>(body: impl FnOnce() -> R, mut each: impl FnMut() + Send) -> R {
     let (done, ended) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
         s.spawn(move || {
-            let mut bar = if countdown {
-                Progress::countdown(label, secs)
-            } else {
-                Progress::seconds(label, secs)
-            };
-            let t0 = Instant::now();
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                 ended.recv_timeout(Duration::from_millis(100))
             {
-                bar.set(t0.elapsed().as_secs().min(secs));
+                each();
             }
-            bar.finish();
         });
         let r = body();
         drop(done);
@@ -266,22 +272,10 @@ pub struct Waiting {
 /// Run `body`, one statement whose progress the server does not report (`CHECKSUM TABLE`), while a spinner
 /// shows how long it has run; without a terminal, a plain line every few seconds.
 pub fn elapsed<R>(label: &str, body: impl FnOnce() -> R) -> R {
-    // The spinner wakes the moment the body ends (its sender dropped), so it adds nothing to the body's time.
-    let (done, ended) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            let mut w = Waiting::make(label, None);
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                ended.recv_timeout(Duration::from_millis(100))
-            {
-                w.tick();
-            }
-            w.finish();
-        });
-        let r = body();
-        drop(done);
-        r
-    })
+    let mut w = Waiting::make(label, None);
+    let r = alongside(body, || w.tick());
+    w.finish();
+    r
 }
 
 impl Waiting {

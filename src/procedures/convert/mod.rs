@@ -1331,8 +1331,8 @@ fn verify_now(
     // hash reads it in two halves at once; CHECKSUM TABLE reads it inside the server, and takes the count the
     // copy's one statement reported for the empty table it filled. It should hold the source's rows: that is
     // what the progress counts toward.
-    let expect = TableInfo {
-        rows_estimate: source.rows,
+    let expecting = |rows: u64| TableInfo {
+        rows_estimate: rows,
         ..t.clone()
     };
     let inserted = ctx
@@ -1345,7 +1345,7 @@ fn verify_now(
         target,
         ctx.conn()?,
         &tag,
-        &expect,
+        &expecting(source.rows),
         &shadow_t,
         source.method,
         inserted,
@@ -1363,15 +1363,11 @@ fn verify_now(
             shadow_fp.rows, shadow_fp.checksum, source.rows, source.checksum
         ));
         source = verify::fingerprint(ctx.conn()?, &tag, t, &t.name, verify::Method::RowXxh3)?;
-        let expect = TableInfo {
-            rows_estimate: source.rows,
-            ..t.clone()
-        };
         shadow_fp = verify::fingerprint_clustered(
             target,
             ctx.conn()?,
             &tag,
-            &expect,
+            &expecting(source.rows),
             &shadow_t,
             verify::Method::RowXxh3,
         )?;

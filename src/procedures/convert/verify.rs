@@ -97,7 +97,8 @@ pub fn first_method(t: &TableInfo, choice: Choice) -> (Method, Option<String>) {
 }
 
 /// Column types whose stored value `CHECKSUM TABLE … EXTENDED` reads alike from MyISAM and InnoDB
-/// (tests/verify_classes.rs checks each against a real server).
+/// (tests/convert.rs, `checksum_table_is_trusted_only_for_tables_it_reads_alike_on_both_engines`, checksums each
+/// on a real server).
 pub const CHECKSUM_ALIKE: &[&str] = &[
     "tinyint",
     "smallint",
