@@ -25,6 +25,11 @@ pub enum TableStatus {
     Complete,
     /// Every readable row; `lost` names the key ranges that could not be read.
     Partial,
+    /// Recovered with doubts: some rows in the file may not be what the table held (`doubts` names the key
+    /// ranges or rows and the evidence: a server crash, a corruption line of the server's error log during the
+    /// read, an uncommitted transaction, a row out of key order, a secondary index that disagrees). Never
+    /// "complete", whatever else holds.
+    Doubtful,
     /// No primary key: dumped by a plain scan as far as it went (`note` says whether it ended cleanly).
     NoPrimaryKey,
     /// The table cannot be opened (ERROR 1877): nothing is recoverable through SQL.
@@ -47,6 +52,57 @@ pub struct LostRange {
     pub before: Option<Vec<serde_json::Value>>,
 }
 
+/// A key range of a doubt: bounds as in [`LostRange`], plus an inclusive upper bound; all absent is the whole
+/// table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeyRange {
+    /// Lower bound, exclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub after: Option<Vec<serde_json::Value>>,
+    /// Lower bound, inclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub from: Option<Vec<serde_json::Value>>,
+    /// Upper bound, exclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub before: Option<Vec<serde_json::Value>>,
+    /// Upper bound, inclusive.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub to: Option<Vec<serde_json::Value>>,
+}
+
+/// What made innops doubt rows it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoubtKind {
+    /// The server crashed (the session was lost) while this range was being read.
+    Crash,
+    /// The server's error log reported corruption (a page it could not read, a record it skipped) while this
+    /// range was being read: a row may have come back truncated or incomplete without any SQL error.
+    ErrorLog,
+    /// A transaction was active when the server stopped and was not rolled back (forced recovery ≥ 3, or a
+    /// rollback that gave up): rows it changed may hold uncommitted values.
+    Uncommitted,
+    /// Rows came back out of the primary key's order: the page holding them is not what InnoDB wrote.
+    KeyOrder,
+    /// A readable secondary index disagrees with the clustered row (a value, or a key it lists that no read
+    /// returned, outside every lost range).
+    SecondaryIndex,
+}
+
+/// Rows innops wrote but cannot vouch for, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Doubt {
+    pub kind: DoubtKind,
+    /// One sentence for a person: the evidence.
+    pub why: String,
+    /// The key range the doubt covers; `None`: the whole table.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub range: Option<KeyRange>,
+    /// Primary keys of the rows in doubt, where the evidence names rows.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub keys: Vec<Vec<serde_json::Value>>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TableEntry {
     pub db: String,
@@ -61,6 +117,9 @@ pub struct TableEntry {
     pub columns: Vec<String>,
     pub primary_key: Vec<String>,
     pub lost: Vec<LostRange>,
+    /// Rows in the file innops cannot vouch for (see [`TableStatus::Doubtful`]).
+    #[serde(default)]
+    pub doubts: Vec<Doubt>,
     /// Sessions lost (server crashes) while reading this table.
     pub reconnects: u32,
     /// One sentence for a person: why the table is not complete.

@@ -32,7 +32,9 @@ use mysql::Conn;
 use serde::{Deserialize, Serialize};
 
 pub use literal::Kind;
-pub use manifest::{verify_load, LoadCheck, Manifest, TableEntry, TableStatus, Verified};
+pub use manifest::{
+    verify_load, Doubt, DoubtKind, KeyRange, LoadCheck, Manifest, TableEntry, TableStatus, Verified,
+};
 
 use crate::server::Target;
 use crate::sql::{qualified, quote_ident};
@@ -121,6 +123,9 @@ pub struct DumpOptions {
     pub split_min_rows: u64,
     /// Lost connections tolerated per table before its remaining stretches are declared lost.
     pub max_reconnects: u32,
+    /// Doubts known before any row is read (transactions the server did not roll back): for one table, or
+    /// for every table (`None`) when the evidence does not say which.
+    pub table_doubts: Vec<(Option<TableName>, manifest::Doubt)>,
 }
 
 impl DumpOptions {
@@ -136,6 +141,7 @@ impl DumpOptions {
             probe_budget: 256,
             max_reconnects: 20,
             split_min_rows: 100_000,
+            table_doubts: Vec::new(),
         }
     }
 }

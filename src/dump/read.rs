@@ -683,6 +683,12 @@ pub(crate) fn dump_table(
             .map(|&p| info.columns[p].name.clone())
             .collect(),
         lost: Vec::new(),
+        doubts: opts
+            .table_doubts
+            .iter()
+            .filter(|(t, _)| t.as_ref().is_none_or(|t| t == name))
+            .map(|(_, d)| d.clone())
+            .collect(),
         reconnects: 0,
         note: None,
     };
@@ -818,7 +824,9 @@ pub(crate) fn dump_table(
         lines.push(serde_json::to_string(&line)?);
         entry.lost.push(range);
     }
-    entry.status = if info.pk.is_empty() {
+    entry.status = if !entry.doubts.is_empty() {
+        TableStatus::Doubtful
+    } else if info.pk.is_empty() {
         TableStatus::NoPrimaryKey
     } else if entry.lost.is_empty() && entry.note.is_none() {
         TableStatus::Complete

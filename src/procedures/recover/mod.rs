@@ -776,6 +776,19 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
                         primary_key_of(t)
                     )
                 }
+                TableStatus::Doubtful => {
+                    let doubts: Vec<String> = t.doubts.iter().map(|d| d.why.clone()).collect();
+                    let lost = if t.lost.is_empty() {
+                        String::new()
+                    } else {
+                        let ranges: Vec<String> = t.lost.iter().map(describe_lost).collect();
+                        format!("; lost: {} ({})", ranges.join(", "), primary_key_of(t))
+                    };
+                    format!(
+                        "{name}: {rows} rows recovered with doubts: {}{lost}",
+                        doubts.join("; ")
+                    )
+                }
                 TableStatus::NoPrimaryKey => format!(
                     "{name}: no primary key, {rows} rows by a plain scan{}",
                     t.note
