@@ -28,6 +28,7 @@ fn main() -> anyhow::Result<()> {
     let connector = TargetConnector {
         target: &target,
         wait: Duration::from_secs(30),
+        error_log: None,
     };
     let names: Vec<TableName> = tables
         .iter()

@@ -110,6 +110,7 @@ fn run_dump(sb: &Sandboxed, tables: &[&str], o: &DumpOptions) -> Manifest {
     let connector = TargetConnector {
         target: &target,
         wait: Duration::from_secs(60),
+        error_log: Some(sb.sandbox.error_log.clone()),
     };
     let names: Vec<TableName> = tables.iter().map(|t| TableName::new("db", t)).collect();
     dump::dump(&connector, &names, o, &AtomicBool::new(false)).expect("dump")

@@ -116,6 +116,10 @@ pub struct TableEntry {
     pub content_hash: Option<String>,
     pub columns: Vec<String>,
     pub primary_key: Vec<String>,
+    /// The index the rows were read by (`PRIMARY`, the UNIQUE index InnoDB clusters by, or a secondary index
+    /// whose values proved unique); `primary_key` names its columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_index: Option<String>,
     pub lost: Vec<LostRange>,
     /// Rows in the file innops cannot vouch for (see [`TableStatus::Doubtful`]).
     #[serde(default)]

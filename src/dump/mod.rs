@@ -47,6 +47,11 @@ pub trait Connector: Sync {
     /// back (restart it at the same level if it crashed) and return a new session. Called from any reading
     /// thread, possibly from several at once for one crash.
     fn reconnect(&self, why: &str) -> anyhow::Result<Conn>;
+    /// The server's error log, when this machine can read it: a corruption line written while rows were read
+    /// makes them doubtful (a BLOB page that failed comes back as a truncated column without any SQL error).
+    fn error_log(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Sessions to a target that restarts by itself (or is restarted by someone else): reconnect waits up to
@@ -54,6 +59,8 @@ pub trait Connector: Sync {
 pub struct TargetConnector<'a> {
     pub target: &'a Target,
     pub wait: Duration,
+    /// The server's error log, when known (see [`Connector::error_log`]).
+    pub error_log: Option<PathBuf>,
 }
 
 impl Connector for TargetConnector<'_> {
@@ -75,6 +82,10 @@ impl Connector for TargetConnector<'_> {
                 Err(_) => std::thread::sleep(Duration::from_millis(200)),
             }
         }
+    }
+
+    fn error_log(&self) -> Option<PathBuf> {
+        self.error_log.clone()
     }
 }
 
@@ -153,6 +164,39 @@ pub struct Column {
     pub data_type: String,
     pub kind: Kind,
     pub unsigned: bool,
+    /// Character set and collation of a string column (the order its keys sort in).
+    #[serde(default)]
+    pub charset: Option<String>,
+    #[serde(default)]
+    pub collation: Option<String>,
+}
+
+/// An index the dump can read through (B-tree, no column prefix unless said).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    pub name: String,
+    /// Positions of its columns in `TableInfo::columns`, in index order.
+    pub cols: Vec<usize>,
+    pub unique: bool,
+    /// A column of it may be NULL.
+    pub nullable: bool,
+    /// A column of it is indexed by a prefix only (its values are not the column's).
+    pub prefix: bool,
+}
+
+/// Which index the dump walks the table by, and what it is to InnoDB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource {
+    /// The primary key.
+    Primary,
+    /// No primary key: the first UNIQUE index whose columns are all NOT NULL, which InnoDB makes the
+    /// clustered index.
+    UniqueClustered,
+    /// No clustered key SQL can name (InnoDB's hidden row id): a secondary index whose values proved unique
+    /// and non-NULL, read through (each row is a lookup into the clustered index).
+    Secondary,
+    /// Nothing to walk by: a plain scan.
+    None,
 }
 
 /// What the dump needs to know about a table.
@@ -161,19 +205,31 @@ pub struct TableInfo {
     pub name: TableName,
     /// Stored columns, in table order (generated columns are left out: the server computes them on load).
     pub columns: Vec<Column>,
-    /// Positions in `columns` of the primary key, in key order; empty when there is none usable.
+    /// Positions in `columns` of the key the dump walks by (see `key_index`), in key order; empty when none.
     pub pk: Vec<usize>,
-    /// Secondary indexes: name and the positions of their columns in `columns`.
-    pub secondary: Vec<(String, Vec<usize>)>,
+    /// The index `pk` belongs to (`PRIMARY`, or a UNIQUE index), and what it is.
+    pub key_index: Option<String>,
+    pub key_source: KeySource,
+    /// Every other readable index (B-tree, not FULLTEXT or SPATIAL), in the server's key order.
+    pub secondary: Vec<Index>,
 }
 
 impl TableInfo {
-    /// Read the column and index definitions from information_schema.
+    /// Read the column and index definitions (information_schema, and `SHOW INDEX` for the server's key order,
+    /// which is the order InnoDB picks its clustered index in).
     pub fn read(conn: &mut Conn, tag: &str, name: &TableName) -> anyhow::Result<TableInfo> {
-        let cols: Vec<(String, String, String, String)> = conn.exec(
+        type ColumnRow = (
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+        );
+        let cols: Vec<ColumnRow> = conn.exec(
             format!(
-                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA FROM information_schema.COLUMNS \
-                 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, CHARACTER_SET_NAME, COLLATION_NAME \
+                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
             ),
             (&name.db, &name.table),
         )?;
@@ -182,11 +238,9 @@ impl TableInfo {
                 "table {name} does not exist: check the table list"
             )));
         }
-        let mut generated = Vec::new();
         let mut columns = Vec::new();
-        for (col, data_type, column_type, extra) in cols {
+        for (col, data_type, column_type, extra, charset, collation) in cols {
             if extra.to_ascii_uppercase().contains("GENERATED") {
-                generated.push(col);
                 continue;
             }
             columns.push(Column {
@@ -194,41 +248,132 @@ impl TableInfo {
                 unsigned: column_type.to_ascii_lowercase().contains("unsigned"),
                 name: col,
                 data_type: data_type.to_ascii_lowercase(),
+                charset,
+                collation,
             });
         }
-        let stats: Vec<(String, String, Option<u64>)> = conn.exec(
-            format!(
-                "SELECT {tag} INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS \
-                 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX"
-            ),
-            (&name.db, &name.table),
-        )?;
-        let pos = |c: &str| columns.iter().position(|x| x.name == c);
-        let mut pk = Vec::new();
-        let mut pk_usable = true;
-        let mut secondary: Vec<(String, Vec<usize>)> = Vec::new();
-        for (index, col, sub_part) in stats {
-            if index == "PRIMARY" {
-                match pos(&col) {
-                    Some(p) if sub_part.is_none() => pk.push(p),
-                    _ => pk_usable = false,
+        // A table the server cannot open (ERROR 1877, 1030) lists no index here; the dump's SHOW CREATE TABLE
+        // then finds it unrecoverable.
+        let rows: Vec<mysql::Row> =
+            match conn.query(format!("SHOW {tag} INDEX FROM {}", name.qualified())) {
+                Ok(rows) => rows,
+                Err(mysql::Error::MySqlError(_)) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            };
+        let mut indexes: Vec<(Index, bool)> = Vec::new();
+        for r in rows {
+            let get = |c: &str| -> String {
+                r.get_opt::<Option<String>, _>(c)
+                    .and_then(Result::ok)
+                    .flatten()
+                    .unwrap_or_default()
+            };
+            let (key, col, kind) = (get("Key_name"), get("Column_name"), get("Index_type"));
+            let usable_type = kind.eq_ignore_ascii_case("BTREE");
+            let pos = columns.iter().position(|x| x.name == col);
+            let idx = match indexes.last_mut() {
+                Some((i, _)) if i.name == key => i,
+                _ => {
+                    indexes.push((
+                        Index {
+                            name: key.clone(),
+                            cols: Vec::new(),
+                            unique: get("Non_unique") == "0",
+                            nullable: false,
+                            prefix: false,
+                        },
+                        usable_type,
+                    ));
+                    &mut indexes.last_mut().unwrap().0
                 }
-            } else if let Some(p) = pos(&col) {
-                match secondary.last_mut() {
-                    Some((n, v)) if *n == index => v.push(p),
-                    _ => secondary.push((index, vec![p])),
-                }
+            };
+            idx.nullable |= get("Null").eq_ignore_ascii_case("YES");
+            idx.prefix |= !get("Sub_part").is_empty();
+            match pos {
+                Some(p) => idx.cols.push(p),
+                // A generated column: the index cannot be walked by stored columns alone.
+                None => idx.prefix = true,
             }
         }
-        if !pk_usable {
-            pk.clear();
-        }
+        let mut secondary: Vec<Index> = indexes
+            .into_iter()
+            .filter(|(i, usable)| *usable && !i.cols.is_empty())
+            .map(|(i, _)| i)
+            .collect();
+        let walkable = |i: &Index| i.unique && !i.nullable && !i.prefix;
+        let (key_source, key) = if let Some(at) = secondary.iter().position(|i| i.name == "PRIMARY")
+        {
+            if walkable(&secondary[at]) {
+                (KeySource::Primary, Some(secondary.remove(at)))
+            } else {
+                secondary.remove(at);
+                (KeySource::None, None)
+            }
+        } else if secondary.first().is_some_and(walkable) {
+            (KeySource::UniqueClustered, Some(secondary.remove(0)))
+        } else {
+            (KeySource::None, None)
+        };
         Ok(TableInfo {
             name: name.clone(),
             columns,
-            pk,
+            pk: key.as_ref().map(|k| k.cols.clone()).unwrap_or_default(),
+            key_index: key.map(|k| k.name),
+            key_source,
             secondary,
         })
+    }
+
+    /// With no clustered key SQL can name, walk by a secondary index whose values are unique and never NULL,
+    /// as its own entries show (read through the index alone, which works while clustered pages are damaged).
+    /// UNIQUE NOT NULL indexes first, then the others by how many columns they have.
+    pub(crate) fn choose_secondary_key(&mut self, conn: &mut Conn, tag: &str) {
+        if self.key_source != KeySource::None {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.secondary.len())
+            .filter(|&i| !self.secondary[i].prefix)
+            .collect();
+        order.sort_by_key(|&i| {
+            let x = &self.secondary[i];
+            (!(x.unique && !x.nullable), std::cmp::Reverse(x.cols.len()))
+        });
+        for i in order {
+            let idx = &self.secondary[i];
+            let cols: Vec<String> = idx
+                .cols
+                .iter()
+                .map(|&p| quote_ident(&self.columns[p].name))
+                .collect();
+            let nulls = cols
+                .iter()
+                .map(|c| format!("{c} IS NULL"))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let sql = format!(
+                "SELECT {tag} COUNT(*), COUNT(DISTINCT {list}), COALESCE(SUM({nulls}), 0) FROM {} FORCE INDEX ({})",
+                self.name.qualified(),
+                quote_ident(&idx.name),
+                list = cols.join(", ")
+            );
+            if let Ok(Some((n, distinct, null))) = conn.query_first::<(u64, u64, u64), _>(sql) {
+                if n == distinct && null == 0 {
+                    let idx = self.secondary.remove(i);
+                    self.pk = idx.cols;
+                    self.key_index = Some(idx.name);
+                    self.key_source = KeySource::Secondary;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `FROM db.t FORCE INDEX (key)`, or the bare table when there is no key.
+    pub(crate) fn from_clause(&self) -> String {
+        match &self.key_index {
+            Some(k) => format!("{} FORCE INDEX ({})", self.name.qualified(), quote_ident(k)),
+            None => self.name.qualified(),
+        }
     }
 
     /// `a`, `b`, … (the stored columns).
@@ -241,12 +386,15 @@ impl TableInfo {
     }
 
     fn first_key_is_integer(&self) -> bool {
-        self.pk.first().is_some_and(|&p| {
-            matches!(
-                self.columns[p].data_type.as_str(),
-                "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint"
-            )
-        })
+        self.pk.first().is_some_and(|&p| self.is_integer(p))
+    }
+
+    /// Whether column `p` is an integer type.
+    pub(crate) fn is_integer(&self, p: usize) -> bool {
+        matches!(
+            self.columns[p].data_type.as_str(),
+            "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint"
+        )
     }
 }
 

@@ -12,9 +12,9 @@ use mysql::{Conn, Row, Value};
 use sha2::{Digest, Sha256};
 
 use super::literal::{self, Kind};
-use super::manifest::{LostRange, TableEntry, TableStatus};
+use super::manifest::{Doubt, DoubtKind, KeyRange, LostRange, TableEntry, TableStatus};
 use super::{file_name, prepare_session, Connector, DumpOptions, TableInfo, TableName};
-use crate::sql::{qualified, quote_ident};
+use crate::sql::quote_ident;
 
 /// The table cannot be opened through SQL (ERROR 1877 and the like).
 #[derive(Debug)]
@@ -99,6 +99,31 @@ struct Shared<'a> {
     select_list: String,
     key_list: String,
     insert_prefix: Vec<u8>,
+    /// The server's error log, when readable here.
+    log: Option<std::path::PathBuf>,
+    /// Rows innops wrote and cannot vouch for.
+    doubts: Mutex<Vec<Doubt>>,
+    /// Written reads during which the error log got a corruption line: (first key, last key, the line). Checked
+    /// again one read at a time once every thread is done ([`Reader::confirm`]).
+    suspects: Mutex<Vec<(Vec<Value>, Vec<Value>, Vec<String>)>>,
+    /// Pages the error log named while a read failed with an SQL error: damage SQL reports, not a suspect's.
+    explained: Mutex<std::collections::BTreeSet<u64>>,
+    /// Every key column is an integer: rows out of key order are seen as they stream.
+    int_key: bool,
+}
+
+/// Rows received just before a crash, and written just after it, that are doubtful: more than any page holds
+/// (a 16 KiB page holds at most ~860 records, a 64 KiB page four times that), so the page the server crashed
+/// on is inside the window whatever its rows.
+const CRASH_WINDOW: usize = 4096;
+
+/// A crash being turned into a doubt: the window before it, extended by the rows written after it.
+struct CrashDoubt {
+    why: String,
+    from: Option<Vec<Value>>,
+    to: Option<Vec<Value>>,
+    /// Rows after the crash still inside the window.
+    tail: usize,
 }
 
 /// One row as the dump writes it, `(v1,v2,…)`, appended to `buf`.
@@ -130,6 +155,10 @@ struct Reader<'s, 'a> {
     buf: Vec<u8>,
     rows: u64,
     hash: u128,
+    crash: Option<CrashDoubt>,
+    /// Rows whose leading key column is below this are read but not written (a read from the range before a
+    /// cut, crossing it).
+    skip_below: Option<i128>,
 }
 
 impl<'s, 'a> Reader<'s, 'a> {
@@ -144,6 +173,8 @@ impl<'s, 'a> Reader<'s, 'a> {
             buf: Vec::with_capacity(sh.opts.chunk_bytes + 64 * 1024),
             rows: 0,
             hash: 0,
+            crash: None,
+            skip_below: None,
         })
     }
 
@@ -164,6 +195,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 
     fn flush(&mut self) -> anyhow::Result<()> {
+        self.end_crash_doubt();
         let Reader {
             sh,
             buf,
@@ -232,7 +264,9 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 
     /// Run one read, streaming; rows are written as they arrive when `write`. A lost session is replaced
-    /// through the connector and reported as a failed read.
+    /// through the connector and reported as a failed read. A written read is watched: the server's error log
+    /// (a corruption line makes the read a suspect), the key order of its rows, and a crash (the rows around it
+    /// become doubtful).
     fn run(&mut self, sql: &str, write: bool, keys_only: bool) -> anyhow::Result<Outcome> {
         if self.sh.abort.load(Ordering::Relaxed) {
             return Err(crate::error::Failure::Interrupted(
@@ -252,6 +286,17 @@ impl<'s, 'a> Reader<'s, 'a> {
         } else {
             self.sh.info.pk.clone()
         };
+        let log_from = self
+            .sh
+            .log
+            .as_ref()
+            .map(|p| crate::server::errorlog::end_offset(p));
+        // The keys of the rows received, the last CRASH_WINDOW of them, for a crash.
+        let mut recent: VecDeque<Vec<Value>> = VecDeque::new();
+        let check_order = write && self.sh.int_key;
+        let mut prev: Option<Vec<i128>> = None;
+        let mut out_of_order: Vec<Vec<Value>> = Vec::new();
+        let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
             let Reader {
@@ -261,6 +306,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                 buf,
                 rows,
                 hash,
+                crash,
                 ..
             } = self;
             match conn.query_iter(sql) {
@@ -269,14 +315,39 @@ impl<'s, 'a> Reader<'s, 'a> {
                     for row in result {
                         match row {
                             Ok(r) => {
+                                let key = key_of(&key_pos, &r);
+                                if skip_below
+                                    .is_some_and(|s| as_int(&key[0]).is_some_and(|k| k < s))
+                                {
+                                    continue;
+                                }
                                 if o.first.is_none() {
-                                    o.first = Some(key_of(&key_pos, &r));
+                                    o.first = Some(key.clone());
                                 }
                                 if write {
                                     write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, &r);
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;
                                     }
+                                    if check_order {
+                                        let ints: Option<Vec<i128>> =
+                                            key.iter().map(as_int).collect();
+                                        if let (Some(p), Some(k)) = (&prev, &ints) {
+                                            if k <= p {
+                                                out_of_order.push(key.clone());
+                                            }
+                                        }
+                                        prev = ints;
+                                    }
+                                    if let Some(c) = crash.as_mut() {
+                                        c.from.get_or_insert_with(|| key.clone());
+                                        c.to = Some(key.clone());
+                                        c.tail = c.tail.saturating_sub(1);
+                                    }
+                                    if recent.len() == CRASH_WINDOW {
+                                        recent.pop_front();
+                                    }
+                                    recent.push_back(key);
                                 }
                                 o.n += 1;
                                 o.last = Some(r);
@@ -296,23 +367,106 @@ impl<'s, 'a> Reader<'s, 'a> {
                 .map_or("end".to_string(), crate::error::describe_mysql);
             eprintln!("{sql} -> {} rows, {end}", o.n);
         }
+        if self.crash.as_ref().is_some_and(|c| c.tail == 0) {
+            self.end_crash_doubt();
+        }
+        if !out_of_order.is_empty() {
+            self.doubt_out_of_order(&out_of_order);
+        }
+        // Pages named while a read failed with an SQL error are that error's: the damage SQL reports. A written
+        // read that ended without an error while the server logged corruption may have returned a damaged row
+        // (a BLOB page that failed): a suspect, judged once every page SQL reported is known.
+        if let (Some(from), Some(path)) = (log_from, self.sh.log.as_ref()) {
+            let lines = if crate::server::errorlog::end_offset(path) > from {
+                corruption_since(path, from)
+            } else {
+                Vec::new()
+            };
+            match (&failure, &o.first, &o.last) {
+                _ if lines.is_empty() => {}
+                (Some(e), _, _) if !is_gone(e) => {
+                    self.sh
+                        .explained
+                        .lock()
+                        .unwrap()
+                        .extend(lines.iter().filter_map(|l| page_of(l)));
+                }
+                (None, Some(first), Some(last)) if write => {
+                    if std::env::var_os(TRACE).is_some() {
+                        eprintln!("suspect: {lines:?}");
+                    }
+                    let last = key_of(&key_pos, last);
+                    self.sh
+                        .suspects
+                        .lock()
+                        .unwrap()
+                        .push((first.clone(), last, lines));
+                }
+                _ => {}
+            }
+        }
         if let Some(e) = failure {
             o.ok = false;
+            if is_gone(&e) {
+                self.begin_crash_doubt(&e, recent);
+            }
             self.failed(&e)?;
         }
         Ok(o)
     }
 
+    /// The server went away while this reader read: the rows received just before (`recent`) and the next
+    /// rows written after it are in doubt; the window is closed by [`Reader::end_crash_doubt`].
+    fn begin_crash_doubt(&mut self, e: &mysql::Error, recent: VecDeque<Vec<Value>>) {
+        self.end_crash_doubt();
+        self.crash = Some(CrashDoubt {
+            why: format!(
+                "the server went away while these rows were read ({}): a record on the page it crashed on may be garbage that came back as a row",
+                crate::error::describe_mysql(e)
+            ),
+            from: recent.front().cloned(),
+            to: recent.back().cloned(),
+            tail: CRASH_WINDOW,
+        });
+    }
+
+    fn end_crash_doubt(&mut self) {
+        let Some(c) = self.crash.take() else { return };
+        let info = self.sh.info;
+        let range = match (&c.from, &c.to) {
+            (Some(f), Some(t)) => Some(KeyRange {
+                from: Some(key_json(info, f)),
+                to: Some(key_json(info, t)),
+                ..Default::default()
+            }),
+            // No row before or after it: the crash is the table's, not a range's.
+            _ => None,
+        };
+        self.sh.doubts.lock().unwrap().push(Doubt {
+            kind: DoubtKind::Crash,
+            why: c.why,
+            range,
+            keys: Vec::new(),
+        });
+    }
+
+    fn doubt_out_of_order(&self, keys: &[Vec<Value>]) {
+        let info = self.sh.info;
+        self.sh.doubts.lock().unwrap().push(Doubt {
+            kind: DoubtKind::KeyOrder,
+            why: format!(
+                "{} row(s) came back with a key not above the row before it: the page holding them is not in the order InnoDB keeps, so they or their neighbours may be garbage",
+                keys.len()
+            ),
+            range: None,
+            keys: keys.iter().map(|k| key_json(info, k)).collect(),
+        });
+    }
+
     /// Classify a read failure: the table cannot be opened (stop), the session is gone (reconnect), or a read
     /// error the caller works around.
     fn failed(&mut self, e: &mysql::Error) -> anyhow::Result<()> {
-        let (code, gone) = match e {
-            mysql::Error::MySqlError(me) => (Some(me.code), GONE.contains(&me.code)),
-            mysql::Error::IoError(_)
-            | mysql::Error::DriverError(_)
-            | mysql::Error::CodecError(_) => (None, true),
-            _ => (None, false),
-        };
+        let (code, gone) = (status_of(e), is_gone(e));
         if let Some(c) = code.filter(|c| UNOPENABLE.contains(c)) {
             let _ = c;
             return Err(Unopenable(crate::error::describe_mysql(e)).into());
@@ -399,68 +553,302 @@ impl<'s, 'a> Reader<'s, 'a> {
     }
 
     /// (lo, hi) where the rows next to both ends are unreadable: probe inside; what no probe reaches is lost.
+    /// Probe points come from a readable secondary index (the keys it lists), else from the key's type at the
+    /// first column where the bounds differ (and one column deeper on either side): integers by bisection,
+    /// galloping away from a known key where the other side is open (the end of the table is unknown when the
+    /// last leaf is bad); strings by candidates the server itself ranks in the column's collation.
     fn gap(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
-        // Probe points: the primary keys a readable secondary index lists in (lo, hi), else integers of the
-        // leading key column. Windows are open intervals of positions, probed at their middles, widest first.
-        let candidates = self.candidates(&lo, &hi);
-        let (first_window, probe_at): (_, Box<dyn Fn(i128) -> B>) = match candidates {
-            Some(keys) => {
-                let n = keys.len() as i128;
-                (
-                    Some((-1, n)),
-                    Box::new(move |c| B {
-                        key: keys[c as usize].clone(),
-                        incl: true,
-                    }),
-                )
-            }
-            None => (
-                self.int_window(&lo, &hi),
-                Box::new(|c| B {
-                    key: vec![match i64::try_from(c) {
-                        Ok(i) => Value::Int(i),
-                        Err(_) => Value::UInt(u64::try_from(c).unwrap_or(u64::MAX)),
-                    }],
-                    incl: true,
-                }),
-            ),
-        };
-        let mut windows: VecDeque<(i128, i128)> = first_window.into_iter().collect();
         let mut budget = self.sh.opts.probe_budget;
-        while let Some((a, b)) = windows.pop_front() {
-            if b - a < 2 {
-                continue;
-            }
-            if budget == 0
-                || self.sh.reconnects.load(Ordering::SeqCst) >= self.sh.opts.max_reconnects
-            {
-                break;
-            }
-            budget -= 1;
-            let c = a + (b - a) / 2;
-            let probe = Some(probe_at(c));
-            let sql = self.select(&probe, &hi, false, None, false);
-            let o = self.run(&sql, true, false)?;
-            if let Some(first) = o.first {
-                // A readable stretch from the probe: finish it, then search below its first row.
-                if !o.ok {
-                    let last = o.last.as_ref().map(|r| self.key_of(r)).unwrap_or_default();
-                    self.after_asc_error(Some(B::after(last)), hi)?;
-                }
-                return self.resume_below(lo, Some(B::before(first)));
-            }
-            if o.ok {
-                // Nothing from the probe up to hi: only below it is left.
-                windows.retain(|w| w.0 < c);
-                windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
-                windows.push_back((a, c));
-            } else {
-                windows.push_back((a, c));
-                windows.push_back((c, b));
+        for space in self.probe_spaces(&lo, &hi) {
+            if self.probe(space, &lo, &hi, &mut budget)? {
+                return Ok(());
             }
         }
         self.sh.lost.lock().unwrap().push((self.range, lo, hi));
         Ok(())
+    }
+
+    /// Probe one space; true when a probe found rows (the stretch was then handled by the recursion).
+    fn probe(
+        &mut self,
+        space: Space,
+        lo: &Option<B>,
+        hi: &Option<B>,
+        budget: &mut usize,
+    ) -> anyhow::Result<bool> {
+        let (prefix, points, a, mut b, gallop) = match space {
+            Space::List(keys) => {
+                let n = keys.len() as i128;
+                (Vec::new(), Some(keys), -1, n, None)
+            }
+            Space::Ints {
+                prefix,
+                a,
+                b,
+                gallop,
+            } => (prefix, None, a, b, gallop),
+        };
+        let at = |c: i128| -> B {
+            let key = match &points {
+                Some(keys) => keys[c as usize].clone(),
+                None => {
+                    let mut k = prefix.clone();
+                    k.push(match i64::try_from(c) {
+                        Ok(i) => Value::Int(i),
+                        Err(_) => Value::UInt(u64::try_from(c).unwrap_or(u64::MAX)),
+                    });
+                    k
+                }
+            };
+            B { key, incl: true }
+        };
+        // What one probe at c said: rows found (handled), nothing from c up to hi, or an error.
+        enum Said {
+            Found,
+            Empty,
+            Failed,
+        }
+        let probe_at = |r: &mut Self, c: i128| -> anyhow::Result<Said> {
+            let probe = Some(at(c));
+            let sql = r.select(&probe, hi, false, None, false);
+            let o = r.run(&sql, true, false)?;
+            if let Some(first) = o.first {
+                // A readable stretch from the probe: finish it, then search below its first row.
+                if !o.ok {
+                    let last = o.last.as_ref().map(|x| r.key_of(x)).unwrap_or_default();
+                    r.after_asc_error(Some(B::after(last)), hi.clone())?;
+                }
+                r.resume_below(lo.clone(), Some(B::before(first)))?;
+                return Ok(Said::Found);
+            }
+            Ok(if o.ok { Said::Empty } else { Said::Failed })
+        };
+        let spent = |r: &Self, budget: &usize| {
+            *budget == 0 || r.sh.reconnects.load(Ordering::SeqCst) >= r.sh.opts.max_reconnects
+        };
+        // Galloping from the known side: a+1, a+2, a+4, … (or b-1, b-2, …) until past the other side.
+        if let Some(up) = gallop {
+            let mut step: i128 = 1;
+            loop {
+                let c = if up { a + step } else { b - step };
+                if c <= a || c >= b || spent(self, budget) {
+                    break;
+                }
+                *budget -= 1;
+                match probe_at(self, c)? {
+                    Said::Found => return Ok(true),
+                    Said::Empty => b = c,
+                    Said::Failed => {}
+                }
+                step = step.saturating_mul(2);
+            }
+        }
+        let mut windows: VecDeque<(i128, i128)> = [(a, b)].into();
+        while let Some((wa, wb)) = windows.pop_front() {
+            if wb - wa < 2 {
+                continue;
+            }
+            if spent(self, budget) {
+                break;
+            }
+            *budget -= 1;
+            let c = wa + (wb - wa) / 2;
+            match probe_at(self, c)? {
+                Said::Found => return Ok(true),
+                Said::Empty => {
+                    // Nothing from the probe up to hi: only below it is left.
+                    windows.retain(|w| w.0 < c);
+                    windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
+                    windows.push_back((wa, c));
+                }
+                Said::Failed => {
+                    windows.push_back((wa, c));
+                    windows.push_back((c, wb));
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Where to probe inside (lo, hi), in the order to try.
+    fn probe_spaces(&mut self, lo: &Option<B>, hi: &Option<B>) -> Vec<Space> {
+        if let Some(keys) = self.candidates(lo, hi) {
+            return vec![Space::List(keys)];
+        }
+        let n = self.sh.info.pk.len();
+        let lk = lo.as_ref().map(|b| b.key.as_slice());
+        let hk = hi.as_ref().map(|b| b.key.as_slice());
+        // The first column where the bounds differ (a bound may be a prefix: a cut between parallel reads).
+        let mut i = 0;
+        while let (Some(l), Some(h)) = (lk, hk) {
+            if i + 1 < n && i + 1 < l.len() && i + 1 < h.len() && l[i] == h[i] {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        let prefix = lk.or(hk).map(|k| k[..i].to_vec()).unwrap_or_default();
+        let lower = lo.as_ref().and_then(|b| {
+            let v = b.key.get(i)?;
+            // Only an inclusive bound ending at this column lets its value in: the rest of a bound's group
+            // (more columns after this one) is the deeper space's below.
+            Some((v.clone(), b.incl && b.key.len() == i + 1))
+        });
+        let upper = hi.as_ref().and_then(|b| b.key.get(i).cloned());
+        out.extend(self.column_space(i, prefix, lower, upper));
+        // One column deeper on either side: the rest of the lower bound's group, the start of the upper's.
+        if i + 1 < n {
+            if let Some(l) = lk.filter(|l| l.len() > i + 1) {
+                let v = l[i + 1].clone();
+                let incl = lo.as_ref().is_some_and(|b| b.incl) && l.len() == i + 2;
+                out.extend(self.column_space(i + 1, l[..=i].to_vec(), Some((v, incl)), None));
+            }
+            if let Some(h) = hk.filter(|h| h.len() > i + 1) {
+                out.extend(self.column_space(
+                    i + 1,
+                    h[..=i].to_vec(),
+                    None,
+                    Some(h[i + 1].clone()),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Probe points for key column `i` after `prefix`, strictly between `lower` (value, and whether the value
+    /// itself is in) and `upper` (exclusive).
+    fn column_space(
+        &mut self,
+        i: usize,
+        prefix: Vec<Value>,
+        lower: Option<(Value, bool)>,
+        upper: Option<Value>,
+    ) -> Option<Space> {
+        let info = self.sh.info;
+        let p = info.pk[i];
+        if info.is_integer(p) {
+            let col = &info.columns[p];
+            let bits = match col.data_type.as_str() {
+                "tinyint" => 8,
+                "smallint" => 16,
+                "mediumint" => 24,
+                "int" | "integer" => 32,
+                _ => 64,
+            };
+            let (min, max) = if col.unsigned {
+                (0i128, (1i128 << bits) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            };
+            let a = match &lower {
+                None => min - 1,
+                Some((v, incl)) => as_int(v)? - i128::from(*incl),
+            };
+            let b = match &upper {
+                None => max + 1,
+                Some(v) => as_int(v)?,
+            };
+            let gallop = match (&lower, &upper) {
+                (Some(_), None) => Some(true),
+                (None, Some(_)) => Some(false),
+                _ => None,
+            };
+            return Some(Space::Ints {
+                prefix,
+                a,
+                b,
+                gallop,
+            });
+        }
+        let points = self.string_points(p, lower.as_ref().map(|l| &l.0), upper.as_ref())?;
+        Some(Space::List(
+            points
+                .into_iter()
+                .map(|v| {
+                    let mut k = prefix.clone();
+                    k.push(v);
+                    k
+                })
+                .collect(),
+        ))
+    }
+
+    /// Strings strictly between `lo` and `hi` in column `p`'s collation, in its order: made from the bounds'
+    /// prefixes and a set of characters, then filtered and sorted by the server (which alone knows the
+    /// collation's order). None when the column is not a character or binary string, or the server cannot say.
+    fn string_points(
+        &mut self,
+        p: usize,
+        lo: Option<&Value>,
+        hi: Option<&Value>,
+    ) -> Option<Vec<Value>> {
+        let col = &self.sh.info.columns[p];
+        let binary = matches!(col.data_type.as_str(), "binary" | "varbinary");
+        if !binary && !matches!(col.data_type.as_str(), "char" | "varchar") {
+            return None;
+        }
+        let bytes = |v: Option<&Value>| match v {
+            Some(Value::Bytes(b)) => Some(b.clone()),
+            _ => None,
+        };
+        let (l, h) = (bytes(lo), bytes(hi));
+        let cands = candidate_strings(l.as_deref(), h.as_deref(), binary);
+        if cands.is_empty() {
+            return None;
+        }
+        let expr = |lit: &str| -> String {
+            match (&col.charset, &col.collation) {
+                (Some(cs), Some(co)) if !binary => format!(
+                    "CONVERT({lit} USING {}) COLLATE {}",
+                    quote_ident(cs),
+                    quote_ident(co)
+                ),
+                _ => format!("CAST({lit} AS BINARY)"),
+            }
+        };
+        let kind = col.kind;
+        let union = cands
+            .iter()
+            .map(|c| {
+                format!(
+                    "SELECT {} AS x",
+                    literal::to_sql(kind, &Value::Bytes(c.clone()))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let mut conds = Vec::new();
+        if let Some(v) = lo {
+            conds.push(format!(
+                "{} > {}",
+                expr("x"),
+                expr(&literal::to_sql(kind, v))
+            ));
+        }
+        if let Some(v) = hi {
+            conds.push(format!(
+                "{} < {}",
+                expr("x"),
+                expr(&literal::to_sql(kind, v))
+            ));
+        }
+        let sql = format!(
+            "SELECT {} x FROM ({union}) AS c{} ORDER BY {}",
+            self.sh.opts.tag,
+            if conds.is_empty() {
+                String::new()
+            } else {
+                format!(" WHERE {}", conds.join(" AND "))
+            },
+            expr("x")
+        );
+        let rows: Vec<Row> = self.conn.query(sql).ok()?;
+        Some(
+            rows.into_iter()
+                .filter_map(|r| r.as_ref(0).cloned())
+                .collect(),
+        )
     }
 
     /// The primary keys in (lo, hi) listed by the first secondary index that can be read, in key order (at
@@ -479,14 +867,14 @@ impl<'s, 'a> Reader<'s, 'a> {
         } else {
             format!(" WHERE {}", conds.join(" AND "))
         };
-        for (index, _) in &info.secondary {
+        for index in &info.secondary {
             let sql = format!(
                 // Sorted outside the index read: ORDER BY on the table itself would make the optimizer
                 // read the clustered index instead; a derived table with LIMIT is materialized first.
                 "SELECT {} {keys} FROM (SELECT {keys} FROM {} FORCE INDEX ({}){wh} LIMIT 1000000) AS c ORDER BY {keys}",
                 self.sh.opts.tag,
                 info.name.qualified(),
-                quote_ident(index),
+                quote_ident(&index.name),
                 keys = self.sh.key_list,
             );
             let res = self.conn.query::<Row, _>(&sql);
@@ -508,42 +896,266 @@ impl<'s, 'a> Reader<'s, 'a> {
         None
     }
 
-    /// The open interval of leading-key integers to probe in (lo, hi), when the leading key is an integer.
-    fn int_window(&self, lo: &Option<B>, hi: &Option<B>) -> Option<(i128, i128)> {
+    /// Suspect reads (a corruption line in the error log while they ran) read again one at a time, halving
+    /// the keys until each row whose read makes the server log corruption is named; those rows are doubtful.
+    /// A read that the server logs nothing for again was another reader's line.
+    fn confirm(&mut self) -> anyhow::Result<()> {
+        let Some(log) = self.sh.log.clone() else {
+            return Ok(());
+        };
+        let suspects = std::mem::take(&mut *self.sh.suspects.lock().unwrap());
         let info = self.sh.info;
-        if !info.first_key_is_integer() {
-            return None;
-        }
-        let col = &info.columns[info.pk[0]];
-        let bits = match col.data_type.as_str() {
-            "tinyint" => 8,
-            "smallint" => 16,
-            "mediumint" => 24,
-            "int" | "integer" => 32,
-            _ => 64,
-        };
-        let (min, max) = if col.unsigned {
-            (0i128, (1i128 << bits) - 1)
-        } else {
-            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-        };
-        let a = match lo {
-            None => min - 1,
-            Some(b) => {
-                let v = as_int(&b.key[0])?;
-                if b.incl {
-                    v - 1
-                } else {
-                    v
+        let explained = self.sh.explained.lock().unwrap().clone();
+        for (first, last, lines) in suspects {
+            let Some(line) = unexplained(&lines, &explained).into_iter().next() else {
+                continue;
+            };
+            let lo = Some(B {
+                key: first.clone(),
+                incl: true,
+            });
+            // Up to the last key, not through it: a read that goes on past its last row touches the page
+            // after it, which may be the damaged one.
+            let below = Some(B::before(last.clone()));
+            let sql = self.select(&lo, &below, false, Some(CONFIRM_MAX as u32 + 1), true);
+            let o = self.run_keys(&sql)?.map(|mut keys| {
+                keys.push(last.clone());
+                keys
+            });
+            let why = format!(
+                "the server's error log said \"{line}\" while these rows were read: a column may have come back truncated or empty without any SQL error"
+            );
+            let mut doubtful = Vec::new();
+            match o {
+                Some(keys) if keys.len() <= CONFIRM_MAX => {
+                    self.bisect(&log, &explained, &keys, &mut doubtful)?;
+                    if doubtful.is_empty() {
+                        continue;
+                    }
+                    let range = KeyRange {
+                        from: doubtful.first().map(|k: &Vec<Value>| key_json(info, k)),
+                        to: doubtful.last().map(|k| key_json(info, k)),
+                        ..Default::default()
+                    };
+                    self.sh.doubts.lock().unwrap().push(Doubt {
+                        kind: DoubtKind::ErrorLog,
+                        why,
+                        range: Some(range),
+                        keys: doubtful.iter().map(|k| key_json(info, k)).collect(),
+                    });
                 }
+                // Too many keys to halve, or the keys cannot be read again: the whole read is doubtful.
+                _ => self.sh.doubts.lock().unwrap().push(Doubt {
+                    kind: DoubtKind::ErrorLog,
+                    why,
+                    range: Some(KeyRange {
+                        from: Some(key_json(info, &first)),
+                        to: Some(key_json(info, &last)),
+                        ..Default::default()
+                    }),
+                    keys: Vec::new(),
+                }),
             }
-        };
-        let b = match hi {
-            None => max + 1,
-            Some(b) => as_int(&b.key[0])?,
-        };
-        Some((a, b))
+        }
+        Ok(())
     }
+
+    /// The row with key `key`, by equality on every key column.
+    fn point(&self, key: &[Value]) -> String {
+        let info = self.sh.info;
+        let conds: Vec<String> = key
+            .iter()
+            .zip(&info.pk)
+            .map(|(v, &p)| {
+                let c = &info.columns[p];
+                format!("{} = {}", quote_ident(&c.name), literal::to_sql(c.kind, v))
+            })
+            .collect();
+        format!(
+            "SELECT {} {} FROM {} WHERE {}",
+            self.sh.opts.tag,
+            self.sh.select_list,
+            self.sh.from,
+            conds.join(" AND ")
+        )
+    }
+
+    /// The keys a keys-only read returns, or None when it fails.
+    fn run_keys(&mut self, sql: &str) -> anyhow::Result<Option<Vec<Vec<Value>>>> {
+        let res: Result<Vec<Row>, _> = self.conn.query(sql);
+        match res {
+            Ok(rows) => Ok(Some(rows.into_iter().map(|r| r.unwrap()).collect())),
+            Err(e) => {
+                self.failed(&e)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The keys of `keys` whose rows, read alone, make the server log corruption (see [`Reader::confirm`]).
+    fn bisect(
+        &mut self,
+        log: &std::path::Path,
+        explained: &std::collections::BTreeSet<u64>,
+        keys: &[Vec<Value>],
+        out: &mut Vec<Vec<Value>>,
+    ) -> anyhow::Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let from = crate::server::errorlog::end_offset(log);
+        let sql = if keys.len() == 1 {
+            // One row by equality on the whole key: InnoDB reads no record after it.
+            self.point(&keys[0])
+        } else {
+            let lo = Some(B {
+                key: keys[0].clone(),
+                incl: true,
+            });
+            let hi = Some(B {
+                key: keys[keys.len() - 1].clone(),
+                incl: true,
+            });
+            self.select(&lo, &hi, false, None, false)
+        };
+        let o = self.run(&sql, false, false)?;
+        let _ = o;
+        let logged = crate::server::errorlog::end_offset(log) > from
+            && !unexplained(&corruption_since(log, from), explained).is_empty();
+        if std::env::var_os(TRACE).is_some() {
+            eprintln!("confirm {} key(s): logged {logged}", keys.len());
+        }
+        if !logged {
+            return Ok(());
+        }
+        if keys.len() == 1 {
+            out.push(keys[0].clone());
+            return Ok(());
+        }
+        let mid = keys.len() / 2;
+        self.bisect(log, explained, &keys[..mid], out)?;
+        self.bisect(log, explained, &keys[mid..], out)
+    }
+}
+
+/// Keys at most in one suspect read that [`Reader::confirm`] halves; a larger read is doubtful as a whole.
+const CONFIRM_MAX: usize = 1_000_000;
+
+/// Where [`Reader::gap`] probes.
+enum Space {
+    /// Keys (full, or a prefix of the key) in key order, probed by bisection of their positions.
+    List(Vec<Vec<Value>>),
+    /// Integers of one key column after a shared prefix: the open interval (a, b); `gallop` when one side was
+    /// open (true: up from a, false: down from b).
+    Ints {
+        prefix: Vec<Value>,
+        a: i128,
+        b: i128,
+        gallop: Option<bool>,
+    },
+}
+
+/// Candidate strings between two bounds: each bound's prefixes around where they part, each followed by one
+/// character of a set (the bounds' own characters, digits, letters, common punctuation; for binary strings
+/// also the high bytes). The caller has the server keep those strictly between and sort them.
+fn candidate_strings(lo: Option<&[u8]>, hi: Option<&[u8]>, binary: bool) -> Vec<Vec<u8>> {
+    let mut alphabet: Vec<u8> =
+        b" -.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~".to_vec();
+    if binary {
+        alphabet.extend([0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0xFF]);
+    }
+    for s in [lo, hi].into_iter().flatten() {
+        // Characters of the bounds (whole UTF-8 sequences are kept by using only ASCII here, and the bounds'
+        // own prefixes below carry their other characters).
+        alphabet.extend(s.iter().filter(|c| c.is_ascii_graphic()));
+    }
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let common = match (lo, hi) {
+        (Some(l), Some(h)) => l.iter().zip(h).take_while(|(a, b)| a == b).count(),
+        (Some(s), None) | (None, Some(s)) => s.len().saturating_sub(4),
+        (None, None) => 0,
+    };
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let char_start = |s: &[u8], k: usize| binary || k == s.len() || (s[k] & 0xC0) != 0x80;
+    for s in [lo, hi].into_iter().flatten() {
+        let from = common.saturating_sub(1);
+        let to = s.len().min(common + 6);
+        for k in from..=to {
+            if k > s.len() || !char_start(s, k) {
+                continue;
+            }
+            for &c in &alphabet {
+                let mut v = s[..k].to_vec();
+                v.push(c);
+                out.push(v);
+            }
+        }
+    }
+    if lo.is_none() && hi.is_none() {
+        out.extend(alphabet.iter().map(|&c| vec![c]));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The session is gone (the server crashed or went away), as opposed to a read error on a page.
+fn is_gone(e: &mysql::Error) -> bool {
+    match e {
+        mysql::Error::MySqlError(me) => GONE.contains(&me.code),
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The corruption lines the error log got after byte `from`, without their timestamps.
+fn corruption_since(path: &std::path::Path, from: u64) -> Vec<String> {
+    let Ok(tail) = crate::server::errorlog::read_since(path, from) else {
+        return Vec::new();
+    };
+    tail.lines
+        .iter()
+        .filter(|l| crate::server::errorlog::is_corruption(l))
+        .map(|l| crate::server::errorlog::message_of(l).to_string())
+        .collect()
+}
+
+/// The page a corruption line names: `Failed to read page 28 from file …` or `[page id: space=6, page
+/// number=3]`.
+fn page_of(line: &str) -> Option<u64> {
+    let after = |pat: &str| -> Option<u64> {
+        let at = line.find(pat)? + pat.len();
+        let digits: String = line[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    after("read page ").or_else(|| after("page number="))
+}
+
+/// The lines of `lines` that no SQL error accounts for: a line naming a page that never failed a read with an
+/// error, or, where no read failed with an error at all, any line.
+fn unexplained(lines: &[String], explained: &std::collections::BTreeSet<u64>) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| match page_of(l) {
+            Some(p) => !explained.contains(&p),
+            None => explained.is_empty(),
+        })
+        .cloned()
+        .collect()
+}
+
+/// A key as JSON values, column by column.
+fn key_json(info: &TableInfo, key: &[Value]) -> Vec<serde_json::Value> {
+    key.iter()
+        .zip(&info.pk)
+        .map(|(v, &p)| json_of(info.columns[p].kind, v))
+        .collect()
 }
 
 fn key_of(pos: &[usize], row: &Row) -> Vec<Value> {
@@ -667,7 +1279,8 @@ pub(crate) fn dump_table(
     let tag = &opts.tag;
     let mut conn = connector.connect()?;
     prepare_session(&mut conn, tag)?;
-    let info = TableInfo::read(&mut conn, tag, name)?;
+    let mut info = TableInfo::read(&mut conn, tag, name)?;
+    info.choose_secondary_key(&mut conn, tag);
     let mut entry = TableEntry {
         db: name.db.clone(),
         table: name.table.clone(),
@@ -683,6 +1296,7 @@ pub(crate) fn dump_table(
             .map(|&p| info.columns[p].name.clone())
             .collect(),
         lost: Vec::new(),
+        key_index: info.key_index.clone(),
         doubts: opts
             .table_doubts
             .iter()
@@ -736,11 +1350,7 @@ pub(crate) fn dump_table(
         out: Mutex::new(out),
         reconnects: AtomicU32::new(0),
         lost: Mutex::new(Vec::new()),
-        from: if info.pk.is_empty() {
-            qualified(&name.db, &name.table)
-        } else {
-            format!("{} FORCE INDEX (PRIMARY)", qualified(&name.db, &name.table))
-        },
+        from: info.from_clause(),
         key_list: info
             .pk
             .iter()
@@ -750,6 +1360,11 @@ pub(crate) fn dump_table(
         insert_prefix: format!("INSERT INTO {} ({cols}) VALUES ", quote_ident(&name.table))
             .into_bytes(),
         select_list: cols,
+        log: connector.error_log(),
+        doubts: Mutex::new(Vec::new()),
+        suspects: Mutex::new(Vec::new()),
+        explained: Mutex::new(Default::default()),
+        int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
     };
     let lines = Vec::new();
     let splits = if info.pk.is_empty() {
@@ -760,7 +1375,11 @@ pub(crate) fn dump_table(
     let result = if info.pk.is_empty() {
         plain_scan(&shared, &mut entry)
     } else {
-        read_ranges(&shared, &splits)
+        read_ranges(&shared, &splits).and_then(|()| {
+            // Every reader is done: the suspect reads, one at a time.
+            let mut r = Reader::new(&shared, 0)?;
+            r.confirm()
+        })
     };
     entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
     match result {
@@ -787,6 +1406,9 @@ pub(crate) fn dump_table(
         }
     }
     let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
+    entry
+        .doubts
+        .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);
     let sha = writer
@@ -806,6 +1428,14 @@ pub(crate) fn dump_table(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
+    if entry.reconnects > 0 || !lost.is_empty() {
+        // The table's first session may have died with the server: lost.jsonl reads on a new one.
+        conn = match connector.connect() {
+            Ok(c) => c,
+            Err(_) => connector.reconnect("the session was lost")?,
+        };
+        prepare_session(&mut conn, tag)?;
+    }
     for (lo, hi) in &lost {
         let range = LostRange {
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
@@ -899,6 +1529,49 @@ fn read_ranges(sh: &Shared, splits: &[Value]) -> anyhow::Result<()> {
     if ranges.len() == 1 {
         return read(ranges.into_iter().next().unwrap());
     }
+    read_parallel(ranges, &read)?;
+    // A range whose start could not be reached: the B-tree descent to its cut goes through a damaged
+    // non-leaf page, while the leaf chain from the range before still leads there. Read on from that range's
+    // start, past the cut, writing only from the cut.
+    let at_cut: Vec<Stretch> = {
+        let mut lost = sh.lost.lock().unwrap();
+        let (cut, rest): (Vec<Stretch>, Vec<Stretch>) = std::mem::take(&mut *lost)
+            .into_iter()
+            .partition(|(i, lo, _)| {
+                *i > 0
+                    && lo
+                        .as_ref()
+                        .is_some_and(|b| b.incl && bound(*i, true).as_ref() == Some(b))
+            });
+        *lost = rest;
+        cut
+    };
+    for (i, lo, hi) in at_cut {
+        let mut r = Reader::new(sh, i)?;
+        let cut = lo.as_ref().and_then(|b| as_int(&b.key[0]));
+        r.skip_below = cut;
+        let sql = r.select(&bound(i - 1, true), &hi, false, None, false);
+        let o = r.run(&sql, true, false)?;
+        r.skip_below = None;
+        match (&o.last, o.ok) {
+            (Some(_), true) => {}
+            (Some(last), false) => {
+                let after = Some(B::after(r.key_of(last)));
+                r.after_asc_error(after, hi)?;
+            }
+            // Nothing read from the cut on: the stretch stays as it was.
+            (None, _) => sh.lost.lock().unwrap().push((i, lo, hi)),
+        }
+        r.flush()?;
+    }
+    Ok(())
+}
+
+/// Read the ranges in a session each, at once.
+fn read_parallel(
+    ranges: Vec<Stretch>,
+    read: &(dyn Fn(Stretch) -> anyhow::Result<()> + Sync),
+) -> anyhow::Result<()> {
     std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .into_iter()
@@ -966,7 +1639,8 @@ fn secondary_rows(
     hi: &Option<B>,
 ) -> serde_json::Value {
     let mut out = Vec::new();
-    for (index, cols) in &info.secondary {
+    for idx in &info.secondary {
+        let (index, cols) = (&idx.name, &idx.cols);
         let mut pos: Vec<usize> = cols.clone();
         for p in &info.pk {
             if !pos.contains(p) {

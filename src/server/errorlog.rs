@@ -106,7 +106,7 @@ pub fn classify(lines: &[String]) -> Vec<LogEvent> {
                 from_bytes,
                 to_bytes,
             });
-        } else if is_error && message(line) == "Aborting" {
+        } else if is_error && message_of(line) == "Aborting" {
             let reason = abort_reason(&lines[attempt_start..i]);
             events.push(LogEvent::StartupAborted { reason });
         } else if is_corruption(line) {
@@ -176,9 +176,9 @@ fn abort_reason(attempt: &[String]) -> String {
     let Some(first) = attempt.iter().position(|l| l.contains("[ERROR]")) else {
         return "the server aborted without an [ERROR] line".to_string();
     };
-    let error = message(&attempt[first]);
+    let error = message_of(&attempt[first]);
     match first.checked_sub(1).map(|i| &attempt[i]) {
-        Some(prev) if prev.contains("[Warning]") => format!("{}; {}", message(prev), error),
+        Some(prev) if prev.contains("[Warning]") => format!("{}; {}", message_of(prev), error),
         _ => error.to_string(),
     }
 }
@@ -196,7 +196,7 @@ fn is_shutdown_complete(line: &str) -> bool {
 }
 
 /// The text after the `[Level]` tag (and MySQL's `[MY-nnnnnn] [Subsystem]` tags), or the whole line.
-fn message(line: &str) -> &str {
+pub fn message_of(line: &str) -> &str {
     let mut rest = line;
     for level in ["[ERROR]", "[Warning]", "[Note]", "[System]"] {
         if let Some(pos) = line.find(level) {
@@ -214,7 +214,7 @@ fn message(line: &str) -> &str {
     rest.trim_end()
 }
 
-fn is_corruption(line: &str) -> bool {
+pub fn is_corruption(line: &str) -> bool {
     const PATTERNS: &[&str] = &[
         "Page read from tablespace is corrupted",
         "is corrupted",

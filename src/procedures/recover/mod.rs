@@ -669,6 +669,10 @@ struct PrivateConnector {
 }
 
 impl Connector for PrivateConnector {
+    fn error_log(&self) -> Option<PathBuf> {
+        Some(self.private.error_log())
+    }
+
     fn connect(&self) -> anyhow::Result<mysql::Conn> {
         let n = self
             .opened
@@ -1139,6 +1143,10 @@ struct InPlaceConnector<'a> {
 }
 
 impl Connector for InPlaceConnector<'_> {
+    fn error_log(&self) -> Option<PathBuf> {
+        self.control.error_log.clone()
+    }
+
     fn connect(&self) -> anyhow::Result<mysql::Conn> {
         self.target.connect()
     }
@@ -1148,6 +1156,7 @@ impl Connector for InPlaceConnector<'_> {
         let waited = dump::TargetConnector {
             target: self.target,
             wait: Duration::from_secs(60),
+            error_log: self.control.error_log.clone(),
         }
         .reconnect(why);
         if waited.is_ok() {
