@@ -569,6 +569,35 @@ fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
         "only rows of the garbled page may differ: {altered:?}"
     );
     assert!(off_bad.is_subset(&got), "every row off the garbled page");
+    // The crash is in the verdict: never complete, and every row that differs from the original is inside a
+    // doubt the manifest names.
+    assert_eq!(t.status, TableStatus::Doubtful, "{t:?}");
+    assert!(
+        t.doubts.iter().any(|d| d.kind == dump::DoubtKind::Crash),
+        "{t:?}"
+    );
+    for r in &altered {
+        let id: i64 = r[0].as_ref().unwrap().parse().unwrap();
+        assert!(doubted(t, id), "row {id} differs from the original and no doubt names it: {t:?}");
+    }
+}
+
+/// Whether the manifest entry holds integer key `id` in doubt (named, or inside a doubt's range, or the whole
+/// table).
+pub(crate) fn doubted(t: &dump::TableEntry, id: i64) -> bool {
+    let k = |v: &Option<Vec<serde_json::Value>>| v.as_ref().and_then(|k| k[0].as_i64());
+    t.doubts.iter().any(|d| {
+        d.keys.iter().any(|key| key[0].as_i64() == Some(id))
+            || match &d.range {
+                None => true,
+                Some(r) => {
+                    k(&r.after).is_none_or(|a| id > a)
+                        && k(&r.from).is_none_or(|a| id >= a)
+                        && k(&r.before).is_none_or(|b| id < b)
+                        && k(&r.to).is_none_or(|b| id <= b)
+                }
+            }
+    })
 }
 
 /// Two sessions read the halves of the key range at once; the leaf holding the cut between them is bad, and

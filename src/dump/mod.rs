@@ -22,6 +22,7 @@ pub mod damage;
 pub mod literal;
 pub mod manifest;
 mod read;
+mod xcheck;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

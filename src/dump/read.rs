@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::literal::{self, Kind};
 use super::manifest::{Doubt, DoubtKind, KeyRange, LostRange, TableEntry, TableStatus};
+use super::xcheck;
 use super::{file_name, prepare_session, Connector, DumpOptions, TableInfo, TableName};
 use crate::sql::quote_ident;
 
@@ -110,6 +111,11 @@ struct Shared<'a> {
     explained: Mutex<std::collections::BTreeSet<u64>>,
     /// Every key column is an integer: rows out of key order are seen as they stream.
     int_key: bool,
+    /// The secondary indexes checked against the rows written ([`super::xcheck`]), and what every reader
+    /// recorded for them.
+    xs: Vec<xcheck::XIndex>,
+    shape: xcheck::Shape,
+    written: Mutex<Vec<Vec<(u64, u64)>>>,
 }
 
 /// Rows received just before a crash, and written just after it, that are doubtful: more than any page holds
@@ -156,6 +162,8 @@ struct Reader<'s, 'a> {
     rows: u64,
     hash: u128,
     crash: Option<CrashDoubt>,
+    /// This reader's entries for the secondary-index cross-check, merged into the table's at flush.
+    xbuf: Vec<Vec<(u64, u64)>>,
     /// Rows whose leading key column is below this are read but not written (a read from the range before a
     /// cut, crossing it).
     skip_below: Option<i128>,
@@ -174,6 +182,7 @@ impl<'s, 'a> Reader<'s, 'a> {
             rows: 0,
             hash: 0,
             crash: None,
+            xbuf: vec![Vec::new(); sh.xs.len()],
             skip_below: None,
         })
     }
@@ -188,6 +197,7 @@ impl<'s, 'a> Reader<'s, 'a> {
             ..
         } = self;
         write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, row);
+        xcheck::record(&sh.xs, &sh.shape, row, &mut self.xbuf);
         if buf.len() >= sh.opts.chunk_bytes {
             flush_parts(sh, buf, rows, hash)?;
         }
@@ -196,6 +206,10 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     fn flush(&mut self) -> anyhow::Result<()> {
         self.end_crash_doubt();
+        if !self.xbuf.is_empty() {
+            let mut w = self.sh.written.lock().unwrap();
+            xcheck::merge(&self.sh.shape, &mut w, &mut self.xbuf);
+        }
         let Reader {
             sh,
             buf,
@@ -307,6 +321,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                 rows,
                 hash,
                 crash,
+                xbuf,
                 ..
             } = self;
             match conn.query_iter(sql) {
@@ -326,6 +341,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                                 }
                                 if write {
                                     write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, &r);
+                                    xcheck::record(&sh.xs, &sh.shape, &r, xbuf);
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;
                                     }
@@ -579,7 +595,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let (prefix, points, a, mut b, gallop) = match space {
             Space::List(keys) => {
                 let n = keys.len() as i128;
-                (Vec::new(), Some(keys), -1, n, None)
+                (Vec::new(), Some(keys), -1, n, Vec::new())
             }
             Space::Ints {
                 prefix,
@@ -626,12 +642,19 @@ impl<'s, 'a> Reader<'s, 'a> {
         let spent = |r: &Self, budget: &usize| {
             *budget == 0 || r.sh.reconnects.load(Ordering::SeqCst) >= r.sh.opts.max_reconnects
         };
-        // Galloping from the known side: a+1, a+2, a+4, … (or b-1, b-2, …) until past the other side.
-        if let Some(up) = gallop {
+        // Galloping from an origin: o+1, o+2, o+4, … (or o-1, o-2, …) until past the window.
+        for (origin, up) in gallop {
             let mut step: i128 = 1;
             loop {
-                let c = if up { a + step } else { b - step };
-                if c <= a || c >= b || spent(self, budget) {
+                let c = if up { origin + step } else { origin - step };
+                if c <= a || c >= b {
+                    if (up && c >= b) || (!up && c <= a) {
+                        break;
+                    }
+                    step = step.saturating_mul(2);
+                    continue;
+                }
+                if spent(self, budget) {
                     break;
                 }
                 *budget -= 1;
@@ -749,10 +772,12 @@ impl<'s, 'a> Reader<'s, 'a> {
                 None => max + 1,
                 Some(v) => as_int(v)?,
             };
+            // Away from the known side; with neither known, out from zero both ways (keys cluster near it).
             let gallop = match (&lower, &upper) {
-                (Some(_), None) => Some(true),
-                (None, Some(_)) => Some(false),
-                _ => None,
+                (Some(_), None) => vec![(a, true)],
+                (None, Some(_)) => vec![(b, false)],
+                (None, None) => vec![(0, true), (0, false)],
+                (Some(_), Some(_)) => Vec::new(),
             };
             return Some(Space::Ints {
                 prefix,
@@ -1045,13 +1070,13 @@ const CONFIRM_MAX: usize = 1_000_000;
 enum Space {
     /// Keys (full, or a prefix of the key) in key order, probed by bisection of their positions.
     List(Vec<Vec<Value>>),
-    /// Integers of one key column after a shared prefix: the open interval (a, b); `gallop` when one side was
-    /// open (true: up from a, false: down from b).
+    /// Integers of one key column after a shared prefix: the open interval (a, b); `gallop`: origins probed
+    /// at doubling distances first (true: upwards) where a side was open.
     Ints {
         prefix: Vec<Value>,
         a: i128,
         b: i128,
-        gallop: Option<bool>,
+        gallop: Vec<(i128, bool)>,
     },
 }
 
@@ -1073,16 +1098,16 @@ fn candidate_strings(lo: Option<&[u8]>, hi: Option<&[u8]>, binary: bool) -> Vec<
     alphabet.dedup();
     let common = match (lo, hi) {
         (Some(l), Some(h)) => l.iter().zip(h).take_while(|(a, b)| a == b).count(),
-        (Some(s), None) | (None, Some(s)) => s.len().saturating_sub(4),
-        (None, None) => 0,
+        _ => 0,
     };
     let mut out: Vec<Vec<u8>> = Vec::new();
     let char_start = |s: &[u8], k: usize| binary || k == s.len() || (s[k] & 0xC0) != 0x80;
     for s in [lo, hi].into_iter().flatten() {
-        let from = common.saturating_sub(1);
-        let to = s.len().min(common + 6);
-        for k in from..=to {
-            if k > s.len() || !char_start(s, k) {
+        // Every prefix up to 32 bytes (short ones reach far from the bound, in either direction of an open
+        // side), and those around where the bounds part.
+        let near = common.saturating_sub(1)..=s.len().min(common + 6);
+        for k in 0..=s.len() {
+            if !(k <= 32 || near.contains(&k)) || !char_start(s, k) {
                 continue;
             }
             for &c in &alphabet {
@@ -1098,6 +1123,24 @@ fn candidate_strings(lo: Option<&[u8]>, hi: Option<&[u8]>, binary: bool) -> Vec<
     out.sort();
     out.dedup();
     out
+}
+
+/// Key order for sorting what was found: numbers as numbers, anything else by its bytes (the collation's order
+/// may differ for strings; only the listing's order depends on it).
+fn cmp_keys(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = match (as_int(x), as_int(y)) {
+            (Some(p), Some(q)) => p.cmp(&q),
+            _ => match (x, y) {
+                (Value::Bytes(p), Value::Bytes(q)) => p.cmp(q),
+                _ => std::cmp::Ordering::Equal,
+            },
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The session is gone (the server crashed or went away), as opposed to a read error on a page.
@@ -1342,6 +1385,17 @@ pub(crate) fn dump_table(
         hash: 0,
     };
     let cols = info.select_list();
+    let estimate: u64 = conn
+        .exec_first(
+            format!(
+                "SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
+            ),
+            (&name.db, &name.table),
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    let xs = xcheck::indexes(&info);
     let shared = Shared {
         info: &info,
         opts,
@@ -1365,6 +1419,9 @@ pub(crate) fn dump_table(
         suspects: Mutex::new(Vec::new()),
         explained: Mutex::new(Default::default()),
         int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
+        shape: xcheck::Shape::of(&info, estimate),
+        written: Mutex::new(vec![Vec::new(); xs.len()]),
+        xs,
     };
     let lines = Vec::new();
     let splits = if info.pk.is_empty() {
@@ -1409,6 +1466,43 @@ pub(crate) fn dump_table(
     entry
         .doubts
         .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
+    if entry.reconnects > 0 || !lost.is_empty() {
+        // The table's first session may have died with the server: read on with a new one.
+        conn = match connector.connect() {
+            Ok(c) => c,
+            Err(_) => connector.reconnect("the session was lost")?,
+        };
+        prepare_session(&mut conn, tag)?;
+    }
+    if entry.note.is_none() {
+        // Each secondary index read alone against the rows written, outside the lost ranges.
+        let outside: Vec<String> = lost
+            .iter()
+            .map(|(lo, hi)| {
+                let mut c = Vec::new();
+                if let Some(b) = lo {
+                    c.push(bound_sql(&info, b, true));
+                }
+                if let Some(b) = hi {
+                    c.push(bound_sql(&info, b, false));
+                }
+                if c.is_empty() {
+                    "FALSE".to_string()
+                } else {
+                    format!("NOT ({})", c.join(" AND "))
+                }
+            })
+            .collect();
+        let outside = (!outside.is_empty()).then(|| outside.join(" AND "));
+        let written = std::mem::take(&mut *shared.written.lock().unwrap());
+        for (x, w) in shared.xs.iter().zip(written) {
+            if let Some(d) =
+                xcheck::compare(&mut conn, tag, &info, &shared.shape, x, w, outside.as_deref())
+            {
+                entry.doubts.extend(d);
+            }
+        }
+    }
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);
     let sha = writer
@@ -1428,14 +1522,6 @@ pub(crate) fn dump_table(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
-    if entry.reconnects > 0 || !lost.is_empty() {
-        // The table's first session may have died with the server: lost.jsonl reads on a new one.
-        conn = match connector.connect() {
-            Ok(c) => c,
-            Err(_) => connector.reconnect("the session was lost")?,
-        };
-        prepare_session(&mut conn, tag)?;
-    }
     for (lo, hi) in &lost {
         let range = LostRange {
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
@@ -1600,19 +1686,26 @@ fn merge_lost(mut lost: Vec<Stretch>, splits: &[Value]) -> Vec<(Option<B>, Optio
         _ => false,
     };
     // Within a range: the one starting at the range's start first, the one ending at its end last.
-    lost.sort_by_key(|(i, lo, hi)| {
+    // Within a range the middle ones by their lower bound: they are found in probe order, not key order.
+    let class = |(i, lo, hi): &Stretch| {
         let starts = i.checked_sub(1).is_some_and(|j| at_cut(lo, splits.get(j)));
         let ends = at_cut(hi, splits.get(*i));
         (
             *i,
-            if starts {
+            if lo.is_none() || starts {
                 0
-            } else if ends {
+            } else if ends || hi.is_none() {
                 2
             } else {
                 1
             },
         )
+    };
+    lost.sort_by(|x, y| {
+        class(x).cmp(&class(y)).then_with(|| match (&x.1, &y.1) {
+            (Some(a), Some(b)) => cmp_keys(&a.key, &b.key),
+            _ => std::cmp::Ordering::Equal,
+        })
     });
     let mut out: Vec<Stretch> = Vec::new();
     for (i, lo, hi) in lost {

@@ -1,0 +1,331 @@
+//! The secondary-index cross-check: evidence about the recovered rows that innops did not write itself.
+//!
+//! A readable secondary index is a second copy of some of each row's columns, written by InnoDB into other
+//! pages than the clustered index. For every row the dump writes, the (index columns, key) pair it would have
+//! in each secondary index is hashed as it streams (two 64-bit numbers per row and index, kept in memory);
+//! after the table is read, each index is read on its own (`FORCE INDEX`, the index's columns and the key only,
+//! so InnoDB answers from the index pages alone) outside the lost ranges, and the two are compared. A row whose
+//! values disagree with its index entry, a row the index does not list (a garbage record that came back as a
+//! row, or a key scrambled on its page), and an index entry no read returned outside every lost range (a row
+//! lost without an error) each become a doubt naming the keys. A table of more than [`MAX_ROWS`] rows keeps
+//! only counts and sums, and says the index disagrees without naming rows.
+//!
+//! What it cannot see: a damaged column no secondary index holds (a BLOB is not in an index; the error log
+//! catches that case), and damage that changed a row and its index entries alike.
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Row, Value};
+
+use super::literal::{self, Kind};
+use super::manifest::{Doubt, DoubtKind};
+use super::{KeySource, TableInfo};
+use crate::sql::quote_ident;
+
+/// Rows per table up to which every row's hashes are kept (16 bytes per row and index).
+pub const MAX_ROWS: usize = 20_000_000;
+
+/// Keys named in one doubt at most; the sentence gives the count.
+const MAX_NAMED: usize = 1000;
+
+/// One index to check: its columns, then the key's columns it does not hold itself (InnoDB appends them).
+#[derive(Debug, Clone)]
+pub(crate) struct XIndex {
+    pub name: String,
+    /// Positions in `TableInfo::columns`.
+    pub pos: Vec<usize>,
+    /// Where each key column is in `pos`.
+    key_at: Vec<usize>,
+}
+
+/// The indexes of `info` that hold whole column values and can be read alone (the key is the primary key or
+/// the clustered UNIQUE key, which every secondary index entry holds).
+pub(crate) fn indexes(info: &TableInfo) -> Vec<XIndex> {
+    if !matches!(
+        info.key_source,
+        KeySource::Primary | KeySource::UniqueClustered
+    ) {
+        return Vec::new();
+    }
+    info.secondary
+        .iter()
+        .filter(|i| !i.prefix)
+        .map(|i| {
+            let mut pos = i.cols.clone();
+            for p in &info.pk {
+                if !pos.contains(p) {
+                    pos.push(*p);
+                }
+            }
+            let key_at = info
+                .pk
+                .iter()
+                .map(|p| pos.iter().position(|x| x == p).expect("added above"))
+                .collect();
+            XIndex {
+                name: i.name.clone(),
+                pos,
+                key_at,
+            }
+        })
+        .collect()
+}
+
+/// A key's identity: a single integer column is its own value (so it can be named again), any other key the
+/// hash of its literals.
+fn key_id(kinds: &[Kind], key: &[&Value], single_int: bool) -> u64 {
+    if single_int {
+        if let Some(v) = int_of(key[0]) {
+            return v as u64;
+        }
+    }
+    let mut buf = Vec::new();
+    for (k, v) in kinds.iter().zip(key) {
+        literal::push(&mut buf, *k, v);
+        buf.push(0);
+    }
+    xxhash_rust::xxh3::xxh3_64(&buf)
+}
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::UInt(u) => i64::try_from(*u).ok(),
+        Value::Bytes(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// What [`record`] needs to know of the table, computed once.
+pub(crate) struct Shape {
+    kinds: Vec<Kind>,
+    key_kinds: Vec<Kind>,
+    single_int: bool,
+    /// Only a count and a sum per index (a table estimated above [`MAX_ROWS`] rows): one entry, (rows, sum).
+    pub counted: bool,
+}
+
+impl Shape {
+    pub fn of(info: &TableInfo, estimated_rows: u64) -> Shape {
+        Shape {
+            kinds: info.columns.iter().map(|c| c.kind).collect(),
+            key_kinds: info.pk.iter().map(|&p| info.columns[p].kind).collect(),
+            single_int: info.pk.len() == 1 && info.is_integer(info.pk[0]),
+            counted: estimated_rows > MAX_ROWS as u64,
+        }
+    }
+}
+
+/// The (key id, entry hash) of `row` (all columns, in table order) for each index, appended to `out`.
+pub(crate) fn record(xs: &[XIndex], shape: &Shape, row: &Row, out: &mut [Vec<(u64, u64)>]) {
+    let mut buf = Vec::new();
+    for (x, acc) in xs.iter().zip(out.iter_mut()) {
+        let vals: Vec<&Value> = x
+            .pos
+            .iter()
+            .map(|&p| row.as_ref(p).unwrap_or(&Value::NULL))
+            .collect();
+        let e = entry(x, shape, &vals, &mut buf);
+        if shape.counted {
+            match acc.first_mut() {
+                Some(t) => *t = (t.0 + 1, t.1.wrapping_add(e.1)),
+                None => acc.push((1, e.1)),
+            }
+        } else {
+            acc.push(e);
+        }
+    }
+}
+
+/// Merge one reader's entries into the table's.
+pub(crate) fn merge(shape: &Shape, into: &mut [Vec<(u64, u64)>], from: &mut [Vec<(u64, u64)>]) {
+    for (a, b) in into.iter_mut().zip(from.iter_mut()) {
+        if shape.counted {
+            for (n, h) in b.drain(..) {
+                match a.first_mut() {
+                    Some(t) => *t = (t.0 + n, t.1.wrapping_add(h)),
+                    None => a.push((n, h)),
+                }
+            }
+        } else {
+            a.append(b);
+        }
+    }
+}
+
+fn entry(x: &XIndex, shape: &Shape, vals: &[&Value], buf: &mut Vec<u8>) -> (u64, u64) {
+    buf.clear();
+    for (&p, v) in x.pos.iter().zip(vals) {
+        literal::push(buf, shape.kinds[p], v);
+        buf.push(0);
+    }
+    let key: Vec<&Value> = x.key_at.iter().map(|&i| vals[i]).collect();
+    (
+        key_id(&shape.key_kinds, &key, shape.single_int),
+        xxhash_rust::xxh3::xxh3_64(buf),
+    )
+}
+
+/// Compare what the dump wrote (`written`, per row) with index `x` read alone outside the lost ranges
+/// (`outside_lost`: a condition on the key, or none). None when the index cannot be read whole (it is then no
+/// evidence either way); else the doubts (none when they agree).
+pub(crate) fn compare(
+    conn: &mut Conn,
+    tag: &str,
+    info: &TableInfo,
+    shape: &Shape,
+    x: &XIndex,
+    mut written: Vec<(u64, u64)>,
+    outside_lost: Option<&str>,
+) -> Option<Vec<Doubt>> {
+    let counted_only = shape.counted;
+    let list = x
+        .pos
+        .iter()
+        .map(|&p| quote_ident(&info.columns[p].name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT {tag} {list} FROM {} FORCE INDEX ({}){}",
+        info.name.qualified(),
+        quote_ident(&x.name),
+        outside_lost.map(|w| format!(" WHERE {w}")).unwrap_or_default()
+    );
+    written.sort_unstable();
+    let mut seen = vec![false; written.len()];
+    let mut differ: Vec<Vec<Value>> = Vec::new();
+    let mut missing: Vec<Vec<Value>> = Vec::new();
+    let (mut differ_n, mut missing_n) = (0usize, 0usize);
+    // Counts and sums only (a table too large to keep per-row hashes).
+    let (mut index_rows, mut index_sum) = (0u64, 0u64);
+    let mut buf = Vec::new();
+    for r in conn.query_iter(sql).ok()? {
+        let r: Row = r.ok()?;
+        let vals: Vec<&Value> = (0..x.pos.len())
+            .map(|i| r.as_ref(i).unwrap_or(&Value::NULL))
+            .collect();
+        let (k, h) = entry(x, shape, &vals, &mut buf);
+        index_rows += 1;
+        index_sum = index_sum.wrapping_add(h);
+        if counted_only {
+            continue;
+        }
+        let key = || x.key_at.iter().map(|&i| vals[i].clone()).collect();
+        let at = written.partition_point(|e| e.0 < k);
+        // Keys are unique: the first entry with this id is the row's (a hash collision of two keys only
+        // makes a doubt, never hides one).
+        match written.get(at) {
+            Some(&(wk, wh)) if wk == k => {
+                seen[at] = true;
+                if wh != h {
+                    differ_n += 1;
+                    if differ.len() < MAX_NAMED {
+                        differ.push(key());
+                    }
+                }
+            }
+            _ => {
+                missing_n += 1;
+                if missing.len() < MAX_NAMED {
+                    missing.push(key());
+                }
+            }
+        }
+    }
+    let name = quote_ident(&x.name);
+    let mut doubts = Vec::new();
+    let key_json = |k: &Vec<Value>| -> Vec<serde_json::Value> {
+        k.iter()
+            .zip(&shape.key_kinds)
+            .map(|(v, kind)| super::read::json_of(*kind, v))
+            .collect()
+    };
+    if counted_only {
+        let (rows, sum) = written.first().copied().unwrap_or((0, 0));
+        if index_rows != rows || index_sum != sum {
+            doubts.push(Doubt {
+                kind: DoubtKind::SecondaryIndex,
+                why: format!(
+                    "index {name} lists {index_rows} entries outside the lost ranges and the file holds {rows} rows, or their values differ: the table is too large to name the rows"
+                ),
+                range: None,
+                keys: Vec::new(),
+            });
+        }
+        return Some(doubts);
+    }
+    if differ_n > 0 {
+        doubts.push(Doubt {
+            kind: DoubtKind::SecondaryIndex,
+            why: format!(
+                "index {name} holds other values than the recovered row for {differ_n} row(s): the row or its index entry is damaged"
+            ),
+            range: None,
+            keys: differ.iter().map(key_json).collect(),
+        });
+    }
+    if missing_n > 0 {
+        doubts.push(Doubt {
+            kind: DoubtKind::SecondaryIndex,
+            why: format!(
+                "index {name} lists {missing_n} key(s) outside every lost range that no read returned: those rows are missing from the file without an error"
+            ),
+            range: None,
+            keys: missing.iter().map(key_json).collect(),
+        });
+    }
+    let extra: Vec<u64> = written
+        .iter()
+        .zip(&seen)
+        .filter(|(_, s)| !**s)
+        .map(|(e, _)| e.0)
+        .collect();
+    if !extra.is_empty() {
+        doubts.push(Doubt {
+            kind: DoubtKind::SecondaryIndex,
+            why: format!(
+                "{} recovered row(s) have a key index {name} does not list: a damaged page may have returned them{}",
+                extra.len(),
+                if shape.single_int { "" } else { " (the key is not a single integer, so the rows are not named)" }
+            ),
+            range: None,
+            keys: if shape.single_int {
+                extra
+                    .iter()
+                    .take(MAX_NAMED)
+                    .map(|&k| vec![serde_json::json!(k as i64)])
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    Some(doubts)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_integer_key_is_its_own_identity_and_other_keys_hash() {
+        let one = Value::Bytes(b"2000000000".to_vec());
+        assert_eq!(key_id(&[Kind::Number], &[&one], true), 2_000_000_000);
+        let s = Value::Bytes(b"abc".to_vec());
+        let a = key_id(&[Kind::Text], &[&s], false);
+        let b = key_id(&[Kind::Text], &[&Value::Bytes(b"abd".to_vec())], false);
+        assert_ne!(a, b);
+        // Two columns are not one column with their bytes run together.
+        let ab = key_id(
+            &[Kind::Text, Kind::Text],
+            &[&Value::Bytes(b"a".to_vec()), &Value::Bytes(b"bc".to_vec())],
+            false,
+        );
+        let abc = key_id(
+            &[Kind::Text, Kind::Text],
+            &[&Value::Bytes(b"ab".to_vec()), &Value::Bytes(b"c".to_vec())],
+            false,
+        );
+        assert_ne!(ab, abc);
+    }
+}
