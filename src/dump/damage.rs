@@ -276,7 +276,7 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
     loop {
         let off = be16(p, at - 2) as i16;
         let next = (at as i64 + off as i64).rem_euclid(PAGE as i64) as usize;
-        if off == 0 || next < SUPREMUM || next >= PAGE - 8 {
+        if off == 0 || !(SUPREMUM..PAGE - 8).contains(&next) {
             return Err(format!(
                 "the record at {at} points to {next}: the record list is broken"
             ));
