@@ -587,13 +587,8 @@ fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
     );
     let (_, per_leaf) = per_leaf(&sb, &truth);
     // The dump cuts an integer key evenly between MIN and MAX (two threads: one cut).
-    let ids: Vec<i64> = truth.keys().iter().map(|k| k[0].parse().unwrap()).collect();
-    let (lo, hi) = (ids[0], ids[ids.len() - 1]);
-    let cut = lo + (hi - lo) / 2;
-    let leaf_of_cut = per_leaf
-        .iter()
-        .position(|l| l.iter().any(|k| k[0].parse::<i64>().unwrap() >= cut))
-        .unwrap();
+    let cut = cut_of(&truth);
+    let leaf_of_cut = leaf_of(&per_leaf, cut);
     let under = pages::children(&levels[1], &levels[0]).unwrap();
     let mut first_leaf = 0;
     let mut upper = None;
@@ -747,16 +742,33 @@ fn layout_e_a_unique_not_null_clustered_key_with_a_bad_leaf() {
     judge(&case, &truth, &expect, &run);
 }
 
-/// f. Sparse BIGINT keys (far beyond 32 bits, irregular gaps): two adjacent bad leaves and one apart.
-#[test]
-fn layout_f_sparse_bigint_keys_with_bad_leaves() {
+/// The key at which the dump cuts an integer key between two threads: evenly between MIN and MAX.
+fn cut_of(truth: &Truth) -> i128 {
+    let ids: Vec<i128> = truth.keys().iter().map(|k| k[0].parse().unwrap()).collect();
+    let (lo, hi) = (ids[0], ids[ids.len() - 1]);
+    lo + (hi - lo) / 2
+}
+
+/// The index of the leaf the integer key `at` falls on (the first leaf holding a key at or above it).
+fn leaf_of(per_leaf: &[Vec<Key>], at: i128) -> usize {
+    per_leaf
+        .iter()
+        .position(|l| l.iter().any(|k| k[0].parse::<i128>().unwrap() >= at))
+        .unwrap()
+}
+
+/// f. Sparse BIGINT keys (far beyond 32 bits, irregular gaps), `n` rows: two adjacent bad leaves, one apart,
+/// and, when the table is big enough for two threads to split the key range, the leaf holding the cut (which
+/// is no key: it falls into a gap).
+fn sparse_bigint(name: &'static str, n: u32) {
     let case = Case {
-        name: "lyf",
+        name,
         sql: vec![
             "CREATE TABLE db.t (id BIGINT NOT NULL PRIMARY KEY, c VARCHAR(200) NOT NULL) ENGINE=InnoDB".into(),
-            "INSERT INTO db.t SELECT 5000000000 + seq * 1000 + seq * 7919 % 997, CONCAT(REPEAT('f', 180), seq) \
-             FROM seq_1_to_3000"
-                .into(),
+            format!(
+                "INSERT INTO db.t SELECT 5000000000 + seq * 1000 + seq * 7919 % 997, CONCAT(REPEAT('f', 180), seq) \
+                 FROM seq_1_to_{n}"
+            ),
         ],
         key: vec![0],
         order: Some("id"),
@@ -764,12 +776,36 @@ fn layout_f_sparse_bigint_keys_with_bad_leaves() {
     };
     let (mut sb, truth) = build(&case);
     let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let n = leaves.len();
-    let bad: BTreeSet<usize> = [n / 3, n / 3 + 1, 2 * n / 3].into();
+    let count = leaves.len();
+    let mut bad: BTreeSet<usize> = [count / 4, count / 4 + 1, 3 * count / 4].into();
+    // The dump splits tables the server estimates at 100,000 rows or more.
+    if n >= 100_000 {
+        let cut = cut_of(&truth);
+        let at_cut = leaf_of(&per_leaf, cut);
+        assert!(
+            per_leaf[at_cut]
+                .iter()
+                .all(|k| k[0].parse::<i128>().unwrap() != cut),
+            "the cut {cut} is no key"
+        );
+        bad.insert(at_cut);
+        eprintln!("layout {name}: cut {cut} (no key) on leaf {at_cut}");
+    }
+    eprintln!("layout {name}: {count} leaves, bad leaves {bad:?}");
     damage_leaves(&mut sb, &leaves, &bad);
     let expect = leaves_lost(&per_leaf, &bad, true);
     let run = recover(&sb, &case);
     judge(&case, &truth, &expect, &run);
+}
+
+#[test]
+fn layout_f1_sparse_bigint_keys_with_bad_leaves_and_one_on_the_cut() {
+    sparse_bigint("lyf1", 120_000);
+}
+
+#[test]
+fn layout_f2_sparse_bigint_keys_with_bad_leaves_read_by_one_session() {
+    sparse_bigint("lyf2", 3000);
 }
 
 /// g. Damaged BLOB pages: the first page of one row's chain and a later page of another's. The server
