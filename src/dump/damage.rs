@@ -226,6 +226,11 @@ pub enum Scramble {
     /// come out in the wrong key order). Neither record may own a page-directory slot, so lookups still land
     /// in the right group; the first such pair at or after `nth` is taken.
     Swap { nth: usize },
+    /// `len` bytes starting `from` bytes after the origin exchanged between the `nth` and `nth + 1` user
+    /// records: with `from` past the key (and the transaction id and roll pointer), each row keeps its key and
+    /// place but carries its neighbour's columns, which only a secondary index can tell. The two records must
+    /// have the same layout (equal lengths of their variable-length columns).
+    Exchange { nth: usize, from: usize, len: usize },
 }
 
 /// A signed integer key column (`TINYINT` … `BIGINT`, `width` bytes) as InnoDB stores it: big-endian with the
@@ -344,6 +349,26 @@ pub fn scramble_page(p: &mut [u8], how: &Scramble) -> Result<Option<usize>, Stri
             set_next(&mut q, b, a);
             set_next(&mut q, a, next);
             Some(i)
+        }
+        Scramble::Exchange { nth, from, len } => {
+            let (Some(&a), Some(&b)) = (recs.get(*nth), recs.get(nth + 1)) else {
+                return Err(format!(
+                    "the page holds {} records, no records {nth} and {}",
+                    recs.len(),
+                    nth + 1
+                ));
+            };
+            let (lo, hi) = (a.min(b), a.max(b));
+            if lo + from + len > hi - 5 || hi + from + len > PAGE - 8 {
+                return Err(format!(
+                    "{len} bytes from {from} run past record {nth}'s data"
+                ));
+            }
+            let (x, y) = (a + from, b + from);
+            let tmp = q[x..x + len].to_vec();
+            q.copy_within(y..y + len, x);
+            q[y..y + len].copy_from_slice(&tmp);
+            Some(*nth)
         }
     };
     let sum = crc32c(&q[..PAGE - 4]);
@@ -937,6 +962,29 @@ mod tests {
         want.swap(4, 5);
         assert_eq!(keys_of(&p), want);
 
+        // Exchange: records 7 and 8 keep their keys and trade the 16 bytes after them.
+        let mut p = good.clone();
+        let how = Scramble::Exchange {
+            nth: 7,
+            from: 4,
+            len: 16,
+        };
+        assert_eq!(scramble_page(&mut p, &how), Ok(Some(7)));
+        assert!(valid(&p));
+        assert_eq!(keys_of(&p), keys);
+        let recs = record_origins(&p).unwrap();
+        assert!(p[recs[7] + 4..recs[7] + 20].iter().all(|&b| b == 8));
+        assert!(p[recs[8] + 4..recs[8] + 20].iter().all(|&b| b == 7));
+        let mut p = good.clone();
+        let long = Scramble::Exchange {
+            nth: 7,
+            from: 4,
+            len: 30,
+        };
+        assert!(scramble_page(&mut p, &long)
+            .unwrap_err()
+            .contains("run past"));
+
         // Refused, page untouched: a record that is not there, a page whose checksum is not full_crc32, a
         // non-leaf page.
         let mut p = good.clone();
@@ -989,6 +1037,11 @@ mod tests {
                 key: int_key(9, 4),
             },
             Scramble::Swap { nth: 8 },
+            Scramble::Exchange {
+                nth: 2,
+                from: 4,
+                len: 16,
+            },
         ] {
             std::fs::write(&path, &before).unwrap();
             scramble_file(&path, 1, &how).unwrap();
