@@ -603,13 +603,19 @@ fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
         upper > 0,
         "the cut lies under the first level-1 page, which a scan from the start descends through"
     );
+    let below: usize = under[..upper].iter().map(Vec::len).sum();
+    let covered = &per_leaf[below..below + under[upper].len()];
     eprintln!(
-        "layout {}: levels {:?} (pages per level), cut {cut} on leaf {leaf_of_cut}, under level-1 page {} of {} (page {})",
+        "layout {}: levels {:?} (pages per level), cut {cut} on leaf {leaf_of_cut}, under level-1 page {} of {} \
+         (page {}, leaves {below}..{}, keys {:?}..{:?})",
         case.name,
         levels.iter().map(Vec::len).collect::<Vec<_>>(),
         upper,
         levels[1].len(),
-        levels[1][upper].page
+        levels[1][upper].page,
+        below + under[upper].len(),
+        covered[0][0],
+        covered[covered.len() - 1].last().unwrap()
     );
     table_file(&sb).damage(levels[1][upper].page).unwrap();
     start_at(&mut sb, 0);
