@@ -33,8 +33,8 @@ struct Case {
     /// Positions in `SELECT *` of the columns that identify a row: the clustered index's key (a column
     /// holding unique values where InnoDB uses its hidden row id).
     key: Vec<usize>,
-    /// `ORDER BY` that lists the rows in the clustered index's (the leaves') order; `None`: a plain scan
-    /// (no primary key: the hidden row id follows the insert order).
+    /// The column whose order is the clustered index's (the leaves') order; `None`: a plain scan (no primary
+    /// key: the hidden row id follows the insert order).
     order: Option<&'static str>,
     threads: usize,
 }
@@ -93,10 +93,10 @@ fn build(case: &Case) -> (Sandboxed, Truth) {
         c.query_drop(s).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
     // The dump splits a table between threads by the server's row estimate: make it current.
-    c.query_drop("ANALYZE TABLE db.t").unwrap();
+    c.query_drop("ANALYZE TABLE `db`.`t`").unwrap();
     let sql = match case.order {
-        Some(o) => format!("SELECT * FROM db.t ORDER BY {o}"),
-        None => "SELECT * FROM db.t".into(),
+        Some(o) => format!("SELECT * FROM `db`.`t` ORDER BY `{o}`"),
+        None => "SELECT * FROM `db`.`t`".into(),
     };
     let truth = Truth {
         rows: rows(&mut c, &sql),
@@ -200,7 +200,7 @@ fn recover(sb: &Sandboxed, case: &Case) -> Run {
                     .query_first("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'db' AND TABLE_NAME = 't'")
                     .unwrap();
                 Ok(match exists {
-                    Some(_) => rows(&mut f, "SELECT * FROM db.t"),
+                    Some(_) => rows(&mut f, "SELECT * FROM `db`.`t`"),
                     None => Vec::new(),
                 })
             }
@@ -286,11 +286,13 @@ fn inside(
         && to.as_ref().is_none_or(|b| c(b) != Ordering::Greater)
 }
 
+/// A doubt covers `key`: it names it, or its range holds it. A doubt without a range covers the whole table
+/// only when it names no rows either (one that names rows covers those rows).
 fn doubted(t: &TableEntry, key: &Key) -> bool {
     t.doubts.iter().any(|d: &Doubt| {
         d.keys.iter().any(|k| &json_key(k) == key)
             || match &d.range {
-                None => true,
+                None => d.keys.is_empty(),
                 Some(KeyRange {
                     after,
                     from,
@@ -405,6 +407,22 @@ fn judge(case: &Case, truth: &Truth, expect: &Expect, run: &Run) {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // Whatever the expectation, a lost range says its rows are not in the file: it holds no row that is,
+    // and at least one that is not.
+    if expect.keyed {
+        for l in &t.lost {
+            let within = |k: &Key| inside(k, &l.after, &l.from, &l.before, &None);
+            let present = got_keys.iter().filter(|k| within(k)).count();
+            let absent = gone.iter().filter(|k| within(k)).count();
+            if present > 0 || absent == 0 {
+                fail.push(format!(
+                    "the lost range {:?}..{:?} holds {present} rows that are in the file and {absent} that are not",
+                    l.after.as_ref().or(l.from.as_ref()),
+                    l.before
+                ));
+            }
+        }
+    }
     if let Some(want) = &expect.lost {
         if t.lost.iter().any(|l| l.from.is_some()) {
             fail.push("a lost range starts at a cut, not after a readable key".into());
@@ -565,7 +583,8 @@ fn observe(sb: &Sandboxed, sql: &str) -> (Vec<String>, Option<String>) {
 }
 
 /// a. A damaged non-leaf page, read by two threads whose cut lies under it: every row is readable by a plain
-/// ascending scan (the leaf chain does not pass through it), so every row must come back and the table is
+/// ascending scan (it descends the leftmost path and follows the leaf links, never reading the damaged page),
+/// so every row must come back and the table is
 /// complete.
 #[test]
 fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
