@@ -584,8 +584,7 @@ fn observe(sb: &Sandboxed, sql: &str) -> (Vec<String>, Option<String>) {
 
 /// a. A damaged non-leaf page, read by two threads whose cut lies under it: every row is readable by a plain
 /// ascending scan (it descends the leftmost path and follows the leaf links, never reading the damaged page),
-/// so every row must come back and the table is
-/// complete.
+/// so every row must come back and the table is complete.
 #[test]
 fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
     // 200,000 rows of ~190 bytes: ~2,700 leaves, three levels (the root at level 2).
