@@ -659,6 +659,36 @@ fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
     judge(&case, &truth, &expect, &run);
 }
 
+/// A case whose damage is whole leaves of the clustered index: `bad` picks them (indexes into the leaf chain)
+/// from the truth split by leaf; the expectation follows (every row off them, one lost range per run of
+/// adjacent bad leaves, bounded by the nearest keys). `keyed`: the table has a key the manifest can bound lost
+/// ranges by (not so without a primary key or a unique key InnoDB clusters by).
+fn bad_leaves(
+    case: &Case,
+    keyed: bool,
+    bad: impl Fn(&[Vec<Key>], &Truth) -> BTreeSet<usize>,
+) -> Run {
+    let (mut sb, truth) = build(case);
+    // The leaves hold the rows in key order; the harness compares keys in that order.
+    check_order(&truth.keys());
+    let (leaves, per_leaf) = per_leaf(&sb, &truth);
+    let bad = bad(&per_leaf, &truth);
+    eprintln!(
+        "layout {}: {} leaves, bad leaves {bad:?}",
+        case.name,
+        leaves.len()
+    );
+    damage_leaves(&mut sb, &leaves, &bad);
+    let expect = leaves_lost(&per_leaf, &bad, keyed);
+    let run = recover(&sb, case);
+    judge(case, &truth, &expect, &run);
+    run
+}
+
+fn middle(per_leaf: &[Vec<Key>], _: &Truth) -> BTreeSet<usize> {
+    [per_leaf.len() / 2].into()
+}
+
 /// b. The last leaf damaged, no secondary index to list what it held: every row before it is recovered, and
 /// the lost range runs from the last readable key to the end.
 #[test]
@@ -670,13 +700,7 @@ fn layout_b_the_last_leaf_damaged_without_a_secondary_index() {
         order: Some("id"),
         threads: 2,
     };
-    let (mut sb, truth) = build(&case);
-    let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let bad: BTreeSet<usize> = [leaves.len() - 1].into();
-    damage_leaves(&mut sb, &leaves, &bad);
-    let expect = leaves_lost(&per_leaf, &bad, true);
-    let run = recover(&sb, &case);
-    judge(&case, &truth, &expect, &run);
+    bad_leaves(&case, true, |l, _| [l.len() - 1].into());
 }
 
 /// c. A VARCHAR-led primary key (utf8mb4_general_ci, mixed case), a bad leaf in the middle, no secondary
@@ -697,18 +721,12 @@ fn layout_c_a_varchar_primary_key_with_a_bad_leaf_in_the_middle() {
         order: Some("name"),
         threads: 2,
     };
-    let (mut sb, truth) = build(&case);
-    check_order(&truth.keys());
-    let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
-    damage_leaves(&mut sb, &leaves, &bad);
-    let expect = leaves_lost(&per_leaf, &bad, true);
-    let run = recover(&sb, &case);
-    judge(&case, &truth, &expect, &run);
+    bad_leaves(&case, true, middle);
 }
 
 /// d. No primary key (InnoDB's hidden row id orders the clustered index), a secondary index, a bad clustered
-/// leaf in the middle: the rows after it are still reachable through the secondary index.
+/// leaf in the middle: the rows after it are still reachable through the secondary index. The plain scan the
+/// truth is read by follows the hidden row id, which follows the insert order (id).
 #[test]
 fn layout_d_no_primary_key_with_a_secondary_index_and_a_bad_clustered_leaf() {
     let case = Case {
@@ -722,22 +740,8 @@ fn layout_d_no_primary_key_with_a_secondary_index_and_a_bad_clustered_leaf() {
         order: None,
         threads: 2,
     };
-    let (mut sb, truth) = build(&case);
-    // The plain scan follows the hidden row id, which follows the insert order (id).
-    check_order(&truth.keys());
-    let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
-    damage_leaves(&mut sb, &leaves, &bad);
-    let expect = leaves_lost(&per_leaf, &bad, false);
-    let run = recover(&sb, &case);
-    judge(&case, &truth, &expect, &run);
-    let t = run
-        .manifest
-        .as_ref()
-        .unwrap()
-        .table("db", "t")
-        .unwrap()
-        .clone();
+    let run = bad_leaves(&case, false, middle);
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
     assert_ne!(t.status, TableStatus::Complete, "{t:?}");
 }
 
@@ -757,13 +761,7 @@ fn layout_e_a_unique_not_null_clustered_key_with_a_bad_leaf() {
         order: Some("u"),
         threads: 2,
     };
-    let (mut sb, truth) = build(&case);
-    let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let bad: BTreeSet<usize> = [leaves.len() / 2].into();
-    damage_leaves(&mut sb, &leaves, &bad);
-    let expect = leaves_lost(&per_leaf, &bad, true);
-    let run = recover(&sb, &case);
-    judge(&case, &truth, &expect, &run);
+    bad_leaves(&case, true, middle);
 }
 
 /// The key at which the dump cuts an integer key between two threads: evenly between MIN and MAX.
@@ -782,8 +780,8 @@ fn leaf_of(per_leaf: &[Vec<Key>], at: i128) -> usize {
 }
 
 /// f. Sparse BIGINT keys (far beyond 32 bits, irregular gaps), `n` rows: two adjacent bad leaves, one apart,
-/// and, when the table is big enough for two threads to split the key range, the leaf holding the cut (which
-/// is no key: it falls into a gap).
+/// and, when the table is big enough for two threads to split the key range (the dump splits tables the
+/// server estimates at 100,000 rows or more), the leaf holding the cut (which is no key: it falls into a gap).
 fn sparse_bigint(name: &'static str, n: u32) {
     let case = Case {
         name,
@@ -798,28 +796,23 @@ fn sparse_bigint(name: &'static str, n: u32) {
         order: Some("id"),
         threads: 2,
     };
-    let (mut sb, truth) = build(&case);
-    let (leaves, per_leaf) = per_leaf(&sb, &truth);
-    let count = leaves.len();
-    let mut bad: BTreeSet<usize> = [count / 4, count / 4 + 1, 3 * count / 4].into();
-    // The dump splits tables the server estimates at 100,000 rows or more.
-    if n >= 100_000 {
-        let cut = cut_of(&truth);
-        let at_cut = leaf_of(&per_leaf, cut);
-        assert!(
-            per_leaf[at_cut]
-                .iter()
-                .all(|k| k[0].parse::<i128>().unwrap() != cut),
-            "the cut {cut} is no key"
-        );
-        bad.insert(at_cut);
-        eprintln!("layout {name}: cut {cut} (no key) on leaf {at_cut}");
-    }
-    eprintln!("layout {name}: {count} leaves, bad leaves {bad:?}");
-    damage_leaves(&mut sb, &leaves, &bad);
-    let expect = leaves_lost(&per_leaf, &bad, true);
-    let run = recover(&sb, &case);
-    judge(&case, &truth, &expect, &run);
+    bad_leaves(&case, true, |per_leaf, truth| {
+        let count = per_leaf.len();
+        let mut bad: BTreeSet<usize> = [count / 4, count / 4 + 1, 3 * count / 4].into();
+        if n >= 100_000 {
+            let cut = cut_of(truth);
+            let at_cut = leaf_of(per_leaf, cut);
+            assert!(
+                per_leaf[at_cut]
+                    .iter()
+                    .all(|k| k[0].parse::<i128>().unwrap() != cut),
+                "the cut {cut} is no key"
+            );
+            eprintln!("layout {name}: cut {cut} (no key) on leaf {at_cut}");
+            bad.insert(at_cut);
+        }
+        bad
+    });
 }
 
 #[test]
