@@ -449,31 +449,15 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
     assert!(err.to_string().contains("1146"), "{err}");
 }
 
-/// CRC-32C (Castagnoli), bitwise: the page checksum of `full_crc32` tablespaces.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x82F6_3B78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
-/// Overwrite records of page `n` with garbage and give the page a valid checksum again: InnoDB reads it as a
-/// good page and crashes on the records (FACTS §4).
-fn garble(ibd: &Path, n: u32) {
-    let mut data = std::fs::read(ibd).unwrap();
-    let p = &mut data[n as usize * PAGE..(n as usize + 1) * PAGE];
-    p[2000..2512].fill(0xA5);
-    let sum = crc32c(&p[..PAGE - 4]);
-    p[PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
-    std::fs::write(ibd, data).unwrap();
+/// Overwrite records of page `n` with garbage and give the page a valid checksum again, through the library's
+/// guard: InnoDB reads it as a good page and crashes on the records (FACTS §4).
+fn garble(sb: &Sandboxed, table: &str, n: u32) {
+    pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", table)
+        .unwrap()
+        .scramble(n, &pages::Scramble::Fill)
+        .unwrap();
 }
 
 /// A connector that, like the lead's private server, starts the crashed sandbox again at the same level.
@@ -528,11 +512,10 @@ fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
     let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
     drop(c);
     stop_slow(&sb);
-    let file = ibd(&sb, "db", "t");
     let leaves = leaves(&sb, "t", 3);
     let per_leaf = keys_per_leaf(&leaves, &keys);
     let bad: BTreeSet<usize> = [leaves.len() / 2].into();
-    garble(&file, leaves[leaves.len() / 2].page);
+    garble(&sb, "t", leaves[leaves.len() / 2].page);
     start_at(&mut sb, 1);
 
     let out = tempfile::tempdir().unwrap();
