@@ -317,15 +317,10 @@ pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Ver
             )));
         }
         let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
-        let hint = if info.pk.is_empty() {
-            ""
-        } else {
-            " FORCE INDEX (PRIMARY)"
-        };
         let sql = format!(
-            "SELECT {tag} {} FROM {}{hint}",
+            "SELECT {tag} {} FROM {}",
             info.select_list(),
-            name.qualified()
+            info.from_clause()
         );
         let mut rows = 0u64;
         let mut hash = 0u128;
