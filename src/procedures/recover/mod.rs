@@ -10,6 +10,7 @@
 
 pub mod copy;
 pub mod private;
+pub mod trx;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
