@@ -126,6 +126,13 @@ const RUN_MARK: &str = ".innops-run";
 struct Escalation {
     level: u8,
     attempts: Vec<Attempt>,
+    /// The start at level 3 before the escalation: transactions active at the crash and their tables, before
+    /// any rollback.
+    #[serde(default)]
+    look: Option<trx::Look>,
+    /// Transactions active at the crash and what became of them, as of the chosen start.
+    #[serde(default)]
+    recovered: Vec<trx::RecoveredTrx>,
 }
 
 /// Build the plan. The server must be reachable (its facts name the data directory and the options the private
@@ -164,6 +171,9 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             p.max_level
         ),
     ];
+    if p.max_level >= 3 && !p.in_place {
+        notes.push("before the escalation the copy starts once at level 3, where InnoDB rolls nothing back: the transactions active at the crash and the tables each holds a lock on are listed, and the report says what became of each (a rollback that gives up marks those tables' rows as possibly uncommitted)".into());
+    }
     if p.max_level > SAFE_MAX_LEVEL {
         notes.push(format!(
             "DANGER: levels 4 and above (up to {}) can damage the copy's data files for good; the original is not touched",
@@ -601,6 +611,15 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         .act(move |ctx| {
             let tag = ctx.tag();
             let mut attempts = Vec::new();
+            // Below level 3 InnoDB rolls back at once, and a rollback that gives up leaves no trace of the tables:
+            // ask first, at a level that rolls nothing back.
+            let look = if p1.max_level >= 3 {
+                crate::progress::say("      level 3 first (no rollback): which transactions were active at the crash, and their tables");
+                Some(trx::look(&private, &tag)?)
+            } else {
+                None
+            };
+            let seen = look.as_ref().map(|l| l.seen.clone()).unwrap_or_default();
             for level in 1..=p1.max_level {
                 if ctx.aborted() {
                     return Err(crate::error::Failure::Interrupted("interrupted between two levels: the private server is stopped; resume to go on".into()).into());
@@ -612,7 +631,13 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                     match listed {
                         Ok((_, missing)) if missing.is_empty() => {
                             attempts.push(a);
-                            let e = Escalation { level, attempts };
+                            let recovered = trx::now(&private, &tag, level, &seen);
+                            for r in &recovered {
+                                let line = trx::describe(r);
+                                crate::progress::say(&format!("      {line}"));
+                                ctx.outcome.push(line);
+                            }
+                            let e = Escalation { level, attempts, look, recovered };
                             let v = serde_json::to_value(&e)?;
                             ctx.memo.insert("escalation".into(), v.clone());
                             return Ok(v);
@@ -743,19 +768,37 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             drop(conn);
             let mut opts = DumpOptions::new(&p1.out, level);
             opts.threads = p1.threads.max(1);
-            opts.tag = tag;
+            opts.tag = tag.clone();
+            // Transactions active at the crash whose changes the server may serve as committed: their tables'
+            // rows are in doubt before any is read.
+            let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
+            let before = trx::now(&private, &tag, level, &known);
+            opts.table_doubts = trx::doubts(&before);
             let connector = PrivateConnector {
                 private: private.clone(),
                 level,
                 restarting: Mutex::new(()),
                 opened: Default::default(),
             };
-            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            // The dump's restarts are starts too (a rollback can begin, crash or give up during them): the whole
+            // log again, and what it adds goes into the manifest.
+            let after = trx::assess(&trx::log_lines(&private), &before);
+            let late: Vec<_> = trx::doubts(&after).into_iter().filter(|d| !opts.table_doubts.contains(d)).collect();
+            if trx::amend(&p1.out, &mut m, &late)? {
+                for r in after.iter().filter(|r| r.doubtful()) {
+                    let line = format!("during the dump: {}", trx::describe(r));
+                    crate::progress::say(&format!("      {line}"));
+                    ctx.outcome.push(line);
+                }
+            }
             for line in table_lines(&m) {
                 crate::progress::say(&format!("      {line}"));
                 ctx.outcome.push(line);
             }
-            Ok(summary(&m))
+            let mut v = summary(&m);
+            v["recovered"] = serde_json::to_value(&after)?;
+            Ok(v)
         })
         .post(manifest_check(&p2.out))
 }
@@ -1091,7 +1134,7 @@ fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf, String>) -
                 if let Ok((_, missing)) = &listed {
                     if missing.is_empty() {
                         attempts.push(a);
-                        let e = Escalation { level, attempts };
+                        let e = Escalation { level, attempts, look: None, recovered: Vec::new() };
                         let v = serde_json::to_value(&e)?;
                         ctx.memo.insert("escalation".into(), v.clone());
                         return Ok(v);

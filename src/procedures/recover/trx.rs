@@ -404,6 +404,29 @@ pub fn wait_rollback(private: &Private, bound: Duration) -> bool {
     }
 }
 
+/// Bound of the wait for a background rollback before the dump reads on (the log is judged again after it).
+const ROLLBACK_WAIT: Duration = Duration::from_secs(300);
+
+/// What the private server, running at `level`, and its whole log say now of the transactions active at the
+/// crash; `known` is what was learnt before (the look at level 3, or the escalation's findings). At level 3 or
+/// more the server is asked again (they are still active); below, innops waits for the rollback to end first.
+pub fn now(private: &Private, tag: &str, level: u8, known: &[RecoveredTrx]) -> Vec<RecoveredTrx> {
+    let mut seen = known.to_vec();
+    if level >= 3 {
+        if let Ok(asked) = read_active(&private.target(), tag) {
+            if !asked.is_empty() {
+                seen = asked;
+            }
+        }
+    } else if !wait_rollback(private, ROLLBACK_WAIT) {
+        crate::progress::say(&format!(
+            "      InnoDB's rollback of the transactions active at the crash still runs after {} s: the dump reads on, and the error log is judged again when it ends",
+            ROLLBACK_WAIT.as_secs()
+        ));
+    }
+    assess(&log_lines(private), &seen)
+}
+
 /// Transactions the running server lists as recovered (no session: `trx_mysql_thread_id` 0), each with the user
 /// tables it holds a lock on. Asks only while they are still active (level 3 or more, or a rollback running).
 pub fn read_active(target: &Target, tag: &str) -> anyhow::Result<Vec<RecoveredTrx>> {
