@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use innops::dump::{DoubtKind, Manifest, TableStatus};
+use innops::dump::{DoubtKind, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
+use innops::procedures::recover::copy::copy_datadir;
+use innops::procedures::recover::private::Private;
+use innops::procedures::recover::trx::{self, TrxState};
 use mysql::prelude::Queryable;
 
 use crate::common::{read_json, run_innops, Output, Sandboxed};
@@ -251,4 +254,61 @@ fn uncommitted_rows_are_marked_not_complete() {
     // Not complete: the exit code says so (4, "recovered with losses or doubts", once the safety engineer's exit
     // code is merged).
     assert_ne!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn uncommitted_changes_stay_unread_at_level_3_and_the_server_names_their_tables() {
+    let (sb, id) = crashed_with_an_open_transaction("rcunc3");
+    let work = sb.root.join("work");
+    let copy = work.join("data");
+    copy_datadir(&sb.sandbox.datadir, &copy, &mut |_| {}).unwrap();
+    let p = Private {
+        dir: work.join("server"),
+        datadir: copy,
+        binary: sb.sandbox.binary.clone(),
+        carried: Vec::new(),
+    };
+    let a = p.start(3, Duration::from_secs(120)).unwrap();
+    assert!(a.started, "{:?}", a.error_log);
+    // Level 3 rolls nothing back: the transaction is still active, and its locks name its tables.
+    let seen = trx::read_active(&p.target(), "/* innops:test */").unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0].id, seen[0].rows), (Some(id), Some(222)));
+    assert_eq!(
+        seen[0].tables,
+        Some(vec![TableName::new("db", "t"), TableName::new("db", "t2")])
+    );
+    let all = trx::assess(&trx::log_lines(&p), &seen);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(
+        (all[0].id, all[0].state),
+        (Some(id), TrxState::NotRolledBack)
+    );
+    // A consistent read gets each row as it was before the transaction (InnoDB builds that version from the
+    // undo log): nothing of it in the files, so no doubt.
+    assert!(trx::doubts(&all).is_empty());
+    let target = p.target();
+    let connector = TargetConnector {
+        target: &target,
+        wait: Duration::from_secs(10),
+    };
+    let out = work.join("out");
+    let mut o = DumpOptions::new(&out, 3);
+    o.threads = 1;
+    let m = innops::dump::dump(
+        &connector,
+        &[TableName::new("db", "t"), TableName::new("db", "t2")],
+        &o,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert_eq!((t.status, t.rows), (TableStatus::Complete, 3000));
+    assert_eq!(uncommitted_in_file(&out, &m, "t"), 0);
+    let file = std::fs::read_to_string(out.join(t.file.clone().unwrap())).unwrap();
+    assert!(
+        file.contains("'before-217'"),
+        "the committed value of a changed row"
+    );
+    p.stop().unwrap();
 }

@@ -133,6 +133,10 @@ struct Escalation {
     /// Transactions active at the crash and what became of them, as of the chosen start.
     #[serde(default)]
     recovered: Vec<trx::RecoveredTrx>,
+    /// --in-place: where the server's error log stood before the chosen start (the log is the server's own, so
+    /// only what that start and the dump's restarts wrote is judged).
+    #[serde(default)]
+    log_from: Option<u64>,
 }
 
 /// Build the plan. The server must be reachable (its facts name the data directory and the options the private
@@ -637,7 +641,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                                 crate::progress::say(&format!("      {line}"));
                                 ctx.outcome.push(line);
                             }
-                            let e = Escalation { level, attempts, look, recovered };
+                            let e = Escalation { level, attempts, look, recovered, log_from: None };
                             let v = serde_json::to_value(&e)?;
                             ctx.memo.insert("escalation".into(), v.clone());
                             return Ok(v);
@@ -1134,7 +1138,7 @@ fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf, String>) -
                 if let Ok((_, missing)) = &listed {
                     if missing.is_empty() {
                         attempts.push(a);
-                        let e = Escalation { level, attempts, look: None, recovered: Vec::new() };
+                        let e = Escalation { level, attempts, look: None, recovered: Vec::new(), log_from: Some(log_from) };
                         let v = serde_json::to_value(&e)?;
                         ctx.memo.insert("escalation".into(), v.clone());
                         return Ok(v);
@@ -1218,15 +1222,29 @@ fn dump_in_place_step(p: &RecoverParams) -> Step {
             }
             let mut opts = DumpOptions::new(&p1.out, e.level);
             opts.threads = p1.threads.max(1);
-            opts.tag = tag;
+            opts.tag = tag.clone();
             let control = ctx.control()?;
+            // Transactions active at the crash, from the server's log since the chosen start (no look at level 3:
+            // the server itself is not started more often than the escalation needs).
+            let log = || e.log_from.map(|o| control.log_since(o)).unwrap_or_default();
+            if e.level < 3 && !trx::wait_rollback(log, || ctx.target.connect().is_ok(), trx::ROLLBACK_WAIT) {
+                trx::say_still_rolling_back();
+            }
+            let seen = if e.level >= 3 { trx::read_active(ctx.target, &tag).unwrap_or_default() } else { Vec::new() };
+            let before = trx::assess(&log(), &seen);
+            opts.table_doubts = trx::doubts(&before);
             let connector = InPlaceConnector { target: ctx.target, control, restarting: Mutex::new(()) };
-            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
-            for line in table_lines(&m) {
+            let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            let after = trx::assess(&log(), &before);
+            let late: Vec<_> = trx::doubts(&after).into_iter().filter(|d| !opts.table_doubts.contains(d)).collect();
+            trx::amend(&p1.out, &mut m, &late)?;
+            for line in after.iter().map(trx::describe).chain(table_lines(&m)) {
                 crate::progress::say(&format!("      {line}"));
                 ctx.outcome.push(line);
             }
-            Ok(summary(&m))
+            let mut v = summary(&m);
+            v["recovered"] = serde_json::to_value(&after)?;
+            Ok(v)
         })
         .post(manifest_check(&p2.out))
 }

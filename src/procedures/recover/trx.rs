@@ -383,18 +383,17 @@ pub fn log_lines(private: &Private) -> Vec<String> {
 }
 
 /// After a start below level 3: wait (up to `bound`) until the background rollback of recovered transactions
-/// has finished, so what the dump reads and what the log says are final. Whether it finished.
-pub fn wait_rollback(private: &Private, bound: Duration) -> bool {
+/// has finished, so what the dump reads and what the log says are final. `lines` reads the server's log (its
+/// last start decides), `alive` whether the server still runs. Whether it finished.
+pub fn wait_rollback(
+    lines: impl Fn() -> Vec<String>,
+    alive: impl Fn() -> bool,
+    bound: Duration,
+) -> bool {
     let t0 = Instant::now();
     loop {
-        let all = starts(&log_lines(private));
-        let s = all.last().cloned().unwrap_or_default();
-        if s.recovered.is_none()
-            || s.rollback_done
-            || s.crashed
-            || s.level >= 3
-            || private.running_pid().is_none()
-        {
+        let s = starts(&lines()).pop().unwrap_or_default();
+        if s.recovered.is_none() || s.rollback_done || s.crashed || s.level >= 3 || !alive() {
             return true;
         }
         if t0.elapsed() > bound {
@@ -405,7 +404,7 @@ pub fn wait_rollback(private: &Private, bound: Duration) -> bool {
 }
 
 /// Bound of the wait for a background rollback before the dump reads on (the log is judged again after it).
-const ROLLBACK_WAIT: Duration = Duration::from_secs(300);
+pub const ROLLBACK_WAIT: Duration = Duration::from_secs(300);
 
 /// What the private server, running at `level`, and its whole log say now of the transactions active at the
 /// crash; `known` is what was learnt before (the look at level 3, or the escalation's findings). At level 3 or
@@ -418,13 +417,20 @@ pub fn now(private: &Private, tag: &str, level: u8, known: &[RecoveredTrx]) -> V
                 seen = asked;
             }
         }
-    } else if !wait_rollback(private, ROLLBACK_WAIT) {
-        crate::progress::say(&format!(
-            "      InnoDB's rollback of the transactions active at the crash still runs after {} s: the dump reads on, and the error log is judged again when it ends",
-            ROLLBACK_WAIT.as_secs()
-        ));
+    } else {
+        let alive = || private.running_pid().is_some();
+        if !wait_rollback(|| log_lines(private), alive, ROLLBACK_WAIT) {
+            say_still_rolling_back();
+        }
     }
     assess(&log_lines(private), &seen)
+}
+
+pub fn say_still_rolling_back() {
+    crate::progress::say(&format!(
+        "      InnoDB's rollback of the transactions active at the crash still runs after {} s: the dump reads on, and the error log is judged again when it ends",
+        ROLLBACK_WAIT.as_secs()
+    ));
 }
 
 /// Transactions the running server lists as recovered (no session: `trx_mysql_thread_id` 0), each with the user
