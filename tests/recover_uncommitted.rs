@@ -81,11 +81,11 @@ fn crashed_with_an_open_transaction(name: &str) -> (Sandboxed, u64) {
     (sb, id)
 }
 
-/// The undo page the rollback needs second: a page of an undo log (FIL_PAGE_UNDO_LOG = 2) that continues a log
-/// (its records start right after the 18-byte undo page header, at 56), holds the old values (`before-`), and
-/// is not the log's last page (the one written last, which InnoDB reads at startup: damaged, no level below 5
-/// starts). The rollback undoes the last page's records, then fails here.
-fn second_undo_page(ibdata: &Path) -> usize {
+/// The pages of the open transaction's undo log after its first, in the order written: pages of an undo log
+/// (FIL_PAGE_UNDO_LOG = 2) that continue a log (their records start right after the 18-byte undo page header, at
+/// 56) and hold the old values (`before-`), by FIL_PAGE_LSN. InnoDB reads the last one at startup (damaged, no
+/// level below 5 starts); the rollback undoes its records, then needs the one before it.
+fn undo_pages(ibdata: &Path) -> Vec<usize> {
     let data = std::fs::read(ibdata).unwrap();
     let be16 = |p: &[u8], at: usize| u16::from_be_bytes([p[at], p[at + 1]]);
     let mut pages: Vec<(u64, usize)> = data
@@ -104,7 +104,7 @@ fn second_undo_page(ibdata: &Path) -> usize {
         pages.len() >= 2,
         "undo pages of the open transaction: {pages:?}"
     );
-    pages[pages.len() - 2].1
+    pages.into_iter().map(|(_, n)| n).collect()
 }
 
 /// 512 bytes of 0xA5 inside the page's body, as shared/FACTS.md §4 damages pages (the server is down).
@@ -115,7 +115,7 @@ fn damage(file: &Path, page: usize) {
         .unwrap();
 }
 
-fn recover(datadir: &Path, work: &Path, run: &str) -> (Output, PathBuf, PathBuf) {
+fn recover(datadir: &Path, work: &Path, run: &str, extra: &[&str]) -> (Output, PathBuf, PathBuf) {
     let out = work.join(format!("out-{run}"));
     let run_dir = work.join(format!("run-{run}"));
     let args: Vec<String> = [
@@ -132,6 +132,7 @@ fn recover(datadir: &Path, work: &Path, run: &str) -> (Output, PathBuf, PathBuf)
         "--yes",
     ]
     .iter()
+    .chain(extra)
     .map(|s| s.to_string())
     .collect();
     (run_innops(&args, &[]), out, run_dir)
@@ -166,7 +167,7 @@ fn uncommitted_rows_are_marked_not_complete() {
 
     // The undo log intact: the private server rolls the transaction back; every table complete, no row of it in
     // the files, and the run records what the server said.
-    let (run, out, run_dir) = recover(&datadir, &work, "a");
+    let (run, out, run_dir) = recover(&datadir, &work, "a", &[]);
     assert_eq!(run.code, 0, "{run:?}");
     let m = Manifest::read(&out).unwrap();
     for t in ["t", "t2", "other"] {
@@ -206,9 +207,10 @@ fn uncommitted_rows_are_marked_not_complete() {
 
     // An undo page of it damaged: the rollback stops there (the log still says "Rolled back recovered
     // transaction"), and the server serves the rest of its changes as committed.
-    let page = second_undo_page(&datadir.join("ibdata1"));
+    let pages = undo_pages(&datadir.join("ibdata1"));
+    let page = pages[pages.len() - 2];
     damage(&datadir.join("ibdata1"), page);
-    let (run, out, run_dir) = recover(&datadir, &work, "b");
+    let (run, out, run_dir) = recover(&datadir, &work, "b", &[]);
     let m = Manifest::read(&out).unwrap();
     assert!(
         uncommitted_in_file(&out, &m, "t") > 0,
@@ -244,7 +246,7 @@ fn uncommitted_rows_are_marked_not_complete() {
     assert_eq!(e["recovered"][0]["state"], "gave_up", "{e}");
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(
-        said.contains(&format!("db.t: 3,000 rows recovered with doubts: transaction {id} (222 row changes) was active at the crash; InnoDB's rollback of it could not read an undo page")),
+        said.contains(&format!("db.t: 3,000 rows recovered with doubts: transaction {id} (222 row changes) was active at the crash; InnoDB's rollback of it could not read page {page} of ./ibdata1 and stopped short")),
         "{said}"
     );
     assert!(
@@ -253,6 +255,31 @@ fn uncommitted_rows_are_marked_not_complete() {
     );
     // Not complete: the exit code says so (4, "recovered with losses or doubts", once the safety engineer's exit
     // code is merged).
+    assert_ne!(run.code, 0, "{run:?}");
+
+    // The undo log's last page damaged too: no level below 5 starts ("Retry with innodb_force_recovery=5"), and
+    // level 5 does not read the undo logs at all: InnoDB takes the transaction as committed (all 217 changed rows
+    // of db.t served) and logs nothing of it. Nothing names the tables, so every table is in doubt.
+    damage(&datadir.join("ibdata1"), pages[pages.len() - 1]);
+    let (run, out, _) = recover(
+        &datadir,
+        &work,
+        "c",
+        &["--max-level", "5", "--allow-level", "5"],
+    );
+    let m = Manifest::read(&out).unwrap_or_else(|e| panic!("{e:#}: {run:?}"));
+    assert_eq!(m.level, 5);
+    assert_eq!(uncommitted_in_file(&out, &m, "t"), 217);
+    for name in ["t", "t2", "other"] {
+        let t = m.table("db", name).unwrap();
+        assert_eq!(t.status, TableStatus::Doubtful, "{name}: {t:?}");
+        assert!(
+            t.doubts.iter().any(|d| d.kind == DoubtKind::Uncommitted
+                && d.why
+                    .contains("innodb_force_recovery 5 does not read the undo logs")),
+            "{name}: {t:?}"
+        );
+    }
     assert_ne!(run.code, 0, "{run:?}");
 }
 

@@ -66,6 +66,9 @@ pub struct RecoveredTrx {
     pub tables: Option<Vec<TableName>>,
     /// innodb_force_recovery of the start that decided `state`.
     pub level: u8,
+    /// The undo pages that start could not read (`page 308 of ./ibdata1`), for a rollback that gave up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 impl RecoveredTrx {
@@ -117,7 +120,8 @@ pub fn describe(t: &RecoveredTrx) -> String {
             t.level
         ),
         TrxState::GaveUp => format!(
-            "{who} was active at the crash; InnoDB's rollback of it could not read an undo page and stopped short (innodb_force_recovery {}, though the log says it was rolled back): {rows_of} may hold its uncommitted values",
+            "{who} was active at the crash; InnoDB's rollback of it could not read {} and stopped short (innodb_force_recovery {}, though the log says it was rolled back): {rows_of} may hold its uncommitted values",
+            if t.unreadable.is_empty() { "an undo page".to_string() } else { t.unreadable.join(", ") },
             t.level
         ),
         TrxState::Interrupted => format!(
@@ -312,7 +316,11 @@ pub fn assess(lines: &[String], seen: &[RecoveredTrx]) -> Vec<RecoveredTrx> {
                     (true, false) => TrxState::GaveUp,
                     (false, _) => TrxState::Interrupted,
                 };
-                here.push(trx(Some(id), r.or(one_rows), state, s.level));
+                let mut t = trx(Some(id), r.or(one_rows), state, s.level);
+                if state == TrxState::GaveUp {
+                    t.unreadable = s.unreadable.clone();
+                }
+                here.push(t);
             }
             // Those the log does not name: cleaned up (committed, or nothing to undo) when the rollback finished,
             // else still being rolled back or cut short.
@@ -350,6 +358,7 @@ fn trx(id: Option<u64>, rows: Option<u64>, state: TrxState, level: u8) -> Recove
         state,
         tables: None,
         level,
+        unreadable: Vec::new(),
     }
 }
 
@@ -470,6 +479,7 @@ pub fn read_active(target: &Target, tag: &str) -> anyhow::Result<Vec<RecoveredTr
             state: TrxState::NotRolledBack,
             tables: Some(touched.remove(&id).unwrap_or_default()),
             level: level.min(6) as u8,
+            unreadable: Vec::new(),
         })
         .collect())
 }
@@ -619,6 +629,7 @@ mod tests {
             state: TrxState::NotRolledBack,
             tables: Some(tables.iter().map(|(d, t)| TableName::new(d, t)).collect()),
             level: 3,
+            unreadable: Vec::new(),
         }
     }
 
@@ -646,7 +657,11 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert!(d[0].0.is_none());
         assert_eq!(d[0].1.kind, DoubtKind::Uncommitted);
-        assert!(d[0].1.why.contains("transaction 37"), "{}", d[0].1.why);
+        assert!(
+            d[0].1.why.contains("transaction 37 (222 row changes) was active at the crash; InnoDB's rollback of it could not read page 308 of ./ibdata1 and stopped short"),
+            "{}",
+            d[0].1.why
+        );
         assert!(
             d[0].1.why.contains("innops cannot tell which tables"),
             "{}",
@@ -743,6 +758,45 @@ mod tests {
         // Cut short by a crash after `Rolling back`: not finished.
         let t = assess(&log[..4], &[]);
         assert_eq!((t[0].id, t[0].state), (Some(1234), TrxState::Interrupted));
+    }
+
+    #[test]
+    fn uncommitted_doubts_found_after_the_dump_are_written_into_its_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |table: &str, status| crate::dump::TableEntry {
+            db: "db".into(),
+            table: table.into(),
+            status,
+            file: None,
+            sha256: None,
+            rows: 1,
+            content_hash: None,
+            columns: vec![],
+            primary_key: vec![],
+            lost: vec![],
+            doubts: vec![],
+            reconnects: 0,
+            note: None,
+        };
+        let mut m = Manifest {
+            format: 1,
+            level: 1,
+            created: String::new(),
+            tables: vec![
+                entry("t", TableStatus::Complete),
+                entry("u", TableStatus::Partial),
+            ],
+            files: Default::default(),
+        };
+        let t = assess(&lines(GAVE_UP), &[seen(37, &[("db", "t")])]);
+        let d = doubts(&t);
+        assert!(amend(dir.path(), &mut m, &d).unwrap());
+        let back = Manifest::read(dir.path()).unwrap();
+        let t = back.table("db", "t").unwrap();
+        assert_eq!((t.status, t.doubts.len()), (TableStatus::Doubtful, 1));
+        assert_eq!(back.table("db", "u").unwrap().status, TableStatus::Partial);
+        // Known already: nothing to add, nothing written.
+        assert!(!amend(dir.path(), &mut m, &d).unwrap());
     }
 
     #[test]
