@@ -49,7 +49,8 @@ pub enum TrxState {
     /// Not rolled back (innodb_force_recovery 3 or 4): still active; consistent reads see rows as before it.
     NotRolledBack,
     /// innodb_force_recovery 5 or more: InnoDB did not read the undo logs, so it treats any transaction active at
-    /// the crash as committed; whether there was one is unknown.
+    /// the crash as committed (one an earlier start of the run found, or, when no start read the undo logs, an
+    /// unknown one).
     UndoNotRead,
 }
 
@@ -133,6 +134,10 @@ pub fn describe(t: &RecoveredTrx) -> String {
             t.level,
             t.table_list().map(|l| format!(", it touched {l}")).unwrap_or_default()
         ),
+        TrxState::UndoNotRead if t.id.is_some() => format!(
+            "{who} was active at the crash; innodb_force_recovery {} does not read the undo logs, so InnoDB serves its changes as committed: {rows_of} may hold its uncommitted values",
+            t.level
+        ),
         TrxState::UndoNotRead => format!(
             "innodb_force_recovery {} does not read the undo logs: InnoDB treats any transaction active at the crash as committed, and innops cannot tell whether one was or which tables it touched: rows of any table may hold uncommitted values",
             t.level
@@ -202,6 +207,9 @@ struct Start {
     /// Pages of the system or undo tablespaces that could not be read (`page 308 of './ibdata1'`).
     unreadable: Vec<String>,
     crashed: bool,
+    /// `128 rollback segments are active.`: the start read the undo logs (never at level 5 or more, nor when an
+    /// undo log page it needs at startup is unreadable).
+    undo_read: bool,
 }
 
 fn is_start_line(line: &str) -> bool {
@@ -250,6 +258,8 @@ fn starts(lines: &[String]) -> Vec<Start> {
             s.level = l.min(6) as u8;
         } else if let Some(r) = recovered_count(line) {
             s.recovered = Some(r);
+        } else if line.contains("rollback segments are active") {
+            s.undo_read = true;
         } else if line.contains("Starting in background the rollback") {
             s.rollback_started = true;
         } else if let Some(id) = number_after(line, "Rolled back recovered transaction ") {
@@ -280,14 +290,16 @@ fn starts(lines: &[String]) -> Vec<Start> {
 /// What the private server's error log (every start of this run) says of transactions active at the crash,
 /// combined with what the server answered about them (`seen`: ids, row counts, tables, from [`read_active`]).
 /// The last start that read the undo logs decides each transaction's state, except that a rollback that gave up
-/// stays given up (its undo log is gone, the rows keep their values); a start at level 5 or more adds the
-/// unknown transaction InnoDB took as committed.
+/// stays given up (its undo log is gone, the rows keep their values). A start at level 5 or more serves those
+/// still active as committed, and, when no start of the run read the undo logs, an unknown one too.
 pub fn assess(lines: &[String], seen: &[RecoveredTrx]) -> Vec<RecoveredTrx> {
     let all = starts(lines);
     let mut gave_up: BTreeMap<u64, RecoveredTrx> = BTreeMap::new();
     let mut last: Vec<RecoveredTrx> = Vec::new();
     let mut undo_not_read = None;
+    let mut undo_read = false;
     for s in &all {
+        undo_read |= s.level < 5 && (s.undo_read || s.recovered.is_some());
         if s.level >= 5 {
             undo_not_read = Some(s.level);
             continue;
@@ -346,7 +358,16 @@ pub fn assess(lines: &[String], seen: &[RecoveredTrx]) -> Vec<RecoveredTrx> {
     }
     let mut out = merge(last, seen);
     if let Some(level) = undo_not_read {
-        out.push(trx(None, None, TrxState::UndoNotRead, level));
+        for t in out
+            .iter_mut()
+            .filter(|t| matches!(t.state, TrxState::NotRolledBack | TrxState::Interrupted))
+        {
+            t.state = TrxState::UndoNotRead;
+            t.level = level;
+        }
+        if !undo_read {
+            out.push(trx(None, None, TrxState::UndoNotRead, level));
+        }
     }
     out
 }
@@ -595,6 +616,7 @@ mod tests {
         2026-12-02  3:46:15 0 [ERROR] InnoDB: File './ibdata1' is corrupted
         2026-12-02  3:46:15 0 [Note] InnoDB: 1 transaction(s) which must be rolled back or cleaned up in total 222 row operations to undo
         2026-12-02  3:46:15 0 [Note] InnoDB: Trx id counter is 39
+        2026-12-02  3:46:15 0 [Note] InnoDB: 128 rollback segments are active.
         2026-12-02  3:46:15 0 [Note] InnoDB: Starting in background the rollback of recovered transactions
         2026-12-02  3:46:15 0 [Note] InnoDB: log sequence number 1317799; transaction id 40
         2026-12-02  3:46:15 0 [ERROR] InnoDB: Failed to read page 308 from file './ibdata1': Page read from tablespace is corrupted.
@@ -610,6 +632,8 @@ mod tests {
         2026-12-02  3:46:42 0 [ERROR] InnoDB: Failed to read page 308 from file './ibdata1': Page read from tablespace is corrupted.
         2026-12-02  3:46:42 0 [ERROR] InnoDB: File './ibdata1' is corrupted
         2026-12-02  3:46:42 0 [Note] InnoDB: 1 transaction(s) which must be rolled back or cleaned up in total 222 row operations to undo
+        2026-12-02  3:46:42 0 [Note] InnoDB: Trx id counter is 39
+        2026-12-02  3:46:42 0 [Note] InnoDB: 128 rollback segments are active.
         2026-12-02  3:46:42 0 [Note] InnoDB: log sequence number 1317799; transaction id 39
         2026-12-02  3:46:42 0 [Note] mariadbd: ready for connections.
         2026-12-02  3:46:44 8 [ERROR] InnoDB: Failed to read page 308 from file './ibdata1': Page read from tablespace is corrupted.
@@ -686,7 +710,7 @@ mod tests {
 
     #[test]
     fn uncommitted_the_whole_log_decides_a_look_then_a_clean_or_a_failed_rollback() {
-        let look = LEVEL_3_CRASH.lines().take(7).collect::<Vec<_>>().join("\n");
+        let look = LEVEL_3_CRASH.lines().take(9).collect::<Vec<_>>().join("\n");
         // Level 3 first (nothing rolled back, no id), then level 1 rolls back cleanly.
         let log = lines(&format!("{look}\n{ROLLED_BACK}"));
         let t = assess(&log, &[seen(37, &[("db", "t")])]);
@@ -738,6 +762,28 @@ mod tests {
         let d = doubts(&t);
         assert_eq!(d.len(), 1);
         assert!(d[0].0.is_none());
+        // A start of the run that read the undo logs found the one transaction, with its tables: level 5 serves
+        // its changes as committed, and only its tables are in doubt.
+        let look = LEVEL_3_CRASH.lines().take(9).collect::<Vec<_>>().join("\n");
+        let t = assess(
+            &lines(&format!("{look}\n{LEVEL_5}")),
+            &[seen(37, &[("db", "t")])],
+        );
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!(
+            (t[0].id, t[0].state, t[0].level),
+            (Some(37), TrxState::UndoNotRead, 5)
+        );
+        let d = doubts(&t);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].0, Some(TableName::new("db", "t")));
+        assert!(d[0].1.why.contains("transaction 37 (222 row changes) was active at the crash; innodb_force_recovery 5 does not read the undo logs, so InnoDB serves its changes as committed: rows of db.t may hold"), "{}", d[0].1.why);
+        // A start that read the undo logs and found nothing active: level 5 serves nothing uncommitted.
+        let clean = "2026-12-02  4:11:28 0 [Note] Starting MariaDB 10.11.19-MariaDB-0+deb12u1 source revision 5843d8475120241667a7ce0f8a1abb6c9b43a273 server_uid fXdYp7ZWAMMBm0PUMZFJoAcM0o0= as process 1
+            2026-12-02  4:11:28 0 [Note] InnoDB: !!! innodb_force_recovery is set to 3 !!!
+            2026-12-02  4:11:28 0 [Note] InnoDB: 128 rollback segments are active.
+            2026-12-02  4:11:28 0 [Note] mariadbd: ready for connections.";
+        assert!(assess(&lines(&format!("{clean}\n{LEVEL_5}")), &[]).is_empty());
     }
 
     #[test]
