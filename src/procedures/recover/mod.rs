@@ -10,6 +10,7 @@
 
 pub mod copy;
 pub mod private;
+pub mod trx;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -125,6 +126,17 @@ const RUN_MARK: &str = ".innops-run";
 struct Escalation {
     level: u8,
     attempts: Vec<Attempt>,
+    /// The start at level 3 before the escalation: transactions active at the crash and their tables, before
+    /// any rollback.
+    #[serde(default)]
+    look: Option<trx::Look>,
+    /// Transactions active at the crash and what became of them, as of the chosen start.
+    #[serde(default)]
+    recovered: Vec<trx::RecoveredTrx>,
+    /// --in-place: where the server's error log stood before the chosen start (the log is the server's own, so
+    /// only what that start and the dump's restarts wrote is judged).
+    #[serde(default)]
+    log_from: Option<u64>,
 }
 
 /// Build the plan. The server must be reachable (its facts name the data directory and the options the private
@@ -163,6 +175,9 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             p.max_level
         ),
     ];
+    if p.max_level >= 3 && !p.in_place {
+        notes.push("before the escalation the copy starts once at level 3, where InnoDB rolls nothing back: the transactions active at the crash and the tables each holds a lock on are listed, and the report says what became of each (a rollback that gives up marks those tables' rows as possibly uncommitted)".into());
+    }
     if p.max_level > SAFE_MAX_LEVEL {
         notes.push(format!(
             "DANGER: levels 4 and above (up to {}) can damage the copy's data files for good; the original is not touched",
@@ -600,6 +615,15 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         .act(move |ctx| {
             let tag = ctx.tag();
             let mut attempts = Vec::new();
+            // Below level 3 InnoDB rolls back at once, and a rollback that gives up leaves no trace of the tables:
+            // ask first, at a level that rolls nothing back.
+            let look = if p1.max_level >= 3 {
+                crate::progress::say("      level 3 first (no rollback): which transactions were active at the crash, and their tables");
+                Some(trx::look(&private, &tag)?)
+            } else {
+                None
+            };
+            let seen = look.as_ref().map(|l| l.seen.clone()).unwrap_or_default();
             for level in 1..=p1.max_level {
                 if ctx.aborted() {
                     return Err(crate::error::Failure::Interrupted("interrupted between two levels: the private server is stopped; resume to go on".into()).into());
@@ -611,7 +635,13 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                     match listed {
                         Ok((_, missing)) if missing.is_empty() => {
                             attempts.push(a);
-                            let e = Escalation { level, attempts };
+                            let recovered = trx::now(&private, &tag, level, &seen);
+                            for r in &recovered {
+                                let line = trx::describe(r);
+                                crate::progress::say(&format!("      {line}"));
+                                ctx.outcome.push(line);
+                            }
+                            let e = Escalation { level, attempts, look, recovered, log_from: None };
                             let v = serde_json::to_value(&e)?;
                             ctx.memo.insert("escalation".into(), v.clone());
                             return Ok(v);
@@ -746,19 +776,37 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             drop(conn);
             let mut opts = DumpOptions::new(&p1.out, level);
             opts.threads = p1.threads.max(1);
-            opts.tag = tag;
+            opts.tag = tag.clone();
+            // Transactions active at the crash whose changes the server may serve as committed: their tables'
+            // rows are in doubt before any is read.
+            let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
+            let before = trx::now(&private, &tag, level, &known);
+            opts.table_doubts = trx::doubts(&before);
             let connector = PrivateConnector {
                 private: private.clone(),
                 level,
                 restarting: Mutex::new(()),
                 opened: Default::default(),
             };
-            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            // The dump's restarts are starts too (a rollback can begin, crash or give up during them): the whole
+            // log again, and what it adds goes into the manifest.
+            let after = trx::assess(&trx::log_lines(&private), &before);
+            let late: Vec<_> = trx::doubts(&after).into_iter().filter(|d| !opts.table_doubts.contains(d)).collect();
+            if trx::amend(&p1.out, &mut m, &late)? {
+                for r in after.iter().filter(|r| r.doubtful()) {
+                    let line = format!("during the dump: {}", trx::describe(r));
+                    crate::progress::say(&format!("      {line}"));
+                    ctx.outcome.push(line);
+                }
+            }
             for line in table_lines(&m) {
                 crate::progress::say(&format!("      {line}"));
                 ctx.outcome.push(line);
             }
-            Ok(summary(&m))
+            let mut v = summary(&m);
+            v["recovered"] = serde_json::to_value(&after)?;
+            Ok(v)
         })
         .post(manifest_check(&p2.out))
 }
@@ -1094,7 +1142,7 @@ fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf, String>) -
                 if let Ok((_, missing)) = &listed {
                     if missing.is_empty() {
                         attempts.push(a);
-                        let e = Escalation { level, attempts };
+                        let e = Escalation { level, attempts, look: None, recovered: Vec::new(), log_from: Some(log_from) };
                         let v = serde_json::to_value(&e)?;
                         ctx.memo.insert("escalation".into(), v.clone());
                         return Ok(v);
@@ -1183,15 +1231,29 @@ fn dump_in_place_step(p: &RecoverParams) -> Step {
             }
             let mut opts = DumpOptions::new(&p1.out, e.level);
             opts.threads = p1.threads.max(1);
-            opts.tag = tag;
+            opts.tag = tag.clone();
             let control = ctx.control()?;
+            // Transactions active at the crash, from the server's log since the chosen start (no look at level 3:
+            // the server itself is not started more often than the escalation needs).
+            let log = || e.log_from.map(|o| control.log_since(o)).unwrap_or_default();
+            if e.level < 3 && !trx::wait_rollback(log, || ctx.target.connect().is_ok(), trx::ROLLBACK_WAIT) {
+                trx::say_still_rolling_back();
+            }
+            let seen = if e.level >= 3 { trx::read_active(ctx.target, &tag).unwrap_or_default() } else { Vec::new() };
+            let before = trx::assess(&log(), &seen);
+            opts.table_doubts = trx::doubts(&before);
             let connector = InPlaceConnector { target: ctx.target, control, restarting: Mutex::new(()) };
-            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
-            for line in table_lines(&m) {
+            let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+            let after = trx::assess(&log(), &before);
+            let late: Vec<_> = trx::doubts(&after).into_iter().filter(|d| !opts.table_doubts.contains(d)).collect();
+            trx::amend(&p1.out, &mut m, &late)?;
+            for line in after.iter().map(trx::describe).chain(table_lines(&m)) {
                 crate::progress::say(&format!("      {line}"));
                 ctx.outcome.push(line);
             }
-            Ok(summary(&m))
+            let mut v = summary(&m);
+            v["recovered"] = serde_json::to_value(&after)?;
+            Ok(v)
         })
         .post(manifest_check(&p2.out))
 }
