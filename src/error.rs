@@ -10,6 +10,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_REFUSED: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 pub const EXIT_POST_CHECK: i32 = 3;
+/// The run finished every step but fell short of its aim: a recovery with lost rows or rows in doubt.
+pub const EXIT_INCOMPLETE: i32 = 4;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// A failure a DBA must read: one sentence naming what was found and what to do.
@@ -23,6 +25,9 @@ pub enum Failure {
     PostCheck(String),
     /// Ctrl-C, stopped at a safe point (exit 130).
     Interrupted(String),
+    /// Every step finished, but the result falls short of the aim: a recovery with lost rows or rows in
+    /// doubt (exit 4), so a script knows without reading the manifest.
+    Incomplete(String),
 }
 
 impl Failure {
@@ -32,6 +37,7 @@ impl Failure {
             Failure::Refused(_) => EXIT_REFUSED,
             Failure::PostCheck(_) => EXIT_POST_CHECK,
             Failure::Interrupted(_) => EXIT_INTERRUPTED,
+            Failure::Incomplete(_) => EXIT_INCOMPLETE,
         }
     }
 
@@ -40,7 +46,8 @@ impl Failure {
             Failure::BadInput(m)
             | Failure::Refused(m)
             | Failure::PostCheck(m)
-            | Failure::Interrupted(m) => m,
+            | Failure::Interrupted(m)
+            | Failure::Incomplete(m) => m,
         }
     }
 }
@@ -250,6 +257,7 @@ mod tests {
         assert_eq!(exit_code_of(&refused("x")), 1);
         assert_eq!(exit_code_of(&post_check("x")), 3);
         assert_eq!(exit_code_of(&Failure::Interrupted("x".into()).into()), 130);
+        assert_eq!(exit_code_of(&Failure::Incomplete("x".into()).into()), 4);
         assert_eq!(exit_code_of(&anyhow::anyhow!("internal")), 1);
     }
 

@@ -114,6 +114,7 @@ impl Verdict {
 pub type CheckFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<Verdict>>;
 pub type ActFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<serde_json::Value>>;
 pub type RecoverFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<String>>;
+pub type ShortfallFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<Option<String>>>;
 
 /// A named read-only check.
 pub struct Check {
@@ -161,6 +162,10 @@ pub struct Step {
     /// What to do when a post-check fails (for example restore the config and start the server again);
     /// returns a sentence describing the state it left.
     pub recover: Option<RecoverFn>,
+    /// Once every step of the run is done (in this process or before a resume): a sentence when what this
+    /// step made falls short of the plan's aim (a dump with lost rows or rows in doubt). The run then ends
+    /// with exit 4 instead of 0, so a script need not read what the step wrote.
+    pub shortfall: Option<ShortfallFn>,
 }
 
 impl Step {
@@ -175,6 +180,7 @@ impl Step {
             post: Vec::new(),
             bench: false,
             recover: None,
+            shortfall: None,
         }
     }
     pub fn preview(mut self, cmd: impl Into<String>) -> Step {
@@ -198,6 +204,13 @@ impl Step {
     }
     pub fn recover(mut self, f: impl Fn(&mut Ctx) -> anyhow::Result<String> + 'static) -> Step {
         self.recover = Some(Box::new(f));
+        self
+    }
+    pub fn shortfall(
+        mut self,
+        f: impl Fn(&mut Ctx) -> anyhow::Result<Option<String>> + 'static,
+    ) -> Step {
+        self.shortfall = Some(Box::new(f));
         self
     }
     pub fn bench(mut self) -> Step {
