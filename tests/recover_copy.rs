@@ -210,6 +210,20 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         )
     );
     let m = Manifest::read(&work.join("out-a")).unwrap();
+    // Recovered rows are production data: the directory is its owner's only, and so is every file in it.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&work.join("out-a")), 0o700);
+        let files: Vec<_> = std::fs::read_dir(work.join("out-a"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 4, "two tables, lost.jsonl, manifest.json: {files:?}");
+        for f in files {
+            assert_eq!(mode(&f), 0o600, "{}", f.display());
+        }
+    }
     let t = m.table("db", "t").unwrap();
     assert_eq!(t.status, TableStatus::Partial, "{t:?}");
     assert_eq!(t.rows as usize, expected.len());
