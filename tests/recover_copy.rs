@@ -219,7 +219,11 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
-        assert_eq!(files.len(), 4, "two tables, lost.jsonl, manifest.json: {files:?}");
+        assert_eq!(
+            files.len(),
+            4,
+            "two tables, lost.jsonl, manifest.json: {files:?}"
+        );
         for f in files {
             assert_eq!(mode(&f), 0o600, "{}", f.display());
         }

@@ -14,6 +14,7 @@ mod playbook;
 mod readonly;
 mod recover;
 mod recover_copy;
+mod recover_safety;
 mod redo;
 mod report_browser;
 mod sandbox_runs;

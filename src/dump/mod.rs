@@ -377,6 +377,9 @@ mod tests {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         use std::io::Write;
         create_private(&f).unwrap().write_all(b"new").unwrap();
-        assert_eq!((mode(&f), std::fs::read(&f).unwrap()), (0o600, b"new".to_vec()));
+        assert_eq!(
+            (mode(&f), std::fs::read(&f).unwrap()),
+            (0o600, b"new".to_vec())
+        );
     }
 }

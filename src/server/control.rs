@@ -395,10 +395,7 @@ mod tests {
 
     #[test]
     fn a_start_command_passes_on_no_client_password_and_a_stop_command_keeps_it() {
-        let removed = |c: &Command| {
-            c.get_envs()
-                .any(|(k, v)| k == "MYSQL_PWD" && v.is_none())
-        };
+        let removed = |c: &Command| c.get_envs().any(|(k, v)| k == "MYSQL_PWD" && v.is_none());
         let start = shell_command("start-it", &[("INNOPS_EXTRA_OPTS", "--x".into())], true);
         assert!(removed(&start));
         assert!(start

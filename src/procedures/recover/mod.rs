@@ -341,6 +341,7 @@ fn preflight(
             ))
         }))
         .pre(out_is_new(&p2.out))
+        .pre(sockets_fit(&p2))
         .pre(Check::new("free space for the copy", move |_| {
             let (files, bytes) = copy::measure(&datadir)?;
             let at = copy::existing_ancestor(&p3.copy_to);
@@ -422,11 +423,24 @@ fn stop_step() -> Step {
 }
 
 fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
-    let (p1, p2, p3) = (p.clone(), p.clone(), p.clone());
+    let (p1, p2, p3, p4) = (p.clone(), p.clone(), p.clone(), p.clone());
+    let running = p.original_running;
     let datadir = datadir.to_path_buf();
     let d2 = datadir.clone();
     Step::new("copy", format!("Copy the data directory to {}", p.data().display()), Risk::Read)
         .preview(format!("copy {} → {} (0700; the original is only read)", datadir.display(), p.data().display()))
+        .pre(Check::after_prior("the server is down for the copy", move |ctx| {
+            // A copy of a running server's files is not consistent. The stop step did its work, but a failed
+            // copy starts the server again (its recovery), and a resume does not stop it twice.
+            if !running || !server_answers(ctx) {
+                return Ok(Verdict::pass("down", "down"));
+            }
+            Ok(Verdict::fail(
+                "the server runs",
+                "down",
+                "the server runs again (a failed copy started it, or someone did), and resuming would copy a running server's files: run innops recover again as a new run",
+            ))
+        }))
         .pre(Check::after_prior("copy not made yet", move |ctx| {
             if p1.copy_to.join(COPY_RECORD).is_file() {
                 return Ok(Verdict::done("a finished copy", "no copy yet"));
@@ -457,6 +471,9 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
             std::fs::write(p2.copy_to.join(COPY_RECORD), text)?;
             Ok(serde_json::to_value(rec)?)
         })
+        // A failed copy (a full disk, say) must not leave the original down: its unfinished copy goes (it may
+        // be what filled the disk the server needs) and the server starts again, as it was.
+        .recover(move |ctx| copy_failed(ctx, &p4))
         .post(Check::new("copy complete", move |_| {
             let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p3.copy_to.join(COPY_RECORD))
                 .ok()
@@ -471,6 +488,45 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
                 "the copy differs from the data directory in files or bytes: resume to make it again",
             ))
         }))
+}
+
+/// The copy step's recovery: remove this run's unfinished copy, start the original server again if the run
+/// stopped it, and say which state each is in.
+fn copy_failed(ctx: &mut Ctx, p: &RecoverParams) -> anyhow::Result<String> {
+    let mut said = Vec::new();
+    if p.copy_to.exists() && own_run(&p.copy_to, ctx) && !p.copy_to.join(COPY_RECORD).is_file() {
+        said.push(match std::fs::remove_dir_all(&p.copy_to) {
+            Ok(()) => format!("innops removed its unfinished copy {}", p.copy_to.display()),
+            Err(e) => format!(
+                "innops could not remove its unfinished copy {} ({}): remove it yourself",
+                p.copy_to.display(),
+                crate::error::describe_io(&e)
+            ),
+        });
+    }
+    if p.original_running {
+        if server_answers(ctx) {
+            said.push("the original server runs".into());
+        } else {
+            let control = ctx.control()?;
+            ctx.drop_conn();
+            said.push(match control.start(ctx.target, &[]) {
+                Ok(_) => "innops started the original server again (without forced recovery)".into(),
+                Err(e) => format!(
+                    "the original server is DOWN: innops could not start it again ({}); start it with {}",
+                    crate::error::display_of(&e),
+                    control.spec.start_hint()
+                ),
+            });
+        }
+    }
+    if said.is_empty() {
+        said.push("the original was not touched".into());
+    }
+    Ok(format!(
+        "{}; run innops recover again as a new run",
+        said.join(", and ")
+    ))
 }
 
 fn start_original_step() -> Step {
@@ -1286,6 +1342,17 @@ fn manifest_check(out: &Path) -> Check {
 fn out_is_new(out: &Path) -> Check {
     let out = out.to_path_buf();
     Check::new("output directory is new or empty", move |_| {
+        // A file (or anything else that is not a directory) would fail the dump only after the stop and copy.
+        if out.exists() && !out.is_dir() {
+            return Ok(Verdict::fail(
+                format!("{} is a file, not a directory", out.display()),
+                "new or empty",
+                format!(
+                    "--out {} names a file: name a new or empty directory for --out",
+                    out.display()
+                ),
+            ));
+        }
         let empty = std::fs::read_dir(&out)
             .map(|mut d| d.next().is_none())
             .unwrap_or(true);
@@ -1303,6 +1370,44 @@ fn out_is_new(out: &Path) -> Check {
             ),
         ))
     })
+}
+
+/// A Unix socket path holds at most 107 bytes (sun_path's 108 with its NUL).
+const SUN_PATH_MAX: usize = 107;
+
+/// The sockets the run makes under `--copy-to` fit a Unix socket path: the private server's, and with
+/// `--verify-load` the load sandbox's. Too long, the private server cannot listen, which shows only after the
+/// stop and the copy, as a failure to start at every level.
+fn sockets_fit(p: &RecoverParams) -> Check {
+    let private = p.copy_to.join("server").join("mysqld.sock");
+    let verify = p
+        .verify_load
+        .then(|| p.copy_to.join("verify").join("load").join("mysqld.sock"));
+    Check::new("socket paths under the copy directory fit", move |_| {
+        Ok(socket_verdict(&private, verify.as_deref()))
+    })
+}
+
+fn socket_verdict(private: &Path, verify: Option<&Path>) -> Verdict {
+    let len = |p: &Path| p.as_os_str().len();
+    let too_long: Vec<(&Path, usize)> = [(private, SUN_PATH_MAX)]
+        .into_iter()
+        .chain(verify.map(|v| (v, crate::sandbox::SOCKET_PATH_MAX)))
+        .filter(|(p, max)| len(p) > *max)
+        .collect();
+    let observed = format!("{} ({} bytes)", private.display(), len(private));
+    match too_long.first() {
+        None => Verdict::pass(observed, format!("at most {SUN_PATH_MAX} bytes")),
+        Some((path, max)) => Verdict::fail(
+            format!("{} ({} bytes)", path.display(), len(path)),
+            format!("at most {max} bytes"),
+            format!(
+                "the socket {} would be {} bytes, longer than a Unix socket path may be ({max}): give a shorter --copy-to",
+                path.display(),
+                len(path)
+            ),
+        ),
+    }
 }
 
 /// The pid of a process holding InnoDB's lock on `ibdata1` (a running server locks it with fcntl), if any.
@@ -1468,6 +1573,31 @@ mod tests {
              db.v (recovered with doubts, 1 lost range), db.w (no primary key: read by a plain scan), \
              db.x (not recoverable through SQL) — see /srv/out/manifest.json"
         );
+    }
+
+    #[test]
+    fn a_copy_directory_whose_sockets_do_not_fit_is_refused_with_the_path() {
+        let at = |n: usize| PathBuf::from(format!("/{}", "c".repeat(n - 1)));
+        // COPY/server/mysqld.sock adds 19 bytes: 107 fits, 108 does not.
+        let ok = socket_verdict(&at(88).join("server/mysqld.sock"), None);
+        assert!(ok.passed, "{ok:?}");
+        let long = socket_verdict(&at(89).join("server/mysqld.sock"), None);
+        assert!(!long.passed);
+        assert!(
+            long.fix.unwrap().ends_with(
+                "mysqld.sock would be 108 bytes, longer than a Unix socket path may be (107): give a shorter --copy-to"
+            )
+        );
+        // With --verify-load the load sandbox's socket is longer and has the sandbox's bound.
+        let v = socket_verdict(
+            &at(80).join("server/mysqld.sock"),
+            Some(&at(80).join("verify/load/mysqld.sock")),
+        );
+        assert!(!v.passed, "{v:?}");
+        assert!(v
+            .fix
+            .unwrap()
+            .contains("verify/load/mysqld.sock would be 104 bytes"));
     }
 
     #[test]
