@@ -262,3 +262,77 @@ fn no_server_innops_starts_inherits_mysql_pwd() {
         .unwrap();
     sandbox.destroy().unwrap();
 }
+
+fn private_pid(copy: &Path) -> u32 {
+    std::fs::read_to_string(copy.join("server/mysqld.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
+    let sb = Sandboxed::new("rspriv");
+    small_table(&sb);
+    let work = sb.root.join("work");
+    let hold = work.join("hold-a");
+    std::fs::create_dir_all(&hold).unwrap();
+
+    // kill -9 while the escalation has a private server up at level 1 and has not recorded it.
+    let (out_a, copy_a, run_a) = (work.join("out-a"), work.join("copy-a"), work.join("run-a"));
+    let spec = format!("escalate-started-1={}", hold.display());
+    let mut child = spawn_innops(
+        &recover(
+            &sb,
+            &out_a,
+            &copy_a,
+            &["--execute", "--yes", "--run-dir", run_a.to_str().unwrap()],
+        ),
+        &[("INNOPS_TEST_HOLD", spec.as_str())],
+    );
+    wait_holding(&hold, &mut child);
+    let left = private_pid(&copy_a);
+    child.kill().unwrap();
+    wait_innops(child);
+    assert!(
+        innops::sandbox::process_alive(left),
+        "the private server outlives innops"
+    );
+    // Resume stops this run's leftover server and goes on (it refused before: "already runs").
+    let resumed = run_innops(
+        &["resume".into(), run_a.display().to_string(), "--yes".into()],
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(!innops::sandbox::process_alive(left));
+    let m = innops::dump::Manifest::read(&out_a).unwrap();
+    assert_eq!(m.table("db", "t").unwrap().rows, 300);
+    assert_eq!(level(&sb), 0);
+
+    // The dump fails (its output directory turned into a file under it): the private server is stopped.
+    let (out_b, copy_b) = (work.join("out-b"), work.join("copy-b"));
+    let hold = work.join("hold-b");
+    std::fs::create_dir_all(&hold).unwrap();
+    let spec = format!("dump-connect-1={}", hold.display());
+    let mut child = spawn_innops(
+        &recover(&sb, &out_b, &copy_b, &["--execute", "--yes"]),
+        &[("INNOPS_TEST_HOLD", spec.as_str())],
+    );
+    wait_holding(&hold, &mut child);
+    let running = private_pid(&copy_b);
+    assert!(innops::sandbox::process_alive(running));
+    std::fs::remove_dir(&out_b).unwrap();
+    std::fs::write(&out_b, b"in the way").unwrap();
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = wait_innops(child);
+    assert_eq!(out.code, 3, "{out:?}");
+    let line = out.error_line();
+    assert!(line.contains("step dump failed"), "{line}");
+    assert!(
+        line.contains("innops stopped the private server on the copy"),
+        "{line}"
+    );
+    assert!(!innops::sandbox::process_alive(running));
+    assert_eq!(level(&sb), 0);
+}

@@ -293,8 +293,8 @@ pub fn tag_safe(s: &str) -> String {
 /// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
 /// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without
 /// depending on timing. Points: convert's `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard
-/// held), recover's `dump-connect-N` (before the dump opens its N-th session), and `after-action:STEP` in any
-/// plan.
+/// held), recover's `dump-connect-N` (before the dump opens its N-th session) and `escalate-started-N` (the
+/// private server up at level N, not yet recorded), and `after-action:STEP` in any plan.
 pub fn test_hold(point: &str) {
     let Ok(spec) = std::env::var("INNOPS_TEST_HOLD") else {
         return;

@@ -631,10 +631,11 @@ fn escalation(ctx: &Ctx) -> Option<Escalation> {
 }
 
 fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
-    let p1 = p.clone();
+    let (p1, p2) = (p.clone(), p.clone());
     let private = p.private(binary, carried);
     let pr2 = private.clone();
     let pr3 = private.clone();
+    let pr4 = private.clone();
     Step::new("escalate", "Start a private server on the copy at the lowest forced-recovery level that lists the tables", Risk::Read)
         .preview(format!(
             "{} {} (levels 1..{}; socket only, in a 0700 directory)",
@@ -645,6 +646,12 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         .pre(Check::after_prior("no private server yet", move |ctx| {
             Ok(match (pr2.running_pid(), escalation(ctx)) {
                 (Some(pid), Some(e)) => Verdict::done(format!("running at level {} (pid {pid})", e.level), "not running"),
+                // Left by this run, killed in the middle of the escalation: on this run's own copy, so it is
+                // this run's to stop before the levels are tried again.
+                (Some(pid), None) if own_run(&p2.copy_to, ctx) => Verdict::pass(
+                    format!("this run's private server (pid {pid}) from before the interruption, at an unknown level: innops stops it first"),
+                    "not running, or this run's",
+                ),
                 (Some(pid), None) => Verdict::fail(
                     format!("a server runs on the copy (pid {pid}) at an unknown level"),
                     "not running",
@@ -655,6 +662,10 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         }))
         .act(move |ctx| {
             let tag = ctx.tag();
+            if private.running_pid().is_some() && own_run(&p1.copy_to, ctx) {
+                crate::progress::say("      stopping this run's private server left from before the interruption");
+                private.stop()?;
+            }
             let mut attempts = Vec::new();
             for level in 1..=p1.max_level {
                 if ctx.aborted() {
@@ -663,6 +674,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 crate::progress::say(&format!("      level {level}: starting the private server"));
                 let mut a = private.start(level, Duration::from_secs(600))?;
                 if a.started {
+                    crate::plan::test_hold(&format!("escalate-started-{level}"));
                     let listed = private.target().connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
                     match listed {
                         Ok((_, missing)) if missing.is_empty() => {
@@ -704,6 +716,46 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 "the private server is not running at the level the escalation chose: resume to start it again",
             ))
         }))
+        .recover(move |_| Ok(private_stopped(&pr4)))
+}
+
+/// After a failed step: the private server on the copy is stopped (it holds production data at a forced-
+/// recovery level; a resume starts it again), and the sentence says which state it is in.
+fn private_stopped(private: &Private) -> String {
+    match private.running_pid() {
+        None => "the private server on the copy is not running".into(),
+        Some(pid) => match private.stop() {
+            Ok(()) => {
+                "innops stopped the private server on the copy (a resume starts it again)".into()
+            }
+            Err(e) => format!(
+                "the private server on the copy still runs (pid {pid}): {}",
+                crate::error::display_of(&e)
+            ),
+        },
+    }
+}
+
+/// A step's own failures that the runner runs no recovery for (a refusal, Ctrl-C) stop the private server
+/// here and say so; every other failure is left to the step's recovery ([`private_stopped`]).
+fn stop_private_on_refusal<T>(private: &Private, r: anyhow::Result<T>) -> anyhow::Result<T> {
+    use crate::error::Failure;
+    let e = match r {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let said = || {
+        format!(
+            "{}; {}",
+            crate::error::display_of(&e),
+            private_stopped(private)
+        )
+    };
+    Err(match e.chain().find_map(|c| c.downcast_ref::<Failure>()) {
+        Some(Failure::Refused(_) | Failure::BadInput(_)) => refused(said()),
+        Some(Failure::Interrupted(_)) => Failure::Interrupted(said()).into(),
+        _ => e,
+    })
 }
 
 /// The level the private server on the copy runs at, when it answers.
@@ -781,6 +833,7 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     let p1 = p.clone();
     let p2 = p.clone();
     let private = p.private(binary, carried);
+    let pr2 = private.clone();
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
             "per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s); files in {}",
@@ -788,32 +841,45 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             p.out.display()
         ))
         .act(move |ctx| {
-            let level = ensure_private(ctx, &private)?;
-            let tag = ctx.tag();
-            let mut conn = private.target().connect()?;
-            let (tables, missing) = tables_to_dump(&mut conn, &tag, &p1)?;
-            if !missing.is_empty() {
-                return Err(refused(format!("the copy does not list {}: check the names in --tables", missing.join(", "))));
-            }
-            drop(conn);
-            let mut opts = DumpOptions::new(&p1.out, level);
-            opts.threads = p1.threads.max(1);
-            opts.tag = tag;
-            let connector = PrivateConnector {
-                private: private.clone(),
-                level,
-                restarting: Mutex::new(()),
-                opened: Default::default(),
-            };
-            let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
-            for line in table_lines(&m) {
-                crate::progress::say(&format!("      {line}"));
-                ctx.outcome.push(line);
-            }
-            Ok(summary(&m))
+            // A dump that fails does not leave a server on production data running.
+            stop_private_on_refusal(&private, dump_private(ctx, &p1, &private))
         })
         .post(manifest_check(&p2.out))
+        .recover(move |_| Ok(private_stopped(&pr2)))
         .shortfall(losses(&p.out))
+}
+
+fn dump_private(
+    ctx: &mut Ctx,
+    p1: &RecoverParams,
+    private: &Private,
+) -> anyhow::Result<serde_json::Value> {
+    let level = ensure_private(ctx, private)?;
+    let tag = ctx.tag();
+    let mut conn = private.target().connect()?;
+    let (tables, missing) = tables_to_dump(&mut conn, &tag, p1)?;
+    if !missing.is_empty() {
+        return Err(refused(format!(
+            "the copy does not list {}: check the names in --tables",
+            missing.join(", ")
+        )));
+    }
+    drop(conn);
+    let mut opts = DumpOptions::new(&p1.out, level);
+    opts.threads = p1.threads.max(1);
+    opts.tag = tag;
+    let connector = PrivateConnector {
+        private: private.clone(),
+        level,
+        restarting: Mutex::new(()),
+        opened: Default::default(),
+    };
+    let m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+    for line in table_lines(&m) {
+        crate::progress::say(&format!("      {line}"));
+        ctx.outcome.push(line);
+    }
+    Ok(summary(&m))
 }
 
 /// The dump step's shortfall: the tables of the manifest that are not complete (exit 4), judged from
