@@ -191,10 +191,6 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Whether a process exists and is not a zombie.
-/// The longest socket path a sandbox takes: sun_path holds 108 bytes with its NUL, and a margin.
-pub const SOCKET_PATH_MAX: usize = 100;
-
 /// Variables no server innops starts may inherit: `MYSQL_PWD` is the DBA's client password, and a server keeps
 /// its environment in /proc/PID/environ for its whole life (readable by root and by the server's user).
 pub const NOT_FOR_SERVERS: &[&str] = &["MYSQL_PWD"];
@@ -207,6 +203,7 @@ pub fn without_client_secrets(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Whether a process exists and is not a zombie.
 pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
@@ -296,7 +293,7 @@ impl Sandbox {
             )));
         }
         // The socket path must fit sun_path (108 bytes).
-        if sb.socket.as_os_str().len() > SOCKET_PATH_MAX {
+        if sb.socket.as_os_str().len() > 100 {
             return Err(bad_input(format!(
                 "the sandbox root {} is too deep for a Unix socket path: use a shorter --sandbox-root or {ROOT_ENV}",
                 root.display()

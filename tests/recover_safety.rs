@@ -25,6 +25,12 @@ fn recover(sb: &Sandboxed, out: &Path, copy: &Path, extra: &[&str]) -> Vec<Strin
     .map(|s| s.to_string())
     .collect();
     a.extend(extra.iter().map(|s| s.to_string()));
+    // The run directory beside the copy, never in the working directory.
+    if !extra.contains(&"--run-dir") {
+        let name = copy.file_name().unwrap().to_string_lossy();
+        let run = copy.with_file_name(format!("run-{name}"));
+        a.extend(["--run-dir".to_string(), run.display().to_string()]);
+    }
     a
 }
 
@@ -335,4 +341,27 @@ fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
     );
     assert!(!innops::sandbox::process_alive(running));
     assert_eq!(level(&sb), 0);
+}
+
+#[test]
+fn paths_with_spaces_recover_and_verify_the_load() {
+    let sb = Sandboxed::new("rsspace");
+    small_table(&sb);
+    let work = sb.root.join("work dir");
+    let (out, copy) = (work.join("rescued rows"), work.join("the copy"));
+    let run = run_innops(
+        &recover(&sb, &out, &copy, &["--execute", "--yes", "--verify-load"]),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let m = innops::dump::Manifest::read(&out).unwrap();
+    assert_eq!(m.table("db", "t").unwrap().rows, 300);
+    // The load was checked (it failed in mariadb-install-db's chown before), and its sandbox is gone.
+    assert!(
+        run.stdout
+            .contains("post ✓ the dump loads with the rows and content of the manifest"),
+        "{}",
+        run.stdout
+    );
+    assert!(!copy.join("verify/load").exists());
 }

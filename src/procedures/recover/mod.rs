@@ -10,6 +10,8 @@
 
 pub mod copy;
 pub mod private;
+mod safety;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -341,7 +343,7 @@ fn preflight(
             ))
         }))
         .pre(out_is_new(&p2.out))
-        .pre(sockets_fit(&p2))
+        .pre(safety::socket_fits(&p2.copy_to))
         .pre(Check::new("free space for the copy", move |_| {
             let (files, bytes) = copy::measure(&datadir)?;
             let at = copy::existing_ancestor(&p3.copy_to);
@@ -473,7 +475,7 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
         })
         // A failed copy (a full disk, say) must not leave the original down: its unfinished copy goes (it may
         // be what filled the disk the server needs) and the server starts again, as it was.
-        .recover(move |ctx| copy_failed(ctx, &p4))
+        .recover(move |ctx| safety::copy_failed(ctx, &p4))
         .post(Check::new("copy complete", move |_| {
             let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p3.copy_to.join(COPY_RECORD))
                 .ok()
@@ -488,45 +490,6 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
                 "the copy differs from the data directory in files or bytes: resume to make it again",
             ))
         }))
-}
-
-/// The copy step's recovery: remove this run's unfinished copy, start the original server again if the run
-/// stopped it, and say which state each is in.
-fn copy_failed(ctx: &mut Ctx, p: &RecoverParams) -> anyhow::Result<String> {
-    let mut said = Vec::new();
-    if p.copy_to.exists() && own_run(&p.copy_to, ctx) && !p.copy_to.join(COPY_RECORD).is_file() {
-        said.push(match std::fs::remove_dir_all(&p.copy_to) {
-            Ok(()) => format!("innops removed its unfinished copy {}", p.copy_to.display()),
-            Err(e) => format!(
-                "innops could not remove its unfinished copy {} ({}): remove it yourself",
-                p.copy_to.display(),
-                crate::error::describe_io(&e)
-            ),
-        });
-    }
-    if p.original_running {
-        if server_answers(ctx) {
-            said.push("the original server runs".into());
-        } else {
-            let control = ctx.control()?;
-            ctx.drop_conn();
-            said.push(match control.start(ctx.target, &[]) {
-                Ok(_) => "innops started the original server again (without forced recovery)".into(),
-                Err(e) => format!(
-                    "the original server is DOWN: innops could not start it again ({}); start it with {}",
-                    crate::error::display_of(&e),
-                    control.spec.start_hint()
-                ),
-            });
-        }
-    }
-    if said.is_empty() {
-        said.push("the original was not touched".into());
-    }
-    Ok(format!(
-        "{}; run innops recover again as a new run",
-        said.join(", and ")
-    ))
 }
 
 fn start_original_step() -> Step {
@@ -716,46 +679,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 "the private server is not running at the level the escalation chose: resume to start it again",
             ))
         }))
-        .recover(move |_| Ok(private_stopped(&pr4)))
-}
-
-/// After a failed step: the private server on the copy is stopped (it holds production data at a forced-
-/// recovery level; a resume starts it again), and the sentence says which state it is in.
-fn private_stopped(private: &Private) -> String {
-    match private.running_pid() {
-        None => "the private server on the copy is not running".into(),
-        Some(pid) => match private.stop() {
-            Ok(()) => {
-                "innops stopped the private server on the copy (a resume starts it again)".into()
-            }
-            Err(e) => format!(
-                "the private server on the copy still runs (pid {pid}): {}",
-                crate::error::display_of(&e)
-            ),
-        },
-    }
-}
-
-/// A step's own failures that the runner runs no recovery for (a refusal, Ctrl-C) stop the private server
-/// here and say so; every other failure is left to the step's recovery ([`private_stopped`]).
-fn stop_private_on_refusal<T>(private: &Private, r: anyhow::Result<T>) -> anyhow::Result<T> {
-    use crate::error::Failure;
-    let e = match r {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    let said = || {
-        format!(
-            "{}; {}",
-            crate::error::display_of(&e),
-            private_stopped(private)
-        )
-    };
-    Err(match e.chain().find_map(|c| c.downcast_ref::<Failure>()) {
-        Some(Failure::Refused(_) | Failure::BadInput(_)) => refused(said()),
-        Some(Failure::Interrupted(_)) => Failure::Interrupted(said()).into(),
-        _ => e,
-    })
+        .recover(move |_| Ok(safety::private_stopped(&pr4)))
 }
 
 /// The level the private server on the copy runs at, when it answers.
@@ -842,11 +766,11 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         ))
         .act(move |ctx| {
             // A dump that fails does not leave a server on production data running.
-            stop_private_on_refusal(&private, dump_private(ctx, &p1, &private))
+            safety::stop_private_on_refusal(&private, dump_private(ctx, &p1, &private))
         })
         .post(manifest_check(&p2.out))
-        .recover(move |_| Ok(private_stopped(&pr2)))
-        .shortfall(losses(&p.out))
+        .recover(move |_| Ok(safety::private_stopped(&pr2)))
+        .shortfall(verdict::losses(&p.out))
 }
 
 fn dump_private(
@@ -880,43 +804,6 @@ fn dump_private(
         ctx.outcome.push(line);
     }
     Ok(summary(&m))
-}
-
-/// The dump step's shortfall: the tables of the manifest that are not complete (exit 4), judged from
-/// `manifest.json` as it is on disk when the run ends (a resumed run's too).
-fn losses(out: &Path) -> impl Fn(&mut Ctx) -> anyhow::Result<Option<String>> + 'static {
-    let out = out.to_path_buf();
-    move |_| Ok(losses_sentence(&Manifest::read(&out)?, &out))
-}
-
-/// `recovered with losses or doubts: db.t (2 lost ranges), db.u (recovered with doubts) — see OUT/manifest.json`,
-/// or `None` when every table is complete.
-pub fn losses_sentence(m: &Manifest, out: &Path) -> Option<String> {
-    let ranges = |n: usize| format!("{n} lost range{}", if n == 1 { "" } else { "s" });
-    let short: Vec<String> = m
-        .tables
-        .iter()
-        .filter_map(|t| {
-            let why = match t.status {
-                TableStatus::Complete => return None,
-                TableStatus::Partial => ranges(t.lost.len()),
-                TableStatus::Doubtful if t.lost.is_empty() => "recovered with doubts".into(),
-                TableStatus::Doubtful => {
-                    format!("recovered with doubts, {}", ranges(t.lost.len()))
-                }
-                TableStatus::NoPrimaryKey => "no primary key: read by a plain scan".into(),
-                TableStatus::Unrecoverable => "not recoverable through SQL".into(),
-            };
-            Some(format!("{}.{} ({why})", t.db, t.table))
-        })
-        .collect();
-    (!short.is_empty()).then(|| {
-        format!(
-            "recovered with losses or doubts: {} — see {}",
-            short.join(", "),
-            out.join(dump::manifest::MANIFEST).display()
-        )
-    })
 }
 
 /// One line per table for a person: what came back and which keys did not.
@@ -1047,18 +934,17 @@ fn verify_load_step(p: &RecoverParams) -> Step {
     Step::new("verify-load", "Load the dump into a fresh sandbox and check it against the manifest", Risk::Read)
         .preview(format!("a sandbox in {}; mariadb < each file; row counts and content hashes", p.copy_to.join("verify").display()))
         .act(move |ctx| {
-            let root = p1.copy_to.join("verify");
-            if root.join("load").exists() {
-                if let Ok(old) = crate::sandbox::Sandbox::open(&root, "load") {
-                    old.destroy()?;
-                }
-            }
-            let mut sb = crate::sandbox::Sandbox::create(&root, "load", &Default::default())?;
+            // The load's files live in the copy's directory (it has room for them, and is 0700).
+            let files = p1.copy_to.join("verify");
+            safety::clear_leftover_load(&files)?;
+            let root = safety::LoadRoot::new(&files)?;
+            let mut sb = crate::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
             let r = (|| {
                 sb.start(&[], Duration::from_secs(600))?;
                 dump::verify_load(&p1.out, &sb.conn_spec().resolve_plain(), &ctx.tag())
             })();
             let _ = sb.destroy();
+            drop(root);
             let v = r?;
             ctx.memo.insert("verified".into(), serde_json::json!(v.ok()));
             Ok(serde_json::to_value(&v)?)
@@ -1345,7 +1231,7 @@ fn dump_in_place_step(p: &RecoverParams) -> Step {
             Ok(summary(&m))
         })
         .post(manifest_check(&p2.out))
-        .shortfall(losses(&p.out))
+        .shortfall(verdict::losses(&p.out))
 }
 
 fn restore_in_place_step(dropin: &Result<PathBuf, String>) -> Step {
@@ -1436,44 +1322,6 @@ fn out_is_new(out: &Path) -> Check {
             ),
         ))
     })
-}
-
-/// A Unix socket path holds at most 107 bytes (sun_path's 108 with its NUL).
-const SUN_PATH_MAX: usize = 107;
-
-/// The sockets the run makes under `--copy-to` fit a Unix socket path: the private server's, and with
-/// `--verify-load` the load sandbox's. Too long, the private server cannot listen, which shows only after the
-/// stop and the copy, as a failure to start at every level.
-fn sockets_fit(p: &RecoverParams) -> Check {
-    let private = p.copy_to.join("server").join("mysqld.sock");
-    let verify = p
-        .verify_load
-        .then(|| p.copy_to.join("verify").join("load").join("mysqld.sock"));
-    Check::new("socket paths under the copy directory fit", move |_| {
-        Ok(socket_verdict(&private, verify.as_deref()))
-    })
-}
-
-fn socket_verdict(private: &Path, verify: Option<&Path>) -> Verdict {
-    let len = |p: &Path| p.as_os_str().len();
-    let too_long: Vec<(&Path, usize)> = [(private, SUN_PATH_MAX)]
-        .into_iter()
-        .chain(verify.map(|v| (v, crate::sandbox::SOCKET_PATH_MAX)))
-        .filter(|(p, max)| len(p) > *max)
-        .collect();
-    let observed = format!("{} ({} bytes)", private.display(), len(private));
-    match too_long.first() {
-        None => Verdict::pass(observed, format!("at most {SUN_PATH_MAX} bytes")),
-        Some((path, max)) => Verdict::fail(
-            format!("{} ({} bytes)", path.display(), len(path)),
-            format!("at most {max} bytes"),
-            format!(
-                "the socket {} would be {} bytes, longer than a Unix socket path may be ({max}): give a shorter --copy-to",
-                path.display(),
-                len(path)
-            ),
-        ),
-    }
 }
 
 /// The pid of a process holding InnoDB's lock on `ibdata1` (a running server locks it with fcntl), if any.
@@ -1584,86 +1432,6 @@ mod tests {
             before: None,
         };
         assert_eq!(describe_lost(&composite), "keys after (1, 'b') to the end");
-    }
-
-    fn entry(table: &str, status: TableStatus, lost: usize) -> dump::TableEntry {
-        dump::TableEntry {
-            db: "db".into(),
-            table: table.into(),
-            status,
-            file: None,
-            sha256: None,
-            rows: 10,
-            content_hash: None,
-            columns: vec!["id".into()],
-            primary_key: vec!["id".into()],
-            lost: (0..lost)
-                .map(|i| LostRange {
-                    after: Some(vec![serde_json::json!(i)]),
-                    from: None,
-                    before: None,
-                })
-                .collect(),
-            doubts: Vec::new(),
-            reconnects: 0,
-            note: None,
-        }
-    }
-
-    #[test]
-    fn only_a_dump_with_every_table_complete_is_not_a_shortfall() {
-        let m = |tables| Manifest {
-            format: 1,
-            level: 1,
-            created: String::new(),
-            tables,
-            files: Default::default(),
-        };
-        let out = Path::new("/srv/out");
-        assert_eq!(
-            losses_sentence(&m(vec![entry("a", TableStatus::Complete, 0)]), out),
-            None
-        );
-        assert_eq!(losses_sentence(&m(vec![]), out), None);
-        let all = m(vec![
-            entry("a", TableStatus::Complete, 0),
-            entry("t", TableStatus::Partial, 2),
-            entry("u", TableStatus::Doubtful, 0),
-            entry("v", TableStatus::Doubtful, 1),
-            entry("w", TableStatus::NoPrimaryKey, 0),
-            entry("x", TableStatus::Unrecoverable, 0),
-        ]);
-        assert_eq!(
-            losses_sentence(&all, out).unwrap(),
-            "recovered with losses or doubts: db.t (2 lost ranges), db.u (recovered with doubts), \
-             db.v (recovered with doubts, 1 lost range), db.w (no primary key: read by a plain scan), \
-             db.x (not recoverable through SQL) — see /srv/out/manifest.json"
-        );
-    }
-
-    #[test]
-    fn a_copy_directory_whose_sockets_do_not_fit_is_refused_with_the_path() {
-        let at = |n: usize| PathBuf::from(format!("/{}", "c".repeat(n - 1)));
-        // COPY/server/mysqld.sock adds 19 bytes: 107 fits, 108 does not.
-        let ok = socket_verdict(&at(88).join("server/mysqld.sock"), None);
-        assert!(ok.passed, "{ok:?}");
-        let long = socket_verdict(&at(89).join("server/mysqld.sock"), None);
-        assert!(!long.passed);
-        assert!(
-            long.fix.unwrap().ends_with(
-                "mysqld.sock would be 108 bytes, longer than a Unix socket path may be (107): give a shorter --copy-to"
-            )
-        );
-        // With --verify-load the load sandbox's socket is longer and has the sandbox's bound.
-        let v = socket_verdict(
-            &at(80).join("server/mysqld.sock"),
-            Some(&at(80).join("verify/load/mysqld.sock")),
-        );
-        assert!(!v.passed, "{v:?}");
-        assert!(v
-            .fix
-            .unwrap()
-            .contains("verify/load/mysqld.sock would be 104 bytes"));
     }
 
     #[test]
