@@ -143,6 +143,17 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 /// The server closed the connection or is gone: the statement's fate is unknown and the run must be resumed.
 const WENT_AWAY: &str = "check that it is running (its error log says why it stopped), then run the command again (an interrupted run continues with `innops resume RUN_DIR`)";
 
+/// The detail of a [`describe_mysql`] "the server went away (DETAIL): check that it is running …" sentence, for a
+/// caller that brings the server back itself and must not tell anyone to run the command again; any other
+/// text as it is.
+pub fn went_away_detail(sentence: &str) -> &str {
+    let advice = format!("): {WENT_AWAY}");
+    sentence
+        .strip_prefix("the server went away (")
+        .and_then(|rest| rest.strip_suffix(advice.as_str()))
+        .unwrap_or(sentence)
+}
+
 /// Server error codes that mean the connection is gone: shutdown in progress, connection killed, and the
 /// client-side "gone away" / "lost connection" codes.
 const GONE_CODES: [u16; 5] = [1053, 1927, 2006, 2013, 4031];
@@ -303,6 +314,20 @@ mod tests {
             assert!(text.contains("innops resume"), "{text}");
             assert_readable(&text);
         }
+    }
+
+    #[test]
+    fn the_detail_of_a_lost_connection_drops_the_advice_to_run_again() {
+        let lost = describe_mysql(&server_error(
+            2013,
+            "HY000",
+            "Lost connection to server during query",
+        ));
+        assert_eq!(
+            went_away_detail(&lost),
+            "ERROR 2013 (HY000): Lost connection to server during query"
+        );
+        assert_eq!(went_away_detail("anything else"), "anything else");
     }
 
     #[test]

@@ -246,6 +246,8 @@ fn no_server_innops_starts_inherits_mysql_pwd() {
         copy.to_str().unwrap(),
         "--execute",
         "--yes",
+        "--run-dir",
+        work.join("run").to_str().unwrap(),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -364,4 +366,48 @@ fn paths_with_spaces_recover_and_verify_the_load() {
         run.stdout
     );
     assert!(!copy.join("verify/load").exists());
+}
+
+#[test]
+fn when_no_level_starts_the_refusal_quotes_the_cause_from_the_error_log() {
+    let sb = Sandboxed::new("rscause");
+    small_table(&sb);
+    // A crash, then the redo log that crash recovery needs is damaged: no level up to 3 skips the redo.
+    sb.sandbox.kill9().unwrap();
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(sb.sandbox.datadir.join("ib_logfile0"))
+            .unwrap();
+        f.seek(SeekFrom::Start(12288)).unwrap();
+        f.write_all(&vec![0xA5u8; 8 << 20]).unwrap();
+    }
+    let work = sb.root.join("work");
+    let args: Vec<String> = [
+        "recover",
+        "--datadir",
+        sb.sandbox.datadir.to_str().unwrap(),
+        "--out",
+        work.join("out").to_str().unwrap(),
+        "--copy-to",
+        work.join("copy").to_str().unwrap(),
+        "--execute",
+        "--yes",
+        "--run-dir",
+        work.join("run").to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_innops(&args, &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains(
+            "at any level up to 3 (its error log at level 3: InnoDB: Missing FILE_CHECKPOINT"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains("Aborting"), "{line}");
 }

@@ -655,17 +655,14 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 }
                 attempts.push(a);
             }
-            let last = attempts
-                .last()
-                .and_then(|a| a.error_log.iter().rev().find(|l| l.contains("ERROR") || l.starts_with("innops:")).cloned())
-                .unwrap_or_else(|| "no error in its log".into());
+            let last = verdict::attempts_cause(&attempts);
             let more = if p1.max_level < 6 {
                 format!("; a higher level may get further (--max-level {} with --allow-level {}, DANGER for the copy)", p1.max_level + 1, p1.max_level + 1)
             } else {
                 String::new()
             };
             Err(refused(format!(
-                "the copy did not start with its tables listed at any level up to {} (last: {last}){more}",
+                "the copy did not start with its tables listed at any level up to {} ({last}){more}",
                 p1.max_level
             )))
         })
@@ -719,15 +716,19 @@ impl Connector for PrivateConnector {
         if let Some(pid) = self.private.running_pid() {
             crate::sandbox::wait_exit(pid, Duration::from_secs(120));
         }
+        let why = crate::error::went_away_detail(why);
         crate::progress::say(&format!(
-            "      the private server went away ({why}): starting it again at level {}",
+            "      the private server crashed or went away ({why}): innops is restarting it at level {}, and the dump goes on from the last key read",
             self.level
         ));
         let a = self.private.start(self.level, Duration::from_secs(600))?;
         if !a.started {
             anyhow::bail!(
-                "the private server did not start again at level {} after it went away ({why}): read {}",
+                "the private server did not start again at level {} after it went away ({why}){}: read {}",
                 self.level,
+                verdict::log_cause(&a.error_log)
+                    .map(|c| format!(", its error log says: {c}"))
+                    .unwrap_or_default(),
                 self.private.error_log().display()
             );
         }
@@ -1200,7 +1201,8 @@ impl Connector for InPlaceConnector<'_> {
             return waited;
         }
         crate::progress::say(&format!(
-            "      the server went away ({why}): starting it again"
+            "      the server went away ({}): innops is starting it again, and the dump goes on from the last key read",
+            crate::error::went_away_detail(why)
         ));
         self.control.start(self.target, &[])?;
         self.target.connect()
