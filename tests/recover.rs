@@ -466,7 +466,7 @@ fn crc32c(data: &[u8]) -> u32 {
 
 /// Overwrite records of page `n` with garbage and give the page a valid checksum again: InnoDB reads it as a
 /// good page and crashes on the records (FACTS §4).
-fn garble(ibd: &Path, n: u32) {
+pub(crate) fn garble(ibd: &Path, n: u32) {
     let mut data = std::fs::read(ibd).unwrap();
     let p = &mut data[n as usize * PAGE..(n as usize + 1) * PAGE];
     p[2000..2512].fill(0xA5);
