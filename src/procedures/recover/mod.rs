@@ -766,10 +766,11 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             p.out.display()
         ))
         .act(move |ctx| {
-            // A dump that fails does not leave a server on production data running.
-            safety::stop_private_on_refusal(&private, dump_private(ctx, &p1, &private))
+            safety::stop_private_on_interrupt(&private, dump_private(ctx, &p1, &private))
         })
         .post(manifest_check(&p2.out))
+        // A dump that fails (or whose files do not match their manifest) leaves no server on production data
+        // running; a resume starts it again.
         .recover(move |_| Ok(safety::private_stopped(&pr2)))
         .shortfall(verdict::losses(&p.out))
 }

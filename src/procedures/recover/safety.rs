@@ -98,29 +98,30 @@ pub(super) fn private_stopped(private: &Private) -> String {
     }
 }
 
-/// A step's own failures that the runner runs no recovery for (a refusal, Ctrl-C) stop the private server
-/// here and say so; every other failure is left to the step's recovery ([`private_stopped`]).
-pub(super) fn stop_private_on_refusal<T>(
+/// Ctrl-C inside the step is the one failure the runner runs no recovery for (the step resumes): the private
+/// server is stopped here and the message says so; every other failure is left to the step's recovery
+/// ([`private_stopped`]).
+pub(super) fn stop_private_on_interrupt<T>(
     private: &Private,
     r: anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     use crate::error::Failure;
-    let e = match r {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    let said = || {
-        format!(
-            "{}; {}",
-            crate::error::display_of(&e),
-            private_stopped(private)
-        )
-    };
-    Err(match e.chain().find_map(|c| c.downcast_ref::<Failure>()) {
-        Some(Failure::Refused(_) | Failure::BadInput(_)) => crate::error::refused(said()),
-        Some(Failure::Interrupted(_)) => Failure::Interrupted(said()).into(),
-        _ => e,
-    })
+    match r {
+        Err(e)
+            if matches!(
+                e.chain().find_map(|c| c.downcast_ref::<Failure>()),
+                Some(Failure::Interrupted(_))
+            ) =>
+        {
+            Err(Failure::Interrupted(format!(
+                "{}; {}",
+                crate::error::display_of(&e),
+                private_stopped(private)
+            ))
+            .into())
+        }
+        r => r,
+    }
 }
 
 /// A fresh directory of innops's own in the temp dir (0700) holding one link to the directory where the load
