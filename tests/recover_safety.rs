@@ -107,15 +107,18 @@ fn a_copy_that_fills_the_disk_starts_the_original_again_and_says_so() {
     let hold = work.join("hold");
     std::fs::create_dir_all(&hold).unwrap();
     let spec = format!("after-action:stop={}", hold.display());
+    let run_dir = work.join("run");
     let mut child = spawn_innops(
-        &recover(&sb, &work.join("out"), &copy, &["--execute", "--yes"]),
+        &recover(
+            &sb,
+            &work.join("out"),
+            &copy,
+            &["--execute", "--yes", "--run-dir", run_dir.to_str().unwrap()],
+        ),
         &[("INNOPS_TEST_HOLD", spec.as_str())],
     );
     wait_holding(&hold, &mut child);
-    assert!(
-        innops::sandbox::process_alive(pid) || sb.sandbox.running_pid().is_none(),
-        "held after the stop"
-    );
+    assert!(!innops::sandbox::process_alive(pid), "held after the stop");
     assert!(
         sb.target().connect().is_err(),
         "the server is down for the copy"
@@ -147,6 +150,23 @@ fn a_copy_that_fills_the_disk_starts_the_original_again_and_says_so() {
         .unwrap()
         .unwrap();
     assert_eq!(rows, 300);
+    // Resuming would copy a running server's files (its stop step is done): refused, and it says what to do.
+    let resumed = run_innops(
+        &[
+            "resume".into(),
+            run_dir.display().to_string(),
+            "--yes".into(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 1, "{resumed:?}");
+    assert!(
+        resumed
+            .error_line()
+            .contains("run innops recover again as a new run"),
+        "{resumed:?}"
+    );
+    assert!(!copy.exists());
 }
 
 #[test]
