@@ -68,7 +68,8 @@ impl Connector for TargetConnector<'_> {
                 Ok(c) => return Ok(c),
                 Err(e) if start.elapsed() > self.wait => {
                     return Err(e.context(format!(
-                        "the connection was lost while dumping ({why}) and the server did not come back within {}s",
+                        "the connection was lost while dumping ({}) and the server did not come back within {}s",
+                        crate::error::went_away_detail(why),
                         self.wait.as_secs()
                     )))
                 }
