@@ -10,6 +10,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_REFUSED: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 pub const EXIT_POST_CHECK: i32 = 3;
+/// The run finished every step but fell short of its aim: a recovery with lost rows or rows in doubt.
+pub const EXIT_INCOMPLETE: i32 = 4;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// A failure a DBA must read: one sentence naming what was found and what to do.
@@ -23,6 +25,9 @@ pub enum Failure {
     PostCheck(String),
     /// Ctrl-C, stopped at a safe point (exit 130).
     Interrupted(String),
+    /// Every step finished, but the result falls short of the aim: a recovery with lost rows or rows in
+    /// doubt (exit 4), so a script knows without reading the manifest.
+    Incomplete(String),
 }
 
 impl Failure {
@@ -32,6 +37,7 @@ impl Failure {
             Failure::Refused(_) => EXIT_REFUSED,
             Failure::PostCheck(_) => EXIT_POST_CHECK,
             Failure::Interrupted(_) => EXIT_INTERRUPTED,
+            Failure::Incomplete(_) => EXIT_INCOMPLETE,
         }
     }
 
@@ -40,7 +46,8 @@ impl Failure {
             Failure::BadInput(m)
             | Failure::Refused(m)
             | Failure::PostCheck(m)
-            | Failure::Interrupted(m) => m,
+            | Failure::Interrupted(m)
+            | Failure::Incomplete(m) => m,
         }
     }
 }
@@ -135,6 +142,17 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// The server closed the connection or is gone: the statement's fate is unknown and the run must be resumed.
 const WENT_AWAY: &str = "check that it is running (its error log says why it stopped), then run the command again (an interrupted run continues with `innops resume RUN_DIR`)";
+
+/// The detail of a [`describe_mysql`] "the server went away (DETAIL): check that it is running …" sentence, for a
+/// caller that brings the server back itself and must not tell anyone to run the command again; any other
+/// text as it is.
+pub fn went_away_detail(sentence: &str) -> &str {
+    let advice = format!("): {WENT_AWAY}");
+    sentence
+        .strip_prefix("the server went away (")
+        .and_then(|rest| rest.strip_suffix(advice.as_str()))
+        .unwrap_or(sentence)
+}
 
 /// Server error codes that mean the connection is gone: shutdown in progress, connection killed, and the
 /// client-side "gone away" / "lost connection" codes.
@@ -250,6 +268,7 @@ mod tests {
         assert_eq!(exit_code_of(&refused("x")), 1);
         assert_eq!(exit_code_of(&post_check("x")), 3);
         assert_eq!(exit_code_of(&Failure::Interrupted("x".into()).into()), 130);
+        assert_eq!(exit_code_of(&Failure::Incomplete("x".into()).into()), 4);
         assert_eq!(exit_code_of(&anyhow::anyhow!("internal")), 1);
     }
 
@@ -295,6 +314,20 @@ mod tests {
             assert!(text.contains("innops resume"), "{text}");
             assert_readable(&text);
         }
+    }
+
+    #[test]
+    fn the_detail_of_a_lost_connection_drops_the_advice_to_run_again() {
+        let lost = describe_mysql(&server_error(
+            2013,
+            "HY000",
+            "Lost connection to server during query",
+        ));
+        assert_eq!(
+            went_away_detail(&lost),
+            "ERROR 2013 (HY000): Lost connection to server during query"
+        );
+        assert_eq!(went_away_detail("anything else"), "anything else");
     }
 
     #[test]

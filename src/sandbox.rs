@@ -191,6 +191,18 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Variables no server innops starts may inherit: `MYSQL_PWD` is the DBA's client password, and a server keeps
+/// its environment in /proc/PID/environ for its whole life (readable by root and by the server's user).
+pub const NOT_FOR_SERVERS: &[&str] = &["MYSQL_PWD"];
+
+/// `cmd` without [`NOT_FOR_SERVERS`] in the environment it passes on (a server, or a command that starts one).
+pub fn without_client_secrets(cmd: &mut Command) -> &mut Command {
+    for v in NOT_FOR_SERVERS {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
 /// Whether a process exists and is not a zombie.
 pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -482,7 +494,8 @@ impl Sandbox {
                 c
             }
         };
-        let status = cmd
+        // The installer runs a bootstrap server.
+        let status = without_client_secrets(&mut cmd)
             .stdin(Stdio::null())
             .stdout(logf.try_clone()?)
             .stderr(logf)
@@ -573,7 +586,7 @@ impl Sandbox {
             format!("--defaults-file={}", self.option_file.display()),
         ];
         args.extend(extra.iter().cloned());
-        let out = Command::new("/bin/sh")
+        let out = without_client_secrets(&mut Command::new("/bin/sh"))
             .arg("-c")
             .arg("\"$@\" </dev/null >/dev/null 2>&1 & echo $!")
             .arg("sh")

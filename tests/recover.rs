@@ -451,7 +451,7 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
 
 /// Overwrite records of page `n` with garbage and give the page a valid checksum again, through the library's
 /// guard: InnoDB reads it as a good page and crashes on the records (FACTS §4).
-fn garble(sb: &Sandboxed, table: &str, n: u32) {
+pub(crate) fn garble(sb: &Sandboxed, table: &str, n: u32) {
     pages::Stopped::already(&sb.sandbox)
         .unwrap()
         .table("db", table)
@@ -561,7 +561,10 @@ fn a_server_crash_on_a_garbage_record_restarts_and_the_dump_goes_on() {
     );
     for r in &altered {
         let id: i64 = r[0].as_ref().unwrap().parse().unwrap();
-        assert!(doubted(t, id), "row {id} differs from the original and no doubt names it: {t:?}");
+        assert!(
+            doubted(t, id),
+            "row {id} differs from the original and no doubt names it: {t:?}"
+        );
     }
 }
 

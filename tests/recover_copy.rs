@@ -200,8 +200,34 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         ),
         &[],
     );
-    assert_eq!(out.code, 0, "{out:?}");
+    // Every step ran, and a table with a lost range exits 4 with one sentence naming it (issue 21).
+    assert_eq!(out.code, 4, "{out:?}");
+    assert_eq!(
+        out.error_line(),
+        format!(
+            "innops: recovered with losses or doubts: db.t (1 lost range) — see {}",
+            work.join("out-a/manifest.json").display()
+        )
+    );
     let m = Manifest::read(&work.join("out-a")).unwrap();
+    // Recovered rows are production data: the directory is its owner's only, and so is every file in it.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&work.join("out-a")), 0o700);
+        let files: Vec<_> = std::fs::read_dir(work.join("out-a"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(
+            files.len(),
+            4,
+            "two tables, lost.jsonl, manifest.json: {files:?}"
+        );
+        for f in files {
+            assert_eq!(mode(&f), 0o600, "{}", f.display());
+        }
+    }
     let t = m.table("db", "t").unwrap();
     assert_eq!(t.status, TableStatus::Partial, "{t:?}");
     assert_eq!(t.rows as usize, expected.len());
@@ -261,7 +287,12 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         ],
         &[],
     );
-    assert_eq!(resumed.code, 0, "{resumed:?}");
+    // A resumed run judges the same manifest: exit 4 again.
+    assert_eq!(resumed.code, 4, "{resumed:?}");
+    assert!(
+        resumed.error_line().contains("db.t (1 lost range)"),
+        "{resumed:?}"
+    );
     let mb = Manifest::read(&work.join("out-b")).unwrap();
     assert_eq!(mb.files, m.files, "the same files, byte for byte");
     let level: u8 = sb
@@ -302,7 +333,7 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         ],
         &[],
     );
-    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(resumed.code, 4, "{resumed:?}");
     let mc = Manifest::read(&work.join("out-c")).unwrap();
     assert_eq!(
         mc.files, m.files,
@@ -394,7 +425,7 @@ fn recover_from_the_datadir_of_a_server_that_crashed_starts_nothing_but_its_priv
         ),
         &[],
     );
-    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.code, 4, "{out:?}");
     assert!(out.stdout.contains("(server down)"), "{}", out.stdout);
     let m = Manifest::read(&work.join("out-b")).unwrap();
     let t = m.table("db", "t").unwrap();
@@ -435,12 +466,29 @@ fn recover_in_place_restarts_the_server_itself_in_forced_recovery_and_back_to_no
     both.extend(["--copy-to".into(), work.join("c").display().to_string()]);
     assert_eq!(run_innops(&both, &[]).code, 2);
     a.extend(
-        ["--execute", "--yes", "--run-dir", run_dir.to_str().unwrap()]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "--execute",
+            "--yes",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
     let out = run_innops(&a, &[]);
-    assert_eq!(out.code, 0, "{out:?}");
+    // A lost range: exit 4, and stdout is still the report, one JSON document that says why.
+    assert_eq!(out.code, 4, "{out:?}");
+    let j = out.json();
+    assert_eq!(j["status"], "done", "{j}");
+    assert!(
+        j["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("recovered with losses or doubts: db.t (1 lost range)"),
+        "{j}"
+    );
     let m = Manifest::read(&out_dir).unwrap();
     let t = m.table("db", "t").unwrap();
     assert_eq!(t.rows as usize, expected.len());

@@ -318,6 +318,7 @@ fn uncommitted_changes_stay_unread_at_level_3_and_the_server_names_their_tables(
     let connector = TargetConnector {
         target: &target,
         wait: Duration::from_secs(10),
+        error_log: None,
     };
     let out = work.join("out");
     let mut o = DumpOptions::new(&out, 3);

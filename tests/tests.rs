@@ -15,6 +15,7 @@ mod readonly;
 mod recover;
 mod recover_copy;
 mod recover_layouts;
+mod recover_safety;
 mod recover_uncommitted;
 mod redo;
 mod report_browser;

@@ -167,8 +167,7 @@ pub(crate) fn finish(
         lost.push('\n');
     }
     let lost_path = dir.join(LOST);
-    std::fs::write(&lost_path, &lost)
-        .with_context(|| format!("writing {}", lost_path.display()))?;
+    write_private(&lost_path, lost.as_bytes())?;
     let mut files = BTreeMap::new();
     files.insert(
         LOST.to_string(),
@@ -187,9 +186,16 @@ pub(crate) fn finish(
         files,
     };
     let p = dir.join(MANIFEST);
-    std::fs::write(&p, serde_json::to_string_pretty(&m)?)
-        .with_context(|| format!("writing {}", p.display()))?;
+    write_private(&p, serde_json::to_string_pretty(&m)?.as_bytes())?;
     Ok(m)
+}
+
+/// Write a file of the dump, 0600 (it names production keys).
+fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    super::create_private(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// sha256 of a file, streamed.
@@ -320,7 +326,7 @@ pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Ver
         let sql = format!(
             "SELECT {tag} {} FROM {}",
             info.select_list(),
-            info.from_clause()
+            info.read_from()
         );
         let mut rows = 0u64;
         let mut hash = 0u128;

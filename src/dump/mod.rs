@@ -76,7 +76,8 @@ impl Connector for TargetConnector<'_> {
                 Ok(c) => return Ok(c),
                 Err(e) if start.elapsed() > self.wait => {
                     return Err(e.context(format!(
-                        "the connection was lost while dumping ({why}) and the server did not come back within {}s",
+                        "the connection was lost while dumping ({}) and the server did not come back within {}s",
+                        crate::error::went_away_detail(why),
                         self.wait.as_secs()
                     )))
                 }
@@ -337,7 +338,7 @@ impl TableInfo {
             .collect();
         order.sort_by_key(|&i| {
             let x = &self.secondary[i];
-            (!(x.unique && !x.nullable), std::cmp::Reverse(x.cols.len()))
+            (!x.unique || x.nullable, std::cmp::Reverse(x.cols.len()))
         });
         for i in order {
             let idx = &self.secondary[i];
@@ -370,7 +371,7 @@ impl TableInfo {
     }
 
     /// `FROM db.t FORCE INDEX (key)`, or the bare table when there is no key.
-    pub(crate) fn from_clause(&self) -> String {
+    pub(crate) fn read_from(&self) -> String {
         match &self.key_index {
             Some(k) => format!("{} FORCE INDEX ({})", self.name.qualified(), quote_ident(k)),
             None => self.name.qualified(),
@@ -450,14 +451,85 @@ pub fn dump(
     abort: &AtomicBool,
 ) -> anyhow::Result<Manifest> {
     use anyhow::Context;
-    std::fs::create_dir_all(&opts.out_dir)
+    create_private_dir(&opts.out_dir)
         .with_context(|| format!("creating {}", opts.out_dir.display()))?;
     let mut entries = Vec::new();
     let mut lost_lines = Vec::new();
     for t in tables {
         let (entry, lines) = read::dump_table(connector, t, opts, abort)?;
+        // The directory (0700) already keeps the file from other users; the file's own mode says so too.
+        let sql = opts.out_dir.join(file_name(t));
+        if sql.exists() {
+            make_private(&sql).with_context(|| format!("restricting {}", sql.display()))?;
+        }
         entries.push(entry);
         lost_lines.extend(lines);
     }
     manifest::finish(&opts.out_dir, opts.level, entries, &lost_lines)
+}
+
+/// A dump holds production rows: its directory is 0700 (made so, or made so again when it exists: `--out`
+/// may name an empty directory), so no other local user can read a file in it.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// A file of the dump, created (or truncated) readable and writable by its owner only (0600), whatever the
+/// umask and whatever mode an earlier file of that name had.
+pub fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    make_private(path)?;
+    Ok(f)
+}
+
+fn make_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn dump_files_and_their_directory_are_the_owners_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out/deeper");
+        create_private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        // An empty directory the user made is made private too.
+        let given = tmp.path().join("given");
+        std::fs::create_dir(&given).unwrap();
+        std::fs::set_permissions(&given, std::fs::Permissions::from_mode(0o755)).unwrap();
+        create_private_dir(&given).unwrap();
+        assert_eq!(mode(&given), 0o700);
+        let f = dir.join("db.t.sql");
+        create_private(&f).unwrap();
+        assert_eq!(mode(&f), 0o600);
+        // A file left with a wider mode is truncated and narrowed.
+        std::fs::write(&f, b"old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        use std::io::Write;
+        create_private(&f).unwrap().write_all(b"new").unwrap();
+        assert_eq!(
+            (mode(&f), std::fs::read(&f).unwrap()),
+            (0o600, b"new".to_vec())
+        );
+    }
 }

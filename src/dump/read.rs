@@ -52,6 +52,9 @@ impl B {
     }
 }
 
+/// A written read during which the error log got corruption lines: (first key, last key, the lines).
+type Suspect = (Vec<Value>, Vec<Value>, Vec<String>);
+
 /// A stretch of one range's key space no read reached: (range index, lower, upper).
 type Stretch = (usize, Option<B>, Option<B>);
 
@@ -106,7 +109,7 @@ struct Shared<'a> {
     doubts: Mutex<Vec<Doubt>>,
     /// Written reads during which the error log got a corruption line: (first key, last key, the line). Checked
     /// again one read at a time once every thread is done ([`Reader::confirm`]).
-    suspects: Mutex<Vec<(Vec<Value>, Vec<Value>, Vec<String>)>>,
+    suspects: Mutex<Vec<Suspect>>,
     /// Pages the error log named while a read failed with an SQL error: damage SQL reports, not a suspect's.
     explained: Mutex<std::collections::BTreeSet<u64>>,
     /// Every key column is an integer: rows out of key order are seen as they stream.
@@ -493,7 +496,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                 anyhow::bail!(
                     "the connection was lost {n} times while reading {} (last: {}): the server crashes on this table's data",
                     self.sh.info.name,
-                    crate::error::describe_mysql(e)
+                    crate::error::went_away_detail(&crate::error::describe_mysql(e))
                 );
             }
             let mut conn = self
@@ -1368,7 +1371,7 @@ pub(crate) fn dump_table(
     };
     let file = file_name(name);
     let path = opts.out_dir.join(&file);
-    let f = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let f = super::create_private(&path).with_context(|| format!("creating {}", path.display()))?;
     let header = format!(
         "-- innops recover: {name}\n\
          SET NAMES utf8mb4;\n\
@@ -1404,7 +1407,7 @@ pub(crate) fn dump_table(
         out: Mutex::new(out),
         reconnects: AtomicU32::new(0),
         lost: Mutex::new(Vec::new()),
-        from: info.from_clause(),
+        from: info.read_from(),
         key_list: info
             .pk
             .iter()
@@ -1466,11 +1469,11 @@ pub(crate) fn dump_table(
     entry
         .doubts
         .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
-    if entry.reconnects > 0 || !lost.is_empty() {
-        // The table's first session may have died with the server: read on with a new one.
+    if entry.reconnects > 0 || conn.ping().is_err() {
+        // The table's first session is from before any crash: the readers reconnected, this one did not.
         conn = match connector.connect() {
             Ok(c) => c,
-            Err(_) => connector.reconnect("the session was lost")?,
+            Err(e) => connector.reconnect(&crate::error::describe(&*e))?,
         };
         prepare_session(&mut conn, tag)?;
     }
@@ -1496,9 +1499,15 @@ pub(crate) fn dump_table(
         let outside = (!outside.is_empty()).then(|| outside.join(" AND "));
         let written = std::mem::take(&mut *shared.written.lock().unwrap());
         for (x, w) in shared.xs.iter().zip(written) {
-            if let Some(d) =
-                xcheck::compare(&mut conn, tag, &info, &shared.shape, x, w, outside.as_deref())
-            {
+            if let Some(d) = xcheck::compare(
+                &mut conn,
+                tag,
+                &info,
+                &shared.shape,
+                x,
+                w,
+                outside.as_deref(),
+            ) {
                 entry.doubts.extend(d);
             }
         }

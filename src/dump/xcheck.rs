@@ -188,7 +188,9 @@ pub(crate) fn compare(
         "SELECT {tag} {list} FROM {} FORCE INDEX ({}){}",
         info.name.qualified(),
         quote_ident(&x.name),
-        outside_lost.map(|w| format!(" WHERE {w}")).unwrap_or_default()
+        outside_lost
+            .map(|w| format!(" WHERE {w}"))
+            .unwrap_or_default()
     );
     written.sort_unstable();
     let mut seen = vec![false; written.len()];
@@ -301,7 +303,6 @@ pub(crate) fn compare(
     }
     Some(doubts)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -114,6 +114,7 @@ impl Verdict {
 pub type CheckFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<Verdict>>;
 pub type ActFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<serde_json::Value>>;
 pub type RecoverFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<String>>;
+pub type ShortfallFn = Box<dyn Fn(&mut Ctx) -> anyhow::Result<Option<String>>>;
 
 /// A named read-only check.
 pub struct Check {
@@ -161,6 +162,10 @@ pub struct Step {
     /// What to do when a post-check fails (for example restore the config and start the server again);
     /// returns a sentence describing the state it left.
     pub recover: Option<RecoverFn>,
+    /// Once every step of the run is done (in this process or before a resume): a sentence when what this
+    /// step made falls short of the plan's aim (a dump with lost rows or rows in doubt). The run then ends
+    /// with exit 4 instead of 0, so a script need not read what the step wrote.
+    pub shortfall: Option<ShortfallFn>,
 }
 
 impl Step {
@@ -175,6 +180,7 @@ impl Step {
             post: Vec::new(),
             bench: false,
             recover: None,
+            shortfall: None,
         }
     }
     pub fn preview(mut self, cmd: impl Into<String>) -> Step {
@@ -198,6 +204,13 @@ impl Step {
     }
     pub fn recover(mut self, f: impl Fn(&mut Ctx) -> anyhow::Result<String> + 'static) -> Step {
         self.recover = Some(Box::new(f));
+        self
+    }
+    pub fn shortfall(
+        mut self,
+        f: impl Fn(&mut Ctx) -> anyhow::Result<Option<String>> + 'static,
+    ) -> Step {
+        self.shortfall = Some(Box::new(f));
         self
     }
     pub fn bench(mut self) -> Step {
@@ -280,8 +293,8 @@ pub fn tag_safe(s: &str) -> String {
 /// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
 /// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without
 /// depending on timing. Points: convert's `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard
-/// held), recover's `dump-connect-N` (before the dump opens its N-th session), and `after-action:STEP` in any
-/// plan.
+/// held), recover's `dump-connect-N` (before the dump opens its N-th session) and `escalate-started-N` (the
+/// private server up at level N, not yet recorded), and `after-action:STEP` in any plan.
 pub fn test_hold(point: &str) {
     let Ok(spec) = std::env::var("INNOPS_TEST_HOLD") else {
         return;

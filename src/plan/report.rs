@@ -168,7 +168,11 @@ impl Report {
     pub fn render_verdict(&self) -> String {
         let what = if self.executed {
             match self.status.as_str() {
-                "done" => "done".to_string(),
+                // A run that finished short of its aim (exit 4) says how, even in one line.
+                "done" => match &self.message {
+                    Some(m) => format!("done, {m}"),
+                    None => "done".to_string(),
+                },
                 other => other.to_string(),
             }
         } else if self.status == "refused" {

@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use crate::error::{Failure, EXIT_INTERRUPTED};
+use crate::error::{Failure, EXIT_INCOMPLETE, EXIT_INTERRUPTED};
 use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
 use crate::plan::lock::Locks;
 use crate::plan::report::{Report, StepStatus};
@@ -362,10 +362,14 @@ fn execute(
     ctx.release_all_blocks();
     report.write_blocks.append(&mut ctx.write_blocks);
     report.outcome.append(&mut ctx.outcome);
+    // Every step done: what they made may still fall short of the aim (a dump with losses).
+    let result = result.and_then(|()| shortfall(&plan, ctx));
     let status = match &result {
         Ok(()) => "done",
         Err(e) => match crate::error::exit_code_of(e) {
             EXIT_INTERRUPTED => "interrupted",
+            // Every step finished: the run is done, and its message says what fell short.
+            EXIT_INCOMPLETE => "done",
             1 => "refused",
             _ => "failed",
         },
@@ -715,6 +719,30 @@ fn bench_point(
 /// One line of what the run is doing, on stderr as it happens (stdout carries the report).
 fn say(line: &str) {
     crate::progress::say(line);
+}
+
+/// The sentences of every step whose work falls short of the plan's aim, as one [`Failure::Incomplete`]; a
+/// shortfall that cannot be judged is reported as such, never taken for success.
+fn shortfall(plan: &Plan, ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut said = Vec::new();
+    for step in &plan.steps {
+        let Some(f) = &step.shortfall else { continue };
+        ctx.step = step.id.clone();
+        match f(ctx) {
+            Ok(Some(s)) => said.push(s),
+            Ok(None) => {}
+            Err(e) => said.push(format!(
+                "step {} could not judge its result ({})",
+                step.id,
+                crate::error::display_of(&e)
+            )),
+        }
+    }
+    if said.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Incomplete(said.join("; ")).into())
+    }
 }
 
 /// Run the step's recovery after a failure; the sentence says what state it left.

@@ -174,7 +174,9 @@ impl Control {
                         // SAFETY: plain kill(2) on the server's own pid (test hook).
                         unsafe { libc::kill(pid.unwrap_or_default() as i32, libc::SIGKILL) };
                     }
-                    ControlSpec::Commands { stop: Some(cmd), .. } => run_shell(cmd, &[])?,
+                    ControlSpec::Commands { stop: Some(cmd), .. } => {
+                        run_shell(shell_command(cmd, &[], false))?
+                    }
                     ControlSpec::Systemd { unit } => run_cmd("systemctl", &["stop", unit])?,
                     _ => {
                         // The connection drops as the server goes away; that is the expected outcome.
@@ -257,7 +259,11 @@ impl Control {
                 self.wait_up(target)?;
             }
             ControlSpec::Commands { start, .. } => {
-                run_shell(start, &[("INNOPS_EXTRA_OPTS", extra.join(" "))])?;
+                run_shell(shell_command(
+                    start,
+                    &[("INNOPS_EXTRA_OPTS", extra.join(" "))],
+                    true,
+                ))?;
                 self.wait_up(target)?;
             }
         }
@@ -336,7 +342,9 @@ fn run_cmd(prog: &str, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_shell(cmd: &str, env: &[(&str, String)]) -> anyhow::Result<()> {
+/// `/bin/sh -c CMD` with `env` added; a command that starts the server (`starts_server`) passes on no client
+/// password ([`sandbox::NOT_FOR_SERVERS`]), while a stop command may need it (`mysqladmin shutdown`).
+fn shell_command(cmd: &str, env: &[(&str, String)], starts_server: bool) -> Command {
     let mut c = Command::new("/bin/sh");
     // The command's output goes to stderr: stdout carries innops's report (JSON with --format json).
     c.arg("-c")
@@ -345,6 +353,18 @@ fn run_shell(cmd: &str, env: &[(&str, String)]) -> anyhow::Result<()> {
     for (k, v) in env {
         c.env(k, v);
     }
+    if starts_server {
+        sandbox::without_client_secrets(&mut c);
+    }
+    c
+}
+
+fn run_shell(mut c: Command) -> anyhow::Result<()> {
+    let cmd = c
+        .get_args()
+        .nth(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let st = c.status().with_context(|| format!("running `{cmd}`"))?;
     if !st.success() {
         return Err(anyhow::anyhow!(
@@ -371,6 +391,17 @@ mod tests {
             2
         );
         assert!(ControlSpec::parse_service("systemd:").is_err());
+    }
+
+    #[test]
+    fn a_start_command_passes_on_no_client_password_and_a_stop_command_keeps_it() {
+        let removed = |c: &Command| c.get_envs().any(|(k, v)| k == "MYSQL_PWD" && v.is_none());
+        let start = shell_command("start-it", &[("INNOPS_EXTRA_OPTS", "--x".into())], true);
+        assert!(removed(&start));
+        assert!(start
+            .get_envs()
+            .any(|(k, v)| k == "INNOPS_EXTRA_OPTS" && v == Some(std::ffi::OsStr::new("--x"))));
+        assert!(!removed(&shell_command("mysqladmin shutdown", &[], false)));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 
 pub mod copy;
 pub mod private;
+mod safety;
 pub mod trx;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -356,6 +358,7 @@ fn preflight(
             ))
         }))
         .pre(out_is_new(&p2.out))
+        .pre(safety::socket_fits(&p2.copy_to))
         .pre(Check::new("free space for the copy", move |_| {
             let (files, bytes) = copy::measure(&datadir)?;
             let at = copy::existing_ancestor(&p3.copy_to);
@@ -437,11 +440,24 @@ fn stop_step() -> Step {
 }
 
 fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
-    let (p1, p2, p3) = (p.clone(), p.clone(), p.clone());
+    let (p1, p2, p3, p4) = (p.clone(), p.clone(), p.clone(), p.clone());
+    let running = p.original_running;
     let datadir = datadir.to_path_buf();
     let d2 = datadir.clone();
     Step::new("copy", format!("Copy the data directory to {}", p.data().display()), Risk::Read)
         .preview(format!("copy {} → {} (0700; the original is only read)", datadir.display(), p.data().display()))
+        .pre(Check::after_prior("the server is down for the copy", move |ctx| {
+            // A copy of a running server's files is not consistent. The stop step did its work, but a failed
+            // copy starts the server again (its recovery), and a resume does not stop it twice.
+            if !running || !server_answers(ctx) {
+                return Ok(Verdict::pass("down", "down"));
+            }
+            Ok(Verdict::fail(
+                "the server runs",
+                "down",
+                "the server runs again (a failed copy started it, or someone did), and resuming would copy a running server's files: run innops recover again as a new run",
+            ))
+        }))
         .pre(Check::after_prior("copy not made yet", move |ctx| {
             if p1.copy_to.join(COPY_RECORD).is_file() {
                 return Ok(Verdict::done("a finished copy", "no copy yet"));
@@ -472,6 +488,9 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
             std::fs::write(p2.copy_to.join(COPY_RECORD), text)?;
             Ok(serde_json::to_value(rec)?)
         })
+        // A failed copy (a full disk, say) must not leave the original down: its unfinished copy goes (it may
+        // be what filled the disk the server needs) and the server starts again, as it was.
+        .recover(move |ctx| safety::copy_failed(ctx, &p4))
         .post(Check::new("copy complete", move |_| {
             let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p3.copy_to.join(COPY_RECORD))
                 .ok()
@@ -590,10 +609,11 @@ fn escalation(ctx: &Ctx) -> Option<Escalation> {
 }
 
 fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
-    let p1 = p.clone();
+    let (p1, p2) = (p.clone(), p.clone());
     let private = p.private(binary, carried);
     let pr2 = private.clone();
     let pr3 = private.clone();
+    let pr4 = private.clone();
     Step::new("escalate", "Start a private server on the copy at the lowest forced-recovery level that lists the tables", Risk::Read)
         .preview(format!(
             "{} {} (levels 1..{}; socket only, in a 0700 directory)",
@@ -604,6 +624,12 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         .pre(Check::after_prior("no private server yet", move |ctx| {
             Ok(match (pr2.running_pid(), escalation(ctx)) {
                 (Some(pid), Some(e)) => Verdict::done(format!("running at level {} (pid {pid})", e.level), "not running"),
+                // Left by this run, killed in the middle of the escalation: on this run's own copy, so it is
+                // this run's to stop before the levels are tried again.
+                (Some(pid), None) if own_run(&p2.copy_to, ctx) => Verdict::pass(
+                    format!("this run's private server (pid {pid}) from before the interruption, at an unknown level: innops stops it first"),
+                    "not running, or this run's",
+                ),
                 (Some(pid), None) => Verdict::fail(
                     format!("a server runs on the copy (pid {pid}) at an unknown level"),
                     "not running",
@@ -614,6 +640,10 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         }))
         .act(move |ctx| {
             let tag = ctx.tag();
+            if private.running_pid().is_some() && own_run(&p1.copy_to, ctx) {
+                crate::progress::say("      stopping this run's private server left from before the interruption");
+                private.stop()?;
+            }
             let mut attempts = Vec::new();
             // Below level 3 InnoDB rolls back at once, and a rollback that gives up leaves no trace of the tables:
             // ask first, at a level that rolls nothing back.
@@ -631,6 +661,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 crate::progress::say(&format!("      level {level}: starting the private server"));
                 let mut a = private.start(level, Duration::from_secs(600))?;
                 if a.started {
+                    crate::plan::test_hold(&format!("escalate-started-{level}"));
                     let listed = private.target().connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
                     match listed {
                         Ok((_, missing)) if missing.is_empty() => {
@@ -654,17 +685,14 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 }
                 attempts.push(a);
             }
-            let last = attempts
-                .last()
-                .and_then(|a| a.error_log.iter().rev().find(|l| l.contains("ERROR") || l.starts_with("innops:")).cloned())
-                .unwrap_or_else(|| "no error in its log".into());
+            let last = verdict::attempts_cause(&attempts);
             let more = if p1.max_level < 6 {
                 format!("; a higher level may get further (--max-level {} with --allow-level {}, DANGER for the copy)", p1.max_level + 1, p1.max_level + 1)
             } else {
                 String::new()
             };
             Err(refused(format!(
-                "the copy did not start with its tables listed at any level up to {} (last: {last}){more}",
+                "the copy did not start with its tables listed at any level up to {} ({last}){more}",
                 p1.max_level
             )))
         })
@@ -678,6 +706,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 "the private server is not running at the level the escalation chose: resume to start it again",
             ))
         }))
+        .recover(move |_| Ok(safety::private_stopped(&pr4)))
 }
 
 /// The level the private server on the copy runs at, when it answers.
@@ -721,15 +750,19 @@ impl Connector for PrivateConnector {
         if let Some(pid) = self.private.running_pid() {
             crate::sandbox::wait_exit(pid, Duration::from_secs(120));
         }
+        let why = crate::error::went_away_detail(why);
         crate::progress::say(&format!(
-            "      the private server went away ({why}): starting it again at level {}",
+            "      the private server crashed or went away ({why}): innops is restarting it at level {}, and the dump goes on from the last key read",
             self.level
         ));
         let a = self.private.start(self.level, Duration::from_secs(600))?;
         if !a.started {
             anyhow::bail!(
-                "the private server did not start again at level {} after it went away ({why}): read {}",
+                "the private server did not start again at level {} after it went away ({why}){}: read {}",
                 self.level,
+                verdict::log_cause(&a.error_log)
+                    .map(|c| format!(", its error log says: {c}"))
+                    .unwrap_or_default(),
                 self.private.error_log().display()
             );
         }
@@ -759,6 +792,7 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     let p1 = p.clone();
     let p2 = p.clone();
     let private = p.private(binary, carried);
+    let pr2 = private.clone();
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
             "per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s); files in {}",
@@ -766,49 +800,67 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             p.out.display()
         ))
         .act(move |ctx| {
-            let level = ensure_private(ctx, &private)?;
-            let tag = ctx.tag();
-            let mut conn = private.target().connect()?;
-            let (tables, missing) = tables_to_dump(&mut conn, &tag, &p1)?;
-            if !missing.is_empty() {
-                return Err(refused(format!("the copy does not list {}: check the names in --tables", missing.join(", "))));
-            }
-            drop(conn);
-            let mut opts = DumpOptions::new(&p1.out, level);
-            opts.threads = p1.threads.max(1);
-            opts.tag = tag.clone();
-            // Transactions active at the crash whose changes the server may serve as committed: their tables'
-            // rows are in doubt before any is read.
-            let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
-            let before = trx::now(&private, &tag, level, &known);
-            opts.table_doubts = trx::doubts(&before);
-            let connector = PrivateConnector {
-                private: private.clone(),
-                level,
-                restarting: Mutex::new(()),
-                opened: Default::default(),
-            };
-            let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
-            // The dump's restarts are starts too (a rollback can begin, crash or give up during them): the whole
-            // log again, and what it adds goes into the manifest.
-            let after = trx::assess(&trx::log_lines(&private), &before);
-            let late: Vec<_> = trx::doubts(&after).into_iter().filter(|d| !opts.table_doubts.contains(d)).collect();
-            if trx::amend(&p1.out, &mut m, &late)? {
-                for r in after.iter().filter(|r| r.doubtful()) {
-                    let line = format!("during the dump: {}", trx::describe(r));
-                    crate::progress::say(&format!("      {line}"));
-                    ctx.outcome.push(line);
-                }
-            }
-            for line in table_lines(&m) {
-                crate::progress::say(&format!("      {line}"));
-                ctx.outcome.push(line);
-            }
-            let mut v = summary(&m);
-            v["recovered"] = serde_json::to_value(&after)?;
-            Ok(v)
+            safety::stop_private_on_interrupt(&private, dump_private(ctx, &p1, &private))
         })
         .post(manifest_check(&p2.out))
+        // A dump that fails (or whose files do not match their manifest) leaves no server on production data
+        // running; a resume starts it again.
+        .recover(move |_| Ok(safety::private_stopped(&pr2)))
+        .shortfall(verdict::losses(&p.out))
+}
+
+fn dump_private(
+    ctx: &mut Ctx,
+    p1: &RecoverParams,
+    private: &Private,
+) -> anyhow::Result<serde_json::Value> {
+    let level = ensure_private(ctx, private)?;
+    let tag = ctx.tag();
+    let mut conn = private.target().connect()?;
+    let (tables, missing) = tables_to_dump(&mut conn, &tag, p1)?;
+    if !missing.is_empty() {
+        return Err(refused(format!(
+            "the copy does not list {}: check the names in --tables",
+            missing.join(", ")
+        )));
+    }
+    drop(conn);
+    let mut opts = DumpOptions::new(&p1.out, level);
+    opts.threads = p1.threads.max(1);
+    opts.tag = tag.clone();
+    // Transactions active at the crash whose changes the server may serve as committed: their tables' rows
+    // are in doubt before any is read.
+    let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
+    let before = trx::now(private, &tag, level, &known);
+    opts.table_doubts = trx::doubts(&before);
+    let connector = PrivateConnector {
+        private: private.clone(),
+        level,
+        restarting: Mutex::new(()),
+        opened: Default::default(),
+    };
+    let mut m = dump::dump(&connector, &tables, &opts, ctx.abort)?;
+    // The dump's restarts are starts too (a rollback can begin, crash or give up during them): the whole log
+    // again, and what it adds goes into the manifest.
+    let after = trx::assess(&trx::log_lines(private), &before);
+    let late: Vec<_> = trx::doubts(&after)
+        .into_iter()
+        .filter(|d| !opts.table_doubts.contains(d))
+        .collect();
+    if trx::amend(&p1.out, &mut m, &late)? {
+        for r in after.iter().filter(|r| r.doubtful()) {
+            let line = format!("during the dump: {}", trx::describe(r));
+            crate::progress::say(&format!("      {line}"));
+            ctx.outcome.push(line);
+        }
+    }
+    for line in table_lines(&m) {
+        crate::progress::say(&format!("      {line}"));
+        ctx.outcome.push(line);
+    }
+    let mut v = summary(&m);
+    v["recovered"] = serde_json::to_value(&after)?;
+    Ok(v)
 }
 
 /// One line per table for a person: what came back and which keys did not.
@@ -939,18 +991,17 @@ fn verify_load_step(p: &RecoverParams) -> Step {
     Step::new("verify-load", "Load the dump into a fresh sandbox and check it against the manifest", Risk::Read)
         .preview(format!("a sandbox in {}; mariadb < each file; row counts and content hashes", p.copy_to.join("verify").display()))
         .act(move |ctx| {
-            let root = p1.copy_to.join("verify");
-            if root.join("load").exists() {
-                if let Ok(old) = crate::sandbox::Sandbox::open(&root, "load") {
-                    old.destroy()?;
-                }
-            }
-            let mut sb = crate::sandbox::Sandbox::create(&root, "load", &Default::default())?;
+            // The load's files live in the copy's directory (it has room for them, and is 0700).
+            let files = p1.copy_to.join("verify");
+            safety::clear_leftover_load(&files)?;
+            let root = safety::LoadRoot::new(&files)?;
+            let mut sb = crate::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
             let r = (|| {
                 sb.start(&[], Duration::from_secs(600))?;
                 dump::verify_load(&p1.out, &sb.conn_spec().resolve_plain(), &ctx.tag())
             })();
             let _ = sb.destroy();
+            drop(root);
             let v = r?;
             ctx.memo.insert("verified".into(), serde_json::json!(v.ok()));
             Ok(serde_json::to_value(&v)?)
@@ -1211,7 +1262,8 @@ impl Connector for InPlaceConnector<'_> {
             return waited;
         }
         crate::progress::say(&format!(
-            "      the server went away ({why}): starting it again"
+            "      the server went away ({}): innops is starting it again, and the dump goes on from the last key read",
+            crate::error::went_away_detail(why)
         ));
         self.control.start(self.target, &[])?;
         self.target.connect()
@@ -1256,6 +1308,7 @@ fn dump_in_place_step(p: &RecoverParams) -> Step {
             Ok(v)
         })
         .post(manifest_check(&p2.out))
+        .shortfall(verdict::losses(&p.out))
 }
 
 fn restore_in_place_step(dropin: &Result<PathBuf, String>) -> Step {
@@ -1318,6 +1371,17 @@ fn manifest_check(out: &Path) -> Check {
 fn out_is_new(out: &Path) -> Check {
     let out = out.to_path_buf();
     Check::new("output directory is new or empty", move |_| {
+        // A file (or anything else that is not a directory) would fail the dump only after the stop and copy.
+        if out.exists() && !out.is_dir() {
+            return Ok(Verdict::fail(
+                format!("{} is a file, not a directory", out.display()),
+                "new or empty",
+                format!(
+                    "--out {} names a file: name a new or empty directory for --out",
+                    out.display()
+                ),
+            ));
+        }
         let empty = std::fs::read_dir(&out)
             .map(|mut d| d.next().is_none())
             .unwrap_or(true);

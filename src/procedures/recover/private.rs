@@ -113,7 +113,7 @@ impl Private {
                 .with_context(|| format!("creating {}", self.dir.display()))?;
         }
         let offset = errorlog::end_offset(&self.error_log());
-        let out = Command::new("/bin/sh")
+        let out = crate::sandbox::without_client_secrets(&mut Command::new("/bin/sh"))
             .arg("-c")
             .arg("\"$@\" </dev/null >/dev/null 2>&1 & echo $!")
             .arg("sh")
