@@ -39,7 +39,7 @@ pub enum TableStatus {
 /// A key range no read could reach; rows strictly between the bounds are lost. Bounds are primary-key values
 /// (the nearest readable rows) or, at a cut between parallel reads, a leading-column value; an absent bound
 /// is the start or end of the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LostRange {
     /// Lower bound, exclusive.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -50,6 +50,13 @@ pub struct LostRange {
     /// Upper bound, exclusive.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub before: Option<Vec<serde_json::Value>>,
+    /// Upper bound, inclusive: with `from` equal to it, the rows of one value of an index whose values repeat
+    /// (a table walked group by group), of which `rows` were not read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub to: Option<Vec<serde_json::Value>>,
+    /// Rows lost here as the index walked by counts them, where it can (a group of repeated values).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rows: Option<u64>,
 }
 
 /// A key range of a doubt: bounds as in [`LostRange`], plus an inclusive upper bound; all absent is the whole

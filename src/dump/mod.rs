@@ -197,6 +197,9 @@ pub enum KeySource {
     /// No clustered key SQL can name (InnoDB's hidden row id): a secondary index whose values proved unique
     /// and non-NULL, read through (each row is a lookup into the clustered index).
     Secondary,
+    /// No clustered key SQL can name and no index whose values are unique: a secondary index walked group by
+    /// group (the rows of one index value together), a group with an unreadable row read up to it.
+    Groups,
     /// Nothing to walk by: a plain scan.
     None,
 }
@@ -340,6 +343,8 @@ impl TableInfo {
             let x = &self.secondary[i];
             (!x.unique || x.nullable, std::cmp::Reverse(x.cols.len()))
         });
+        // The index with the most distinct values, should none be unique: walked group by group.
+        let mut groups: Option<(usize, u64)> = None;
         for i in order {
             let idx = &self.secondary[i];
             let cols: Vec<String> = idx
@@ -366,7 +371,16 @@ impl TableInfo {
                     self.key_source = KeySource::Secondary;
                     return;
                 }
+                if null == 0 && groups.is_none_or(|(_, d)| distinct > d) {
+                    groups = Some((i, distinct));
+                }
             }
+        }
+        if let Some((i, _)) = groups {
+            let idx = self.secondary.remove(i);
+            self.pk = idx.cols;
+            self.key_index = Some(idx.name);
+            self.key_source = KeySource::Groups;
         }
     }
 

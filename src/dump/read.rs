@@ -107,6 +107,9 @@ struct Shared<'a> {
     log: Option<std::path::PathBuf>,
     /// Rows innops wrote and cannot vouch for.
     doubts: Mutex<Vec<Doubt>>,
+    /// Per group read only in part (a key walked group by group), the rows the index lists and no read
+    /// returned; keyed by the group's key as debug text.
+    group_lost: Mutex<std::collections::HashMap<String, u64>>,
     /// Written reads during which the error log got a corruption line: (first key, last key, the line). Checked
     /// again one read at a time once every thread is done ([`Reader::confirm`]).
     suspects: Mutex<Vec<Suspect>>,
@@ -114,6 +117,8 @@ struct Shared<'a> {
     explained: Mutex<std::collections::BTreeSet<u64>>,
     /// Every key column is an integer: rows out of key order are seen as they stream.
     int_key: bool,
+    /// The key walked by repeats (an index walked group by group): equal keys in a row are in order.
+    repeats: bool,
     /// The secondary indexes checked against the rows written ([`super::xcheck`]), and what every reader
     /// recorded for them.
     xs: Vec<xcheck::XIndex>,
@@ -170,6 +175,10 @@ struct Reader<'s, 'a> {
     /// Rows whose leading key column is below this are read but not written (a read from the range before a
     /// cut, crossing it).
     skip_below: Option<i128>,
+    /// The first this many rows of the next read are not written (the rows of a group written already).
+    skip_first: u64,
+    /// The key of the last row the last written read returned, and how many rows in a row ended with it.
+    last_group: Option<(Vec<Value>, u64)>,
 }
 
 impl<'s, 'a> Reader<'s, 'a> {
@@ -187,6 +196,8 @@ impl<'s, 'a> Reader<'s, 'a> {
             crash: None,
             xbuf: vec![Vec::new(); sh.xs.len()],
             skip_below: None,
+            skip_first: 0,
+            last_group: None,
         })
     }
 
@@ -325,6 +336,8 @@ impl<'s, 'a> Reader<'s, 'a> {
                 hash,
                 crash,
                 xbuf,
+                skip_first,
+                last_group,
                 ..
             } = self;
             match conn.query_iter(sql) {
@@ -339,8 +352,19 @@ impl<'s, 'a> Reader<'s, 'a> {
                                 {
                                     continue;
                                 }
+                                if *skip_first > 0 {
+                                    *skip_first -= 1;
+                                    o.n += 1;
+                                    continue;
+                                }
                                 if o.first.is_none() {
                                     o.first = Some(key.clone());
+                                }
+                                if write && sh.repeats {
+                                    match last_group {
+                                        Some((k, n)) if *k == key => *n += 1,
+                                        _ => *last_group = Some((key.clone(), 1)),
+                                    }
                                 }
                                 if write {
                                     write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, &r);
@@ -352,7 +376,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                                         let ints: Option<Vec<i128>> =
                                             key.iter().map(as_int).collect();
                                         if let (Some(p), Some(k)) = (&prev, &ints) {
-                                            if k <= p {
+                                            if k < p || (k == p && !sh.repeats) {
                                                 out_of_order.push(key.clone());
                                             }
                                         }
@@ -988,6 +1012,40 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(())
     }
 
+    /// How many rows of group `g` the last written read returned at its end.
+    fn rows_in_group_written(&self, g: &[Value]) -> u64 {
+        match &self.last_group {
+            Some((k, n)) if k.as_slice() == g => *n,
+            _ => 0,
+        }
+    }
+
+    /// How many entries of group `g` the index walked by lists (read from the index alone).
+    fn group_size(&mut self, g: &[Value]) -> anyhow::Result<Option<u64>> {
+        let info = self.sh.info;
+        let conds: Vec<String> = g
+            .iter()
+            .zip(&info.pk)
+            .map(|(v, &p)| {
+                let c = &info.columns[p];
+                format!("{} = {}", quote_ident(&c.name), literal::to_sql(c.kind, v))
+            })
+            .collect();
+        let sql = format!(
+            "SELECT {} COUNT(*) FROM {} WHERE {}",
+            self.sh.opts.tag,
+            self.sh.from,
+            conds.join(" AND ")
+        );
+        match self.conn.query_first::<u64, _>(sql) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                self.failed(&e)?;
+                Ok(None)
+            }
+        }
+    }
+
     /// The row with key `key`, by equality on every key column.
     fn point(&self, key: &[Value]) -> String {
         let info = self.sh.info;
@@ -1419,21 +1477,25 @@ pub(crate) fn dump_table(
         select_list: cols,
         log: connector.error_log(),
         doubts: Mutex::new(Vec::new()),
+        group_lost: Mutex::new(Default::default()),
         suspects: Mutex::new(Vec::new()),
         explained: Mutex::new(Default::default()),
         int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
+        repeats: info.key_source == super::KeySource::Groups,
         shape: xcheck::Shape::of(&info, estimate),
         written: Mutex::new(vec![Vec::new(); xs.len()]),
         xs,
     };
     let lines = Vec::new();
-    let splits = if info.pk.is_empty() {
+    let splits = if info.pk.is_empty() || info.key_source == super::KeySource::Groups {
         Vec::new()
     } else {
         split_points(&mut conn, &info, opts)
     };
     let result = if info.pk.is_empty() {
         plain_scan(&shared, &mut entry)
+    } else if info.key_source == super::KeySource::Groups {
+        walk_groups(&shared)
     } else {
         read_ranges(&shared, &splits).and_then(|()| {
             // Every reader is done: the suspect reads, one at a time.
@@ -1466,6 +1528,7 @@ pub(crate) fn dump_table(
         }
     }
     let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
+    let group_lost = std::mem::take(&mut *shared.group_lost.lock().unwrap());
     entry
         .doubts
         .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
@@ -1535,7 +1598,12 @@ pub(crate) fn dump_table(
         let range = LostRange {
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
             from: lo.as_ref().filter(|b| b.incl).map(to_json),
-            before: hi.as_ref().map(to_json),
+            before: hi.as_ref().filter(|b| !b.incl).map(to_json),
+            to: hi.as_ref().filter(|b| b.incl).map(to_json),
+            rows: lo
+                .as_ref()
+                .and_then(|b| group_lost.get(&format!("{:?}", b.key)))
+                .copied(),
         };
         let secondary = secondary_rows(&mut conn, &info, tag, lo, hi);
         let mut line = serde_json::json!({
@@ -1795,6 +1863,62 @@ fn secondary_rows(
         }
     }
     serde_json::Value::Array(out)
+}
+
+/// A table walked by an index whose values repeat (no clustered key SQL can name, no unique index): rows in
+/// index order, each group of one value together. A read that fails inside a group is followed by the group
+/// alone, read again as far as it goes (its rows already written are read and not written again: the order
+/// inside a group, the hidden row id's, is the same every time); what is left of the group is lost, counted by
+/// the index itself, and the walk goes on after the group. Rows of such a group after its unreadable row
+/// cannot be reached through SQL: nothing orders them but the hidden row id.
+fn walk_groups(sh: &Shared) -> anyhow::Result<()> {
+    let mut r = Reader::new(sh, 0)?;
+    let mut lo: Option<B> = None;
+    loop {
+        r.last_group = None;
+        let sql = r.select(&lo, &None, false, None, false);
+        let o = r.run(&sql, true, false)?;
+        if o.ok {
+            break;
+        }
+        // The group the read failed in: the last one it returned rows of (how many of them is counted again
+        // below), else the first group after lo, as the index alone lists it.
+        let group = match &o.last {
+            Some(row) => Some(r.key_of(row)),
+            None => {
+                let sql = r.select(&lo, &None, false, Some(1), true);
+                r.run_keys(&sql)?.and_then(|k| k.into_iter().next())
+            }
+        };
+        let Some(g) = group else {
+            // No group after lo, yet the read failed: what is left cannot be listed.
+            sh.lost.lock().unwrap().push((0, lo, None));
+            break;
+        };
+        r.skip_first = r.rows_in_group_written(&g);
+        let sql = format!("{} ORDER BY {}", r.point(&g), sh.key_list);
+        let again = r.run(&sql, true, false)?;
+        r.skip_first = 0;
+        if !again.ok {
+            let listed = r.group_size(&g)?;
+            let read = again.n;
+            if listed.is_none_or(|n| n > read) {
+                if let Some(n) = listed {
+                    sh.group_lost
+                        .lock()
+                        .unwrap()
+                        .insert(format!("{:?}", g), n - read);
+                }
+                let at = Some(B {
+                    key: g.clone(),
+                    incl: true,
+                });
+                sh.lost.lock().unwrap().push((0, at.clone(), at));
+            }
+        }
+        lo = Some(B::after(g));
+    }
+    r.flush()
 }
 
 /// A table without a primary key: one plain scan, as far as it goes.

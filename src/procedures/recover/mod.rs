@@ -913,7 +913,10 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
 }
 
 fn primary_key_of(t: &dump::manifest::TableEntry) -> String {
-    format!("primary key ({})", t.primary_key.join(", "))
+    match t.key_index.as_deref() {
+        None | Some("PRIMARY") => format!("primary key ({})", t.primary_key.join(", ")),
+        Some(i) => format!("index {i} ({})", t.primary_key.join(", ")),
+    }
 }
 
 /// `keys after (6970) and before (7044)`, with either end open.
@@ -933,7 +936,20 @@ fn describe_lost(r: &dump::manifest::LostRange) -> String {
         (None, Some(f)) => Some(format!("from {}", key(f))),
         _ => None,
     };
-    let high = r.before.as_ref().map(|b| format!("before {}", key(b)));
+    if let (Some(f), Some(t)) = (&r.from, &r.to) {
+        if f == t {
+            let n = r
+                .rows
+                .map(|n| format!("{} row(s) of ", crate::units::format_count(n)))
+                .unwrap_or_default();
+            return format!("{n}the rows with key {}", key(f));
+        }
+    }
+    let high = match (&r.before, &r.to) {
+        (Some(b), _) => Some(format!("before {}", key(b))),
+        (None, Some(t)) => Some(format!("up to {}", key(t))),
+        _ => None,
+    };
     match (low, high) {
         (Some(l), Some(h)) => format!("keys {l} and {h}"),
         (Some(l), None) => format!("keys {l} to the end"),
@@ -1490,6 +1506,7 @@ mod tests {
             after: after.map(|a| vec![serde_json::json!(a)]),
             from: from.map(|a| vec![serde_json::json!(a)]),
             before: before.map(|a| vec![serde_json::json!(a)]),
+            ..Default::default()
         };
         assert_eq!(
             describe_lost(&r(Some(6970), None, Some(7044))),
@@ -1507,8 +1524,16 @@ mod tests {
             after: Some(vec![serde_json::json!(1), serde_json::json!("b")]),
             from: None,
             before: None,
+            ..Default::default()
         };
         assert_eq!(describe_lost(&composite), "keys after (1, 'b') to the end");
+        let group = LostRange {
+            from: Some(vec![serde_json::json!(7)]),
+            to: Some(vec![serde_json::json!(7)]),
+            rows: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(describe_lost(&group), "2 row(s) of the rows with key (7)");
     }
 
     #[test]

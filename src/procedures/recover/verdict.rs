@@ -100,6 +100,7 @@ mod tests {
                     after: Some(vec![serde_json::json!(i)]),
                     from: None,
                     before: None,
+                    ..Default::default()
                 })
                 .collect(),
             doubts: Vec::new(),
