@@ -1950,6 +1950,74 @@ mod tests {
     }
 
     #[test]
+    fn candidate_strings_reach_far_from_an_open_side_and_near_where_the_bounds_part() {
+        let c = candidate_strings(Some(b"Key-013329"), None, false);
+        // Short prefixes reach past the bound's own neighbourhood: 'Key_' sorts after every 'Key-…'.
+        assert!(c.contains(&b"Key_".to_vec()), "{}", c.len());
+        assert!(c.contains(&b"L".to_vec()));
+        // Every candidate extends a prefix of the bound by one character.
+        assert!(c
+            .iter()
+            .all(|x| b"Key-013329".starts_with(&x[..x.len() - 1])));
+        let both = candidate_strings(Some(b"key_000100"), Some(b"key_000300"), false);
+        assert!(both.contains(&b"key_0002".to_vec()));
+        // A multi-byte character is never cut in two.
+        let utf8 = candidate_strings(Some("aé".as_bytes()), None, false);
+        assert!(utf8.iter().all(|x| std::str::from_utf8(x).is_ok()));
+        // Binary strings get high bytes too.
+        assert!(candidate_strings(Some(b"a"), None, true).contains(&vec![0xFF]));
+    }
+
+    #[test]
+    fn a_corruption_line_is_explained_only_by_a_page_an_sql_error_named() {
+        let leaf = "InnoDB: Failed to read page 28 from file './db/t.ibd': Page read from tablespace is corrupted.";
+        let blob = "InnoDB: Failed to read page 15 from file './db/t.ibd': Page read from tablespace is corrupted.";
+        let skip = "InnoDB: Index corruption: rec offs 320 next offs 333[page id: space=6, page number=3], index `PRIMARY` of table `t`.`c`. We try to skip the record.";
+        assert_eq!(page_of(leaf), Some(28));
+        assert_eq!(page_of(skip), Some(3));
+        assert_eq!(page_of("InnoDB: File './db/t.ibd' is corrupted"), None);
+        let explained: std::collections::BTreeSet<u64> = [28].into();
+        let lines = vec![leaf.to_string(), blob.to_string()];
+        assert_eq!(unexplained(&lines, &explained), vec![blob.to_string()]);
+        // A line naming no page is explained while some read failed with an error, never otherwise.
+        let generic = vec!["InnoDB: File './db/t.ibd' is corrupted".to_string()];
+        assert!(unexplained(&generic, &explained).is_empty());
+        assert_eq!(unexplained(&generic, &Default::default()), generic);
+    }
+
+    #[test]
+    fn keys_sort_as_numbers_where_they_are_numbers() {
+        use std::cmp::Ordering::*;
+        assert_eq!(cmp_keys(&key(9), &key(10)), Less);
+        assert_eq!(cmp_keys(&key(-5), &key(3)), Less);
+        let s = |t: &str| vec![Value::Bytes(t.as_bytes().to_vec())];
+        assert_eq!(cmp_keys(&s("b"), &s("a")), Greater);
+        assert_eq!(cmp_keys(&key(4), &key(4)), Equal);
+        // A prefix sorts before the key it starts.
+        let long = vec![Value::Int(4), Value::Int(1)];
+        assert_eq!(cmp_keys(&key(4), &long), Less);
+    }
+
+    #[test]
+    fn lost_stretches_inside_a_range_are_listed_in_key_order() {
+        let lost = vec![
+            (0, Some(B::after(key(500))), Some(B::before(key(600)))),
+            (0, Some(B::after(key(20))), Some(B::before(key(90)))),
+            (0, Some(B::after(key(900))), None),
+            (0, None, Some(B::before(key(5)))),
+        ];
+        let merged = merge_lost(lost, &[]);
+        let lows: Vec<Option<Vec<Value>>> = merged
+            .iter()
+            .map(|(lo, _)| lo.as_ref().map(|b| b.key.clone()))
+            .collect();
+        assert_eq!(
+            lows,
+            vec![None, Some(key(20)), Some(key(500)), Some(key(900))]
+        );
+    }
+
+    #[test]
     fn lost_stretches_meeting_at_a_cut_become_one_range() {
         let cuts = [Value::Bytes(b"100".to_vec()), Value::Bytes(b"200".to_vec())];
         let below = |v: &Value| B {
