@@ -1075,3 +1075,67 @@ fn layout_h4_two_rows_carrying_each_others_columns_with_a_valid_checksum() {
         len: 4 + 184,
     });
 }
+
+/// i. One record's DATETIME rewritten to an hour the type cannot hold (31), on a page whose checksum is made
+/// valid again: no SQL error, no log line, the key in order, no secondary index on the column. Only the value
+/// itself tells, and the row must be in doubt.
+#[test]
+fn layout_i_a_datetime_its_column_cannot_hold_with_a_valid_checksum() {
+    let case = Case {
+        name: "lyi",
+        sql: vec![
+            "CREATE TABLE db.t (id INT NOT NULL PRIMARY KEY, dt DATETIME NOT NULL, c VARCHAR(200) NOT NULL) ENGINE=InnoDB"
+                .into(),
+            "INSERT INTO db.t SELECT seq, '2024-05-17 08:30:00' + INTERVAL seq MINUTE, REPEAT('d', 180) FROM seq_1_to_3000"
+                .into(),
+        ],
+        key: vec![0],
+        order: Some("id"),
+        threads: 2,
+    };
+    let (mut sb, truth) = build(&case);
+    let (leaves, per_leaf) = per_leaf(&sb, &truth);
+    let i = leaves.len() / 2;
+    let path = sb.sandbox.datadir.join("db/t.ibd");
+    let mut data = std::fs::read(&path).unwrap();
+    let page = &mut data
+        [leaves[i].page as usize * pages::PAGE..(leaves[i].page as usize + 1) * pages::PAGE];
+    let origins = pages::record_origins(page).unwrap();
+    // A compact clustered record: id (4 bytes), DB_TRX_ID (6), DB_ROLL_PTR (7), then dt (5 bytes, big-endian,
+    // the hour in bits 12..17 of the packed value).
+    let at = origins[10] + 4 + 6 + 7;
+    let mut v = [0u8; 8];
+    v[3..].copy_from_slice(&page[at..at + 5]);
+    let packed = u64::from_be_bytes(v) | (31 << 12);
+    page[at..at + 5].copy_from_slice(&packed.to_be_bytes()[3..]);
+    let sum = pages::crc32c(&page[..pages::PAGE - 4]);
+    page[pages::PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
+    std::fs::write(&path, &data).unwrap();
+    start_at(&mut sb, 0);
+    let id = &per_leaf[i][10];
+    let (seen, end) = observe(
+        &sb,
+        &format!("SELECT CAST(dt AS CHAR) FROM db.t WHERE id = {}", id[0]),
+    );
+    eprintln!("observed dt of row {id:?}: {seen:?} {end:?}");
+    assert!(
+        seen[0].contains(" 31:"),
+        "the server serves the impossible hour: {seen:?}"
+    );
+    let expect = Expect {
+        limit: truth.keys().into_iter().collect(),
+        lost: Some(Vec::new()),
+        keyed: true,
+        complete: false,
+    };
+    let run = recover(&sb, &case);
+    judge(&case, &truth, &expect, &run);
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+    assert!(
+        t.doubts
+            .iter()
+            .any(|d| d.kind == dump::DoubtKind::ImpossibleValue
+                && d.keys == vec![vec![serde_json::json!(id[0].parse::<i64>().unwrap())]]),
+        "{t:?}"
+    );
+}

@@ -91,6 +91,9 @@ pub enum DoubtKind {
     Uncommitted,
     /// Rows came back out of the primary key's order: the page holding them is not what InnoDB wrote.
     KeyOrder,
+    /// A value its column cannot hold (a time of day past 23:59:59, a month past 12): the record's bytes are
+    /// not what InnoDB wrote.
+    ImpossibleValue,
     /// A readable secondary index disagrees with the clustered row (a value, or a key it lists that no read
     /// returned, outside every lost range).
     SecondaryIndex,

@@ -130,7 +130,8 @@ pub struct DumpOptions {
     pub level: u8,
     /// The statement tag (`/* innops:recover:dump */`).
     pub tag: String,
-    /// Probes per unreadable stretch before it is declared lost.
+    /// Probes per unreadable stretch before it is declared lost, times one more for each distinct page the
+    /// server has reported damaged in this table (up to 64 times).
     pub probe_budget: usize,
     /// Tables with fewer rows (the server's estimate) are read by one session.
     pub split_min_rows: u64,

@@ -119,6 +119,8 @@ struct Shared<'a> {
     int_key: bool,
     /// The key walked by repeats (an index walked group by group): equal keys in a row are in order.
     repeats: bool,
+    /// Positions of DATE, DATETIME and TIMESTAMP columns: their values are checked as they stream.
+    temporal: Vec<usize>,
     /// The secondary indexes checked against the rows written ([`super::xcheck`]), and what every reader
     /// recorded for them.
     xs: Vec<xcheck::XIndex>,
@@ -324,6 +326,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let check_order = write && self.sh.int_key;
         let mut prev: Option<Vec<i128>> = None;
         let mut out_of_order: Vec<Vec<Value>> = Vec::new();
+        let mut impossible: Vec<Vec<Value>> = Vec::new();
         let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
@@ -372,6 +375,11 @@ impl<'s, 'a> Reader<'s, 'a> {
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;
                                     }
+                                    if sh.temporal.iter().any(|&p| {
+                                        r.as_ref(p).is_some_and(|v| !possible_datetime(v))
+                                    }) {
+                                        impossible.push(key.clone());
+                                    }
                                     if check_order {
                                         let ints: Option<Vec<i128>> =
                                             key.iter().map(as_int).collect();
@@ -415,6 +423,18 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
         if !out_of_order.is_empty() {
             self.doubt_out_of_order(&out_of_order);
+        }
+        if !impossible.is_empty() {
+            let info = self.sh.info;
+            self.sh.doubts.lock().unwrap().push(Doubt {
+                kind: DoubtKind::ImpossibleValue,
+                why: format!(
+                    "{} row(s) hold a date or time their column cannot hold (a time past 23:59:59, a month past 12): their record is not what InnoDB wrote",
+                    impossible.len()
+                ),
+                range: None,
+                keys: impossible.iter().map(|k| key_json(info, k)).collect(),
+            });
         }
         // Pages named while a read failed with an SQL error are that error's: the damage SQL reports. A written
         // read that ended without an error while the server logged corruption may have returned a damaged row
@@ -601,7 +621,10 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// galloping away from a known key where the other side is open (the end of the table is unknown when the
     /// last leaf is bad); strings by candidates the server itself ranks in the column's collation.
     fn gap(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
-        let mut budget = self.sh.opts.probe_budget;
+        // The budget grows with the damage: each distinct page the server reported bad can hide a readable
+        // stretch behind it (bounded, so a table of garbage ends).
+        let damaged = self.sh.explained.lock().unwrap().len();
+        let mut budget = self.sh.opts.probe_budget * (1 + damaged.min(63));
         for space in self.probe_spaces(&lo, &hi) {
             if self.probe(space, &lo, &hi, &mut budget)? {
                 return Ok(());
@@ -1204,6 +1227,32 @@ fn cmp_keys(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
     a.len().cmp(&b.len())
 }
 
+/// Whether a DATE, DATETIME or TIMESTAMP value as the server prints it (`YYYY-MM-DD[ HH:MM:SS[.ffffff]]`) is
+/// one the type can hold: month up to 12, day up to 31, hour up to 23, minute and second up to 59 (zero parts
+/// are allowed, as the zero date is). NULL and anything not in that shape are left alone.
+fn possible_datetime(v: &Value) -> bool {
+    let Value::Bytes(b) = v else { return true };
+    let Ok(t) = std::str::from_utf8(b) else {
+        return true;
+    };
+    let num = |s: Option<&str>| s.and_then(|x| x.parse::<u32>().ok());
+    let (date, time) = t.split_once(' ').unwrap_or((t, ""));
+    let mut d = date.split('-');
+    let (_, month, day) = (d.next(), num(d.next()), num(d.next()));
+    if month.is_some_and(|m| m > 12) || day.is_some_and(|x| x > 31) {
+        return false;
+    }
+    if time.is_empty() {
+        return true;
+    }
+    let mut h = time.split(':');
+    let (hour, minute) = (num(h.next()), num(h.next()));
+    let second = num(h.next().map(|s| s.split('.').next().unwrap_or(s)));
+    !(hour.is_some_and(|x| x > 23)
+        || minute.is_some_and(|x| x > 59)
+        || second.is_some_and(|x| x > 59))
+}
+
 /// The session is gone (the server crashed or went away), as opposed to a read error on a page.
 fn is_gone(e: &mysql::Error) -> bool {
     match e {
@@ -1482,6 +1531,14 @@ pub(crate) fn dump_table(
         explained: Mutex::new(Default::default()),
         int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
         repeats: info.key_source == super::KeySource::Groups,
+        temporal: (0..info.columns.len())
+            .filter(|&p| {
+                matches!(
+                    info.columns[p].data_type.as_str(),
+                    "date" | "datetime" | "timestamp"
+                )
+            })
+            .collect(),
         shape: xcheck::Shape::of(&info, estimate),
         written: Mutex::new(vec![Vec::new(); xs.len()]),
         xs,
@@ -1983,6 +2040,29 @@ mod tests {
         let generic = vec!["InnoDB: File './db/t.ibd' is corrupted".to_string()];
         assert!(unexplained(&generic, &explained).is_empty());
         assert_eq!(unexplained(&generic, &Default::default()), generic);
+    }
+
+    #[test]
+    fn a_time_past_midnight_or_a_thirteenth_month_is_impossible() {
+        let v = |t: &str| Value::Bytes(t.as_bytes().to_vec());
+        for ok in [
+            "2024-02-29",
+            "0000-00-00 00:00:00",
+            "2024-12-31 23:59:59.999999",
+            "2024-01-01 00:00:00",
+        ] {
+            assert!(possible_datetime(&v(ok)), "{ok}");
+        }
+        assert!(possible_datetime(&Value::NULL));
+        for bad in [
+            "2024-13-01",
+            "2024-01-32",
+            "2024-01-01 31:00:00",
+            "2024-01-01 23:60:00",
+            "2024-01-01 23:59:61.5",
+        ] {
+            assert!(!possible_datetime(&v(bad)), "{bad}");
+        }
     }
 
     #[test]
