@@ -44,7 +44,8 @@ pub enum Command {
     /// it; --undo returns to read-write.
     Readonly(ReadonlyArgs),
     /// Forced-recovery dump of a damaged server: copy, escalate innodb_force_recovery on the copy, dump every
-    /// row not on a damaged page, report the lost key ranges.
+    /// row SQL can still read, report the lost key ranges and the rows it cannot vouch for; exit 4 unless every
+    /// table is complete.
     Recover(RecoverArgs),
     /// Convert MyISAM tables to InnoDB by the fastest verified path, keeping the old table.
     Convert(ConvertArgs),
@@ -423,7 +424,8 @@ pub struct RecoverArgs {
     /// End by loading the dump into a fresh sandbox and checking it against the manifest.
     #[arg(long)]
     pub verify_load: bool,
-    /// Reading threads (tables are read in key ranges at once).
+    /// Reading sessions per table: a table of 100,000 rows or more (the server's estimate) with an integer-led
+    /// primary key is read in that many key ranges at once; any other table by one session.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// The server binary for the private server [default: the one on PATH, as the server's version].
