@@ -36,9 +36,9 @@ pub enum TableStatus {
     Unrecoverable,
 }
 
-/// A key range no read could reach; rows strictly between the bounds are lost. Bounds are primary-key values
-/// (the nearest readable rows) or, at a cut between parallel reads, a leading-column value; an absent bound
-/// is the start or end of the table.
+/// A key range no read could reach; rows strictly between the bounds are lost. Bounds are values of the key
+/// the table was read by (`TableEntry::key_index`: the nearest readable rows) or, at a cut between parallel
+/// reads, a leading-column value; an absent bound is the start or end of the table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LostRange {
     /// Lower bound, exclusive.
@@ -134,6 +134,10 @@ pub struct TableEntry {
     /// Rows in the file innops cannot vouch for (see [`TableStatus::Doubtful`]).
     #[serde(default)]
     pub doubts: Vec<Doubt>,
+    /// Checks that could not run for this table, one sentence each (the server's error log not readable
+    /// here, a secondary index that could not be read to its end): the verdict rests on less evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
     /// Sessions lost (server crashes) while reading this table.
     pub reconnects: u32,
     /// One sentence for a person: why the table is not complete.

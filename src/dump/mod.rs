@@ -1,18 +1,28 @@
-//! Forced-recovery dumps: every row that is not on a damaged page, read table by table into SQL files that
-//! `mariadb < FILE` loads, with the exact primary-key ranges that were lost (`lost.jsonl`) and a manifest
-//! (`manifest.json`) of rows, lost ranges, file hashes and the `innodb_force_recovery` level used.
+//! Forced-recovery dumps: every row SQL can still read, read table by table into SQL files that
+//! `mariadb < FILE` loads, with the exact key ranges that were lost (`lost.jsonl`), the rows innops cannot
+//! vouch for (doubts), and a manifest (`manifest.json`) of rows, lost ranges, doubts, file hashes and the
+//! `innodb_force_recovery` level used.
 //!
-//! How a table is read (shared/FACTS.md §4): ascending by primary key (`FORCE INDEX (PRIMARY)`) streaming, so
-//! every row received before an error is kept; after an error, one row at a time from the last key (rows
-//! InnoDB's prefetch dropped before the bad page); then descending from the end of the range to find where
-//! readable rows resume; rows found that way are read again ascending, because only an ascending scan that ends
-//! without error proves that nothing is missing (a descending scan ends silently at level ≥ 1, and `COUNT(*)`
-//! is answered from a secondary index). What stays between two readable rows is searched by probes (integer
-//! keys: midpoints; any key: the primary keys a readable secondary index lists), tolerating failures of
-//! lookups next to a bad page; what no probe reaches is a lost range, bounded by the nearest readable keys.
+//! How a table is read (shared/FACTS.md §4): by the key InnoDB clusters it by where SQL can name one (the
+//! primary key, else the UNIQUE NOT NULL index InnoDB picks), else through a secondary index whose values
+//! proved unique, else group by group through one whose values repeat, else a plain scan ([`KeySource`]).
+//! Ascending, streaming, so every row received before an error is kept; after an error, one row at a time
+//! from the last key (rows InnoDB's prefetch dropped before the bad page); then descending from the end of the
+//! range to find where readable rows resume; rows found that way are read again ascending, because only an
+//! ascending scan that ends without error proves that nothing is missing (a descending scan ends silently at
+//! level ≥ 1, and `COUNT(*)` is answered from a secondary index). What stays between two readable rows is
+//! searched by probes (the keys a readable secondary index lists; else integers by bisection and galloping,
+//! strings ranked by the server in their collation), tolerating failures of lookups next to a bad page; what
+//! no probe reaches is a lost range, bounded by the nearest readable keys.
+//!
+//! Every written read is watched for evidence innops does not write itself: the server's error log (a
+//! corruption line no SQL error accounts for), a crash, keys out of order, a date no column can hold; and
+//! each readable secondary index is read alone against the rows written ([`xcheck`]). What fails one of them
+//! is a doubt, and a table with a doubt is never "complete".
 //!
 //! A healthy table costs one ascending scan per key range (several ranges read in parallel when the leading key
-//! column is an integer and `threads` > 1); the recovery logic runs only after an error.
+//! column is an integer and `threads` > 1) and one read of each secondary index; the recovery logic runs only
+//! after an error.
 //!
 //! The caller owns the server: [`Connector::reconnect`] is called when the connection is lost (2013: the server
 //! crashed on a garbage record), and must bring the server back at the same level and return a session; the

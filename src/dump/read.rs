@@ -136,8 +136,10 @@ const CRASH_WINDOW: usize = 4096;
 /// A crash being turned into a doubt: the window before it, extended by the rows written after it.
 struct CrashDoubt {
     why: String,
-    from: Option<Vec<Value>>,
-    to: Option<Vec<Value>>,
+    /// (first, last) key of the rows in the window, one pair per read (each read ascends).
+    spans: Vec<(Vec<Value>, Vec<Value>)>,
+    /// The stretch being read when the server went away: the doubt's range when no row is in the window.
+    at: (Option<B>, Option<B>),
     /// Rows after the crash still inside the window.
     tail: usize,
 }
@@ -181,6 +183,8 @@ struct Reader<'s, 'a> {
     skip_first: u64,
     /// The key of the last row the last written read returned, and how many rows in a row ended with it.
     last_group: Option<(Vec<Value>, u64)>,
+    /// The stretch this reader is working on (for a crash that returned no row).
+    span: (Option<B>, Option<B>),
 }
 
 impl<'s, 'a> Reader<'s, 'a> {
@@ -200,6 +204,7 @@ impl<'s, 'a> Reader<'s, 'a> {
             skip_below: None,
             skip_first: 0,
             last_group: None,
+            span: (None, None),
         })
     }
 
@@ -298,6 +303,15 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// (a corruption line makes the read a suspect), the key order of its rows, and a crash (the rows around it
     /// become doubtful).
     fn run(&mut self, sql: &str, write: bool, keys_only: bool) -> anyhow::Result<Outcome> {
+        if self.sh.reconnects.load(Ordering::SeqCst) > self.sh.opts.max_reconnects {
+            // The server crashed too often on this table: no more reads of it; what is left is lost.
+            return Ok(Outcome {
+                ok: false,
+                n: 0,
+                first: None,
+                last: None,
+            });
+        }
         if self.sh.abort.load(Ordering::Relaxed) {
             return Err(crate::error::Failure::Interrupted(
                 "the dump was interrupted: the files written so far are incomplete, run it again"
@@ -327,6 +341,9 @@ impl<'s, 'a> Reader<'s, 'a> {
         let mut prev: Option<Vec<i128>> = None;
         let mut out_of_order: Vec<Vec<Value>> = Vec::new();
         let mut impossible: Vec<Vec<Value>> = Vec::new();
+        // The first and last rows of this read inside a crash's window.
+        let mut tail: Option<Vec<Value>> = None;
+        let mut tail_last: Option<Vec<Value>> = None;
         let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
@@ -390,10 +407,10 @@ impl<'s, 'a> Reader<'s, 'a> {
                                         }
                                         prev = ints;
                                     }
-                                    if let Some(c) = crash.as_mut() {
-                                        c.from.get_or_insert_with(|| key.clone());
-                                        c.to = Some(key.clone());
-                                        c.tail = c.tail.saturating_sub(1);
+                                    if let Some(c) = crash.as_mut().filter(|c| c.tail > 0) {
+                                        tail.get_or_insert_with(|| key.clone());
+                                        tail_last = Some(key.clone());
+                                        c.tail -= 1;
                                     }
                                     if recent.len() == CRASH_WINDOW {
                                         recent.pop_front();
@@ -418,6 +435,9 @@ impl<'s, 'a> Reader<'s, 'a> {
                 .map_or("end".to_string(), crate::error::describe_mysql);
             eprintln!("{sql} -> {} rows, {end}", o.n);
         }
+        if let (Some(c), Some(f), Some(l)) = (self.crash.as_mut(), tail, tail_last) {
+            c.spans.push((f, l));
+        }
         if self.crash.as_ref().is_some_and(|c| c.tail == 0) {
             self.end_crash_doubt();
         }
@@ -433,7 +453,11 @@ impl<'s, 'a> Reader<'s, 'a> {
                     impossible.len()
                 ),
                 range: None,
-                keys: impossible.iter().map(|k| key_json(info, k)).collect(),
+                keys: impossible
+                    .iter()
+                    .filter(|k| !k.is_empty())
+                    .map(|k| key_json(info, k))
+                    .collect(),
             });
         }
         // Pages named while a read failed with an SQL error are that error's: the damage SQL reports. A written
@@ -484,11 +508,14 @@ impl<'s, 'a> Reader<'s, 'a> {
         self.end_crash_doubt();
         self.crash = Some(CrashDoubt {
             why: format!(
-                "the server went away while these rows were read ({}): a record on the page it crashed on may be garbage that came back as a row",
-                crate::error::describe_mysql(e)
+                "the server went away while these rows were read ({}); innops started it again and read on: a record on the page it crashed on may be garbage that came back as a row",
+                crate::error::went_away_detail(&crate::error::describe_mysql(e))
             ),
-            from: recent.front().cloned(),
-            to: recent.back().cloned(),
+            spans: match (recent.front(), recent.back()) {
+                (Some(f), Some(l)) => vec![(f.clone(), l.clone())],
+                _ => Vec::new(),
+            },
+            at: self.span.clone(),
             tail: CRASH_WINDOW,
         });
     }
@@ -496,21 +523,44 @@ impl<'s, 'a> Reader<'s, 'a> {
     fn end_crash_doubt(&mut self) {
         let Some(c) = self.crash.take() else { return };
         let info = self.sh.info;
-        let range = match (&c.from, &c.to) {
-            (Some(f), Some(t)) => Some(KeyRange {
-                from: Some(key_json(info, f)),
-                to: Some(key_json(info, t)),
-                ..Default::default()
-            }),
-            // No row before or after it: the crash is the table's, not a range's.
-            _ => None,
-        };
-        self.sh.doubts.lock().unwrap().push(Doubt {
-            kind: DoubtKind::Crash,
-            why: c.why,
-            range,
-            keys: Vec::new(),
-        });
+        let keyed = !info.pk.is_empty();
+        let mut ranges: Vec<Option<KeyRange>> = c
+            .spans
+            .iter()
+            .filter(|_| keyed)
+            .map(|(f, t)| {
+                Some(KeyRange {
+                    from: Some(key_json(info, f)),
+                    to: Some(key_json(info, t)),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        if ranges.is_empty() {
+            // No row before or after it: the stretch it was reading (the whole table without a key).
+            let (lo, hi) = &c.at;
+            let bound = |b: &Option<B>, incl: bool| {
+                b.as_ref()
+                    .filter(|b| b.incl == incl && keyed)
+                    .map(|b| key_json(info, &b.key))
+            };
+            let r = KeyRange {
+                after: bound(lo, false),
+                from: bound(lo, true),
+                before: bound(hi, false),
+                to: bound(hi, true),
+            };
+            ranges.push((r != KeyRange::default()).then_some(r));
+        }
+        let mut doubts = self.sh.doubts.lock().unwrap();
+        for range in ranges {
+            doubts.push(Doubt {
+                kind: DoubtKind::Crash,
+                why: c.why.clone(),
+                range,
+                keys: Vec::new(),
+            });
+        }
     }
 
     fn doubt_out_of_order(&self, keys: &[Vec<Value>]) {
@@ -535,14 +585,9 @@ impl<'s, 'a> Reader<'s, 'a> {
             return Err(Unopenable(crate::error::describe_mysql(e)).into());
         }
         if gone {
-            let n = self.sh.reconnects.fetch_add(1, Ordering::SeqCst) + 1;
-            if n > self.sh.opts.max_reconnects {
-                anyhow::bail!(
-                    "the connection was lost {n} times while reading {} (last: {}): the server crashes on this table's data",
-                    self.sh.info.name,
-                    crate::error::went_away_detail(&crate::error::describe_mysql(e))
-                );
-            }
+            // Past the budget the server is still brought back (the next table needs it), but no read of
+            // this table is made again (see `run`).
+            self.sh.reconnects.fetch_add(1, Ordering::SeqCst);
             let mut conn = self
                 .sh
                 .connector
@@ -555,6 +600,7 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     /// Every readable row of (lo, hi).
     fn fill(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
+        self.span = (lo.clone(), hi.clone());
         let sql = self.select(&lo, &hi, false, None, false);
         let o = self.run(&sql, true, false)?;
         if o.ok {
@@ -570,6 +616,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// An ascending read of (lo, hi) failed after lo: one row at a time from lo (the rows prefetch dropped),
     /// then look for readable rows below hi.
     fn after_asc_error(&mut self, mut lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
+        self.span = (lo.clone(), hi.clone());
         loop {
             let sql = self.select(&lo, &hi, false, Some(1), false);
             let o = self.run(&sql, true, false)?;
@@ -586,6 +633,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// Rows of (lo, hi) where the row after lo is unreadable: descend from hi to the lowest readable row m,
     /// read (m, hi) again ascending, and search (lo, m).
     fn resume_below(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
+        self.span = (lo.clone(), hi.clone());
         let sql = self.select(&lo, &hi, true, None, true);
         let o = self.run(&sql, false, true)?;
         let mut low: Option<Row> = None;
@@ -621,6 +669,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// galloping away from a known key where the other side is open (the end of the table is unknown when the
     /// last leaf is bad); strings by candidates the server itself ranks in the column's collation.
     fn gap(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
+        self.span = (lo.clone(), hi.clone());
         // The budget grows with the damage: each distinct page the server reported bad can hide a readable
         // stretch behind it (bounded, so a table of garbage ends).
         let damaged = self.sh.explained.lock().unwrap().len();
@@ -981,10 +1030,31 @@ impl<'s, 'a> Reader<'s, 'a> {
         let suspects = std::mem::take(&mut *self.sh.suspects.lock().unwrap());
         let info = self.sh.info;
         let explained = self.sh.explained.lock().unwrap().clone();
+        // Past the crash budget no row can be read again: every suspect stays a doubt as a whole; a table
+        // without a key cannot be halved: its suspects are doubts on the whole table.
+        let can_read = self.sh.reconnects.load(Ordering::SeqCst) <= self.sh.opts.max_reconnects
+            && !info.pk.is_empty();
         for (first, last, lines) in suspects {
             let Some(line) = unexplained(&lines, &explained).into_iter().next() else {
                 continue;
             };
+            if !can_read {
+                let why = format!(
+                    "the server's error log said \"{line}\" while these rows were read, and they could not be read again one by one: a column may have come back truncated or empty without any SQL error"
+                );
+                let range = (!info.pk.is_empty()).then(|| KeyRange {
+                    from: Some(key_json(info, &first)),
+                    to: Some(key_json(info, &last)),
+                    ..Default::default()
+                });
+                self.sh.doubts.lock().unwrap().push(Doubt {
+                    kind: DoubtKind::ErrorLog,
+                    why,
+                    range,
+                    keys: Vec::new(),
+                });
+                continue;
+            }
             let lo = Some(B {
                 key: first.clone(),
                 incl: true,
@@ -1456,6 +1526,7 @@ pub(crate) fn dump_table(
             .filter(|(t, _)| t.as_ref().is_none_or(|t| t == name))
             .map(|(_, d)| d.clone())
             .collect(),
+        unchecked: Vec::new(),
         reconnects: 0,
         note: None,
     };
@@ -1554,13 +1625,26 @@ pub(crate) fn dump_table(
     } else if info.key_source == super::KeySource::Groups {
         walk_groups(&shared)
     } else {
-        read_ranges(&shared, &splits).and_then(|()| {
-            // Every reader is done: the suspect reads, one at a time.
-            let mut r = Reader::new(&shared, 0)?;
-            r.confirm()
-        })
-    };
+        read_ranges(&shared, &splits)
+    }
+    .and_then(|()| {
+        // Every reader is done: the suspect reads, one at a time.
+        let mut r = Reader::new(&shared, 0)?;
+        r.confirm()
+    });
     entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
+    if !shared.log.as_ref().is_some_and(|l| l.is_file()) {
+        entry.unchecked.push(
+            "the server's error log was not readable here, so a column that came back truncated without an SQL error (a damaged BLOB page) would not be seen"
+                .into(),
+        );
+    }
+    if entry.reconnects > opts.max_reconnects {
+        entry.note = Some(format!(
+            "the server went away {} times while {name} was read, more than the {} innops allows a table: the key ranges not read by then are reported lost",
+            entry.reconnects, opts.max_reconnects
+        ));
+    }
     match result {
         Ok(()) => {}
         Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
@@ -1619,16 +1703,12 @@ pub(crate) fn dump_table(
         let outside = (!outside.is_empty()).then(|| outside.join(" AND "));
         let written = std::mem::take(&mut *shared.written.lock().unwrap());
         for (x, w) in shared.xs.iter().zip(written) {
-            if let Some(d) = xcheck::compare(
-                &mut conn,
-                tag,
-                &info,
-                &shared.shape,
-                x,
-                w,
-                outside.as_deref(),
-            ) {
-                entry.doubts.extend(d);
+            match xcheck::compare(&mut conn, tag, &info, &shared.shape, x, w, outside.as_deref()) {
+                Some(d) => entry.doubts.extend(d),
+                None => entry.unchecked.push(format!(
+                    "index {} could not be read to its end, so the rows were not checked against it",
+                    quote_ident(&x.name)
+                )),
             }
         }
     }

@@ -795,7 +795,7 @@ fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     let pr2 = private.clone();
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
-            "per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s); files in {}",
+            "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched; each secondary index read against the rows; {} thread(s); files in {}",
             p.threads,
             p.out.display()
         ))
@@ -1338,7 +1338,7 @@ impl Connector for InPlaceConnector<'_> {
 fn dump_in_place_step(p: &RecoverParams) -> Step {
     let (p1, p2) = (p.clone(), p.clone());
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
-        .preview(format!("per table: SELECT … FORCE INDEX (PRIMARY) ORDER BY pk (streaming), then DESC from the end, then key ranges; {} thread(s)", p.threads))
+        .preview(format!("per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched; each secondary index read against the rows; {} thread(s)", p.threads))
         .act(move |ctx| {
             let e = escalation(ctx).ok_or_else(|| post_check("the escalation's level is not recorded in this run: run the recovery again"))?;
             let tag = ctx.tag();

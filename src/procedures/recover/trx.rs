@@ -179,7 +179,7 @@ pub fn amend(
                 .is_none_or(|n| n.db == t.db && n.table == t.table);
             if here && !t.doubts.contains(d) {
                 t.doubts.push(d.clone());
-                if t.status == TableStatus::Complete || t.status == TableStatus::Partial {
+                if t.status != TableStatus::Unrecoverable {
                     t.status = TableStatus::Doubtful;
                 }
                 changed = true;
@@ -822,6 +822,7 @@ mod tests {
             key_index: None,
             lost: vec![],
             doubts: vec![],
+            unchecked: vec![],
             reconnects: 0,
             note: None,
         };

@@ -104,6 +104,7 @@ mod tests {
                 })
                 .collect(),
             doubts: Vec::new(),
+            unchecked: Vec::new(),
             reconnects: 0,
             note: None,
         }
