@@ -11,6 +11,7 @@ use mysql::Row;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::independent::{IndexAgreement, LostCount};
 use super::read::push_tuple;
 use super::{prepare_session, TableInfo, TableName};
 use crate::server::Target;
@@ -39,8 +40,12 @@ pub enum TableStatus {
 /// A key range no read could reach; rows strictly between the bounds are lost. Bounds are primary-key values
 /// (the nearest readable rows) or, at a cut between parallel reads, a leading-column value; an absent bound
 /// is the start or end of the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LostRange {
+    /// How many entries each readable secondary index listed inside the range when it was dumped: the
+    /// damaged server's own count of the rows lost here (`--verify-load` reports it per range).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub listed: BTreeMap<String, u64>,
     /// Lower bound, exclusive.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub after: Option<Vec<serde_json::Value>>,
@@ -89,6 +94,23 @@ pub enum DoubtKind {
     SecondaryIndex,
 }
 
+/// What a readable secondary index of the damaged server held outside the lost ranges, read alone while the
+/// table was dumped (see `xcheck`): evidence innops did not write, that `--verify-load` compares the loaded
+/// rows with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEvidence {
+    pub index: String,
+    /// Entries the index listed outside every lost range.
+    pub entries: u64,
+    /// Wrapping sum of their entry hashes (each entry: the index's columns and the key, hashed as `xcheck`
+    /// does), 16 hex digits.
+    pub sum: String,
+    /// The dump's own cross-check of this index against the rows it wrote disagreed: the table's doubts of
+    /// kind `secondary_index` say how.
+    #[serde(default)]
+    pub doubted: bool,
+}
+
 /// Rows innops wrote but cannot vouch for, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Doubt {
@@ -124,6 +146,10 @@ pub struct TableEntry {
     /// Rows in the file innops cannot vouch for (see [`TableStatus::Doubtful`]).
     #[serde(default)]
     pub doubts: Vec<Doubt>,
+    /// What each readable secondary index held outside the lost ranges (the per-range counts are on each
+    /// [`LostRange`]); empty when no index could be checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexEvidence>,
     /// Sessions lost (server crashes) while reading this table.
     pub reconnects: u32,
     /// One sentence for a person: why the table is not complete.
@@ -213,7 +239,8 @@ pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
     Ok(format!("{:x}", h.finalize()))
 }
 
-/// What loading one table showed.
+/// What loading one table showed: against the manifest (rows, content hash: that proves the file), and against
+/// the damaged server's own secondary indexes (that proves the data, where an index was readable).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadCheck {
     pub db: String,
@@ -221,11 +248,20 @@ pub struct LoadCheck {
     pub rows_expected: u64,
     pub rows_loaded: u64,
     pub hash_matches: bool,
+    /// The loaded rows against each index the damaged server could read.
+    #[serde(default)]
+    pub indexes: Vec<IndexAgreement>,
+    /// Each lost range: the loaded rows in it, and what the indexes listed there.
+    #[serde(default)]
+    pub lost: Vec<LostCount>,
 }
 
 impl LoadCheck {
     pub fn ok(&self) -> bool {
-        self.rows_expected == self.rows_loaded && self.hash_matches
+        self.rows_expected == self.rows_loaded
+            && self.hash_matches
+            && self.indexes.iter().all(IndexAgreement::ok)
+            && self.lost.iter().all(LostCount::ok)
     }
 }
 
@@ -259,7 +295,8 @@ fn client_binary() -> anyhow::Result<std::path::PathBuf> {
 
 /// Load every file of the dump in `dir` into `target` with the `mariadb` client (as `mariadb < FILE` does),
 /// after checking each file's sha256 against the manifest, then count each table's rows and hash its content
-/// the way the dump did. The target must not hold the dumped tables yet.
+/// the way the dump did, and compare every loaded row with what the damaged server's readable secondary
+/// indexes held (see [`super::independent`]). The target must not hold the dumped tables yet.
 pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Verified> {
     let m = Manifest::read(dir)?;
     for (f, h) in &m.files {
@@ -331,19 +368,25 @@ pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Ver
         let mut rows = 0u64;
         let mut hash = 0u128;
         let mut buf = Vec::new();
+        let named: Vec<&str> = t.indexes.iter().map(|e| e.index.as_str()).collect();
+        let mut tally = super::xcheck::Tally::new(&info, &named);
         for r in conn.query_iter(sql)? {
             let r: Row = r?;
+            tally.add(&r);
             buf.clear();
             push_tuple(&mut buf, &kinds, &r);
             hash = hash.wrapping_add(xxhash_rust::xxh3::xxh3_128(&buf));
             rows += 1;
         }
+        let (indexes, lost) = super::independent::check(&mut conn, tag, &info, t, &tally)?;
         checks.push(LoadCheck {
             db: t.db.clone(),
             table: t.table.clone(),
             rows_expected: t.rows,
             rows_loaded: rows,
             hash_matches: t.content_hash.as_deref() == Some(format!("{hash:032x}").as_str()),
+            indexes,
+            lost,
         });
     }
     Ok(Verified { tables: checks })

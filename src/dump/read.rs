@@ -1351,6 +1351,7 @@ pub(crate) fn dump_table(
             .collect(),
         reconnects: 0,
         note: None,
+        indexes: Vec::new(),
     };
     let create: String = match conn
         .query_first::<(String, String), _>(format!("SHOW {tag} CREATE TABLE {}", name.qualified()))
@@ -1508,7 +1509,8 @@ pub(crate) fn dump_table(
                 w,
                 outside.as_deref(),
             ) {
-                entry.doubts.extend(d);
+                entry.doubts.extend(d.0);
+                entry.indexes.push(d.1);
             }
         }
     }
@@ -1536,8 +1538,13 @@ pub(crate) fn dump_table(
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
             from: lo.as_ref().filter(|b| b.incl).map(to_json),
             before: hi.as_ref().map(to_json),
+            ..Default::default()
         };
         let secondary = secondary_rows(&mut conn, &info, tag, lo, hi);
+        let range = LostRange {
+            listed: xcheck::listed(&secondary),
+            ..range
+        };
         let mut line = serde_json::json!({
             "db": name.db, "table": name.table, "primary_key": entry.primary_key,
         });

@@ -1490,6 +1490,7 @@ mod tests {
             after: after.map(|a| vec![serde_json::json!(a)]),
             from: from.map(|a| vec![serde_json::json!(a)]),
             before: before.map(|a| vec![serde_json::json!(a)]),
+            ..Default::default()
         };
         assert_eq!(
             describe_lost(&r(Some(6970), None, Some(7044))),
@@ -1507,6 +1508,7 @@ mod tests {
             after: Some(vec![serde_json::json!(1), serde_json::json!("b")]),
             from: None,
             before: None,
+            ..Default::default()
         };
         assert_eq!(describe_lost(&composite), "keys after (1, 'b') to the end");
     }

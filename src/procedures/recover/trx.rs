@@ -824,6 +824,7 @@ mod tests {
             doubts: vec![],
             reconnects: 0,
             note: None,
+            indexes: Vec::new(),
         };
         let mut m = Manifest {
             format: 1,

@@ -100,11 +100,13 @@ mod tests {
                     after: Some(vec![serde_json::json!(i)]),
                     from: None,
                     before: None,
+                    ..Default::default()
                 })
                 .collect(),
             doubts: Vec::new(),
             reconnects: 0,
             note: None,
+            indexes: Vec::new(),
         }
     }
 
