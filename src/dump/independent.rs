@@ -330,7 +330,7 @@ fn literal_of(kind: Kind, v: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::manifest::{Doubt, LoadCheck, TableStatus};
+    use crate::dump::manifest::{Doubt, LoadCheck, TableStatus, Verified};
     use serde_json::json;
 
     fn entry(lost: Vec<LostRange>, indexes: Vec<IndexEvidence>, doubts: Vec<Doubt>) -> TableEntry {
@@ -499,6 +499,14 @@ mod tests {
         assert!(!load_check(100, false, true, 0).ok(), "content hash");
         assert!(!load_check(100, true, false, 0).ok(), "the index");
         assert!(!load_check(100, true, true, 1).ok(), "a lost range");
+        let tables = |second_ok: bool| Verified {
+            tables: vec![
+                load_check(100, true, true, 0),
+                load_check(100, true, second_ok, 0),
+            ],
+        };
+        assert!(tables(true).ok());
+        assert!(!tables(false).ok(), "one table of two");
     }
 
     #[test]

@@ -263,6 +263,27 @@ impl LoadCheck {
             && self.indexes.iter().all(IndexAgreement::ok)
             && self.lost.iter().all(LostCount::ok)
     }
+
+    /// One sentence per part that failed, naming the table.
+    pub fn failures(&self) -> Vec<String> {
+        let name = TableName::new(&self.db, &self.table);
+        let mut out = Vec::new();
+        if self.rows_expected != self.rows_loaded {
+            out.push(format!(
+                "{name}: {} rows loaded, the manifest says {}",
+                self.rows_loaded, self.rows_expected
+            ));
+        }
+        if !self.hash_matches {
+            out.push(format!(
+                "{name}: the loaded rows' content hash is not the manifest's"
+            ));
+        }
+        let index = self.indexes.iter().filter(|i| !i.ok()).map(|i| &i.verdict);
+        let lost = self.lost.iter().filter(|l| !l.ok()).map(|l| &l.verdict);
+        out.extend(index.chain(lost).map(|v| format!("{name}: {v}")));
+        out
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -273,6 +294,11 @@ pub struct Verified {
 impl Verified {
     pub fn ok(&self) -> bool {
         self.tables.iter().all(LoadCheck::ok)
+    }
+
+    /// Every failure of every table (see [`LoadCheck::failures`]).
+    pub fn failures(&self) -> Vec<String> {
+        self.tables.iter().flat_map(LoadCheck::failures).collect()
     }
 }
 
