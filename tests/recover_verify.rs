@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use innops::dump::damage as pages;
 use innops::dump::manifest::sha256_file;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
 use mysql::prelude::Queryable;
@@ -150,4 +151,67 @@ fn verify_load_checks_the_rows_against_the_damaged_servers_index_and_catches_a_f
     assert!(lc.lost.iter().all(|l| l.ok()), "{lc:#?}");
     assert!(!lc.ok(), "{lc:#?}");
     assert!(!v.ok(), "{v:#?}");
+}
+
+/// Two neighbouring rows carrying each other's `k` and `c` on a page whose checksum is valid: the dump's own
+/// cross-check finds index k disagreeing and says so in a doubt. The loaded rows differ from the index as that
+/// doubt says: verify-load reports it and does not fail on it.
+#[test]
+fn verify_load_passes_where_the_rows_differ_from_the_index_as_the_manifests_doubts_say() {
+    let mut sb = Sandboxed::new("vfy2");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    drop(c);
+    stop_slow(&sb);
+    let leaves = leaves(&sb, "t", 3);
+    let leaf = &leaves[leaves.len() / 2];
+    // After the 4-byte id, the 6-byte transaction id and the 7-byte roll pointer: k, then c (184 bytes for
+    // these four-digit ids).
+    let how = pages::Scramble::Exchange {
+        nth: leaf.n_recs / 2,
+        from: 4 + 6 + 7,
+        len: 4 + 184,
+    };
+    pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", "t")
+        .unwrap()
+        .scramble(leaf.page, &how)
+        .unwrap();
+    start_at(&mut sb, 0);
+
+    let out = tempfile::tempdir().unwrap();
+    let m = dump_one(&sb, out.path(), "t");
+    let t = m.table("db", "t").unwrap();
+    assert_eq!(t.status, TableStatus::Doubtful, "{t:#?}");
+    assert!(t.lost.is_empty(), "{t:#?}");
+    assert!(t.indexes[0].doubted, "{t:#?}");
+    assert!(
+        t.doubts
+            .iter()
+            .any(|d| d.kind == dump::DoubtKind::SecondaryIndex),
+        "{t:#?}"
+    );
+    let fresh = Sandboxed::new("vfy2a");
+    let v = dump::verify_load(out.path(), &fresh.target(), "/* innops:test */").expect("load");
+    let lc = &v.tables[0];
+    assert_eq!(lc.rows_loaded, 3000);
+    assert!(!lc.indexes[0].agrees, "{lc:#?}");
+    assert!(
+        lc.indexes[0]
+            .verdict
+            .contains("the same number of entries with other values"),
+        "{}",
+        lc.indexes[0].verdict
+    );
+    assert!(
+        lc.indexes[0]
+            .verdict
+            .ends_with("it differs as the manifest's doubts say"),
+        "{}",
+        lc.indexes[0].verdict
+    );
+    assert!(v.ok(), "{v:#?}");
 }
