@@ -75,6 +75,7 @@ fn verify_load_checks_the_rows_against_the_damaged_servers_index_and_catches_a_f
     let v = dump::verify_load(out.path(), &fresh.target(), "/* innops:test */").expect("load");
     assert!(v.ok(), "{v:#?}");
     let lc = &v.tables[0];
+    assert_eq!(lc.unchecked, None);
     let loaded = lc.rows_loaded;
     let missing = 3000 - loaded;
     assert_eq!(missing, on_bad.len() as u64);

@@ -489,6 +489,7 @@ mod tests {
             hash_matches: hash,
             indexes,
             lost,
+            unchecked: None,
         }
     }
 

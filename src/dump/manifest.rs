@@ -254,6 +254,9 @@ pub struct LoadCheck {
     /// Each lost range: the loaded rows in it, and what the indexes listed there.
     #[serde(default)]
     pub lost: Vec<LostCount>,
+    /// Why the rows could only be checked against the manifest (no index evidence was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchecked: Option<String>,
 }
 
 impl LoadCheck {
@@ -413,6 +416,9 @@ pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Ver
             hash_matches: t.content_hash.as_deref() == Some(format!("{hash:032x}").as_str()),
             indexes,
             lost,
+            unchecked: t.indexes.is_empty().then(|| {
+                "the dump recorded no readable secondary index of the damaged server for this table (none, or the table was not read by its primary or clustered UNIQUE key): its rows are checked against innops's own manifest only".to_string()
+            }),
         });
     }
     Ok(Verified { tables: checks })
