@@ -7,6 +7,7 @@
 #   benches/mutants.sh convert   # the conversion's checks, verification and copy (tests: convert, verdicts)
 #   benches/mutants.sh plan      # the runner, journal, run locks and load guard
 #   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
+#   benches/mutants.sh recover   # recover's verdicts: doubts, probes, the cross-check, exit 4 (tests: recover*)
 #   RE='(differences|row_hash)' benches/mutants.sh convert   # only the mutants of these functions
 #
 # Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
@@ -32,8 +33,16 @@ redo)
     re='.'
     tests='test(/^redo::/) | test(/procedures::redo/)'
     ;;
+recover)
+    files=(-f src/dump/read.rs -f src/dump/xcheck.rs -f src/dump/manifest.rs -f src/dump/mod.rs
+        -f src/procedures/recover/mod.rs -f src/procedures/recover/verdict.rs -f src/procedures/recover/trx.rs)
+    # What decides a verdict: doubts (log, crash, key order, cross-check), probes and lost ranges, the key
+    # walked by, the load check, the exit code.
+    re='(confirm|bisect|unexplained|page_of|corruption_since|end_crash_doubt|begin_crash_doubt|doubt_out_of_order|compare|record|entry|key_id|gap|probe|probe_spaces|column_space|string_points|candidate_strings|read_ranges|merge_lost|cmp_keys|walk_groups|group_size|rows_in_group_written|choose_secondary_key|TableInfo::read|dump_table|LoadCheck::ok|Verified::ok|verify_load|shortfall|doubts|assess)'
+    tests='test(/^recover/) | test(/dump::/) | test(/procedures::recover/)'
+    ;;
 *)
-    echo "usage: $0 convert|plan|redo" >&2
+    echo "usage: $0 convert|plan|redo|recover" >&2
     exit 2
     ;;
 esac

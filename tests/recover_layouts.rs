@@ -586,7 +586,6 @@ fn observe(sb: &Sandboxed, sql: &str) -> (Vec<String>, Option<String>) {
 /// ascending scan (it descends the leftmost path and follows the leaf links, never reading the damaged page),
 /// so every row must come back and the table is complete.
 #[test]
-#[ignore = "issue 21: 168,755 of 200,000 readable rows; lost range from the cut 100000 before 131245 though a plain scan reads every row; status partial; exit 0"]
 fn layout_a_damaged_non_leaf_page_under_the_cut_between_two_threads() {
     // 200,000 rows of ~190 bytes: ~2,700 leaves, three levels (the root at level 2).
     let case = Case {
@@ -693,7 +692,6 @@ fn middle(per_leaf: &[Vec<Key>], _: &Truth) -> BTreeSet<usize> {
 /// b. The last leaf damaged, no secondary index to list what it held: every row before it is recovered, and
 /// the lost range runs from the last readable key to the end.
 #[test]
-#[ignore = "issue 21: exit 0 for a partial dump (2,958 of 2,958 readable rows, lost range right)"]
 fn layout_b_the_last_leaf_damaged_without_a_secondary_index() {
     let case = Case {
         name: "lyb",
@@ -708,7 +706,6 @@ fn layout_b_the_last_leaf_damaged_without_a_secondary_index() {
 /// c. A VARCHAR-led primary key (utf8mb4_general_ci, mixed case), a bad leaf in the middle, no secondary
 /// index: no integer midpoints to probe and no index to list the keys.
 #[test]
-#[ignore = "issue 21: exit 0 for a partial dump (2,930 of 2,930 readable rows, lost range right)"]
 fn layout_c_a_varchar_primary_key_with_a_bad_leaf_in_the_middle() {
     let case = Case {
         name: "lyc",
@@ -727,14 +724,37 @@ fn layout_c_a_varchar_primary_key_with_a_bad_leaf_in_the_middle() {
     bad_leaves(&case, true, middle);
 }
 
-/// d. No primary key (InnoDB's hidden row id orders the clustered index), a secondary index, a bad clustered
-/// leaf in the middle: the rows after it are still reachable through the secondary index. The plain scan the
-/// truth is read by follows the hidden row id, which follows the insert order (id).
+/// d. No primary key (InnoDB's hidden row id orders the clustered index), a bad clustered leaf in the middle,
+/// and a secondary index on a column whose values are unique though not declared so: the rows after the bad
+/// leaf are reached through that index, and the lost range is bounded in it. The plain scan the truth is read
+/// by follows the hidden row id, which follows the insert order (id).
 #[test]
-#[ignore = "issue 21: the plain scan stops at the bad leaf: 1,505 of 2,930 readable rows; exit 0"]
-fn layout_d_no_primary_key_with_a_secondary_index_and_a_bad_clustered_leaf() {
+fn layout_d_no_primary_key_walked_by_a_secondary_index_of_unique_values() {
     let case = Case {
         name: "lyd",
+        sql: vec![
+            "CREATE TABLE db.t (id INT NOT NULL, k INT NOT NULL, c VARCHAR(200) NOT NULL, KEY k (k), KEY id (id)) \
+             ENGINE=InnoDB"
+                .into(),
+            "INSERT INTO db.t SELECT seq, seq * 7 % 1000, CONCAT(REPEAT('n', 180), seq) FROM seq_1_to_3000".into(),
+        ],
+        key: vec![0],
+        order: None,
+        threads: 2,
+    };
+    let run = bad_leaves(&case, true, middle);
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+    assert_eq!(t.key_index.as_deref(), Some("id"), "{t:?}");
+}
+
+/// d2. No primary key and only an index whose values repeat (three rows per value of k): the walk goes group
+/// by group. A group with a row on the bad leaf is read up to that row, as SQL allows (nothing but the hidden
+/// row id orders a group); every other row is recovered, and each group read in part is a lost range whose
+/// `rows` is what the index counts and the file lacks.
+#[test]
+fn layout_d2_no_primary_key_and_an_index_whose_values_repeat() {
+    let case = Case {
+        name: "lyd2",
         sql: vec![
             "CREATE TABLE db.t (id INT NOT NULL, k INT NOT NULL, c VARCHAR(200) NOT NULL, KEY k (k)) ENGINE=InnoDB"
                 .into(),
@@ -744,15 +764,69 @@ fn layout_d_no_primary_key_with_a_secondary_index_and_a_bad_clustered_leaf() {
         order: None,
         threads: 2,
     };
-    let run = bad_leaves(&case, false, middle);
-    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
-    assert_ne!(t.status, TableStatus::Complete, "{t:?}");
+    let (mut sb, truth) = build(&case);
+    let (leaves, per_leaf) = per_leaf(&sb, &truth);
+    let bad = middle(&per_leaf, &truth);
+    damage_leaves(&mut sb, &leaves, &bad);
+    let on_bad: BTreeSet<Key> = bad
+        .iter()
+        .flat_map(|&i| per_leaf[i].iter().cloned())
+        .collect();
+    // What SQL can reach: per value of k, its rows in hidden-row-id (insert) order up to the first on the bad
+    // leaf.
+    let mut groups: BTreeMap<String, Vec<&TextRow>> = BTreeMap::new();
+    for r in &truth.rows {
+        groups.entry(r[1].clone().unwrap()).or_default().push(r);
+    }
+    let mut reachable: BTreeSet<Key> = BTreeSet::new();
+    let mut cut: BTreeMap<i64, u64> = BTreeMap::new();
+    for (k, rows) in &groups {
+        let upto = rows
+            .iter()
+            .position(|r| on_bad.contains(&truth.key_of(r)))
+            .unwrap_or(rows.len());
+        reachable.extend(rows[..upto].iter().map(|r| truth.key_of(r)));
+        if upto < rows.len() {
+            cut.insert(k.parse().unwrap(), (rows.len() - upto) as u64);
+        }
+    }
+    let run = recover(&sb, &case);
+    let m = run.manifest.as_ref().expect("a manifest");
+    let t = m.table("db", "t").unwrap();
+    let got = run.loaded.as_ref().expect("the files load");
+    let by_key = truth.by_key();
+    for r in got {
+        assert_eq!(
+            Some(r),
+            by_key.get(&truth.key_of(r)),
+            "a row that is not the truth's"
+        );
+    }
+    let got_keys: BTreeSet<Key> = got.iter().map(|r| truth.key_of(r)).collect();
+    assert_eq!(got_keys, reachable, "every row SQL can reach, and no other");
+    let lost: BTreeMap<i64, u64> = t
+        .lost
+        .iter()
+        .map(|l| {
+            assert_eq!(l.from, l.to, "a group's range is one value: {l:?}");
+            (
+                l.from.as_ref().unwrap()[0].as_i64().unwrap(),
+                l.rows.unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lost, cut,
+        "one lost range per group read in part, counted by the index"
+    );
+    assert_eq!(t.key_index.as_deref(), Some("k"), "{t:?}");
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    assert_eq!(run.out.code, 4, "{}", run.out.stderr);
 }
 
 /// e. The clustered index is a UNIQUE NOT NULL key (no PRIMARY KEY), a bad leaf in the middle, a secondary
 /// index beside it: the unique key is the table's key, and the lost range is bounded in it.
 #[test]
-#[ignore = "issue 21: the UNIQUE NOT NULL clustered key is not used: 1,471 of 2,928 readable rows, no lost range, status no_primary_key, exit 0"]
 fn layout_e_a_unique_not_null_clustered_key_with_a_bad_leaf() {
     let case = Case {
         name: "lye",
@@ -821,13 +895,11 @@ fn sparse_bigint(name: &'static str, n: u32) {
 }
 
 #[test]
-#[ignore = "issue 21: exit 0 for a partial dump (119,716 of 119,716 readable rows, lost ranges right)"]
 fn layout_f1_sparse_bigint_keys_with_bad_leaves_and_one_on_the_cut() {
     sparse_bigint("lyf1", 120_000);
 }
 
 #[test]
-#[ignore = "issue 21: lost ranges listed out of key order (5002268334.. before 5000684892..); exit 0"]
 fn layout_f2_sparse_bigint_keys_with_bad_leaves_read_by_one_session() {
     sparse_bigint("lyf2", 3000);
 }
@@ -836,7 +908,6 @@ fn layout_f2_sparse_bigint_keys_with_bad_leaves_read_by_one_session() {
 /// returns both rows, their column truncated or empty, without an SQL error: only its error log says so, and
 /// the manifest must doubt exactly those rows.
 #[test]
-#[ignore = "issue 21: rows 50 and 100 come back with their BLOB empty and cut to 16,330 bytes, no doubt, status complete, exit 0"]
 fn layout_g_damaged_blob_pages_first_and_later_in_a_chain() {
     let case = Case {
         name: "lyg",
@@ -976,13 +1047,11 @@ fn scrambled(name: &'static str, how: impl Fn(&IndexPage) -> Scramble) {
 }
 
 #[test]
-#[ignore = "issue 21: garbage row 1485 unmarked after 9 server crashes; status partial, not doubtful; exit 0"]
 fn layout_h1_garbage_records_with_a_valid_checksum() {
     scrambled("lyh1", |_| Scramble::Fill);
 }
 
 #[test]
-#[ignore = "issue 21: key 2000000000 (out of key order) unmarked, row 1513 missing outside any lost range or doubt; status complete, exit 0"]
 fn layout_h2_a_key_that_never_existed_with_a_valid_checksum() {
     scrambled("lyh2", |l| Scramble::Key {
         nth: l.n_recs / 2,
@@ -999,11 +1068,74 @@ fn layout_h3_two_records_swapped_with_a_valid_checksum() {
 /// id and the 7-byte roll pointer; c holds 184 bytes for these four-digit ids): keys in order, no error, two
 /// rows that were never written. Only the secondary index k can tell.
 #[test]
-#[ignore = "issue 21: rows 1513 and 1514 carry each other's columns (index k disagrees), unmarked; status complete, exit 0"]
 fn layout_h4_two_rows_carrying_each_others_columns_with_a_valid_checksum() {
     scrambled("lyh4", |l| Scramble::Exchange {
         nth: l.n_recs / 2,
         from: 4 + 6 + 7,
         len: 4 + 184,
     });
+}
+
+/// i. One record's DATETIME rewritten to an hour the type cannot hold (31), on a page whose checksum is made
+/// valid again: no SQL error, no log line, the key in order, no secondary index on the column. Only the value
+/// itself tells, and the row must be in doubt.
+#[test]
+fn layout_i_a_datetime_its_column_cannot_hold_with_a_valid_checksum() {
+    let case = Case {
+        name: "lyi",
+        sql: vec![
+            "CREATE TABLE db.t (id INT NOT NULL PRIMARY KEY, dt DATETIME NOT NULL, c VARCHAR(200) NOT NULL) ENGINE=InnoDB"
+                .into(),
+            "INSERT INTO db.t SELECT seq, '2024-05-17 08:30:00' + INTERVAL seq MINUTE, REPEAT('d', 180) FROM seq_1_to_3000"
+                .into(),
+        ],
+        key: vec![0],
+        order: Some("id"),
+        threads: 2,
+    };
+    let (mut sb, truth) = build(&case);
+    let (leaves, per_leaf) = per_leaf(&sb, &truth);
+    let i = leaves.len() / 2;
+    let path = sb.sandbox.datadir.join("db/t.ibd");
+    let mut data = std::fs::read(&path).unwrap();
+    let page = &mut data
+        [leaves[i].page as usize * pages::PAGE..(leaves[i].page as usize + 1) * pages::PAGE];
+    let origins = pages::record_origins(page).unwrap();
+    // A compact clustered record: id (4 bytes), DB_TRX_ID (6), DB_ROLL_PTR (7), then dt (5 bytes, big-endian,
+    // the hour in bits 12..17 of the packed value).
+    let at = origins[10] + 4 + 6 + 7;
+    let mut v = [0u8; 8];
+    v[3..].copy_from_slice(&page[at..at + 5]);
+    let packed = u64::from_be_bytes(v) | (31 << 12);
+    page[at..at + 5].copy_from_slice(&packed.to_be_bytes()[3..]);
+    let sum = pages::crc32c(&page[..pages::PAGE - 4]);
+    page[pages::PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
+    std::fs::write(&path, &data).unwrap();
+    start_at(&mut sb, 0);
+    let id = &per_leaf[i][10];
+    let (seen, end) = observe(
+        &sb,
+        &format!("SELECT CAST(dt AS CHAR) FROM db.t WHERE id = {}", id[0]),
+    );
+    eprintln!("observed dt of row {id:?}: {seen:?} {end:?}");
+    assert!(
+        seen[0].contains(" 31:"),
+        "the server serves the impossible hour: {seen:?}"
+    );
+    let expect = Expect {
+        limit: truth.keys().into_iter().collect(),
+        lost: Some(Vec::new()),
+        keyed: true,
+        complete: false,
+    };
+    let run = recover(&sb, &case);
+    judge(&case, &truth, &expect, &run);
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+    assert!(
+        t.doubts
+            .iter()
+            .any(|d| d.kind == dump::DoubtKind::ImpossibleValue
+                && d.keys == vec![vec![serde_json::json!(id[0].parse::<i64>().unwrap())]]),
+        "{t:?}"
+    );
 }

@@ -55,6 +55,13 @@ pub struct LostRange {
     /// Upper bound, exclusive.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub before: Option<Vec<serde_json::Value>>,
+    /// Upper bound, inclusive: with `from` equal to it, the rows of one value of an index whose values repeat
+    /// (a table walked group by group), of which `rows` were not read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub to: Option<Vec<serde_json::Value>>,
+    /// Rows lost here as the index walked by counts them, where it can (a group of repeated values).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rows: Option<u64>,
 }
 
 /// A key range of a doubt: bounds as in [`LostRange`], plus an inclusive upper bound; all absent is the whole
@@ -89,6 +96,9 @@ pub enum DoubtKind {
     Uncommitted,
     /// Rows came back out of the primary key's order: the page holding them is not what InnoDB wrote.
     KeyOrder,
+    /// A value its column cannot hold (a time of day past 23:59:59, a month past 12): the record's bytes are
+    /// not what InnoDB wrote.
+    ImpossibleValue,
     /// A readable secondary index disagrees with the clustered row (a value, or a key it lists that no read
     /// returned, outside every lost range).
     SecondaryIndex,

@@ -131,7 +131,8 @@ pub struct DumpOptions {
     pub level: u8,
     /// The statement tag (`/* innops:recover:dump */`).
     pub tag: String,
-    /// Probes per unreadable stretch before it is declared lost.
+    /// Probes per unreadable stretch before it is declared lost, times one more for each distinct page the
+    /// server has reported damaged in this table (up to 64 times).
     pub probe_budget: usize,
     /// Tables with fewer rows (the server's estimate) are read by one session.
     pub split_min_rows: u64,
@@ -198,6 +199,9 @@ pub enum KeySource {
     /// No clustered key SQL can name (InnoDB's hidden row id): a secondary index whose values proved unique
     /// and non-NULL, read through (each row is a lookup into the clustered index).
     Secondary,
+    /// No clustered key SQL can name and no index whose values are unique: a secondary index walked group by
+    /// group (the rows of one index value together), a group with an unreadable row read up to it.
+    Groups,
     /// Nothing to walk by: a plain scan.
     None,
 }
@@ -341,6 +345,8 @@ impl TableInfo {
             let x = &self.secondary[i];
             (!x.unique || x.nullable, std::cmp::Reverse(x.cols.len()))
         });
+        // The index with the most distinct values, should none be unique: walked group by group.
+        let mut groups: Option<(usize, u64)> = None;
         for i in order {
             let idx = &self.secondary[i];
             let cols: Vec<String> = idx
@@ -367,7 +373,16 @@ impl TableInfo {
                     self.key_source = KeySource::Secondary;
                     return;
                 }
+                if null == 0 && groups.is_none_or(|(_, d)| distinct > d) {
+                    groups = Some((i, distinct));
+                }
             }
+        }
+        if let Some((i, _)) = groups {
+            let idx = self.secondary.remove(i);
+            self.pk = idx.cols;
+            self.key_index = Some(idx.name);
+            self.key_source = KeySource::Groups;
         }
     }
 

@@ -107,6 +107,9 @@ struct Shared<'a> {
     log: Option<std::path::PathBuf>,
     /// Rows innops wrote and cannot vouch for.
     doubts: Mutex<Vec<Doubt>>,
+    /// Per group read only in part (a key walked group by group), the rows the index lists and no read
+    /// returned; keyed by the group's key as debug text.
+    group_lost: Mutex<std::collections::HashMap<String, u64>>,
     /// Written reads during which the error log got a corruption line: (first key, last key, the line). Checked
     /// again one read at a time once every thread is done ([`Reader::confirm`]).
     suspects: Mutex<Vec<Suspect>>,
@@ -114,6 +117,10 @@ struct Shared<'a> {
     explained: Mutex<std::collections::BTreeSet<u64>>,
     /// Every key column is an integer: rows out of key order are seen as they stream.
     int_key: bool,
+    /// The key walked by repeats (an index walked group by group): equal keys in a row are in order.
+    repeats: bool,
+    /// Positions of DATE, DATETIME and TIMESTAMP columns: their values are checked as they stream.
+    temporal: Vec<usize>,
     /// The secondary indexes checked against the rows written ([`super::xcheck`]), and what every reader
     /// recorded for them.
     xs: Vec<xcheck::XIndex>,
@@ -170,6 +177,10 @@ struct Reader<'s, 'a> {
     /// Rows whose leading key column is below this are read but not written (a read from the range before a
     /// cut, crossing it).
     skip_below: Option<i128>,
+    /// The first this many rows of the next read are not written (the rows of a group written already).
+    skip_first: u64,
+    /// The key of the last row the last written read returned, and how many rows in a row ended with it.
+    last_group: Option<(Vec<Value>, u64)>,
 }
 
 impl<'s, 'a> Reader<'s, 'a> {
@@ -187,6 +198,8 @@ impl<'s, 'a> Reader<'s, 'a> {
             crash: None,
             xbuf: vec![Vec::new(); sh.xs.len()],
             skip_below: None,
+            skip_first: 0,
+            last_group: None,
         })
     }
 
@@ -313,6 +326,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let check_order = write && self.sh.int_key;
         let mut prev: Option<Vec<i128>> = None;
         let mut out_of_order: Vec<Vec<Value>> = Vec::new();
+        let mut impossible: Vec<Vec<Value>> = Vec::new();
         let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
@@ -325,6 +339,8 @@ impl<'s, 'a> Reader<'s, 'a> {
                 hash,
                 crash,
                 xbuf,
+                skip_first,
+                last_group,
                 ..
             } = self;
             match conn.query_iter(sql) {
@@ -339,8 +355,19 @@ impl<'s, 'a> Reader<'s, 'a> {
                                 {
                                     continue;
                                 }
+                                if *skip_first > 0 {
+                                    *skip_first -= 1;
+                                    o.n += 1;
+                                    continue;
+                                }
                                 if o.first.is_none() {
                                     o.first = Some(key.clone());
+                                }
+                                if write && sh.repeats {
+                                    match last_group {
+                                        Some((k, n)) if *k == key => *n += 1,
+                                        _ => *last_group = Some((key.clone(), 1)),
+                                    }
                                 }
                                 if write {
                                     write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, &r);
@@ -348,11 +375,16 @@ impl<'s, 'a> Reader<'s, 'a> {
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;
                                     }
+                                    if sh.temporal.iter().any(|&p| {
+                                        r.as_ref(p).is_some_and(|v| !possible_datetime(v))
+                                    }) {
+                                        impossible.push(key.clone());
+                                    }
                                     if check_order {
                                         let ints: Option<Vec<i128>> =
                                             key.iter().map(as_int).collect();
                                         if let (Some(p), Some(k)) = (&prev, &ints) {
-                                            if k <= p {
+                                            if k < p || (k == p && !sh.repeats) {
                                                 out_of_order.push(key.clone());
                                             }
                                         }
@@ -391,6 +423,18 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
         if !out_of_order.is_empty() {
             self.doubt_out_of_order(&out_of_order);
+        }
+        if !impossible.is_empty() {
+            let info = self.sh.info;
+            self.sh.doubts.lock().unwrap().push(Doubt {
+                kind: DoubtKind::ImpossibleValue,
+                why: format!(
+                    "{} row(s) hold a date or time their column cannot hold (a time past 23:59:59, a month past 12): their record is not what InnoDB wrote",
+                    impossible.len()
+                ),
+                range: None,
+                keys: impossible.iter().map(|k| key_json(info, k)).collect(),
+            });
         }
         // Pages named while a read failed with an SQL error are that error's: the damage SQL reports. A written
         // read that ended without an error while the server logged corruption may have returned a damaged row
@@ -577,7 +621,10 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// galloping away from a known key where the other side is open (the end of the table is unknown when the
     /// last leaf is bad); strings by candidates the server itself ranks in the column's collation.
     fn gap(&mut self, lo: Option<B>, hi: Option<B>) -> anyhow::Result<()> {
-        let mut budget = self.sh.opts.probe_budget;
+        // The budget grows with the damage: each distinct page the server reported bad can hide a readable
+        // stretch behind it (bounded, so a table of garbage ends).
+        let damaged = self.sh.explained.lock().unwrap().len();
+        let mut budget = self.sh.opts.probe_budget * (1 + damaged.min(63));
         for space in self.probe_spaces(&lo, &hi) {
             if self.probe(space, &lo, &hi, &mut budget)? {
                 return Ok(());
@@ -988,6 +1035,40 @@ impl<'s, 'a> Reader<'s, 'a> {
         Ok(())
     }
 
+    /// How many rows of group `g` the last written read returned at its end.
+    fn rows_in_group_written(&self, g: &[Value]) -> u64 {
+        match &self.last_group {
+            Some((k, n)) if k.as_slice() == g => *n,
+            _ => 0,
+        }
+    }
+
+    /// How many entries of group `g` the index walked by lists (read from the index alone).
+    fn group_size(&mut self, g: &[Value]) -> anyhow::Result<Option<u64>> {
+        let info = self.sh.info;
+        let conds: Vec<String> = g
+            .iter()
+            .zip(&info.pk)
+            .map(|(v, &p)| {
+                let c = &info.columns[p];
+                format!("{} = {}", quote_ident(&c.name), literal::to_sql(c.kind, v))
+            })
+            .collect();
+        let sql = format!(
+            "SELECT {} COUNT(*) FROM {} WHERE {}",
+            self.sh.opts.tag,
+            self.sh.from,
+            conds.join(" AND ")
+        );
+        match self.conn.query_first::<u64, _>(sql) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                self.failed(&e)?;
+                Ok(None)
+            }
+        }
+    }
+
     /// The row with key `key`, by equality on every key column.
     fn point(&self, key: &[Value]) -> String {
         let info = self.sh.info;
@@ -1144,6 +1225,32 @@ fn cmp_keys(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
         }
     }
     a.len().cmp(&b.len())
+}
+
+/// Whether a DATE, DATETIME or TIMESTAMP value as the server prints it (`YYYY-MM-DD[ HH:MM:SS[.ffffff]]`) is
+/// one the type can hold: month up to 12, day up to 31, hour up to 23, minute and second up to 59 (zero parts
+/// are allowed, as the zero date is). NULL and anything not in that shape are left alone.
+fn possible_datetime(v: &Value) -> bool {
+    let Value::Bytes(b) = v else { return true };
+    let Ok(t) = std::str::from_utf8(b) else {
+        return true;
+    };
+    let num = |s: Option<&str>| s.and_then(|x| x.parse::<u32>().ok());
+    let (date, time) = t.split_once(' ').unwrap_or((t, ""));
+    let mut d = date.split('-');
+    let (_, month, day) = (d.next(), num(d.next()), num(d.next()));
+    if month.is_some_and(|m| m > 12) || day.is_some_and(|x| x > 31) {
+        return false;
+    }
+    if time.is_empty() {
+        return true;
+    }
+    let mut h = time.split(':');
+    let (hour, minute) = (num(h.next()), num(h.next()));
+    let second = num(h.next().map(|s| s.split('.').next().unwrap_or(s)));
+    !(hour.is_some_and(|x| x > 23)
+        || minute.is_some_and(|x| x > 59)
+        || second.is_some_and(|x| x > 59))
 }
 
 /// The session is gone (the server crashed or went away), as opposed to a read error on a page.
@@ -1420,21 +1527,33 @@ pub(crate) fn dump_table(
         select_list: cols,
         log: connector.error_log(),
         doubts: Mutex::new(Vec::new()),
+        group_lost: Mutex::new(Default::default()),
         suspects: Mutex::new(Vec::new()),
         explained: Mutex::new(Default::default()),
         int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
+        repeats: info.key_source == super::KeySource::Groups,
+        temporal: (0..info.columns.len())
+            .filter(|&p| {
+                matches!(
+                    info.columns[p].data_type.as_str(),
+                    "date" | "datetime" | "timestamp"
+                )
+            })
+            .collect(),
         shape: xcheck::Shape::of(&info, estimate),
         written: Mutex::new(vec![Vec::new(); xs.len()]),
         xs,
     };
     let lines = Vec::new();
-    let splits = if info.pk.is_empty() {
+    let splits = if info.pk.is_empty() || info.key_source == super::KeySource::Groups {
         Vec::new()
     } else {
         split_points(&mut conn, &info, opts)
     };
     let result = if info.pk.is_empty() {
         plain_scan(&shared, &mut entry)
+    } else if info.key_source == super::KeySource::Groups {
+        walk_groups(&shared)
     } else {
         read_ranges(&shared, &splits).and_then(|()| {
             // Every reader is done: the suspect reads, one at a time.
@@ -1467,6 +1586,7 @@ pub(crate) fn dump_table(
         }
     }
     let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
+    let group_lost = std::mem::take(&mut *shared.group_lost.lock().unwrap());
     entry
         .doubts
         .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
@@ -1537,7 +1657,12 @@ pub(crate) fn dump_table(
         let range = LostRange {
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
             from: lo.as_ref().filter(|b| b.incl).map(to_json),
-            before: hi.as_ref().map(to_json),
+            before: hi.as_ref().filter(|b| !b.incl).map(to_json),
+            to: hi.as_ref().filter(|b| b.incl).map(to_json),
+            rows: lo
+                .as_ref()
+                .and_then(|b| group_lost.get(&format!("{:?}", b.key)))
+                .copied(),
             ..Default::default()
         };
         let secondary = secondary_rows(&mut conn, &info, tag, lo, hi);
@@ -1804,6 +1929,62 @@ fn secondary_rows(
     serde_json::Value::Array(out)
 }
 
+/// A table walked by an index whose values repeat (no clustered key SQL can name, no unique index): rows in
+/// index order, each group of one value together. A read that fails inside a group is followed by the group
+/// alone, read again as far as it goes (its rows already written are read and not written again: the order
+/// inside a group, the hidden row id's, is the same every time); what is left of the group is lost, counted by
+/// the index itself, and the walk goes on after the group. Rows of such a group after its unreadable row
+/// cannot be reached through SQL: nothing orders them but the hidden row id.
+fn walk_groups(sh: &Shared) -> anyhow::Result<()> {
+    let mut r = Reader::new(sh, 0)?;
+    let mut lo: Option<B> = None;
+    loop {
+        r.last_group = None;
+        let sql = r.select(&lo, &None, false, None, false);
+        let o = r.run(&sql, true, false)?;
+        if o.ok {
+            break;
+        }
+        // The group the read failed in: the last one it returned rows of (how many of them is counted again
+        // below), else the first group after lo, as the index alone lists it.
+        let group = match &o.last {
+            Some(row) => Some(r.key_of(row)),
+            None => {
+                let sql = r.select(&lo, &None, false, Some(1), true);
+                r.run_keys(&sql)?.and_then(|k| k.into_iter().next())
+            }
+        };
+        let Some(g) = group else {
+            // No group after lo, yet the read failed: what is left cannot be listed.
+            sh.lost.lock().unwrap().push((0, lo, None));
+            break;
+        };
+        r.skip_first = r.rows_in_group_written(&g);
+        let sql = format!("{} ORDER BY {}", r.point(&g), sh.key_list);
+        let again = r.run(&sql, true, false)?;
+        r.skip_first = 0;
+        if !again.ok {
+            let listed = r.group_size(&g)?;
+            let read = again.n;
+            if listed.is_none_or(|n| n > read) {
+                if let Some(n) = listed {
+                    sh.group_lost
+                        .lock()
+                        .unwrap()
+                        .insert(format!("{:?}", g), n - read);
+                }
+                let at = Some(B {
+                    key: g.clone(),
+                    incl: true,
+                });
+                sh.lost.lock().unwrap().push((0, at.clone(), at));
+            }
+        }
+        lo = Some(B::after(g));
+    }
+    r.flush()
+}
+
 /// A table without a primary key: one plain scan, as far as it goes.
 fn plain_scan(sh: &Shared, entry: &mut TableEntry) -> anyhow::Result<()> {
     let mut r = Reader::new(sh, 0)?;
@@ -1830,6 +2011,97 @@ mod tests {
 
     fn key(v: i64) -> Vec<Value> {
         vec![Value::Bytes(v.to_string().into_bytes())]
+    }
+
+    #[test]
+    fn candidate_strings_reach_far_from_an_open_side_and_near_where_the_bounds_part() {
+        let c = candidate_strings(Some(b"Key-013329"), None, false);
+        // Short prefixes reach past the bound's own neighbourhood: 'Key_' sorts after every 'Key-…'.
+        assert!(c.contains(&b"Key_".to_vec()), "{}", c.len());
+        assert!(c.contains(&b"L".to_vec()));
+        // Every candidate extends a prefix of the bound by one character.
+        assert!(c
+            .iter()
+            .all(|x| b"Key-013329".starts_with(&x[..x.len() - 1])));
+        let both = candidate_strings(Some(b"key_000100"), Some(b"key_000300"), false);
+        assert!(both.contains(&b"key_0002".to_vec()));
+        // A multi-byte character is never cut in two.
+        let utf8 = candidate_strings(Some("aé".as_bytes()), None, false);
+        assert!(utf8.iter().all(|x| std::str::from_utf8(x).is_ok()));
+        // Binary strings get high bytes too.
+        assert!(candidate_strings(Some(b"a"), None, true).contains(&vec![0xFF]));
+    }
+
+    #[test]
+    fn a_corruption_line_is_explained_only_by_a_page_an_sql_error_named() {
+        let leaf = "InnoDB: Failed to read page 28 from file './db/t.ibd': Page read from tablespace is corrupted.";
+        let blob = "InnoDB: Failed to read page 15 from file './db/t.ibd': Page read from tablespace is corrupted.";
+        let skip = "InnoDB: Index corruption: rec offs 320 next offs 333[page id: space=6, page number=3], index `PRIMARY` of table `t`.`c`. We try to skip the record.";
+        assert_eq!(page_of(leaf), Some(28));
+        assert_eq!(page_of(skip), Some(3));
+        assert_eq!(page_of("InnoDB: File './db/t.ibd' is corrupted"), None);
+        let explained: std::collections::BTreeSet<u64> = [28].into();
+        let lines = vec![leaf.to_string(), blob.to_string()];
+        assert_eq!(unexplained(&lines, &explained), vec![blob.to_string()]);
+        // A line naming no page is explained while some read failed with an error, never otherwise.
+        let generic = vec!["InnoDB: File './db/t.ibd' is corrupted".to_string()];
+        assert!(unexplained(&generic, &explained).is_empty());
+        assert_eq!(unexplained(&generic, &Default::default()), generic);
+    }
+
+    #[test]
+    fn a_time_past_midnight_or_a_thirteenth_month_is_impossible() {
+        let v = |t: &str| Value::Bytes(t.as_bytes().to_vec());
+        for ok in [
+            "2024-02-29",
+            "0000-00-00 00:00:00",
+            "2024-12-31 23:59:59.999999",
+            "2024-01-01 00:00:00",
+        ] {
+            assert!(possible_datetime(&v(ok)), "{ok}");
+        }
+        assert!(possible_datetime(&Value::NULL));
+        for bad in [
+            "2024-13-01",
+            "2024-01-32",
+            "2024-01-01 31:00:00",
+            "2024-01-01 23:60:00",
+            "2024-01-01 23:59:61.5",
+        ] {
+            assert!(!possible_datetime(&v(bad)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn keys_sort_as_numbers_where_they_are_numbers() {
+        use std::cmp::Ordering::*;
+        assert_eq!(cmp_keys(&key(9), &key(10)), Less);
+        assert_eq!(cmp_keys(&key(-5), &key(3)), Less);
+        let s = |t: &str| vec![Value::Bytes(t.as_bytes().to_vec())];
+        assert_eq!(cmp_keys(&s("b"), &s("a")), Greater);
+        assert_eq!(cmp_keys(&key(4), &key(4)), Equal);
+        // A prefix sorts before the key it starts.
+        let long = vec![Value::Int(4), Value::Int(1)];
+        assert_eq!(cmp_keys(&key(4), &long), Less);
+    }
+
+    #[test]
+    fn lost_stretches_inside_a_range_are_listed_in_key_order() {
+        let lost = vec![
+            (0, Some(B::after(key(500))), Some(B::before(key(600)))),
+            (0, Some(B::after(key(20))), Some(B::before(key(90)))),
+            (0, Some(B::after(key(900))), None),
+            (0, None, Some(B::before(key(5)))),
+        ];
+        let merged = merge_lost(lost, &[]);
+        let lows: Vec<Option<Vec<Value>>> = merged
+            .iter()
+            .map(|(lo, _)| lo.as_ref().map(|b| b.key.clone()))
+            .collect();
+        assert_eq!(
+            lows,
+            vec![None, Some(key(20)), Some(key(500)), Some(key(900))]
+        );
     }
 
     #[test]

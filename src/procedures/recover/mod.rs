@@ -881,7 +881,11 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
                     )
                 }
                 TableStatus::Doubtful => {
-                    let doubts: Vec<String> = t.doubts.iter().map(|d| d.why.clone()).collect();
+                    let doubts: Vec<String> = t
+                        .doubts
+                        .iter()
+                        .map(|d| format!("{} ({})", d.why, doubted_rows(d)))
+                        .collect();
                     let lost = if t.lost.is_empty() {
                         String::new()
                     } else {
@@ -913,7 +917,55 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
 }
 
 fn primary_key_of(t: &dump::manifest::TableEntry) -> String {
-    format!("primary key ({})", t.primary_key.join(", "))
+    match t.key_index.as_deref() {
+        None | Some("PRIMARY") => format!("primary key ({})", t.primary_key.join(", ")),
+        Some(i) => format!("index {i} ({})", t.primary_key.join(", ")),
+    }
+}
+
+/// Which rows a doubt covers, for a person: `rows (11), (26)`, `keys from (5) to (90)`, or every row.
+fn doubted_rows(d: &dump::Doubt) -> String {
+    let key = |v: &Vec<serde_json::Value>| {
+        let parts: Vec<String> = v
+            .iter()
+            .map(|x| match x {
+                serde_json::Value::String(s) => format!("'{s}'"),
+                other => other.to_string(),
+            })
+            .collect();
+        format!("({})", parts.join(", "))
+    };
+    if !d.keys.is_empty() {
+        let shown: Vec<String> = d.keys.iter().take(5).map(key).collect();
+        let more = d.keys.len().saturating_sub(5);
+        let more = if more > 0 {
+            format!(" and {more} more in manifest.json")
+        } else {
+            String::new()
+        };
+        return format!("rows {}{more}", shown.join(", "));
+    }
+    match &d.range {
+        None => "every row of the table".into(),
+        Some(r) => {
+            let low = r
+                .from
+                .as_ref()
+                .map(|k| format!("from {}", key(k)))
+                .or_else(|| r.after.as_ref().map(|k| format!("after {}", key(k))));
+            let high =
+                r.to.as_ref()
+                    .map(|k| format!("to {}", key(k)))
+                    .or_else(|| r.before.as_ref().map(|k| format!("before {}", key(k))));
+            match (low, high) {
+                (None, None) => "every row of the table".into(),
+                (l, h) => format!(
+                    "keys {}",
+                    [l, h].into_iter().flatten().collect::<Vec<_>>().join(" ")
+                ),
+            }
+        }
+    }
 }
 
 /// `keys after (6970) and before (7044)`, with either end open.
@@ -933,7 +985,20 @@ fn describe_lost(r: &dump::manifest::LostRange) -> String {
         (None, Some(f)) => Some(format!("from {}", key(f))),
         _ => None,
     };
-    let high = r.before.as_ref().map(|b| format!("before {}", key(b)));
+    if let (Some(f), Some(t)) = (&r.from, &r.to) {
+        if f == t {
+            let n = r
+                .rows
+                .map(|n| format!("{} row(s) of ", crate::units::format_count(n)))
+                .unwrap_or_default();
+            return format!("{n}the rows with key {}", key(f));
+        }
+    }
+    let high = match (&r.before, &r.to) {
+        (Some(b), _) => Some(format!("before {}", key(b))),
+        (None, Some(t)) => Some(format!("up to {}", key(t))),
+        _ => None,
+    };
     match (low, high) {
         (Some(l), Some(h)) => format!("keys {l} and {h}"),
         (Some(l), None) => format!("keys {l} to the end"),
@@ -1523,6 +1588,37 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(describe_lost(&composite), "keys after (1, 'b') to the end");
+        let group = LostRange {
+            from: Some(vec![serde_json::json!(7)]),
+            to: Some(vec![serde_json::json!(7)]),
+            rows: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(describe_lost(&group), "2 row(s) of the rows with key (7)");
+        let doubt = |keys: Vec<i64>, range: Option<dump::KeyRange>| dump::Doubt {
+            kind: dump::DoubtKind::Crash,
+            why: "w".into(),
+            range,
+            keys: keys
+                .into_iter()
+                .map(|k| vec![serde_json::json!(k)])
+                .collect(),
+        };
+        assert_eq!(doubted_rows(&doubt(vec![11, 26], None)), "rows (11), (26)");
+        assert_eq!(
+            doubted_rows(&doubt((1..=7).collect(), None)),
+            "rows (1), (2), (3), (4), (5) and 2 more in manifest.json"
+        );
+        let range = dump::KeyRange {
+            from: Some(vec![serde_json::json!(5)]),
+            to: Some(vec![serde_json::json!(90)]),
+            ..Default::default()
+        };
+        assert_eq!(
+            doubted_rows(&doubt(vec![], Some(range))),
+            "keys from (5) to (90)"
+        );
+        assert_eq!(doubted_rows(&doubt(vec![], None)), "every row of the table");
     }
 
     #[test]
