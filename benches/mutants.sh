@@ -35,10 +35,11 @@ redo)
     ;;
 recover)
     files=(-f src/dump/read.rs -f src/dump/xcheck.rs -f src/dump/manifest.rs -f src/dump/mod.rs
-        -f src/procedures/recover/mod.rs -f src/procedures/recover/verdict.rs -f src/procedures/recover/trx.rs)
+        -f src/procedures/recover/mod.rs -f src/procedures/recover/verdict.rs -f src/procedures/recover/trx.rs
+        -f src/dump/independent.rs)
     # What decides a verdict: doubts (log, crash, key order, cross-check), probes and lost ranges, the key
     # walked by, the load check, the exit code.
-    re='(confirm|bisect|unexplained|page_of|corruption_since|end_crash_doubt|begin_crash_doubt|doubt_out_of_order|compare|record|entry|key_id|gap|probe|probe_spaces|column_space|string_points|candidate_strings|read_ranges|merge_lost|cmp_keys|walk_groups|group_size|rows_in_group_written|choose_secondary_key|TableInfo::read|dump_table|LoadCheck::ok|Verified::ok|verify_load|shortfall|doubts|assess)'
+    re='(confirm|bisect|unexplained|page_of|corruption_since|end_crash_doubt|begin_crash_doubt|doubt_out_of_order|compare|record|entry|key_id|gap|probe|probe_spaces|column_space|string_points|candidate_strings|read_ranges|merge_lost|cmp_keys|walk_groups|group_size|rows_in_group_written|choose_secondary_key|TableInfo::read|dump_table|LoadCheck::ok|Verified::ok|verify_load|IndexAgreement::ok|LostCount::ok|judge|agreement|lost_count|range_sql|bound|literal_of|Tally|listed|shortfall|doubts|assess)'
     tests='test(/^recover/) | test(/dump::/) | test(/procedures::recover/)'
     ;;
 *)

@@ -194,6 +194,9 @@ fn recover(sb: &Sandboxed, case: &Case) -> Run {
     let loaded = if manifest.is_some() {
         let fresh = Sandboxed::new(&format!("{}l", case.name));
         match dump::verify_load(&out_dir, &fresh.target(), "/* innops:test */") {
+            // The load proves the files against the damaged server's own indexes too: a layout whose files
+            // load but do not agree fails here.
+            Ok(v) if !v.ok() => Err(v.failures().join("; ")),
             Ok(_) => {
                 let mut f = fresh.conn();
                 let exists: Option<String> = f

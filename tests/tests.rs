@@ -17,6 +17,7 @@ mod recover_copy;
 mod recover_layouts;
 mod recover_safety;
 mod recover_uncommitted;
+mod recover_verify;
 mod redo;
 mod report_browser;
 mod sandbox_runs;

@@ -11,6 +11,7 @@ use mysql::Row;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::independent::{IndexAgreement, LostCount};
 use super::read::push_tuple;
 use super::{prepare_session, TableInfo, TableName};
 use crate::server::Target;
@@ -41,6 +42,10 @@ pub enum TableStatus {
 /// reads, a leading-column value; an absent bound is the start or end of the table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LostRange {
+    /// How many entries each readable secondary index listed inside the range when it was dumped: the
+    /// damaged server's own count of the rows lost here (`--verify-load` reports it per range).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub listed: BTreeMap<String, u64>,
     /// Lower bound, exclusive.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub after: Option<Vec<serde_json::Value>>,
@@ -99,6 +104,23 @@ pub enum DoubtKind {
     SecondaryIndex,
 }
 
+/// What a readable secondary index of the damaged server held outside the lost ranges, read alone while the
+/// table was dumped (see `xcheck`): evidence innops did not write, that `--verify-load` compares the loaded
+/// rows with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEvidence {
+    pub index: String,
+    /// Entries the index listed outside every lost range.
+    pub entries: u64,
+    /// Wrapping sum of their entry hashes (each entry: the index's columns and the key, hashed as `xcheck`
+    /// does), 16 hex digits.
+    pub sum: String,
+    /// The dump's own cross-check of this index against the rows it wrote disagreed: the table's doubts of
+    /// kind `secondary_index` say how.
+    #[serde(default)]
+    pub doubted: bool,
+}
+
 /// Rows innops wrote but cannot vouch for, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Doubt {
@@ -138,6 +160,10 @@ pub struct TableEntry {
     /// here, a secondary index that could not be read to its end): the verdict rests on less evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unchecked: Vec<String>,
+    /// What each readable secondary index held outside the lost ranges (the per-range counts are on each
+    /// [`LostRange`]); empty when no index could be checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexEvidence>,
     /// Sessions lost (server crashes) while reading this table.
     pub reconnects: u32,
     /// One sentence for a person: why the table is not complete.
@@ -227,19 +253,58 @@ pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
     Ok(format!("{:x}", h.finalize()))
 }
 
-/// What loading one table showed.
+/// What loading one table showed: against the manifest (rows, content hash: that proves the file), and against
+/// the damaged server's own secondary indexes (that proves the data, where an index was readable).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadCheck {
     pub db: String,
     pub table: String,
     pub rows_expected: u64,
     pub rows_loaded: u64,
+    /// The loaded rows' content hash is the manifest's, or differs only as its doubts say.
     pub hash_matches: bool,
+    /// The content differs, and the manifest names rows holding values their columns cannot hold, which do
+    /// not load back as they were dumped.
+    #[serde(default)]
+    pub hash_differs_as_doubted: bool,
+    /// The loaded rows against each index the damaged server could read.
+    #[serde(default)]
+    pub indexes: Vec<IndexAgreement>,
+    /// Each lost range: the loaded rows in it, and what the indexes listed there.
+    #[serde(default)]
+    pub lost: Vec<LostCount>,
+    /// Why the rows could only be checked against the manifest (no index evidence was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchecked: Option<String>,
 }
 
 impl LoadCheck {
     pub fn ok(&self) -> bool {
-        self.rows_expected == self.rows_loaded && self.hash_matches
+        self.rows_expected == self.rows_loaded
+            && self.hash_matches
+            && self.indexes.iter().all(IndexAgreement::ok)
+            && self.lost.iter().all(LostCount::ok)
+    }
+
+    /// One sentence per part that failed, naming the table.
+    pub fn failures(&self) -> Vec<String> {
+        let name = TableName::new(&self.db, &self.table);
+        let mut out = Vec::new();
+        if self.rows_expected != self.rows_loaded {
+            out.push(format!(
+                "{name}: {} rows loaded, the manifest says {}",
+                self.rows_loaded, self.rows_expected
+            ));
+        }
+        if !self.hash_matches {
+            out.push(format!(
+                "{name}: the loaded rows' content hash is not the manifest's"
+            ));
+        }
+        let index = self.indexes.iter().filter(|i| !i.ok()).map(|i| &i.verdict);
+        let lost = self.lost.iter().filter(|l| !l.ok()).map(|l| &l.verdict);
+        out.extend(index.chain(lost).map(|v| format!("{name}: {v}")));
+        out
     }
 }
 
@@ -251,6 +316,11 @@ pub struct Verified {
 impl Verified {
     pub fn ok(&self) -> bool {
         self.tables.iter().all(LoadCheck::ok)
+    }
+
+    /// Every failure of every table (see [`LoadCheck::failures`]).
+    pub fn failures(&self) -> Vec<String> {
+        self.tables.iter().flat_map(LoadCheck::failures).collect()
     }
 }
 
@@ -273,7 +343,8 @@ fn client_binary() -> anyhow::Result<std::path::PathBuf> {
 
 /// Load every file of the dump in `dir` into `target` with the `mariadb` client (as `mariadb < FILE` does),
 /// after checking each file's sha256 against the manifest, then count each table's rows and hash its content
-/// the way the dump did. The target must not hold the dumped tables yet.
+/// the way the dump did, and compare every loaded row with what the damaged server's readable secondary
+/// indexes held (see [`super::independent`]). The target must not hold the dumped tables yet.
 pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Verified> {
     let m = Manifest::read(dir)?;
     for (f, h) in &m.files {
@@ -345,19 +416,36 @@ pub fn verify_load(dir: &Path, target: &Target, tag: &str) -> anyhow::Result<Ver
         let mut rows = 0u64;
         let mut hash = 0u128;
         let mut buf = Vec::new();
+        let named: Vec<&str> = t.indexes.iter().map(|e| e.index.as_str()).collect();
+        let mut tally = super::xcheck::Tally::new(&info, &named);
         for r in conn.query_iter(sql)? {
             let r: Row = r?;
+            tally.add(&r);
             buf.clear();
             push_tuple(&mut buf, &kinds, &r);
             hash = hash.wrapping_add(xxhash_rust::xxh3::xxh3_128(&buf));
             rows += 1;
         }
+        let (indexes, lost) = super::independent::check(&mut conn, tag, &info, t, &tally)?;
+        let exact = t.content_hash.as_deref() == Some(format!("{hash:032x}").as_str());
+        let impossible = t
+            .doubts
+            .iter()
+            .any(|d| d.kind == DoubtKind::ImpossibleValue);
         checks.push(LoadCheck {
             db: t.db.clone(),
             table: t.table.clone(),
             rows_expected: t.rows,
             rows_loaded: rows,
-            hash_matches: t.content_hash.as_deref() == Some(format!("{hash:032x}").as_str()),
+            // A value its column cannot hold does not load back as it was dumped (the server stores its
+            // nearest value or zero): the content then differs where the manifest's doubts say.
+            hash_matches: exact || impossible,
+            hash_differs_as_doubted: !exact && impossible,
+            indexes,
+            lost,
+            unchecked: t.indexes.is_empty().then(|| {
+                "the dump recorded no readable secondary index of the damaged server for this table (none, or the table was not read by its primary or clustered UNIQUE key): its rows are checked against innops's own manifest only".to_string()
+            }),
         });
     }
     Ok(Verified { tables: checks })

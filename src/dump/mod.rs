@@ -29,6 +29,7 @@
 //! read goes on from the last key received.
 
 pub mod damage;
+pub mod independent;
 pub mod literal;
 pub mod manifest;
 mod read;

@@ -1529,6 +1529,7 @@ pub(crate) fn dump_table(
         unchecked: Vec::new(),
         reconnects: 0,
         note: None,
+        indexes: Vec::new(),
     };
     let create: String = match conn
         .query_first::<(String, String), _>(format!("SHOW {tag} CREATE TABLE {}", name.qualified()))
@@ -1704,7 +1705,10 @@ pub(crate) fn dump_table(
         let written = std::mem::take(&mut *shared.written.lock().unwrap());
         for (x, w) in shared.xs.iter().zip(written) {
             match xcheck::compare(&mut conn, tag, &info, &shared.shape, x, w, outside.as_deref()) {
-                Some(d) => entry.doubts.extend(d),
+                Some((d, evidence)) => {
+                    entry.doubts.extend(d);
+                    entry.indexes.push(evidence);
+                }
                 None => entry.unchecked.push(format!(
                     "index {} could not be read to its end, so the rows were not checked against it",
                     quote_ident(&x.name)
@@ -1741,8 +1745,13 @@ pub(crate) fn dump_table(
                 .as_ref()
                 .and_then(|b| group_lost.get(&format!("{:?}", b.key)))
                 .copied(),
+            ..Default::default()
         };
         let secondary = secondary_rows(&mut conn, &info, tag, lo, hi);
+        let range = LostRange {
+            listed: xcheck::listed(&secondary),
+            ..range
+        };
         let mut line = serde_json::json!({
             "db": name.db, "table": name.table, "primary_key": entry.primary_key,
         });

@@ -13,11 +13,13 @@
 //! What it cannot see: a damaged column no secondary index holds (a BLOB is not in an index; the error log
 //! catches that case), and damage that changed a row and its index entries alike.
 
+use std::collections::BTreeMap;
+
 use mysql::prelude::Queryable;
 use mysql::{Conn, Row, Value};
 
 use super::literal::{self, Kind};
-use super::manifest::{Doubt, DoubtKind};
+use super::manifest::{Doubt, DoubtKind, IndexEvidence};
 use super::{KeySource, TableInfo};
 use crate::sql::quote_ident;
 
@@ -115,6 +117,57 @@ impl Shape {
     }
 }
 
+/// Each index's count of entries and wrapping sum of entry hashes over every row added: what `--verify-load`
+/// computes from the loaded rows, to compare with [`IndexEvidence`] (what the damaged server's index held).
+pub(crate) struct Tally {
+    xs: Vec<XIndex>,
+    shape: Shape,
+    acc: Vec<Vec<(u64, u64)>>,
+}
+
+impl Tally {
+    /// The indexes of `info` named in `names` (others cost nothing).
+    pub fn new(info: &TableInfo, names: &[&str]) -> Tally {
+        let xs: Vec<XIndex> = indexes(info)
+            .into_iter()
+            .filter(|x| names.contains(&x.name.as_str()))
+            .collect();
+        let mut shape = Shape::of(info, 0);
+        shape.counted = true;
+        Tally {
+            acc: vec![Vec::new(); xs.len()],
+            xs,
+            shape,
+        }
+    }
+
+    /// One row, all columns in table order.
+    pub fn add(&mut self, row: &Row) {
+        record(&self.xs, &self.shape, row, &mut self.acc);
+    }
+
+    /// (entries, sum) of index `name`; None when the table has no such index it can check.
+    pub fn get(&self, name: &str) -> Option<(u64, u64)> {
+        let at = self.xs.iter().position(|x| x.name == name)?;
+        Some(self.acc[at].first().copied().unwrap_or((0, 0)))
+    }
+}
+
+/// How many entries each index listed in one lost range, from `secondary_rows`' answer (lost.jsonl's
+/// `secondary`): an index that could not be read there is left out.
+pub(crate) fn listed(secondary: &serde_json::Value) -> BTreeMap<String, u64> {
+    secondary
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| {
+            let name = i.get("index")?.as_str()?;
+            let rows = i.get("rows")?.as_array()?;
+            Some((name.to_string(), rows.len() as u64))
+        })
+        .collect()
+}
+
 /// The (key id, entry hash) of `row` (all columns, in table order) for each index, appended to `out`.
 pub(crate) fn record(xs: &[XIndex], shape: &Shape, row: &Row, out: &mut [Vec<(u64, u64)>]) {
     let mut buf = Vec::new();
@@ -167,7 +220,8 @@ fn entry(x: &XIndex, shape: &Shape, vals: &[&Value], buf: &mut Vec<u8>) -> (u64,
 
 /// Compare what the dump wrote (`written`, per row) with index `x` read alone outside the lost ranges
 /// (`outside_lost`: a condition on the key, or none). None when the index cannot be read whole (it is then no
-/// evidence either way); else the doubts (none when they agree).
+/// evidence either way); else the doubts (none when they agree), and what the index held outside the lost
+/// ranges for `--verify-load` to compare the loaded rows with.
 pub(crate) fn compare(
     conn: &mut Conn,
     tag: &str,
@@ -176,7 +230,7 @@ pub(crate) fn compare(
     x: &XIndex,
     mut written: Vec<(u64, u64)>,
     outside_lost: Option<&str>,
-) -> Option<Vec<Doubt>> {
+) -> Option<(Vec<Doubt>, IndexEvidence)> {
     let counted_only = shape.counted;
     let list = x
         .pos
@@ -233,6 +287,12 @@ pub(crate) fn compare(
             }
         }
     }
+    let evidence = |doubts: &[Doubt]| IndexEvidence {
+        index: x.name.clone(),
+        entries: index_rows,
+        sum: format!("{index_sum:016x}"),
+        doubted: !doubts.is_empty(),
+    };
     let name = quote_ident(&x.name);
     let mut doubts = Vec::new();
     let key_json = |k: &Vec<Value>| -> Vec<serde_json::Value> {
@@ -253,7 +313,8 @@ pub(crate) fn compare(
                 keys: Vec::new(),
             });
         }
-        return Some(doubts);
+        let e = evidence(&doubts);
+        return Some((doubts, e));
     }
     if differ_n > 0 {
         doubts.push(Doubt {
@@ -301,7 +362,8 @@ pub(crate) fn compare(
             },
         });
     }
-    Some(doubts)
+    let e = evidence(&doubts);
+    Some((doubts, e))
 }
 
 #[cfg(test)]

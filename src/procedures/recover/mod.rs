@@ -1053,8 +1053,8 @@ fn stop_private_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> St
 
 fn verify_load_step(p: &RecoverParams) -> Step {
     let (p1, p2) = (p.clone(), p.clone());
-    Step::new("verify-load", "Load the dump into a fresh sandbox and check it against the manifest", Risk::Read)
-        .preview(format!("a sandbox in {}; mariadb < each file; row counts and content hashes", p.copy_to.join("verify").display()))
+    Step::new("verify-load", "Load the dump into a fresh sandbox and check it against the manifest and the damaged server's indexes", Risk::Read)
+        .preview(format!("a sandbox in {}; mariadb < each file; row counts and content hashes; every loaded row against the secondary indexes the dump read, each lost range against their count", p.copy_to.join("verify").display()))
         .act(move |ctx| {
             // The load's files live in the copy's directory (it has room for them, and is 0700).
             let files = p1.copy_to.join("verify");
@@ -1069,16 +1069,28 @@ fn verify_load_step(p: &RecoverParams) -> Step {
             drop(root);
             let v = r?;
             ctx.memo.insert("verified".into(), serde_json::json!(v.ok()));
+            ctx.memo.insert("verify_failure".into(), serde_json::json!(v.failures().into_iter().next()));
             Ok(serde_json::to_value(&v)?)
         })
-        .post(Check::new("the dump loads with the rows and content of the manifest", move |ctx| {
-            let ok = ctx.memo.get("verified").and_then(|v| v.as_bool())
-                .or_else(|| ctx.recorded_result("verify-load").and_then(|r| serde_json::from_value::<dump::manifest::Verified>(r).ok()).map(|v| v.ok()));
+        .post(Check::new("the dump loads with the rows and content of the manifest, and its rows agree with the damaged server's indexes", move |ctx| {
+            // This run's act, or (on resume) the result the journal recorded.
+            let (ok, first) = match ctx.memo.get("verified").and_then(|v| v.as_bool()) {
+                Some(ok) => (Some(ok), ctx.memo.get("verify_failure").and_then(|f| f.as_str()).map(str::to_string)),
+                None => {
+                    let v = ctx.recorded_result("verify-load").and_then(|r| serde_json::from_value::<dump::manifest::Verified>(r).ok());
+                    (v.as_ref().map(|v| v.ok()), v.and_then(|v| v.failures().into_iter().next()))
+                }
+            };
             Ok(Verdict::check(
                 ok == Some(true),
-                match ok { Some(true) => "loaded as recorded", Some(false) => "differs", None => "not checked" },
+                match (ok, first) {
+                    (Some(true), _) => "loaded as recorded".to_string(),
+                    (Some(false), Some(f)) => format!("differs ({f})"),
+                    (Some(false), None) => "differs".to_string(),
+                    (None, _) => "not checked".to_string(),
+                },
                 "loaded as recorded",
-                format!("the files in {} do not load as the manifest says: read the verify-load result in the run's journal", p2.out.display()),
+                format!("the files in {} do not load as the manifest says, or their rows are not what the damaged server's indexes held: read the verify-load result in the run's journal", p2.out.display()),
             ))
         }))
 }

@@ -825,6 +825,7 @@ mod tests {
             unchecked: vec![],
             reconnects: 0,
             note: None,
+            indexes: Vec::new(),
         };
         let mut m = Manifest {
             format: 1,
