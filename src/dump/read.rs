@@ -328,7 +328,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         // where each column's literal is in `buf`, and the cross-check's buffers.
         let mut spare: Option<Vec<Value>> = None;
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        let (mut xb, mut xk) = (Vec::new(), Vec::new());
+        let mut scratch = xcheck::Scratch::default();
         let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
@@ -372,7 +372,13 @@ impl<'s, 'a> Reader<'s, 'a> {
                                     );
                                     // Before the flush: `spans` point into `buf`.
                                     xcheck::record_lits(
-                                        &sh.xs, &sh.shape, &r, buf, &spans, xbuf, &mut xb, &mut xk,
+                                        &sh.xs,
+                                        &sh.shape,
+                                        &r,
+                                        buf,
+                                        &spans,
+                                        xbuf,
+                                        &mut scratch,
                                     );
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;

@@ -166,7 +166,7 @@ pub(crate) fn record(xs: &[XIndex], shape: &Shape, row: &Row, out: &mut [Vec<(u6
 
 /// [`record`] for a row whose literals the dump just wrote: `lits[spans[c].0..spans[c].1]` is the literal of
 /// column `c` (table order), exactly what [`literal::push`] makes of it, so the hashes are [`record`]'s without
-/// writing a literal twice. `buf` and `kbuf` are scratch space kept across rows.
+/// writing a literal twice.
 pub(crate) fn record_lits(
     xs: &[XIndex],
     shape: &Shape,
@@ -174,9 +174,9 @@ pub(crate) fn record_lits(
     lits: &[u8],
     spans: &[(usize, usize)],
     out: &mut [Vec<(u64, u64)>],
-    buf: &mut Vec<u8>,
-    kbuf: &mut Vec<u8>,
+    scratch: &mut Scratch,
 ) {
+    let Scratch { buf, kbuf } = scratch;
     let lit = |c: usize| &lits[spans[c].0..spans[c].1];
     for (x, acc) in xs.iter().zip(out.iter_mut()) {
         buf.clear();
@@ -194,6 +194,13 @@ pub(crate) fn record_lits(
         );
         push_entry(shape, acc, (k, xxhash_rust::xxh3::xxh3_64(buf)));
     }
+}
+
+/// Buffers [`record_lits`] reuses from row to row.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    buf: Vec<u8>,
+    kbuf: Vec<u8>,
 }
 
 fn push_entry(shape: &Shape, acc: &mut Vec<(u64, u64)>, e: (u64, u64)) {
@@ -351,7 +358,6 @@ pub(crate) fn compare(
         }
     }
     check(&mut rows, &mut ids);
-    drop(check);
     let name = quote_ident(&x.name);
     let mut doubts = Vec::new();
     let key_json = |k: &Vec<Value>| -> Vec<serde_json::Value> {
