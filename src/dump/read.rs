@@ -217,7 +217,15 @@ impl<'s, 'a> Reader<'s, 'a> {
             hash,
             ..
         } = self;
-        write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, row);
+        write_row_parts(
+            buf,
+            rows,
+            hash,
+            kinds,
+            &sh.insert_prefix,
+            row,
+            &mut Vec::new(),
+        );
         xcheck::record(&sh.xs, &sh.shape, row, &mut self.xbuf);
         if buf.len() >= sh.opts.chunk_bytes {
             flush_parts(sh, buf, rows, hash)?;
@@ -338,12 +346,20 @@ impl<'s, 'a> Reader<'s, 'a> {
         // The keys of the rows received, the last CRASH_WINDOW of them, for a crash.
         let mut recent: VecDeque<Vec<Value>> = VecDeque::new();
         let check_order = write && self.sh.int_key;
-        let mut prev: Option<Vec<i128>> = None;
+        // The previous row's integer key, when it had one, and the current row's (kept across rows: no
+        // allocation per row).
+        let (mut prev, mut prev_ok, mut ints): (Vec<i128>, bool, Vec<i128>) =
+            (Vec::new(), false, Vec::new());
         let mut out_of_order: Vec<Vec<Value>> = Vec::new();
         let mut impossible: Vec<Vec<Value>> = Vec::new();
         // The first and last rows of this read inside a crash's window.
         let mut tail: Option<Vec<Value>> = None;
         let mut tail_last: Option<Vec<Value>> = None;
+        // Per row scratch space kept across rows: the key (a window entry dropped from `recent` is reused),
+        // where each column's literal is in `buf`, and the cross-check's buffers.
+        let mut spare: Option<Vec<Value>> = None;
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        let mut scratch = xcheck::Scratch::default();
         let skip_below = self.skip_below;
         let mut failure: Option<mysql::Error> = None;
         {
@@ -366,10 +382,12 @@ impl<'s, 'a> Reader<'s, 'a> {
                     for row in result {
                         match row {
                             Ok(r) => {
-                                let key = key_of(&key_pos, &r);
+                                let mut key = spare.take().unwrap_or_default();
+                                key_into(&mut key, &key_pos, &r);
                                 if skip_below
                                     .is_some_and(|s| as_int(&key[0]).is_some_and(|k| k < s))
                                 {
+                                    spare = Some(key);
                                     continue;
                                 }
                                 if *skip_first > 0 {
@@ -387,8 +405,25 @@ impl<'s, 'a> Reader<'s, 'a> {
                                     }
                                 }
                                 if write {
-                                    write_row_parts(buf, rows, hash, kinds, &sh.insert_prefix, &r);
-                                    xcheck::record(&sh.xs, &sh.shape, &r, xbuf);
+                                    write_row_parts(
+                                        buf,
+                                        rows,
+                                        hash,
+                                        kinds,
+                                        &sh.insert_prefix,
+                                        &r,
+                                        &mut spans,
+                                    );
+                                    // Before the flush: `spans` point into `buf`.
+                                    xcheck::record_lits(
+                                        &sh.xs,
+                                        &sh.shape,
+                                        &r,
+                                        buf,
+                                        &spans,
+                                        xbuf,
+                                        &mut scratch,
+                                    );
                                     if buf.len() >= sh.opts.chunk_bytes {
                                         flush_parts(sh, buf, rows, hash)?;
                                     }
@@ -398,14 +433,19 @@ impl<'s, 'a> Reader<'s, 'a> {
                                         impossible.push(key.clone());
                                     }
                                     if check_order {
-                                        let ints: Option<Vec<i128>> =
-                                            key.iter().map(as_int).collect();
-                                        if let (Some(p), Some(k)) = (&prev, &ints) {
-                                            if k < p || (k == p && !sh.repeats) {
-                                                out_of_order.push(key.clone());
-                                            }
+                                        ints.clear();
+                                        let ok = key
+                                            .iter()
+                                            .all(|v| as_int(v).map(|i| ints.push(i)).is_some());
+                                        // Equal keys follow each other in a walk by groups.
+                                        if ok
+                                            && prev_ok
+                                            && (ints < prev || (ints == prev && !sh.repeats))
+                                        {
+                                            out_of_order.push(key.clone());
                                         }
-                                        prev = ints;
+                                        std::mem::swap(&mut prev, &mut ints);
+                                        prev_ok = ok;
                                     }
                                     if let Some(c) = crash.as_mut().filter(|c| c.tail > 0) {
                                         tail.get_or_insert_with(|| key.clone());
@@ -413,9 +453,11 @@ impl<'s, 'a> Reader<'s, 'a> {
                                         c.tail -= 1;
                                     }
                                     if recent.len() == CRASH_WINDOW {
-                                        recent.pop_front();
+                                        spare = recent.pop_front();
                                     }
                                     recent.push_back(key);
+                                } else {
+                                    spare = Some(key);
                                 }
                                 o.n += 1;
                                 o.last = Some(r);
@@ -1387,6 +1429,25 @@ fn key_of(pos: &[usize], row: &Row) -> Vec<Value> {
         .collect()
 }
 
+/// The key columns `pos` of `row` into `key`, reusing its allocations (a row's key is copied for the crash
+/// window and the order check; the copy made for a row that left the window is the next row's).
+fn key_into(key: &mut Vec<Value>, pos: &[usize], row: &Row) {
+    key.truncate(pos.len());
+    for (i, &p) in pos.iter().enumerate() {
+        let v = row.as_ref(p).unwrap_or(&Value::NULL);
+        match (key.get_mut(i), v) {
+            (Some(Value::Bytes(d)), Value::Bytes(s)) => {
+                d.clear();
+                d.extend_from_slice(s);
+            }
+            (Some(d), _) => *d = v.clone(),
+            (None, _) => key.push(v.clone()),
+        }
+    }
+}
+
+/// One row appended to the INSERT in `buf`; `spans` gets where each column's literal is in `buf` (for the
+/// cross-check, which hashes the same literals).
 fn write_row_parts(
     buf: &mut Vec<u8>,
     rows: &mut u64,
@@ -1394,6 +1455,7 @@ fn write_row_parts(
     kinds: &[Kind],
     prefix: &[u8],
     row: &Row,
+    spans: &mut Vec<(usize, usize)>,
 ) {
     if buf.is_empty() {
         buf.extend_from_slice(prefix);
@@ -1401,7 +1463,17 @@ fn write_row_parts(
         buf.push(b',');
     }
     let start = buf.len();
-    push_tuple(buf, kinds, row);
+    spans.clear();
+    buf.push(b'(');
+    for (i, k) in kinds.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        let at = buf.len();
+        literal::push(buf, *k, row.as_ref(i).unwrap_or(&Value::NULL));
+        spans.push((at, buf.len()));
+    }
+    buf.push(b')');
     *hash = hash.wrapping_add(xxhash_rust::xxh3::xxh3_128(&buf[start..]));
     *rows += 1;
 }

@@ -29,6 +29,9 @@ pub const MAX_ROWS: usize = 20_000_000;
 /// Keys named in one doubt at most; the sentence gives the count.
 const MAX_NAMED: usize = 1000;
 
+/// Index rows sorted and looked up in `written` together (see [`compare`]).
+const CHECK_BATCH: usize = 1 << 16;
+
 /// One index to check: its columns, then the key's columns it does not hold itself (InnoDB appends them).
 #[derive(Debug, Clone)]
 pub(crate) struct XIndex {
@@ -74,18 +77,53 @@ pub(crate) fn indexes(info: &TableInfo) -> Vec<XIndex> {
 
 /// A key's identity: a single integer column is its own value (so it can be named again), any other key the
 /// hash of its literals.
+#[cfg(test)]
 fn key_id(kinds: &[Kind], key: &[&Value], single_int: bool) -> u64 {
+    let mut buf = Vec::new();
+    key_id_of(kinds, key.len(), |i| key[i], single_int, &mut buf)
+}
+
+/// [`key_id`] of the `n` key values `val(0..n)`, with `buf` as scratch space.
+fn key_id_of<'v>(
+    kinds: &[Kind],
+    n: usize,
+    val: impl Fn(usize) -> &'v Value,
+    single_int: bool,
+    buf: &mut Vec<u8>,
+) -> u64 {
     if single_int {
-        if let Some(v) = int_of(key[0]) {
+        if let Some(v) = int_of(val(0)) {
             return v as u64;
         }
     }
-    let mut buf = Vec::new();
-    for (k, v) in kinds.iter().zip(key) {
-        literal::push(&mut buf, *k, v);
+    buf.clear();
+    for (i, k) in kinds.iter().enumerate().take(n) {
+        literal::push(buf, *k, val(i));
         buf.push(0);
     }
-    xxhash_rust::xxh3::xxh3_64(&buf)
+    xxhash_rust::xxh3::xxh3_64(buf)
+}
+
+/// [`key_id`] from the key columns' literals as the dump wrote them (`lit(i)`: the literal of key column `i`):
+/// the same number, without writing the literals again.
+fn key_id_lits<'l>(
+    n: usize,
+    val: impl Fn(usize) -> &'l Value,
+    lit: impl Fn(usize) -> &'l [u8],
+    single_int: bool,
+    buf: &mut Vec<u8>,
+) -> u64 {
+    if single_int {
+        if let Some(v) = int_of(val(0)) {
+            return v as u64;
+        }
+    }
+    buf.clear();
+    for i in 0..n {
+        buf.extend_from_slice(lit(i));
+        buf.push(0);
+    }
+    xxhash_rust::xxh3::xxh3_64(buf)
 }
 
 fn int_of(v: &Value) -> Option<i64> {
@@ -171,21 +209,61 @@ pub(crate) fn listed(secondary: &serde_json::Value) -> BTreeMap<String, u64> {
 /// The (key id, entry hash) of `row` (all columns, in table order) for each index, appended to `out`.
 pub(crate) fn record(xs: &[XIndex], shape: &Shape, row: &Row, out: &mut [Vec<(u64, u64)>]) {
     let mut buf = Vec::new();
+    let mut kbuf = Vec::new();
     for (x, acc) in xs.iter().zip(out.iter_mut()) {
-        let vals: Vec<&Value> = x
-            .pos
-            .iter()
-            .map(|&p| row.as_ref(p).unwrap_or(&Value::NULL))
-            .collect();
-        let e = entry(x, shape, &vals, &mut buf);
-        if shape.counted {
-            match acc.first_mut() {
-                Some(t) => *t = (t.0 + 1, t.1.wrapping_add(e.1)),
-                None => acc.push((1, e.1)),
-            }
-        } else {
-            acc.push(e);
+        let val = |i: usize| row.as_ref(x.pos[i]).unwrap_or(&Value::NULL);
+        let e = entry(x, shape, val, &mut buf, &mut kbuf);
+        push_entry(shape, acc, e);
+    }
+}
+
+/// [`record`] for a row whose literals the dump just wrote: `lits[spans[c].0..spans[c].1]` is the literal of
+/// column `c` (table order), exactly what [`literal::push`] makes of it, so the hashes are [`record`]'s without
+/// writing a literal twice.
+pub(crate) fn record_lits(
+    xs: &[XIndex],
+    shape: &Shape,
+    row: &Row,
+    lits: &[u8],
+    spans: &[(usize, usize)],
+    out: &mut [Vec<(u64, u64)>],
+    scratch: &mut Scratch,
+) {
+    let Scratch { buf, kbuf } = scratch;
+    let lit = |c: usize| &lits[spans[c].0..spans[c].1];
+    for (x, acc) in xs.iter().zip(out.iter_mut()) {
+        buf.clear();
+        for &p in &x.pos {
+            buf.extend_from_slice(lit(p));
+            buf.push(0);
         }
+        let col = |i: usize| x.pos[x.key_at[i]];
+        let k = key_id_lits(
+            x.key_at.len(),
+            |i| row.as_ref(col(i)).unwrap_or(&Value::NULL),
+            |i| lit(col(i)),
+            shape.single_int,
+            kbuf,
+        );
+        push_entry(shape, acc, (k, xxhash_rust::xxh3::xxh3_64(buf)));
+    }
+}
+
+/// Buffers [`record_lits`] reuses from row to row.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    buf: Vec<u8>,
+    kbuf: Vec<u8>,
+}
+
+fn push_entry(shape: &Shape, acc: &mut Vec<(u64, u64)>, e: (u64, u64)) {
+    if shape.counted {
+        match acc.first_mut() {
+            Some(t) => *t = (t.0 + 1, t.1.wrapping_add(e.1)),
+            None => acc.push((1, e.1)),
+        }
+    } else {
+        acc.push(e);
     }
 }
 
@@ -205,15 +283,27 @@ pub(crate) fn merge(shape: &Shape, into: &mut [Vec<(u64, u64)>], from: &mut [Vec
     }
 }
 
-fn entry(x: &XIndex, shape: &Shape, vals: &[&Value], buf: &mut Vec<u8>) -> (u64, u64) {
+/// The (key id, entry hash) of one index entry: `val(i)` is the value of `x.pos[i]`.
+fn entry<'v>(
+    x: &XIndex,
+    shape: &Shape,
+    val: impl Fn(usize) -> &'v Value,
+    buf: &mut Vec<u8>,
+    kbuf: &mut Vec<u8>,
+) -> (u64, u64) {
     buf.clear();
-    for (&p, v) in x.pos.iter().zip(vals) {
-        literal::push(buf, shape.kinds[p], v);
+    for (i, &p) in x.pos.iter().enumerate() {
+        literal::push(buf, shape.kinds[p], val(i));
         buf.push(0);
     }
-    let key: Vec<&Value> = x.key_at.iter().map(|&i| vals[i]).collect();
     (
-        key_id(&shape.key_kinds, &key, shape.single_int),
+        key_id_of(
+            &shape.key_kinds,
+            x.key_at.len(),
+            |i| val(x.key_at[i]),
+            shape.single_int,
+            kbuf,
+        ),
         xxhash_rust::xxh3::xxh3_64(buf),
     )
 }
@@ -253,40 +343,75 @@ pub(crate) fn compare(
     let (mut differ_n, mut missing_n) = (0usize, 0usize);
     // Counts and sums only (a table too large to keep per-row hashes).
     let (mut index_rows, mut index_sum) = (0u64, 0u64);
-    let mut buf = Vec::new();
+    let (mut buf, mut kbuf) = (Vec::new(), Vec::new());
+    // The index arrives in its own order, the keys scattered: looking each up in `written` alone would be a
+    // cache miss per step of a binary search. A batch of index rows is sorted by key id and walked along
+    // `written` instead, and what differs is named in the order the index returned it, as one lookup per row.
+    let mut rows: Vec<Row> = Vec::new();
+    let mut ids: Vec<(u64, u64, u32)> = Vec::new();
+    let mut odd: Vec<(u32, bool)> = Vec::new();
+    let mut check = |rows: &mut Vec<Row>, ids: &mut Vec<(u64, u64, u32)>| {
+        ids.sort_unstable_by_key(|e| e.0);
+        odd.clear();
+        let mut from = 0;
+        for &(k, h, i) in ids.iter() {
+            // Keys are unique: the first entry with this id is the row's (a hash collision of two keys only
+            // makes a doubt, never hides one).
+            let at = first_at_least(&written, from, k);
+            from = at;
+            match written.get(at) {
+                Some(&(wk, wh)) if wk == k => {
+                    seen[at] = true;
+                    if wh != h {
+                        odd.push((i, true));
+                    }
+                }
+                _ => odd.push((i, false)),
+            }
+        }
+        odd.sort_unstable();
+        for &(i, differs) in &odd {
+            let r = &rows[i as usize];
+            let key = || {
+                x.key_at
+                    .iter()
+                    .map(|&j| r.as_ref(j).unwrap_or(&Value::NULL).clone())
+                    .collect()
+            };
+            let (n, named) = if differs {
+                (&mut differ_n, &mut differ)
+            } else {
+                (&mut missing_n, &mut missing)
+            };
+            *n += 1;
+            if named.len() < MAX_NAMED {
+                named.push(key());
+            }
+        }
+        rows.clear();
+        ids.clear();
+    };
     for r in conn.query_iter(sql).ok()? {
         let r: Row = r.ok()?;
-        let vals: Vec<&Value> = (0..x.pos.len())
-            .map(|i| r.as_ref(i).unwrap_or(&Value::NULL))
-            .collect();
-        let (k, h) = entry(x, shape, &vals, &mut buf);
+        let (k, h) = entry(
+            x,
+            shape,
+            |i| r.as_ref(i).unwrap_or(&Value::NULL),
+            &mut buf,
+            &mut kbuf,
+        );
         index_rows += 1;
         index_sum = index_sum.wrapping_add(h);
         if counted_only {
             continue;
         }
-        let key = || x.key_at.iter().map(|&i| vals[i].clone()).collect();
-        let at = written.partition_point(|e| e.0 < k);
-        // Keys are unique: the first entry with this id is the row's (a hash collision of two keys only
-        // makes a doubt, never hides one).
-        match written.get(at) {
-            Some(&(wk, wh)) if wk == k => {
-                seen[at] = true;
-                if wh != h {
-                    differ_n += 1;
-                    if differ.len() < MAX_NAMED {
-                        differ.push(key());
-                    }
-                }
-            }
-            _ => {
-                missing_n += 1;
-                if missing.len() < MAX_NAMED {
-                    missing.push(key());
-                }
-            }
+        ids.push((k, h, rows.len() as u32));
+        rows.push(r);
+        if rows.len() == CHECK_BATCH {
+            check(&mut rows, &mut ids);
         }
     }
+    check(&mut rows, &mut ids);
     let evidence = |doubts: &[Doubt]| IndexEvidence {
         index: x.name.clone(),
         entries: index_rows,
@@ -366,6 +491,19 @@ pub(crate) fn compare(
     Some((doubts, e))
 }
 
+/// The first position at or after `from` whose key id is at least `k`, in `written` sorted by key id, where
+/// every entry before `from` is below `k`: a gallop from `from`, then a binary search.
+fn first_at_least(written: &[(u64, u64)], from: usize, k: u64) -> usize {
+    let mut step = 1;
+    let mut lo = from;
+    while lo + step <= written.len() && written[lo + step - 1].0 < k {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(written.len());
+    lo + written[lo..hi].partition_point(|e| e.0 < k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,5 +528,22 @@ mod tests {
             false,
         );
         assert_ne!(ab, abc);
+    }
+
+    #[test]
+    fn the_gallop_finds_what_a_binary_search_finds() {
+        let written: Vec<(u64, u64)> = [1u64, 3, 3, 3, 7, 8, 20, 21, 22, 40]
+            .iter()
+            .map(|&k| (k, 0))
+            .collect();
+        for k in 0..45 {
+            let want = written.partition_point(|e| e.0 < k);
+            let mut from = 0;
+            while from <= want {
+                assert_eq!(first_at_least(&written, from, k), want, "k {k} from {from}");
+                from += 1;
+            }
+        }
+        assert_eq!(first_at_least(&[], 0, 5), 0);
     }
 }
