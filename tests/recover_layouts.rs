@@ -1047,6 +1047,23 @@ fn scrambled(name: &'static str, how: impl Fn(&IndexPage) -> Scramble) {
     };
     let run = recover(&sb, &case);
     judge(&case, &truth, &expect, &run);
+    if let (Scramble::Swap { .. }, Some(nth)) = (&how, first) {
+        // The rows are whole, only out of order: the key order is the one evidence, and it names them.
+        let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+        let named: BTreeSet<Key> = t
+            .doubts
+            .iter()
+            .filter(|d| d.kind == dump::DoubtKind::KeyOrder)
+            .flat_map(|d| d.keys.iter().map(|k| json_key(k)))
+            .collect();
+        assert!(
+            named.contains(&per_leaf[i][nth]) || named.contains(&per_leaf[i][nth + 1]),
+            "no key-order doubt names the swapped rows {:?}, {:?}: {t:?}",
+            per_leaf[i][nth],
+            per_leaf[i][nth + 1]
+        );
+        assert_eq!(t.status, TableStatus::Doubtful, "{t:?}");
+    }
 }
 
 #[test]
