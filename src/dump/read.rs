@@ -1157,20 +1157,11 @@ impl<'s, 'a> Reader<'s, 'a> {
 
     /// How many entries of group `g` the index walked by lists (read from the index alone).
     fn group_size(&mut self, g: &[Value]) -> anyhow::Result<Option<u64>> {
-        let info = self.sh.info;
-        let conds: Vec<String> = g
-            .iter()
-            .zip(&info.pk)
-            .map(|(v, &p)| {
-                let c = &info.columns[p];
-                format!("{} = {}", quote_ident(&c.name), literal::to_sql(c.kind, v))
-            })
-            .collect();
         let sql = format!(
             "SELECT {} COUNT(*) FROM {} WHERE {}",
             self.sh.opts.tag,
             self.sh.from,
-            conds.join(" AND ")
+            self.key_equals(g)
         );
         match self.conn.query_first::<u64, _>(sql) {
             Ok(n) => Ok(n),
@@ -1181,23 +1172,27 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
     }
 
-    /// The row with key `key`, by equality on every key column.
-    fn point(&self, key: &[Value]) -> String {
+    /// `a = 1 AND b = 'x'`: every key column equal to `key`'s value.
+    fn key_equals(&self, key: &[Value]) -> String {
         let info = self.sh.info;
-        let conds: Vec<String> = key
-            .iter()
+        key.iter()
             .zip(&info.pk)
             .map(|(v, &p)| {
                 let c = &info.columns[p];
                 format!("{} = {}", quote_ident(&c.name), literal::to_sql(c.kind, v))
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    }
+
+    /// The row with key `key`, by equality on every key column.
+    fn point(&self, key: &[Value]) -> String {
         format!(
             "SELECT {} {} FROM {} WHERE {}",
             self.sh.opts.tag,
             self.sh.select_list,
             self.sh.from,
-            conds.join(" AND ")
+            self.key_equals(key)
         )
     }
 

@@ -923,18 +923,21 @@ fn primary_key_of(t: &dump::manifest::TableEntry) -> String {
     }
 }
 
+/// A key for a person: `(1, 'b')`.
+fn key_text(v: &[serde_json::Value]) -> String {
+    let parts: Vec<String> = v
+        .iter()
+        .map(|x| match x {
+            serde_json::Value::String(s) => format!("'{s}'"),
+            other => other.to_string(),
+        })
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
 /// Which rows a doubt covers, for a person: `rows (11), (26)`, `keys from (5) to (90)`, or every row.
 fn doubted_rows(d: &dump::Doubt) -> String {
-    let key = |v: &Vec<serde_json::Value>| {
-        let parts: Vec<String> = v
-            .iter()
-            .map(|x| match x {
-                serde_json::Value::String(s) => format!("'{s}'"),
-                other => other.to_string(),
-            })
-            .collect();
-        format!("({})", parts.join(", "))
-    };
+    let key = |v: &Vec<serde_json::Value>| key_text(v);
     if !d.keys.is_empty() {
         let shown: Vec<String> = d.keys.iter().take(5).map(key).collect();
         let more = d.keys.len().saturating_sub(5);
@@ -970,16 +973,7 @@ fn doubted_rows(d: &dump::Doubt) -> String {
 
 /// `keys after (6970) and before (7044)`, with either end open.
 fn describe_lost(r: &dump::manifest::LostRange) -> String {
-    let key = |v: &Vec<serde_json::Value>| {
-        let parts: Vec<String> = v
-            .iter()
-            .map(|x| match x {
-                serde_json::Value::String(s) => format!("'{s}'"),
-                other => other.to_string(),
-            })
-            .collect();
-        format!("({})", parts.join(", "))
-    };
+    let key = |v: &Vec<serde_json::Value>| key_text(v);
     let low = match (&r.after, &r.from) {
         (Some(a), _) => Some(format!("after {}", key(a))),
         (None, Some(f)) => Some(format!("from {}", key(f))),
