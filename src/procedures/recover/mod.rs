@@ -75,6 +75,16 @@ impl RecoverParams {
                 self.max_level
             )));
         }
+        if let Some(a) = allow_level.filter(|a| !(SAFE_MAX_LEVEL + 1..=6).contains(a)) {
+            return Err(bad_input(format!(
+                "--allow-level {a} is not a level that needs allowing: give 4, 5 or 6 (levels 1 to 3 need no --allow-level)"
+            )));
+        }
+        if self.threads == 0 {
+            return Err(bad_input(
+                "--threads 0 reads nothing: give 1 or more reading sessions per table",
+            ));
+        }
         if self.max_level > SAFE_MAX_LEVEL && allow_level.is_none_or(|a| a < self.max_level) {
             return Err(bad_input(format!(
                 "--max-level {} can damage the copy's data files for good (innodb_force_recovery 4 and above): add --allow-level {} to accept it",
@@ -1644,6 +1654,22 @@ mod tests {
             2
         );
         assert!(high.check(Some(4)).is_ok());
+        for wrong in [0, 3, 7, 9] {
+            let e = p.check(Some(wrong)).unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&e), 2, "--allow-level {wrong}");
+            assert!(
+                crate::error::display_of(&e).contains("give 4, 5 or 6"),
+                "{e:#}"
+            );
+        }
+        let none = RecoverParams {
+            threads: 0,
+            ..p.clone()
+        };
+        assert_eq!(
+            crate::error::exit_code_of(&none.check(None).unwrap_err()),
+            2
+        );
         let zero = RecoverParams {
             max_level: 0,
             ..p.clone()
