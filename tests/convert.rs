@@ -697,7 +697,19 @@ fn critical_load_refuses_before_anything_is_locked_or_created() {
 
 #[test]
 fn ctrl_c_mid_copy_stops_at_a_chunk_boundary_with_130_and_resume_finishes() {
-    let sb = Sandboxed::new("cv-sigint");
+    signal_mid_copy_stops_at_a_chunk_boundary("sigint");
+}
+
+/// systemd stops a unit with SIGTERM and a dropped ssh session sends SIGHUP: both stop at the next safe point as
+/// Ctrl-C does, never mid-chunk.
+#[test]
+fn sigterm_and_sighup_mid_copy_stop_at_a_chunk_boundary_as_ctrl_c_does() {
+    signal_mid_copy_stops_at_a_chunk_boundary("sigterm");
+    signal_mid_copy_stops_at_a_chunk_boundary("sighup");
+}
+
+fn signal_mid_copy_stops_at_a_chunk_boundary(signal: &str) {
+    let sb = Sandboxed::new(&format!("cv-{signal}"));
     let mut c = setup(&sb, SHAPE);
     let before = rows(&mut c, "t");
     let run_dir = sb.root.join("run");
@@ -713,8 +725,14 @@ fn ctrl_c_mid_copy_stops_at_a_chunk_boundary_with_130_and_resume_finishes() {
         "--run-dir",
         run_dir.to_str().unwrap(),
     ]);
-    let stopped = convert(&sb, &a, &[("INNOPS_FAULT", "sigint-after-chunk:2")]);
-    assert_eq!(stopped.code, 130, "{stopped:?}");
+    let fault = format!("{signal}-after-chunk:2");
+    let stopped = convert(&sb, &a, &[("INNOPS_FAULT", &fault)]);
+    assert_eq!(stopped.code, 130, "{signal}: {stopped:?}");
+    assert!(
+        stopped.stderr.contains("stopping at the next safe point"),
+        "{}",
+        stopped.stderr
+    );
     assert!(
         stopped.stderr.contains("innops resume"),
         "{}",

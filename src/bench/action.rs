@@ -49,7 +49,10 @@ fn abort_flag() -> Arc<AtomicBool> {
         if f.swap(true, Ordering::SeqCst) {
             std::process::exit(crate::error::EXIT_INTERRUPTED);
         }
-        eprintln!("\ninnops: stopping the benchmark (Ctrl-C again to quit at once)");
+        let _ = writeln!(
+            std::io::stderr(),
+            "\ninnops: stopping the benchmark (Ctrl-C again to quit at once)"
+        );
     });
     flag
 }

@@ -229,7 +229,12 @@ fn abort_flag() -> Arc<AtomicBool> {
         if f.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(crate::error::EXIT_INTERRUPTED);
         }
-        eprintln!("\ninnops: stopping at the next safe point (Ctrl-C again to quit at once)");
+        // Not eprintln!: after a SIGHUP the terminal may be gone, and a failed write must not end the handler.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\ninnops: stopping at the next safe point (Ctrl-C again to quit at once)"
+        );
     });
     flag
 }

@@ -662,7 +662,8 @@ pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> 
 }
 
 /// Test hooks: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would;
-/// `INNOPS_FAULT=sigint-after-chunk:N` sends it a SIGINT there, as Ctrl-C would.
+/// `INNOPS_FAULT=sigint-after-chunk:N` sends it a SIGINT there, as Ctrl-C would (`sigterm-…`, `sighup-…`: SIGTERM,
+/// SIGHUP).
 fn chunk_fault(n: u64) {
     if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
         if f.strip_prefix("after-chunk:")
@@ -675,13 +676,21 @@ fn chunk_fault(n: u64) {
             );
             std::process::exit(137);
         }
-        // As a DBA's Ctrl-C would: the copy must stop at the next chunk boundary.
-        if f.strip_prefix("sigint-after-chunk:")
-            .and_then(|v| v.parse::<u64>().ok())
-            == Some(n)
-        {
-            // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
-            unsafe { libc::raise(libc::SIGINT) };
+        // As a DBA's Ctrl-C would (or systemd's SIGTERM, or a dropped ssh session's SIGHUP): the copy must stop
+        // at the next chunk boundary.
+        for (name, signal) in [
+            ("sigint", libc::SIGINT),
+            ("sigterm", libc::SIGTERM),
+            ("sighup", libc::SIGHUP),
+        ] {
+            if f.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix("-after-chunk:"))
+                .and_then(|v| v.parse::<u64>().ok())
+                == Some(n)
+            {
+                // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
+                unsafe { libc::raise(signal) };
+            }
         }
     }
 }
