@@ -361,7 +361,39 @@ fn a_run_directory_is_private_and_holds_no_secret_from_the_option_file() {
     let dropin = sb.sandbox.conf_dir.join("99-innops.cnf");
     std::fs::write(&dropin, "[client]\npassword = hunter2\n[mysqld]\n").unwrap();
     std::fs::set_permissions(&dropin, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let run_dir = sb.root.join("runs/redo");
+    // A --run-dir that exists already keeps its mode (0755 here): the files in it must be private themselves.
+    let shared = sb.root.join("shared-run");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = sb.innops(&[
+        "redo",
+        "--size",
+        "96M",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+        shared.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(mode(&shared), 0o755);
+    let mut files = 0;
+    let mut dirs = vec![shared.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                assert_eq!(mode(&p), 0o700, "{}", p.display());
+                dirs.push(p);
+            } else {
+                assert_eq!(mode(&p), 0o600, "{}", p.display());
+                files += 1;
+            }
+        }
+    }
+    // plan, journal, report.json and .html and the option file's backup at least.
+    assert!(files >= 5, "{files} files in the run directory");
     let out = sb.innops(&[
         "redo",
         "--size",
@@ -373,7 +405,6 @@ fn a_run_directory_is_private_and_holds_no_secret_from_the_option_file() {
     ]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("password = <redacted>"), "{out:?}");
-    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     for d in [sb.root.join("runs"), run_dir.clone()] {
         assert_eq!(mode(&d), 0o700, "{}", d.display());
     }

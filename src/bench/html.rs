@@ -421,8 +421,7 @@ pub fn render_report(r: &Report) -> String {
 /// Write `report.html` into the run directory.
 pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
     let path = dir.join("report.html");
-    use anyhow::Context;
-    std::fs::write(&path, render_report(r)).with_context(|| format!("writing {}", path.display()))
+    crate::plan::journal::write_private(&path, render_report(r).as_bytes())
 }
 
 #[cfg(test)]

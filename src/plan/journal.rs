@@ -135,10 +135,7 @@ impl RunDir {
 
     /// Open an existing run directory to append to its journal.
     pub fn open(path: &Path) -> anyhow::Result<RunDir> {
-        let journal = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path.join("journal.jsonl"))
+        let journal = open_private_append(&path.join("journal.jsonl"))
             .with_context(|| format!("opening the journal in {}", path.display()))?;
         Ok(RunDir {
             path: path.to_path_buf(),
@@ -271,9 +268,42 @@ pub fn create_private_dir(path: &Path) -> anyhow::Result<()> {
 
 pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(value)?)
-        .with_context(|| format!("writing {}", tmp.display()))?;
+    write_private(&tmp, serde_json::to_string_pretty(value)?.as_bytes())?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))
+}
+
+/// Opens `path` for appending, creating it readable and writable by its owner only (0600). A run's files hold
+/// every variable and status value of the server and the plan; a `--run-dir` that already exists keeps its own
+/// mode, so the files themselves must be private whatever the directory and the umask allow. An existing file
+/// is made 0600 too.
+pub fn open_private_append(path: &Path) -> anyhow::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("making {} private", path.display()))?;
+    Ok(f)
+}
+
+/// Writes `bytes` to `path` (replacing what it held) as a file only its owner can read: see
+/// [`open_private_append`].
+pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("making {} private", path.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -266,11 +266,7 @@ impl During {
             super::ready(target, &spec.workload)?;
         }
         let path = run_dir.join(FILE);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+        let file = crate::plan::journal::open_private_append(&path)?;
         let sink = Arc::new(Mutex::new(Sink { path, file }));
         let stop = Arc::new(AtomicBool::new(false));
         let tap = Arc::new(Tap::default());
