@@ -393,6 +393,48 @@ fn resume_refuses_an_edited_plan_and_another_server_and_keeps_the_run_options() 
     );
     assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
 
+    // Edited to point at another server: refused for the edit, not for what the edit broke next.
+    let moved = original.replace(
+        &sb.root.display().to_string(),
+        &other.root.display().to_string(),
+    );
+    assert_ne!(moved, original);
+    std::fs::write(&plan_path, &moved).unwrap();
+    let refused = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("changed after the run started"),
+        "{}",
+        refused.stderr
+    );
+
+    // Forged in full: the edited plan with the journal's sha256 rewritten to match it.
+    use sha2::Digest;
+    let sha = |t: &str| -> String {
+        sha2::Sha256::digest(t.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let journal_path = run.join("journal.jsonl");
+    let journal = std::fs::read_to_string(&journal_path).unwrap();
+    assert!(journal.contains(&sha(&original)), "{journal}");
+    std::fs::write(&plan_path, &edited).unwrap();
+    std::fs::write(
+        &journal_path,
+        journal.replace(&sha(&original), &sha(&edited)),
+    )
+    .unwrap();
+    let refused = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("were not written by innops"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    std::fs::write(&journal_path, &journal).unwrap();
+
     // The original plan resumes, and honours --no-bench given at the start.
     std::fs::write(&plan_path, &original).unwrap();
     let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);

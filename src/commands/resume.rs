@@ -14,6 +14,13 @@ use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
+    // First of all: what plan.json says (its server, its options, its parameters) is acted on only if it is the
+    // plan innops wrote and showed; a tampered one is refused for that, not for what the tampering broke next.
+    if !a.run_dir.join("plan.json").exists() {
+        crate::plan::journal::read_plan(&a.run_dir)?;
+    }
+    let events = crate::plan::journal::read_journal(&a.run_dir)?;
+    crate::plan::journal::check_plan_unchanged(&a.run_dir, &events)?;
     let pf = crate::plan::journal::read_plan(&a.run_dir)?;
     let mut args = a.conn.clone();
     let mut ctl = a.control.clone();

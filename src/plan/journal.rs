@@ -29,6 +29,10 @@ pub enum EventKind {
         /// sha256 of `plan.json` as written: `resume` refuses a plan that was changed since.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         plan_sha256: Option<String>,
+        /// HMAC-SHA256 of `plan.json` under the key of the user who started the run ([`plan_mac`]): a plan
+        /// rewritten together with its recorded sha256 still fails this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan_mac: Option<String>,
     },
     Resumed {
         after_step: Option<String>,
@@ -124,11 +128,15 @@ impl RunDir {
         }
         create_private_dir(&path.join("bench"))?;
         write_json_atomic(&path.join("plan.json"), plan)?;
+        let bytes = std::fs::read(path.join("plan.json"))
+            .with_context(|| format!("reading {}", path.join("plan.json").display()))?;
+        let mac = plan_mac(&key_file()?, &bytes)?;
         let mut rd = RunDir::open(path)?;
         rd.log(EventKind::RunStarted {
             procedure: plan.header.procedure.clone(),
             target: plan.header.target.clone(),
             plan_sha256: Some(file_sha256(&path.join("plan.json"))?),
+            plan_mac: Some(mac),
         })?;
         Ok(rd)
     }
@@ -167,33 +175,155 @@ impl RunDir {
 
 /// sha256 of a file's bytes, in hex.
 pub fn file_sha256(path: &Path) -> anyhow::Result<String> {
-    use sha2::Digest;
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(sha256_hex(&bytes))
 }
 
 /// `plan.json` is evidence of what the DBA was shown, not input: refuse to continue a run whose plan was
-/// changed after it started, or whose journal does not say what the plan was.
+/// changed after it started, whose journal does not say what the plan was, or whose plan innops did not write
+/// itself (a plan and journal rewritten together, sha256 and all, fail the keyed check).
 pub fn check_plan_unchanged(dir: &Path, events: &[Event]) -> anyhow::Result<()> {
+    check_plan_with_key(dir, events, &key_file()?)
+}
+
+fn check_plan_with_key(dir: &Path, events: &[Event], key: &Path) -> anyhow::Result<()> {
     let recorded = events.iter().find_map(|e| match &e.kind {
-        EventKind::RunStarted { plan_sha256, .. } => Some(plan_sha256.clone()),
+        EventKind::RunStarted {
+            plan_sha256,
+            plan_mac,
+            ..
+        } => Some((plan_sha256.clone(), plan_mac.clone())),
         _ => None,
     });
-    let now = file_sha256(&dir.join("plan.json"))?;
+    let plan = dir.join("plan.json");
+    let bytes = std::fs::read(&plan).map_err(|_| {
+        crate::error::bad_input(format!(
+            "{} is not an innops run directory (no readable plan.json): pass the directory a run printed",
+            dir.display()
+        ))
+    })?;
+    let now = sha256_hex(&bytes);
     match recorded {
-        Some(Some(sha)) if sha == now => Ok(()),
-        Some(Some(_)) => Err(crate::error::refused(format!(
+        Some((Some(sha), _)) if sha != now => Err(crate::error::refused(format!(
             "{} was changed after the run started: innops continues only the plan it showed, so start a new run instead of resuming this one",
-            dir.join("plan.json").display()
+            plan.display()
+        ))),
+        Some((Some(_), Some(mac))) if verify_mac(key, &bytes, &mac)? => Ok(()),
+        Some((Some(_), Some(_))) => Err(crate::error::refused(format!(
+            "{} and its journal were not written by innops as {} (the plan's signature does not match the key in {}): innops continues only plans it wrote itself, so resume as the user who started the run, or start a new run",
+            plan.display(),
+            whoami(),
+            key.display()
+        ))),
+        Some((Some(_), None)) => Err(crate::error::refused(format!(
+            "the journal in {} records no signature for its plan (an older innops, or an edited journal): innops cannot prove the plan is its own, so start a new run",
+            dir.display()
         ))),
         _ => Err(crate::error::refused(format!(
             "the journal in {} does not record which plan the run started with: innops cannot prove the plan is unchanged, so start a new run",
             dir.display()
         ))),
     }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn whoami() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| format!("uid {}", unsafe { libc::getuid() }))
+}
+
+/// The file holding the key innops signs its plans with: `$INNOPS_STATE_DIR/run-key`, else
+/// `$XDG_STATE_HOME/innops/run-key`, else `~/.local/state/innops/run-key`. Readable by its owner only, so a
+/// plan rewritten by anyone who cannot read it (another user with write access to a shared run directory, a
+/// script that patches JSON) is refused on resume.
+pub fn key_file() -> anyhow::Result<PathBuf> {
+    let dir = if let Some(d) = std::env::var_os("INNOPS_STATE_DIR").filter(|d| !d.is_empty()) {
+        PathBuf::from(d)
+    } else if let Some(d) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        PathBuf::from(d).join("innops")
+    } else if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        PathBuf::from(h).join(".local/state/innops")
+    } else {
+        return Err(crate::error::bad_input(
+            "innops needs a private directory for the key it signs run plans with, and neither HOME nor XDG_STATE_HOME is set: set INNOPS_STATE_DIR to one",
+        ));
+    };
+    Ok(dir.join("run-key"))
+}
+
+/// The signing key in `path`, made (32 random bytes, 0600, in a 0700 directory) the first time. Two runs
+/// starting at once agree on one key: the new key is written in full under a temporary name, then linked into
+/// place, which fails if another process linked its own first.
+fn signing_key(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if let Ok(k) = std::fs::read(path) {
+        if k.len() == 32 {
+            return Ok(k);
+        }
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_private_dir(dir)?;
+    let mut key = [0u8; 32];
+    use rand::RngCore;
+    rand::rngs::OsRng.fill_bytes(&mut key);
+    let tmp = dir.join(format!("run-key.{}.tmp", std::process::id()));
+    write_private(&tmp, &key)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(key.to_vec()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let k = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            if k.len() != 32 {
+                return Err(crate::error::refused(format!(
+                    "{} is not a key innops wrote (it holds {} bytes, not 32): move it away, and innops makes a new one (runs signed with it can then not be resumed)",
+                    path.display(),
+                    k.len()
+                )));
+            }
+            Ok(k)
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(format!("creating {}", path.display()))),
+    }
+}
+
+/// HMAC-SHA256 of a plan's bytes under the key in `key`, in hex.
+pub fn plan_mac(key: &Path, plan: &[u8]) -> anyhow::Result<String> {
+    use hmac::Mac;
+    let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&signing_key(key)?)
+        .expect("HMAC takes a key of any length");
+    m.update(plan);
+    Ok(m.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+fn verify_mac(key: &Path, plan: &[u8], mac: &str) -> anyhow::Result<bool> {
+    use hmac::Mac;
+    let Some(tag) = (0..mac.len())
+        .step_by(2)
+        .map(|i| {
+            mac.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>()
+    else {
+        return Ok(false);
+    };
+    let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&signing_key(key)?)
+        .expect("HMAC takes a key of any length");
+    m.update(plan);
+    // Constant-time comparison, as the crate does it.
+    Ok(m.verify_slice(&tag).is_ok())
 }
 
 pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
@@ -354,6 +484,66 @@ mod tests {
             let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o700, "{}", d.display());
         }
+    }
+
+    fn started(sha: Option<String>, mac: Option<String>) -> Vec<Event> {
+        vec![ev(EventKind::RunStarted {
+            procedure: "convert".into(),
+            target: "t".into(),
+            plan_sha256: sha,
+            plan_mac: mac,
+        })]
+    }
+
+    #[test]
+    fn a_plan_is_resumed_only_unchanged_and_signed_with_the_users_own_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("state/run-key");
+        let plan = br#"{"steps": ["copy", "swap"], "drop_old": false}"#;
+        std::fs::write(dir.path().join("plan.json"), plan).unwrap();
+        let sha = sha256_hex(plan);
+        let mac = plan_mac(&key, plan).unwrap();
+        let ok = started(Some(sha.clone()), Some(mac.clone()));
+        check_plan_with_key(dir.path(), &ok, &key).unwrap();
+        // The key is private, and made once.
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(plan_mac(&key, plan).unwrap(), mac);
+
+        // Edited: the recorded sha256 no longer matches.
+        let forged = br#"{"steps": ["copy", "swap"], "drop_old": true}"#;
+        std::fs::write(dir.path().join("plan.json"), forged).unwrap();
+        let e = check_plan_with_key(dir.path(), &ok, &key).unwrap_err();
+        assert!(
+            e.to_string().contains("was changed after the run started"),
+            "{e}"
+        );
+
+        // Forged in full: the journal rewritten with the new sha256 and a signature made with another key.
+        let other = dir.path().join("other/run-key");
+        let rewritten = started(
+            Some(sha256_hex(forged)),
+            Some(plan_mac(&other, forged).unwrap()),
+        );
+        let e = check_plan_with_key(dir.path(), &rewritten, &key).unwrap_err();
+        assert!(e.to_string().contains("were not written by innops"), "{e}");
+        // ... or with the signature left out, or garbage.
+        let unsigned = started(Some(sha256_hex(forged)), None);
+        let e = check_plan_with_key(dir.path(), &unsigned, &key).unwrap_err();
+        assert!(e.to_string().contains("records no signature"), "{e}");
+        let garbage = started(Some(sha256_hex(forged)), Some("zz".into()));
+        assert!(check_plan_with_key(dir.path(), &garbage, &key).is_err());
+        // No record of the plan at all.
+        let e = check_plan_with_key(dir.path(), &started(None, None), &key).unwrap_err();
+        assert!(e.to_string().contains("does not record which plan"), "{e}");
+        // A key file innops did not write is refused, not silently replaced.
+        let bad = dir.path().join("bad/run-key");
+        std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
+        std::fs::write(&bad, b"short").unwrap();
+        assert!(plan_mac(&bad, plan).is_err());
     }
 
     #[test]
