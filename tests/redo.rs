@@ -505,6 +505,30 @@ fn drill_args(root: &std::path::Path, out: &std::path::Path) -> Vec<String> {
     .collect()
 }
 
+/// `--out` naming a file: refused as bad input before any sandbox is made, so none is left running.
+#[test]
+fn a_drill_with_a_file_for_out_is_refused_before_it_makes_a_sandbox() {
+    let dir = tempfile::Builder::new()
+        .prefix("ino-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let file = dir.path().join("report.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let out = run_innops(&drill_args(dir.path(), &file), &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("is a file, not a directory"), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("report.txt")],
+        "no sandbox made"
+    );
+}
+
 #[test]
 fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     let dir = tempfile::Builder::new()

@@ -142,6 +142,21 @@ pub fn run(
             out.display()
         )));
     }
+    // Before any sandbox exists: an --out that cannot be the run directory would otherwise fail only when the
+    // run starts, and leave the drill's sandbox running with nothing to resume.
+    if out.exists() && !out.is_dir() {
+        return Err(crate::error::bad_input(format!(
+            "--out {} is a file, not a directory: give a directory for the drill's run (it is made if missing)",
+            out.display()
+        )));
+    }
+    crate::plan::journal::create_private_dir(&out).map_err(|e| {
+        crate::error::bad_input(format!(
+            "--out {} cannot be made ({}): give a directory you can write",
+            out.display(),
+            crate::error::display_of(&e)
+        ))
+    })?;
     let name = format!("drill-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
     eprintln!(
         "innops drill: creating sandbox '{name}' in {}",
@@ -181,7 +196,9 @@ pub fn run(
     };
     let (report, result) =
         runner::run(plan, &plan_env.target, control.as_ref(), &opts, abort, None);
-    let sandbox = if result.is_ok() && !settings.keep {
+    // A run that never started (no journal) has nothing to resume: its sandbox goes as if it had finished.
+    let started = out.join("journal.jsonl").exists();
+    let sandbox = if (result.is_ok() || !started) && !settings.keep {
         match Sandbox::open(root, &name).and_then(|s| s.destroy()) {
             Ok(()) => format!("the drill's sandbox {name} is removed"),
             Err(e) => format!(
