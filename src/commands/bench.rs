@@ -271,6 +271,15 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             "--db is empty: name the schema of the sbtest tables",
         ));
     }
+    // prepare would create (and cleanup drop) sbtest tables among the server's own.
+    if crate::procedures::convert::schema::SYSTEM_SCHEMAS
+        .contains(&a.db.to_ascii_lowercase().as_str())
+    {
+        return Err(bad_input(format!(
+            "--db {} is a system schema, and benchmark tables do not belong there: name a schema of their own, such as sbtest",
+            a.db
+        )));
+    }
     let rand = RandParams {
         spec_iter: a.rand_spec_iter,
         spec_pct: a.rand_spec_pct,
@@ -503,6 +512,18 @@ mod tests {
         let e = connection(&args(&["run", "--db-driver=pgsql"])).unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), 2);
         assert!(e.to_string().contains("--db-driver=mysql"), "{e}");
+    }
+
+    #[test]
+    fn benchmark_tables_never_go_into_a_system_schema() {
+        for db in ["mysql", "SYS", "performance_schema", "information_schema"] {
+            for action in ["prepare", "cleanup"] {
+                let e = settings(&args(&["oltp_point_select", action, "--db", db])).unwrap_err();
+                assert_eq!(crate::error::exit_code_of(&e), 2, "{db}: {e}");
+                assert!(e.to_string().contains("is a system schema"), "{e}");
+            }
+        }
+        assert!(settings(&args(&["oltp_point_select", "prepare", "--db", "mysqlx"])).is_ok());
     }
 
     #[test]

@@ -126,7 +126,19 @@ impl RunDir {
                 path.display()
             )));
         }
-        create_private_dir(&path.join("bench"))?;
+        if path.exists() && !path.is_dir() {
+            return Err(crate::error::bad_input(format!(
+                "--run-dir {} is a file, not a directory: give a directory for the run (it is made if missing)",
+                path.display()
+            )));
+        }
+        create_private_dir(&path.join("bench")).map_err(|e| {
+            crate::error::bad_input(format!(
+                "the run directory {} cannot be made ({}): give a --run-dir you can write",
+                path.display(),
+                crate::error::display_of(&e)
+            ))
+        })?;
         write_json_atomic(&path.join("plan.json"), plan)?;
         let bytes = std::fs::read(path.join("plan.json"))
             .with_context(|| format!("reading {}", path.join("plan.json").display()))?;
@@ -458,6 +470,29 @@ mod tests {
         assert_eq!(p.done, vec!["a".to_string()]);
         assert_eq!(p.in_flight.as_deref(), Some("b"));
         assert!(!p.finished);
+    }
+
+    #[test]
+    fn a_run_dir_that_is_a_file_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let plan = PlanFile {
+            header: serde_json::from_value(serde_json::json!({
+                "procedure": "redo", "target": "t", "server": "s", "params": {}, "notes": [],
+                "conn": {}, "control": null
+            }))
+            .unwrap(),
+            steps: Vec::new(),
+            created: Utc::now(),
+            options: RecordedOptions::default(),
+        };
+        let e = RunDir::create(&file, &plan).err().unwrap();
+        assert_eq!(crate::error::exit_code_of(&e), 2, "{e}");
+        assert!(e.to_string().contains("is a file, not a directory"), "{e}");
+        let e = RunDir::create(&file.join("sub"), &plan).err().unwrap();
+        assert_eq!(crate::error::exit_code_of(&e), 2, "{e}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     }
 
     #[test]
