@@ -703,3 +703,50 @@ fn pages_are_damaged_only_in_a_stopped_sandboxs_own_table_files() {
     assert!(!changed.is_empty());
     assert!(changed.iter().all(|&i| i / PAGE == leaves[1].page as usize));
 }
+
+/// A root page damaged, read at level 0, and a table whose tablespace was discarded (the server still describes
+/// it; every read says ERROR 1814): each is unrecoverable through SQL, and no empty file is left as if it were a
+/// partial dump.
+#[test]
+fn a_table_the_server_describes_but_cannot_open_is_unrecoverable_with_no_file() {
+    let mut sb = Sandboxed::new("rc-unopen");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "zero", 500);
+    int_table(&mut c, "fine", 50);
+    // Described by the server, but its tablespace discarded: every read says ERROR 1814.
+    int_table(&mut c, "disc", 50);
+    c.query_drop("ALTER TABLE db.disc DISCARD TABLESPACE")
+        .unwrap();
+    drop(c);
+    stop_slow(&sb);
+    damage(&sb, "zero", 3);
+    start_at(&mut sb, 0);
+    let out = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, &["zero", "fine", "disc"], &opts(out.path(), 0, 1));
+    let zero = m.table("db", "zero").unwrap();
+    assert_eq!(zero.status, TableStatus::Unrecoverable, "{zero:?}");
+    assert!(zero.file.is_none(), "{zero:?}");
+    assert!(
+        zero.note.as_ref().unwrap().contains("cannot be opened"),
+        "{zero:?}"
+    );
+    let files: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !files.iter().any(|f| f.contains("zero")),
+        "no file for the unopenable table: {files:?}"
+    );
+    assert_eq!(m.table("db", "fine").unwrap().status, TableStatus::Complete);
+    // The discarded one: unrecoverable (it was "partial" with an empty file and one lost range: everything).
+    let disc = m.table("db", "disc").unwrap();
+    assert_eq!(disc.status, TableStatus::Unrecoverable, "{disc:?}");
+    assert!(disc.file.is_none() && disc.lost.is_empty(), "{disc:?}");
+    assert!(
+        disc.note.as_ref().unwrap().contains("discarded"),
+        "{disc:?}"
+    );
+}

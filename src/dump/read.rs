@@ -31,8 +31,9 @@ impl std::error::Error for Unopenable {}
 /// Environment variable: when set, every read and its outcome is printed on stderr (for working on this module).
 pub const TRACE: &str = "INNOPS_DUMP_TRACE";
 
-/// Error codes that mean the table as a whole cannot be opened.
-const UNOPENABLE: [u16; 2] = [1877, 1932];
+/// Error codes that mean the table as a whole cannot be opened: corrupted (1877), not in the engine (1932), its
+/// tablespace missing (1812) or discarded (1814; the server still describes such a table, so only the read says).
+const UNOPENABLE: [u16; 4] = [1812, 1814, 1877, 1932];
 /// Error codes (and client-side failures) that mean the session is gone.
 const GONE: [u16; 5] = [1053, 1927, 2006, 2013, 4031];
 
@@ -759,12 +760,6 @@ impl<'s, 'a> Reader<'s, 'a> {
             };
             B { key, incl: true }
         };
-        // What one probe at c said: rows found (handled), nothing from c up to hi, or an error.
-        enum Said {
-            Found,
-            Empty,
-            Failed,
-        }
         let probe_at = |r: &mut Self, c: i128| -> anyhow::Result<Said> {
             let probe = Some(at(c));
             let sql = r.select(&probe, hi, false, None, false);
@@ -807,31 +802,13 @@ impl<'s, 'a> Reader<'s, 'a> {
                 step = step.saturating_mul(2);
             }
         }
-        let mut windows: VecDeque<(i128, i128)> = [(a, b)].into();
-        while let Some((wa, wb)) = windows.pop_front() {
-            if wb - wa < 2 {
-                continue;
-            }
+        bisect(a, b, |c| {
             if spent(self, budget) {
-                break;
+                return Ok(None);
             }
             *budget -= 1;
-            let c = wa + (wb - wa) / 2;
-            match probe_at(self, c)? {
-                Said::Found => return Ok(true),
-                Said::Empty => {
-                    // Nothing from the probe up to hi: only below it is left.
-                    windows.retain(|w| w.0 < c);
-                    windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
-                    windows.push_back((wa, c));
-                }
-                Said::Failed => {
-                    windows.push_back((wa, c));
-                    windows.push_back((c, wb));
-                }
-            }
-        }
-        Ok(false)
+            probe_at(self, c).map(Some)
+        })
     }
 
     /// Where to probe inside (lo, hi), in the order to try.
@@ -1969,6 +1946,47 @@ fn read_parallel(
     })
 }
 
+/// What one probe at c said: rows found (and handled), nothing from c up to the stretch's end, or an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    Found,
+    Empty,
+    Failed,
+}
+
+/// Bisection over the candidates strictly between `a` and `b`: `probe(c)` probes candidate c (None once the
+/// budget is spent). True as soon as a probe found rows. A failed probe leaves both halves to search; an empty
+/// one (nothing from c up) leaves only what is below c. Every candidate is probed while the budget lasts, the
+/// last one of a window too.
+fn bisect(
+    a: i128,
+    b: i128,
+    mut probe: impl FnMut(i128) -> anyhow::Result<Option<Said>>,
+) -> anyhow::Result<bool> {
+    let mut windows: VecDeque<(i128, i128)> = [(a, b)].into();
+    while let Some((wa, wb)) = windows.pop_front() {
+        if wb - wa < 2 {
+            continue;
+        }
+        let c = wa + (wb - wa) / 2;
+        match probe(c)? {
+            None => break,
+            Some(Said::Found) => return Ok(true),
+            Some(Said::Empty) => {
+                // Nothing from the probe up to hi: only below it is left.
+                windows.retain(|w| w.0 < c);
+                windows.iter_mut().for_each(|w| w.1 = w.1.min(c));
+                windows.push_back((wa, c));
+            }
+            Some(Said::Failed) => {
+                windows.push_back((wa, c));
+                windows.push_back((c, wb));
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// Lost stretches in key order of their ranges, those that meet at a range cut joined into one.
 fn merge_lost(mut lost: Vec<Stretch>, splits: &[Value]) -> Vec<(Option<B>, Option<B>)> {
     let at_cut = |b: &Option<B>, cut: Option<&Value>| match (b, cut) {
@@ -2158,6 +2176,54 @@ fn plain_scan(sh: &Shared, entry: &mut TableEntry) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn bisection_probes_every_candidate_while_the_budget_lasts() {
+        // Every probe fails (damage everywhere): each candidate strictly between a and b is probed once.
+        for (a, b) in [(-1, 1), (0, 2), (0, 3), (10, 20), (-1, 7)] {
+            let mut seen = Vec::new();
+            let found = bisect(a, b, |c| {
+                seen.push(c);
+                Ok(Some(Said::Failed))
+            })
+            .unwrap();
+            assert!(!found);
+            seen.sort();
+            assert_eq!(seen, ((a + 1)..b).collect::<Vec<_>>(), "({a}, {b})");
+        }
+        // One candidate (a list of one key): probed, and found.
+        assert!(bisect(-1, 1, |c| Ok(Some(if c == 0 {
+            Said::Found
+        } else {
+            Said::Failed
+        })))
+        .unwrap());
+        // A readable row only at the last candidate of a window.
+        assert!(bisect(0, 9, |c| Ok(Some(if c == 8 {
+            Said::Found
+        } else {
+            Said::Failed
+        })))
+        .unwrap());
+        // Empty at c: nothing at or above c is probed again.
+        let mut seen = Vec::new();
+        bisect(0, 100, |c| {
+            seen.push(c);
+            Ok(Some(if c >= 50 { Said::Empty } else { Said::Failed }))
+        })
+        .unwrap();
+        assert_eq!(seen.iter().filter(|&&c| c >= 50).count(), 1, "{seen:?}");
+        assert_eq!(seen.iter().filter(|&&c| c < 50).count(), 49, "{seen:?}");
+        // The budget ends the search.
+        let mut n = 0;
+        let found = bisect(0, 1000, |_| {
+            n += 1;
+            Ok(if n > 5 { None } else { Some(Said::Failed) })
+        })
+        .unwrap();
+        assert!(!found);
+        assert_eq!(n, 6);
+    }
+
     fn key(v: i64) -> Vec<Value> {
         vec![Value::Bytes(v.to_string().into_bytes())]
     }
@@ -2281,6 +2347,24 @@ mod tests {
                 (Some(B::after(key(150))), Some(B::before(key(260)))),
             ]
         );
+        // Stretches of neighbouring ranges with readable rows between them stay apart: one that does not reach
+        // the cut, or one after the cut that does not start at it (rows from the cut on were read).
+        let apart = vec![
+            (0, Some(B::after(key(40))), Some(B::before(key(50)))),
+            (1, Some(B::after(key(150))), Some(below(&cuts[1]))),
+            (2, Some(B::after(key(230))), Some(B::before(key(240)))),
+        ];
+        assert_eq!(merge_lost(apart.clone(), &cuts).len(), 3);
+        let one_side = vec![
+            (0, Some(B::after(key(90))), Some(below(&cuts[0]))),
+            (1, Some(B::after(key(130))), Some(B::before(key(140)))),
+        ];
+        assert_eq!(merge_lost(one_side, &cuts).len(), 2);
+        let other_side = vec![
+            (0, Some(B::after(key(40))), Some(B::before(key(50)))),
+            (1, Some(from(&cuts[0])), Some(B::before(key(140)))),
+        ];
+        assert_eq!(merge_lost(other_side, &cuts).len(), 2);
         // A stretch that ends at a cut the next range read from is kept as it is, bounded by the cut.
         let lone = vec![(0, Some(B::after(key(90))), Some(below(&cuts[0])))];
         assert_eq!(
