@@ -339,6 +339,54 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         mc.files, m.files,
         "the same files after a kill mid-dump and resume"
     );
+
+    // Killed right after the copy; before the resume, the original data directory gains a file (someone
+    // started and stopped the server meanwhile, say). The copy no longer matches the original though it
+    // matches its own record: its check fails on resume, and the copy is made again.
+    let run_d = work.join("run-d");
+    let killed = run_innops(
+        &recover_args(
+            &sb,
+            &work,
+            "d",
+            &["--execute", "--yes", "--run-dir", run_d.to_str().unwrap()],
+        ),
+        &[("INNOPS_FAULT", "after-action:copy")],
+    );
+    assert_ne!(killed.code, 0, "{killed:?}");
+    let extra = sb.sandbox.datadir.join("innops-test-extra");
+    std::fs::write(&extra, vec![7u8; 4096]).unwrap();
+    let resumed = run_innops(
+        &[
+            "resume".to_string(),
+            run_d.to_str().unwrap().to_string(),
+            "--yes".to_string(),
+        ],
+        &[],
+    );
+    assert_eq!(resumed.code, 4, "{resumed:?}");
+    let copy_checks: Vec<serde_json::Value> = crate::common::events(&run_d)
+        .into_iter()
+        .filter(|e| e["event"] == "check" && e["step"] == "copy")
+        .collect();
+    assert!(
+        copy_checks
+            .iter()
+            .any(|e| e["phase"] == "resume-post" && e["verdict"]["passed"] == false),
+        "the stale copy's check fails on resume: {copy_checks:#?}"
+    );
+    let copies = crate::common::events(&run_d)
+        .into_iter()
+        .filter(|e| e["event"] == "action_done" && e["step"] == "copy")
+        .count();
+    assert_eq!(copies, 2, "the copy is made again");
+    assert!(
+        copy_checks
+            .last()
+            .is_some_and(|e| e["phase"] == "post" && e["verdict"]["passed"] == true),
+        "and then matches the original: {copy_checks:#?}"
+    );
+    std::fs::remove_file(&extra).unwrap();
 }
 
 #[test]

@@ -449,11 +449,26 @@ fn stop_step() -> Step {
     }))
 }
 
+/// Whether the copy is finished and still the original's: its record, the copy as it is now and the original
+/// data directory agree in files and bytes. Also the copy's and the original's measures, for the verdict.
+fn copy_matches(
+    p: &RecoverParams,
+    datadir: &Path,
+) -> (bool, Option<(u64, u64)>, Option<(u64, u64)>) {
+    let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p.copy_to.join(COPY_RECORD))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let now = copy::measure(&p.data()).ok();
+    let source = copy::measure(datadir).ok();
+    let ok = matches!((&rec, now, source), (Some(r), Some(n), Some(s)) if (r.files, r.bytes) == n && n == s);
+    (ok, now, source)
+}
+
 fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
     let (p1, p2, p3, p4) = (p.clone(), p.clone(), p.clone(), p.clone());
     let running = p.original_running;
     let datadir = datadir.to_path_buf();
-    let d2 = datadir.clone();
+    let (d1, d2) = (datadir.clone(), datadir.clone());
     Step::new("copy", format!("Copy the data directory to {}", p.data().display()), Risk::Read)
         .preview(format!("copy {} → {} (0700; the original is only read)", datadir.display(), p.data().display()))
         .pre(Check::after_prior("the server is down for the copy", move |ctx| {
@@ -469,7 +484,9 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
             ))
         }))
         .pre(Check::after_prior("copy not made yet", move |ctx| {
-            if p1.copy_to.join(COPY_RECORD).is_file() {
+            // A finished copy counts only while it still matches the original: one the original moved on from
+            // (started and stopped meanwhile) is this run's to make again.
+            if p1.copy_to.join(COPY_RECORD).is_file() && copy_matches(&p1, &d1).0 {
                 return Ok(Verdict::done("a finished copy", "no copy yet"));
             }
             if !p1.copy_to.exists() {
@@ -486,6 +503,8 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
         }))
         .act(move |ctx| {
             if p2.copy_to.exists() && own_run(&p2.copy_to, ctx) {
+                // The record goes first: a kill while the copy is made again leaves no claim of a finished one.
+                std::fs::remove_file(p2.copy_to.join(COPY_RECORD)).ok();
                 std::fs::remove_dir_all(p2.data()).ok();
             }
             make_private_dir(&p2.copy_to)?;
@@ -502,12 +521,7 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
         // be what filled the disk the server needs) and the server starts again, as it was.
         .recover(move |ctx| safety::copy_failed(ctx, &p4))
         .post(Check::new("copy complete", move |_| {
-            let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p3.copy_to.join(COPY_RECORD))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok());
-            let now = copy::measure(&p3.data()).ok();
-            let source = copy::measure(&d2).ok();
-            let ok = matches!((&rec, now, source), (Some(r), Some(n), Some(s)) if (r.files, r.bytes) == n && n == s);
+            let (ok, now, source) = copy_matches(&p3, &d2);
             Ok(Verdict::check(
                 ok,
                 now.map(|(f, b)| format!("{f} files, {}", format_size(b))).unwrap_or_else(|| "no copy".into()),
