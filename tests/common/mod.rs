@@ -80,6 +80,42 @@ impl Sandboxed {
 impl Drop for Sandboxed {
     fn drop(&mut self) {
         let _ = self.sandbox.destroy();
+        // A test that fails half-way must not leave servers behind either: recover's private server on a copy
+        // under this root, or an innops the test spawned and never waited for.
+        kill_processes_under(&self.root);
+    }
+}
+
+/// SIGKILL every `mariadbd`, `mysqld` or `innops` process whose command line names a path under `root`.
+pub fn kill_processes_under(root: &Path) {
+    let root = root.display().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let program = args
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+            .unwrap_or_default();
+        let ours = ["mariadbd", "mysqld", "innops"].contains(&program.as_str());
+        if ours && args.iter().any(|a| a.contains(&root)) {
+            // SAFETY: kill(2) on a process id read from /proc; at worst it is gone already.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
     }
 }
 

@@ -112,6 +112,27 @@ mod tests {
     }
 
     #[test]
+    fn the_dump_steps_summary_counts_the_tables_not_complete() {
+        let m = Manifest {
+            format: 1,
+            level: 1,
+            created: String::new(),
+            tables: vec![
+                entry("a", TableStatus::Complete, 0),
+                entry("b", TableStatus::Complete, 0),
+                entry("c", TableStatus::Complete, 0),
+                entry("t", TableStatus::Partial, 2),
+                entry("u", TableStatus::Doubtful, 0),
+            ],
+            files: Default::default(),
+        };
+        let s = super::super::summary(&m);
+        assert_eq!(s["not_complete"], 2, "{s}");
+        assert_eq!(s["tables"].as_array().unwrap().len(), 5);
+        assert_eq!(s["tables"][3]["status"], "partial", "{s}");
+    }
+
+    #[test]
     fn only_a_dump_with_every_table_complete_is_not_a_shortfall() {
         let m = |tables| Manifest {
             format: 1,
