@@ -409,6 +409,8 @@ cases!(
     old_temporal_format,
     verify_checksum_first,
     verify_hash,
+    reserved_column_names,
+    fts_doc_id_allowed,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \

@@ -1028,3 +1028,30 @@ fn a_kept_table_that_differs_from_the_verified_source_after_the_swap_is_reported
         out.stderr
     );
 }
+
+/// A shadow that is not InnoDB (an older run's ALTER failed after its CREATE … LIKE, or someone altered it) is
+/// never swapped in: the resume refuses, naming it, and the MyISAM source stays as it was.
+#[test]
+fn a_shadow_that_is_not_innodb_is_never_copied_into_or_swapped_in() {
+    let sb = Sandboxed::new("vd-shadow");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let run = killed_at(
+        &sb,
+        &["--tables", "d.t", "--execute", "--no-bench"],
+        "after-action:copy:d.t",
+    );
+    c.query_drop("ALTER TABLE d._t_innops_new ENGINE=MyISAM")
+        .unwrap();
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_ne!(resumed.code, 0, "{resumed:?}");
+    assert!(
+        resumed
+            .stderr
+            .contains("d._t_innops_new is a MyISAM table, not InnoDB"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), before);
+}

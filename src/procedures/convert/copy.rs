@@ -178,8 +178,15 @@ pub fn create_shadow(
         format!("CREATE TABLE {tag} {shadow} LIKE {}", info.qualified()),
         format!("ALTER TABLE {tag} {shadow} {}", alter.join(", ")),
     ];
-    for s in &stmts {
-        conn.query_drop(s)?;
+    conn.query_drop(&stmts[0])?;
+    if let Err(e) = conn.query_drop(&stmts[1]) {
+        // The shadow just made is an empty MyISAM table: it goes, so no later step (a resume) can take it for
+        // the InnoDB copy.
+        let _ = conn.query_drop(format!("DROP {tag} TABLE IF EXISTS {shadow}"));
+        return Err(anyhow::Error::new(e).context(format!(
+            "InnoDB refused the definition of {} (its empty copy {shadow} was dropped again)",
+            info.display()
+        )));
     }
     Ok(stmts)
 }

@@ -239,6 +239,20 @@ fn engine_of(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Option<
     Ok(e.flatten())
 }
 
+/// The shadow is an InnoDB table: refused otherwise, naming what it is and how to start over.
+fn shadow_is_innodb(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
+    let shadow = shadow_name(&info.name);
+    match engine_of(ctx, &info.schema, &shadow)? {
+        Some(e) if e.eq_ignore_ascii_case("InnoDB") => Ok(()),
+        found => Err(crate::error::refused(format!(
+            "{}.{shadow} is {}, not InnoDB, so innops will neither copy into it nor swap it in: drop that copy (the source {} is untouched) and convert again",
+            info.schema,
+            found.map(|e| format!("a {e} table")).unwrap_or_else(|| "missing".into()),
+            info.display()
+        ))),
+    }
+}
+
 /// The conversion already happened: the table is InnoDB and the old one is kept.
 fn swapped(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<bool> {
     Ok(
@@ -782,6 +796,14 @@ fn preflight(
         })
     }));
     let t = i.clone();
+    step = step.pre(Check::new("column names InnoDB accepts", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(match schema::reserved_column_problem(&t) {
+            None => Verdict::pass("none reserved", "none reserved"),
+            Some(why) => Verdict::fail("a name InnoDB reserves", "none reserved", why),
+        })
+    }));
+    let t = i.clone();
     step = step.pre(Check::new("files in the datadir", move |ctx| {
         Ok(files_outside_datadir(&fresh(ctx, &t)?))
     }));
@@ -1103,7 +1125,16 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams) -> Step {
                 fingerprint: None,
                 run_dir,
             })?;
-            created.extend(copy::create_shadow(ctx.conn()?, &tag, &t, deferred)?);
+            let made = copy::create_shadow(ctx.conn()?, &tag, &t, deferred);
+            if made.is_err() {
+                copy::release_guard(ctx, &t);
+            }
+            created.extend(made?);
+        }
+        // Nothing goes into a shadow that is not InnoDB (one left by an older run whose ALTER failed).
+        if let Err(e) = shadow_is_innodb(ctx, &t) {
+            copy::release_guard(ctx, &t);
+            return Err(e);
         }
         // The source cannot change under the guard: checksum it beside the copy.
         let (method, _) = verify::first_method(&t, choice);
@@ -1523,6 +1554,10 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
             Ok(Verdict::pass(if verified { "verified, guard held" } else { "will verify again first (the run was resumed)" }, "verified"))
         }))
         .act(move |ctx| {
+            if let Err(e) = shadow_is_innodb(ctx, &t2) {
+                copy::release_guard(ctx, &t2);
+                return Err(e);
+            }
             let verified = ctx.memo.contains_key(&copy::verified_key(&t2));
             if !verified {
                 let (v, _, ok) = verify_now(ctx, &t2, choice)?;

@@ -428,6 +428,44 @@ pub fn merge_union_includes(ddl: &str, merge_schema: &str, schema: &str, name: &
     })
 }
 
+/// Column names InnoDB reserves for its own (ERROR 1166 "Incorrect column name" at CREATE): `DB_ROW_ID`,
+/// `DB_TRX_ID` and `DB_ROLL_PTR` in any letter case, and `FTS_DOC_ID` unless it is spelled exactly so and is
+/// `BIGINT UNSIGNED NOT NULL` (the document id of a FULLTEXT index). MyISAM takes them all.
+pub fn reserved_column_problem(t: &TableInfo) -> Option<String> {
+    let not_null = |name: &str| {
+        let head = format!("{} ", crate::sql::quote_ident(name));
+        t.definition
+            .columns
+            .iter()
+            .any(|l| l.starts_with(&head) && l.contains(" NOT NULL"))
+    };
+    let bad: Vec<&Column> = t
+        .columns
+        .iter()
+        .filter(|c| {
+            let upper = c.name.to_ascii_uppercase();
+            if ["DB_ROW_ID", "DB_TRX_ID", "DB_ROLL_PTR"].contains(&upper.as_str()) {
+                return true;
+            }
+            upper == "FTS_DOC_ID"
+                && !(c.name == "FTS_DOC_ID"
+                    && c.column_type.eq_ignore_ascii_case("bigint(20) unsigned")
+                    && not_null(&c.name))
+        })
+        .collect();
+    let first = bad.first()?;
+    Some(format!(
+        "{}: InnoDB reserves the column name{} {} for its own use and refuses the table; rename {} first (ALTER TABLE {} RENAME COLUMN {} TO {}), then convert",
+        t.display(),
+        if bad.len() > 1 { "s" } else { "" },
+        bad.iter().map(|c| format!("`{}`", c.name)).collect::<Vec<_>>().join(", "),
+        if bad.len() > 1 { "them" } else { "it" },
+        t.display(),
+        crate::sql::quote_ident(&first.name),
+        crate::sql::quote_ident(&format!("{}_", first.name.to_ascii_lowercase())),
+    ))
+}
+
 /// MyISAM keeps one AUTO_INCREMENT sequence per prefix group when the column is not the first of an index;
 /// InnoDB cannot, so such a table refuses.
 pub fn auto_increment_problem(t: &TableInfo) -> Option<String> {

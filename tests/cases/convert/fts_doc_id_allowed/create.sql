@@ -1,0 +1,2 @@
+CREATE TABLE t (FTS_DOC_ID BIGINT UNSIGNED NOT NULL PRIMARY KEY, body TEXT, FULLTEXT KEY ft (body)) ENGINE=MyISAM;
+INSERT INTO t VALUES (1, 'first document'), (2, 'second document');
