@@ -23,7 +23,8 @@ use serde::Serialize;
 pub struct Deadlock {
     /// When InnoDB detected it, as the report (or the log line) writes it (runs of blanks made one).
     pub ts: Option<String>,
-    /// The same time as `YYYY-MM-DD HH:MM:SS` (`YYMMDD` read as 20YY, fraction and zone dropped).
+    /// The same time as `YYYY-MM-DD HH:MM:SS` (`YYMMDD` read as 19YY from 70, else 20YY; fraction and zone
+    /// dropped).
     pub time: Option<String>,
     pub transactions: Vec<Txn>,
     /// The number, as the report numbers transactions (1, 2, …), of the transaction rolled back.
