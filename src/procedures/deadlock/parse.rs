@@ -561,6 +561,23 @@ fn thread_line(t: &mut Txn, r: &str) {
         t.state = Some(s.to_string());
         rest.truncate(rest.len() - s.len() - 1);
     }
+    // A replication thread prints no host and no user, only what it does (its state may hold any words).
+    let replication = [
+        "Slave has ",
+        "Replica has ",
+        "Has read all relay log",
+        "Has sent all binlog",
+        "Applying batch of row changes",
+        "Executing event",
+        "Reading event from the relay log",
+        "Waiting for ",
+    ];
+    if !rest.split(' ').any(is_ip)
+        && (replication.iter().any(|p| rest.starts_with(p)) || rest.contains("_log_event::"))
+    {
+        t.state = Some(rest);
+        return;
+    }
     let words: Vec<&str> = rest.split(' ').collect();
     // The address anchors the split: the host before it (which may hold spaces), the user after.
     if let Some(at) = words.iter().position(|w| is_ip(w)) {
@@ -1081,6 +1098,78 @@ mod tests {
         assert_eq!(
             (l.index.as_deref(), l.trx_id.as_deref()),
             (Some("GEN_CLUST_INDEX"), Some("4294967298"))
+        );
+    }
+
+    #[test]
+    fn thread_lines_of_every_generation_give_host_ip_user_and_state() {
+        let read = |r: &str| {
+            let mut t = Txn::default();
+            thread_line(&mut t, r);
+            (
+                t.thread_id,
+                t.query_id,
+                t.host,
+                t.ip,
+                t.user,
+                t.state.unwrap_or_default(),
+            )
+        };
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            read("11, query id 350 localhost baron Updating"),
+            (
+                Some(11),
+                Some(350),
+                s("localhost"),
+                None,
+                s("baron"),
+                "Updating".into()
+            )
+        );
+        assert_eq!(
+            read("7, OS thread handle 0x7f1b5c2e9700, query id 9 10.9.8.7 metrics update"),
+            (
+                Some(7),
+                Some(9),
+                None,
+                s("10.9.8.7"),
+                s("metrics"),
+                "update".into()
+            )
+        );
+        assert_eq!(
+            read("12, OS thread handle 1398, query id 4321 Applying batch of row changes (update)"),
+            (
+                Some(12),
+                Some(4321),
+                None,
+                None,
+                None,
+                "Applying batch of row changes (update)".into()
+            )
+        );
+        assert_eq!(
+            read("13, OS thread handle 1400, query id 88 Update_rows_log_event::find_row(-1)"),
+            (
+                Some(13),
+                Some(88),
+                None,
+                None,
+                None,
+                "Update_rows_log_event::find_row(-1)".into()
+            )
+        );
+        assert_eq!(
+            read("5, OS thread handle 0x7f, query id 100 Slave has read all relay log; waiting for more updates"),
+            (
+                Some(5),
+                Some(100),
+                None,
+                None,
+                None,
+                "Slave has read all relay log; waiting for more updates".into()
+            )
         );
     }
 
