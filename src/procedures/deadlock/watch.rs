@@ -209,7 +209,7 @@ mod tests {
                 })
                 .collect(),
             victim: Some(2),
-            truncated: false,
+            ..Default::default()
         }
     }
 
