@@ -1055,3 +1055,70 @@ fn a_shadow_that_is_not_innodb_is_never_copied_into_or_swapped_in() {
     assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
     assert_eq!(rows(&mut c, "t"), before);
 }
+
+/// `--all-myisam` as a fleet reruns it: the second run finds nothing left and succeeds (exit 0, "nothing to
+/// convert"), and innops's own copy left by an interrupted run is never planned as a table to convert.
+#[test]
+fn all_myisam_reruns_succeed_and_never_plan_innops_own_copies() {
+    let sb = Sandboxed::new("vd-allmy");
+    let mut c = setup(&sb, SHAPE);
+    let first = convert(
+        &sb,
+        &args(&["--all-myisam", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    for extra in [&[][..], &["--execute", "--no-bench"][..]] {
+        let mut a = args(&["--all-myisam"]);
+        a.extend(args(extra));
+        let again = convert(&sb, &a, &[]);
+        assert_eq!(again.code, 0, "{again:?}");
+        assert!(again.stdout.contains("nothing to convert"), "{again:?}");
+        assert!(
+            again
+                .stdout
+                .contains("d._t_myisam_old is innops's kept MyISAM table of d.t, skipped"),
+            "{again:?}"
+        );
+    }
+
+    // An interrupted run's copy (left MyISAM, as a failed ALTER of an older innops did) is skipped, not planned.
+    c.query_drop("CREATE TABLE d.u (id INT PRIMARY KEY, v INT) ENGINE=MyISAM")
+        .unwrap();
+    c.query_drop("INSERT INTO d.u VALUES (1, 1), (2, 2)")
+        .unwrap();
+    let run = sb.root.join("run-u");
+    let killed = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.u",
+            "--execute",
+            "--no-bench",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ]),
+        &[("INNOPS_FAULT", "after-action:copy:d.u")],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    c.query_drop("ALTER TABLE d._u_innops_new ENGINE=MyISAM")
+        .unwrap();
+    let dry = convert(&sb, &args(&["--all-myisam", "--format", "json"]), &[]);
+    let j = dry.json();
+    let steps: Vec<String> = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(steps.iter().any(|s| s.ends_with("d.u")), "{steps:?}");
+    assert!(!steps.iter().any(|s| s.contains("innops_new")), "{steps:?}");
+    assert!(
+        j["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("d._u_innops_new is innops's copy of d.u")),
+        "{j}"
+    );
+}

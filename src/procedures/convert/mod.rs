@@ -133,6 +133,12 @@ pub fn resolve(
                     "{s}.{t} is innops's kept MyISAM table of {s}.{}, skipped",
                     r.of_table
                 )),
+                // innops's own copy of a table being converted (an interrupted run's): never a table to convert
+                // itself, or each rerun would add a copy of the copy.
+                Some(r) => skipped.push(format!(
+                    "{s}.{t} is innops's copy of {s}.{} from an unfinished run, skipped",
+                    r.of_table
+                )),
                 _ if kind == "SYSTEM VERSIONED" => {
                     skipped.push(format!("{}, skipped", versioned(&s, &t)))
                 }
@@ -207,7 +213,9 @@ pub fn resolve(
             }
         }
     }
-    if out.is_empty() && skipped.is_empty() {
+    // --all-myisam on a server with nothing left to convert is a finished job, not bad input: a fleet's second
+    // run of the same play must succeed.
+    if out.is_empty() && skipped.is_empty() && !all_myisam {
         return Err(bad_input(
             "no tables to convert: pass --tables db.table[,db.*] or --all-myisam",
         ));
@@ -525,12 +533,18 @@ fn strategy_name(s: Strategy) -> &'static str {
 /// Build the conversion plan.
 pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     let (strategy, why) = choose(p.strategy, facts);
-    let mut notes = vec![format!(
-        "path: {} — {why}",
-        serde_json::to_value(strategy)?.as_str().unwrap_or("")
-    )];
+    let mut notes = if p.tables.is_empty() {
+        // --all-myisam after the work is done: nothing to plan, and that is a success.
+        vec!["nothing to convert: no MyISAM table is left outside the system schemas".to_string()]
+    } else {
+        vec![format!(
+            "path: {} — {why}",
+            serde_json::to_value(strategy)?.as_str().unwrap_or("")
+        )]
+    };
     notes.extend(p.skipped.iter().cloned());
     match strategy {
+        _ if p.tables.is_empty() => {}
         Strategy::Alter => notes.push(
             "users will notice: reads and writes of each table wait for its whole conversion (LOCK TABLES … WRITE around the ALTER), and there is no old table to roll back to".into(),
         ),
