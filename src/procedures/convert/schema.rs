@@ -508,6 +508,13 @@ pub fn inline_bytes(c: &Column) -> u64 {
         "set" => 8,
         "char" | "binary" => {
             let n = c.octet_length.unwrap_or(0);
+            // CHAR in a multi-byte character set (more bytes than characters, utf8mb4's CHAR(100) is 400)
+            // is stored with a length like VARCHAR, so a long one moves off-page: InnoDB accepts 80 such
+            // columns where the fixed-width count would say a fifth of that.
+            let chars = declared_length(&c.column_type).unwrap_or(n);
+            if c.data_type == "char" && n > chars {
+                return if n > 255 { 20 } else { n + 1 };
+            }
             // CHAR of 768 bytes or more is stored like VARCHAR.
             if n >= 768 {
                 20
@@ -528,6 +535,13 @@ pub fn inline_bytes(c: &Column) -> u64 {
     }
 }
 
+/// The length in a column type such as `char(100)` or `binary(16)`.
+fn declared_length(column_type: &str) -> Option<u64> {
+    let open = column_type.find('(')?;
+    let close = column_type[open..].find(')')? + open;
+    column_type[open + 1..close].trim().parse().ok()
+}
+
 /// Refuse rows that cannot fit InnoDB's inline limit, naming the widest columns.
 pub fn row_size_problem(t: &TableInfo) -> Option<String> {
     let total: u64 = t.columns.iter().map(inline_bytes).sum();
@@ -541,10 +555,19 @@ pub fn row_size_problem(t: &TableInfo) -> Option<String> {
         .take(3)
         .map(|(c, n)| format!("`{}` {} ({n} bytes)", c.name, c.column_type))
         .collect();
+    let fixed = widest
+        .iter()
+        .take(3)
+        .any(|(c, _)| matches!(c.data_type.as_str(), "char" | "binary"));
     Some(format!(
-        "{}: a row needs about {total} bytes inline and InnoDB allows {INNODB_MAX_ROW} (widest: {}): turn wide CHAR columns into VARCHAR or TEXT before converting",
+        "{}: a row needs about {total} bytes inline and InnoDB allows {INNODB_MAX_ROW} (widest: {}): {} before converting",
         t.display(),
-        names.join(", ")
+        names.join(", "),
+        if fixed {
+            "turn wide CHAR or BINARY columns into VARCHAR, VARBINARY or TEXT"
+        } else {
+            "turn some of the widest columns into TEXT or BLOB (they are then stored off-page)"
+        }
     ))
 }
 
@@ -624,6 +647,42 @@ mod tests {
             vec![idx("PRIMARY", &["grp", "id"]), idx("k", &["id"])],
         );
         assert!(auto_increment_problem(&ok).is_none());
+    }
+
+    #[test]
+    fn char_in_a_multibyte_charset_is_counted_as_innodb_stores_it() {
+        // 80 CHAR(100) utf8mb4 columns: MariaDB 10.11 creates that InnoDB table (measured).
+        let mut cols: Vec<Column> = (0..80)
+            .map(|i| {
+                let mut c = col(&format!("c{i}"), "char", Some(400));
+                c.column_type = "char(100)".into();
+                c
+            })
+            .collect();
+        assert!(row_size_problem(&table(cols.clone(), vec![])).is_none());
+        // 40 CHAR(60) utf8mb4 (240 bytes each, too short to go off-page) do not fit: 40 × 241.
+        for c in cols.iter_mut() {
+            c.octet_length = Some(240);
+            c.column_type = "char(60)".into();
+        }
+        cols.truncate(40);
+        let why = row_size_problem(&table(cols, vec![])).unwrap();
+        assert!(
+            why.contains("9640 bytes") && why.contains("CHAR or BINARY"),
+            "{why}"
+        );
+        // Wide VARCHARs under 256 bytes: the advice does not speak of CHAR.
+        let v: Vec<Column> = (0..40)
+            .map(|i| col(&format!("v{i}"), "varchar", Some(250)))
+            .collect();
+        let why = row_size_problem(&table(v, vec![])).unwrap();
+        assert!(
+            why.contains("into TEXT or BLOB") && !why.contains("CHAR"),
+            "{why}"
+        );
+        assert_eq!(declared_length("char(100)"), Some(100));
+        assert_eq!(declared_length("binary(16)"), Some(16));
+        assert_eq!(declared_length("char"), None);
     }
 
     #[test]
