@@ -810,6 +810,23 @@ fn preflight(
         })
     }));
     let t = i.clone();
+    step = step.pre(Check::new("AUTO_INCREMENT table option", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let option = t
+            .definition
+            .options
+            .iter()
+            .find(|(k, _)| k == "AUTO_INCREMENT")
+            .map(|(_, v)| v.clone());
+        Ok(match option {
+            Some(v) if !t.columns.iter().any(|c| c.auto_increment) => Verdict::pass(
+                format!("AUTO_INCREMENT={v} without an AUTO_INCREMENT column: InnoDB keeps no counter for such a table, so the converted table loses this option (no value changes)"),
+                "noted",
+            ),
+            _ => Verdict::pass("nothing lost", "noted"),
+        })
+    }));
+    let t = i.clone();
     step = step.pre(Check::new("column names InnoDB accepts", move |ctx| {
         let t = fresh(ctx, &t)?;
         Ok(match schema::reserved_column_problem(&t) {
