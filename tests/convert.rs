@@ -413,6 +413,7 @@ cases!(
     fts_doc_id_allowed,
     wide_char_utf8mb4,
     autoinc_option_without_column,
+    sequence_named,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \

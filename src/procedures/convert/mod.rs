@@ -171,10 +171,16 @@ pub fn resolve(
                 (schema, table),
             )?;
             if let Some(kind) = view {
-                return Err(bad_input(format!(
-                    "{schema}.{table} is a {}, not a base table: innops converts tables (name the tables the view reads)",
-                    if kind.contains("VIEW") { "view" } else { kind.as_str() }
-                )));
+                return Err(bad_input(if kind.contains("VIEW") {
+                    format!("{schema}.{table} is a view, not a base table: innops converts tables (name the tables the view reads)")
+                } else if kind.eq_ignore_ascii_case("SEQUENCE") {
+                    format!(
+                        "{schema}.{table} is a sequence, not a base table: innops converts tables; a sequence changes engine with `ALTER TABLE {} ENGINE=InnoDB` (it holds one row)",
+                        qualified(schema, table)
+                    )
+                } else {
+                    format!("{schema}.{table} is a {kind}, not a base table: innops converts base tables only")
+                }));
             }
         }
         if rows.is_empty() {
@@ -768,6 +774,14 @@ fn preflight(
     let t = i.clone();
     step = step.pre(Check::new("MyISAM table", move |ctx| {
         let t = fresh(ctx, &t)?;
+        // A crashed table shows no engine: the check above refuses it with the repair, and this one has
+        // nothing to add.
+        if t.crashed.is_some() && t.engine.is_empty() {
+            return Ok(Verdict::pass(
+                "not readable while crashed (see the check above)",
+                "MyISAM",
+            ));
+        }
         Ok(Verdict::check(
             t.engine.eq_ignore_ascii_case("MyISAM"),
             t.engine.clone(),
@@ -917,8 +931,12 @@ fn preflight(
         let t = fresh(ctx, &t)?;
         Ok(Verdict::pass(
             if t.explicit_fixed_format() {
-                "ROW_FORMAT=FIXED: converted with ROW_FORMAT=DEFAULT (InnoDB refuses FIXED)"
-                    .to_string()
+                let format = t
+                    .definition
+                    .foreign_row_format()
+                    .map(|f| f.to_ascii_uppercase())
+                    .unwrap_or_else(|| "FIXED".into());
+                format!("ROW_FORMAT={format}: converted with ROW_FORMAT=DEFAULT (InnoDB has no {format} format)")
             } else {
                 t.row_format.clone()
             },
