@@ -1124,3 +1124,56 @@ fn all_myisam_reruns_succeed_and_never_plan_innops_own_copies() {
         "{j}"
     );
 }
+
+/// Rows deleted from the source after a killed copy: the shadow holds more rows than the source. Resume refuses
+/// with `--restart` (resuming would only add rows), and the restart converts with exactly the source's rows.
+#[test]
+fn a_shadow_with_more_rows_than_the_source_is_restarted_not_resumed() {
+    let sb = Sandboxed::new("vd-morerows");
+    let mut c = setup(&sb, SHAPE);
+    // The chunked copy continues from its last key on resume (the bulk one starts over by itself).
+    let run = killed_at(
+        &sb,
+        &[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "deferred",
+            "--execute",
+            "--no-bench",
+        ],
+        "after-action:copy:d.t",
+    );
+    c.query_drop("DELETE FROM d.t WHERE id <= 10").unwrap();
+    let before = rows(&mut c, "t");
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_ne!(resumed.code, 0, "{resumed:?}");
+    assert!(
+        resumed.stderr.contains("holds more rows than the source")
+            && resumed.stderr.contains("--restart"),
+        "{}",
+        resumed.stderr
+    );
+    assert!(
+        !resumed.stderr.contains("continues it"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    let restarted = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "deferred",
+            "--restart",
+            "--execute",
+            "--no-bench",
+        ]),
+        &[],
+    );
+    assert_eq!(restarted.code, 0, "{restarted:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    assert_eq!(rows(&mut c, "t"), before);
+}
