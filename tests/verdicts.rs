@@ -1177,3 +1177,39 @@ fn a_shadow_with_more_rows_than_the_source_is_restarted_not_resumed() {
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
     assert_eq!(rows(&mut c, "t"), before);
 }
+
+/// A MyISAM index file with a garbage header: information_schema still lists the table as MyISAM, opening it
+/// says ERROR 130. The plan refuses it with the repair that works (REPAIR TABLE … USE_FRM), instead of a raw
+/// error and no plan; after that repair it converts with every row.
+#[test]
+fn a_garbage_index_header_is_refused_with_repair_use_frm_and_converts_after_it() {
+    let sb = Sandboxed::new("vd-badmyi");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    c.query_drop("FLUSH TABLES").unwrap();
+    let myi = sb.sandbox.datadir.join("d").join("t.MYI");
+    let mut bytes = std::fs::read(&myi).unwrap();
+    bytes[..16].copy_from_slice(b"not a MyISAM key");
+    std::fs::write(&myi, &bytes).unwrap();
+    c.query_drop("FLUSH TABLES").unwrap();
+    let out = convert(&sb, &args(&["--tables", "d.t"]), &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("REPAIR TABLE `d`.`t` USE_FRM")
+            && !out.stderr.contains("innops: ERROR"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("preflight:d.t"),
+        "a plan is shown: {out:?}"
+    );
+    c.query_drop("REPAIR TABLE d.t USE_FRM").unwrap();
+    let out = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(rows(&mut c, "t"), before);
+}

@@ -746,11 +746,19 @@ fn preflight(
             return Ok(Verdict::fail(
                 why.clone(),
                 "a table the server can open",
-                format!(
-                    "{} is marked as crashed and innops copies only healthy tables: back up its files, run REPAIR TABLE {}, check the rows, then convert it",
-                    t.display(),
-                    t.qualified()
-                ),
+                if why.starts_with("ERROR 130") {
+                    format!(
+                        "{} cannot be opened (its index file is not a MyISAM index: {why}) and innops copies only healthy tables: back up its files, run REPAIR TABLE {} USE_FRM (it rebuilds the index from the data file), check the rows, then convert it",
+                        t.display(),
+                        t.qualified()
+                    )
+                } else {
+                    format!(
+                        "{} is marked as crashed and innops copies only healthy tables: back up its files, run REPAIR TABLE {}, check the rows, then convert it",
+                        t.display(),
+                        t.qualified()
+                    )
+                },
             ));
         }
         // With myisam_recover_options the server repairs a crashed table when innops first opens it: say so.

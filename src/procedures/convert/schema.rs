@@ -150,6 +150,11 @@ pub struct TableInfo {
     pub merge_unreadable: Vec<String>,
 }
 
+/// Errors opening a MyISAM table that mean its files are damaged: wrong file format (130), index or data file
+/// crashed (126, 127), crashed and last repair failed (144), marked as crashed (145, 1194), crashed on repair
+/// (1195), unexpected end of file (137 is "no more records", not here).
+const CANNOT_OPEN: [u16; 7] = [126, 127, 130, 144, 145, 1194, 1195];
+
 /// Schemas innops never converts.
 pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "information_schema", "performance_schema", "sys"];
 
@@ -225,16 +230,26 @@ impl TableInfo {
             .collect();
         let mut indexes = load_indexes(conn, tag, schema, name)?;
         // A table the server cannot open has no definition to show.
+        let mut crashed = crashed;
         let definition = if crashed.is_some() {
             Definition::default()
         } else {
-            let create: Option<(String, String)> = conn.query_first(format!(
+            match conn.query_first::<(String, String), _>(format!(
                 "SHOW {tag} CREATE TABLE {}",
                 qualified(schema, name)
-            ))?;
-            create
-                .map(|(_, c)| Definition::parse(&c))
-                .unwrap_or_default()
+            )) {
+                Ok(create) => create
+                    .map(|(_, c)| Definition::parse(&c))
+                    .unwrap_or_default(),
+                // information_schema can list a MyISAM table whose index file the server cannot read (a torn
+                // or overwritten .MYI header): opening it says why. That is the table's state, for the
+                // pre-flight to refuse with the repair, not an error of innops.
+                Err(mysql::Error::MySqlError(e)) if CANNOT_OPEN.contains(&e.code) => {
+                    crashed = Some(format!("ERROR {}: {}", e.code, e.message));
+                    Definition::default()
+                }
+                Err(e) => return Err(e.into()),
+            }
         };
         // The server's order, and its own clause for each index.
         indexes.sort_by_key(|i| {
