@@ -1133,3 +1133,45 @@ fn checksum_table_is_trusted_only_for_tables_it_reads_alike_on_both_engines() {
         .collect();
     assert!(untried.is_empty(), "trusted but never tried: {untried:?}");
 }
+
+/// A dry run's whole-table checks (zero dates, CHECK constraints) read a MyISAM table, and each MyISAM read
+/// holds the table's writers for its whole statement: they read in short statements over the primary key,
+/// never the table in one. Judged from the server's own log of what innops sent, not from timings: every
+/// statement that reads `d`.`t`'s rows is bounded by a LIMIT, and the scan took many of them.
+#[test]
+fn a_dry_runs_scans_read_the_table_in_short_statements() {
+    let sb = Sandboxed::new("cv-scan");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT PRIMARY KEY, d DATE, n INT, CONSTRAINT pos CHECK (n >= 0)) ENGINE=MyISAM; \
+         INSERT INTO t SELECT seq, IF(seq = 777, '2020-00-05', '2020-01-01'), seq FROM seq_1_to_20000;",
+    );
+    let log = sb.root.join("general.log");
+    c.query_drop(format!(
+        "SET GLOBAL general_log_file = '{}', log_output = 'FILE', general_log = 1",
+        log.display()
+    ))
+    .unwrap();
+    let out = convert(
+        &sb,
+        &args(&["--tables", "d.t"]),
+        &[("INNOPS_TEST_CHUNK_ROWS", "1000")],
+    );
+    c.query_drop("SET GLOBAL general_log = 0").unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("1 zero dates in `d`"), "{out:?}");
+    assert!(
+        out.stdout
+            .contains("every row satisfies 1 constraint(s) (read in 21 short statement(s)"),
+        "{out:?}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let reads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("innops:") && l.contains("FROM `d`.`t`"))
+        .collect();
+    assert!(reads.len() >= 40, "{} reads: {reads:#?}", reads.len());
+    for l in &reads {
+        assert!(l.contains("LIMIT"), "a read of the whole table: {l}");
+    }
+}

@@ -706,7 +706,7 @@ fn chunk_fault(n: u64) {
 /// chunk boundaries whatever the machine's speed.
 pub const CHUNK_ROWS_ENV: &str = "INNOPS_TEST_CHUNK_ROWS";
 
-fn test_chunk_rows() -> Option<u64> {
+pub fn test_chunk_rows() -> Option<u64> {
     std::env::var(CHUNK_ROWS_ENV)
         .ok()?
         .parse()
