@@ -197,14 +197,15 @@ fn read_bytes(path: &Path, bytes: &[u8], depth: usize, set: &mut OptionSet) -> a
                     group = Some(lossy(trim_end(&s[1..end])).to_ascii_lowercase());
                 }
                 Some(_) => {
+                    let (raw_key, value) = option_line(s);
                     let Some(group) = &group else {
+                        // The key only: the value may be a password.
                         bail!(
                             "{}: option `{}` comes before any [group]; the server refuses it too",
                             at(),
-                            lossy(trim_end(s))
+                            lossy(raw_key)
                         );
                     };
-                    let (raw_key, value) = option_line(s);
                     let raw_key = lossy(raw_key);
                     let (key, loose) = normalize_key(&raw_key);
                     set.entries.push(OptionEntry {
