@@ -544,21 +544,29 @@ fn serialize_redacted_opt<S: serde::Serializer>(
     }
 }
 
-/// What a redacted value reads as.
-pub const REDACTED: &str = "<redacted>";
+/// The words that make a name, a value or a comment secret-looking.
+const SECRET_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "credential"];
 
 /// Whether an option's value is a secret: its normalised name mentions a password, secret, token or credential
 /// (`password`, `ssl_passphrase`, `loose-vault-token`, `aws_secret_access_key` …).
 pub fn is_secret_key(key: &str) -> bool {
     let (key, _) = normalize_key(key);
-    ["pass", "pwd", "secret", "token", "credential"]
-        .iter()
-        .any(|w| key.contains(w))
+    SECRET_WORDS.iter().any(|w| key.contains(w))
 }
 
-/// Option-file text with the values of secret-looking options ([`is_secret_key`]) replaced by
-/// `<redacted>`, so the text can be copied into plan.json, journal.jsonl and reports. Everything else, the
-/// layout and comments included, is kept; a diff of redacted texts still shows which lines change.
+/// Whether free text (a comment, a value) mentions a secret: a secret word, or `IDENTIFIED BY`.
+fn mentions_secret(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| l.contains(w)) || l.contains("identified by")
+}
+
+/// What a redacted value reads as.
+pub const REDACTED: &str = "<redacted>";
+
+/// Option-file text made safe to copy into plan.json, journal.jsonl and reports: the values of secret-looking
+/// options ([`is_secret_key`]) and any value or comment that mentions a secret (`# old password: x`,
+/// `init-command = SET PASSWORD …`, text after a group's `]`) read `<redacted>`. Everything else, the layout
+/// and the other comments, is kept; a diff of redacted texts still shows which lines change.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for raw in text.split_inclusive('\n') {
@@ -566,31 +574,57 @@ pub fn redact(text: &str) -> String {
             Some(l) => (l, "\n"),
             None => (raw, ""),
         };
-        match parse_line(line) {
-            Line::Option {
-                key,
-                value: Some(_),
-            } if is_secret_key(key) => {
-                let eq = line.find('=').expect("an option with a value has '='");
-                let after_eq = &line[eq + 1..];
-                let gap = &after_eq[..after_eq.len() - after_eq.trim_start().len()];
-                let comment = comment_start(line)
-                    .filter(|c| *c > eq)
-                    .map(|c| {
-                        let before = line[..c].trim_end();
-                        format!("{}{}", &line[before.len()..c], &line[c..])
-                    })
-                    .unwrap_or_default();
-                out.push_str(&line[..=eq]);
-                out.push_str(gap);
-                out.push_str(REDACTED);
-                out.push_str(&comment);
-            }
-            _ => out.push_str(line),
-        }
+        out.push_str(&redact_line(line));
         out.push_str(nl);
     }
     out
+}
+
+fn redact_line(line: &str) -> String {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    if body.starts_with('#') || body.starts_with(';') {
+        return if mentions_secret(body) {
+            format!("{indent}{} {REDACTED}", &body[..1])
+        } else {
+            line.to_string()
+        };
+    }
+    match parse_line(line) {
+        Line::Group(_) => {
+            // The server ignores what follows `]`; it may still hold a secret.
+            let end = line.find(']').expect("a group header has ']'");
+            if mentions_secret(&line[end + 1..]) {
+                format!("{} {REDACTED}", &line[..=end])
+            } else {
+                line.to_string()
+            }
+        }
+        Line::Option { key, value } => {
+            let (head, comment) = match comment_start(line) {
+                Some(c) => line.split_at(c),
+                None => (line, ""),
+            };
+            let mut redacted = match (value, head.find('=')) {
+                (Some(v), Some(eq)) if is_secret_key(key) || mentions_secret(&v) => {
+                    let after_eq = &head[eq + 1..];
+                    let gap = &after_eq[..after_eq.len() - after_eq.trim_start().len()];
+                    let tail = &head[head.trim_end().len()..];
+                    format!("{}{gap}{REDACTED}{tail}", &head[..=eq])
+                }
+                _ => head.to_string(),
+            };
+            if mentions_secret(comment) {
+                redacted.push_str("# ");
+                redacted.push_str(REDACTED);
+            } else {
+                redacted.push_str(comment);
+            }
+            redacted
+        }
+        // A bad header line is refused before anything is written; directives name paths.
+        Line::BadGroup | Line::Directive | Line::Blank => line.to_string(),
+    }
 }
 
 /// Sets or removes keys in one group of an option file's text, keeping comments and every unrelated line.
@@ -1469,6 +1503,50 @@ innodb_log_file_size = 1G
             !diff.contains("= new") && !diff.contains("hunter2"),
             "{diff}"
         );
+    }
+
+    #[test]
+    fn secrets_in_comments_values_and_header_junk_are_redacted() {
+        let text = "\
+# root's password is hunter2
+[client]  # token: t0k3n
+user = dba   # pwd was s3cr3t until May
+  ; old secret: 0ld
+init-command = \"SET PASSWORD = PASSWORD('pw1')\"
+[mysqld]
+# a plain comment stays
+innodb_log_file_size = 96M # so does this one
+";
+        let r = redact(text);
+        for secret in ["hunter2", "t0k3n", "s3cr3t", "0ld", "pw1"] {
+            assert!(!r.contains(secret), "{secret} in {r}");
+        }
+        assert_eq!(
+            r,
+            "\
+# <redacted>
+[client] <redacted>
+user = dba   # <redacted>
+  ; <redacted>
+init-command = <redacted>
+[mysqld]
+# a plain comment stays
+innodb_log_file_size = 96M # so does this one
+"
+        );
+        // Serialised changes and diffs use the same redaction.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("99-innops.cnf");
+        write(&path, text);
+        let change = plan_change(&path, "mysqld", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        let json = serde_json::to_string(&change).unwrap();
+        let diff = change.diff();
+        for shown in [&json, &diff] {
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("s3cr3t"),
+                "{shown}"
+            );
+        }
     }
 
     #[test]
