@@ -278,11 +278,11 @@ pub struct ConnArgs {
     /// Client private key (PEM), with --ssl-cert.
     #[arg(help_heading = CONNECTION, long)]
     pub ssl_key: Option<PathBuf>,
-    /// TLS when the server offers it (the default); --skip-ssl: plain, unless a CA or
-    /// --ssl-verify-server-cert asks for more.
+    /// TLS when the server offers it (the default).
     #[arg(help_heading = CONNECTION, long, overrides_with = "skip_ssl")]
     pub ssl: bool,
-    #[arg(help_heading = CONNECTION, long, hide = true, overrides_with = "ssl")]
+    /// Plain TCP, unless a CA or --ssl-verify-server-cert asks for more.
+    #[arg(help_heading = CONNECTION, long, overrides_with = "ssl")]
     pub skip_ssl: bool,
     /// CA directory: refused unless --ssl-ca is also given (innops cannot read a CA directory).
     #[arg(help_heading = CONNECTION, long)]

@@ -100,6 +100,9 @@ fn server_version() -> String {
         .to_string()
 }
 
+/// What is compared: a name, `my_print_defaults`'s arguments, its `MYSQL_GROUP_SUFFIX`, innops's groups.
+type Case<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, Vec<String>);
+
 #[test]
 fn every_corpus_file_reads_as_my_print_defaults_prints_it() {
     let (_dir, files) = corpus();
@@ -111,7 +114,7 @@ fn every_corpus_file_reads_as_my_print_defaults_prints_it() {
     client_sfx.dedup();
     let client_args: Vec<&str> = client.iter().map(String::as_str).collect();
     let sfx_arg = format!("--defaults-group-suffix={SUFFIX}");
-    let cases: Vec<(&str, Vec<&str>, Option<&str>, Vec<String>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "server",
             vec!["--mysqld"],
@@ -154,4 +157,256 @@ fn every_corpus_file_reads_as_my_print_defaults_prints_it() {
         files.len()
     );
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+// ---- connections: the client options innops honours, against real servers --------------------------------
+
+use crate::common::{run_innops, Output, Sandboxed};
+use innops::sandbox::SandboxOptions;
+use innops::server::ConnSpec;
+
+/// Root's TCP settings of a sandbox (user, password, host, port), as option-file lines.
+fn tcp_lines(sb: &Sandboxed) -> (String, String) {
+    let file = sb.sandbox.client_file.clone().expect("a client file");
+    let set = optionfile::read(&file).unwrap();
+    let password = set.get(&["client"], "password").unwrap().to_string();
+    (
+        format!(
+            "password = {password}\nhost = 127.0.0.1\nport = {}\n",
+            sb.sandbox.port
+        ),
+        password,
+    )
+}
+
+fn write_cnf(dir: &Path, name: &str, text: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p
+}
+
+fn inspect(file: &Path) -> Output {
+    run_innops(
+        &[
+            "inspect".to_string(),
+            "--defaults-file".into(),
+            file.display().to_string(),
+            "--sample".into(),
+            "0".into(),
+            "--format".into(),
+            "json".into(),
+        ],
+        &[],
+    )
+}
+
+/// Whether the real mariadb client connects with this option file.
+fn client_connects(file: &Path) -> bool {
+    Command::new("mariadb")
+        .arg(format!("--defaults-file={}", file.display()))
+        .args(["-N", "-e", "SELECT 1"])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+#[test]
+fn client_options_against_a_server_without_tls() {
+    let sb = Sandboxed::new("of-plain");
+    let dir = tempfile::tempdir().unwrap();
+    let (tcp, password) = tcp_lines(&sb);
+    let label = format!("127.0.0.1:{}", sb.sandbox.port);
+
+    // ssl-verify-server-cert: the mariadb client refuses (ERROR 2026); so does innops, in one sentence, exit 2.
+    let f = write_cnf(
+        dir.path(),
+        "verify.cnf",
+        &format!("[client]\nuser = root\n{tcp}ssl-verify-server-cert\n"),
+    );
+    assert!(!client_connects(&f), "the mariadb client refuses too");
+    let out = inspect(&f);
+    assert_eq!(out.code, 2, "{out:?}");
+    let j = out.json();
+    let error = j["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!("root@{label} does not offer TLS")),
+        "{error}"
+    );
+
+    // `[client ]` is the client group: innops logs in as the user configured there, as the client does.
+    let mut c = sb.conn();
+    use mysql::prelude::Queryable;
+    c.query_drop(format!(
+        "CREATE USER ofuser@'127.0.0.1' IDENTIFIED BY '{password}'"
+    ))
+    .unwrap();
+    c.query_drop("GRANT ALL ON *.* TO ofuser@'127.0.0.1'")
+        .unwrap();
+    let f = write_cnf(
+        dir.path(),
+        "space.cnf",
+        &format!("[client]\n{tcp}[client ]\nuser = ofuser\n"),
+    );
+    let out = inspect(&f);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["target"], format!("ofuser@{label}").as_str());
+    let who = Command::new("mariadb")
+        .arg(format!("--defaults-file={}", f.display()))
+        .args(["-N", "-e", "SELECT CURRENT_USER()"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&who.stdout).trim(),
+        "ofuser@127.0.0.1"
+    );
+
+    // A dangling !include is skipped, as the client skips it: innops connects, and warns.
+    let f = write_cnf(
+        dir.path(),
+        "dangling.cnf",
+        &format!(
+            "[client]\nuser = root\n!include {}/gone.cnf\n{tcp}",
+            dir.path().display()
+        ),
+    );
+    assert!(client_connects(&f));
+    let out = inspect(&f);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("gone.cnf does not exist, skipped"),
+        "{}",
+        out.stderr
+    );
+
+    // skip-ssl and a CRL that is not checked change nothing here: plain text, as the client.
+    let f = write_cnf(
+        dir.path(),
+        "skip.cnf",
+        &format!("[client]\nuser = root\n{tcp}skip-ssl\nssl-crl = /nonexistent.crl\n"),
+    );
+    let out = inspect(&f);
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+/// A CA, and a certificate for 127.0.0.1 it signs, with its key, as PEM files in `dir`.
+fn certificates(dir: &Path, name: &str) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, format!("innops of CA {name}"));
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "127.0.0.1");
+    let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    std::fs::write(dir.join(format!("{name}-ca.pem")), ca_cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{name}-cert.pem")), cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
+}
+
+/// The TLS version and cipher of a connection innops makes with this option file.
+fn negotiated(file: &Path) -> anyhow::Result<(String, String)> {
+    use mysql::prelude::Queryable;
+    let spec = ConnSpec {
+        defaults_file: Some(file.to_path_buf()),
+        ..Default::default()
+    };
+    let mut c = spec.resolve()?.connect()?;
+    let v: Option<(String, String)> = c.query_first("SHOW STATUS LIKE 'Ssl_version'").unwrap();
+    let ci: Option<(String, String)> = c.query_first("SHOW STATUS LIKE 'Ssl_cipher'").unwrap();
+    Ok((v.unwrap().1, ci.unwrap().1))
+}
+
+#[test]
+fn client_tls_options_against_a_server_with_tls() {
+    let dir = tempfile::Builder::new()
+        .prefix("ino-oftls-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    certificates(dir.path(), "server");
+    certificates(dir.path(), "other");
+    let p = |f: &str| dir.path().join(f).display().to_string();
+    let sb = Sandboxed::with(
+        "of-tls",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec![
+                format!("ssl_ca={}", p("server-ca.pem")),
+                format!("ssl_cert={}", p("server-cert.pem")),
+                format!("ssl_key={}", p("server-key.pem")),
+            ],
+        },
+    );
+    let (tcp, _) = tcp_lines(&sb);
+    let cnf = |name: &str, extra: &str| {
+        write_cnf(
+            dir.path(),
+            name,
+            &format!("[client]\nuser = root\n{tcp}{extra}"),
+        )
+    };
+
+    // The default: TLS 1.3. tls-version and ssl-cipher restrict it, as they restrict the mariadb client.
+    assert_eq!(negotiated(&cnf("default.cnf", "")).unwrap().0, "TLSv1.3");
+    let f = cnf("v12.cnf", "tls-version = TLSv1.2\n");
+    assert_eq!(negotiated(&f).unwrap().0, "TLSv1.2");
+    let f = cnf(
+        "cipher12.cnf",
+        "tls-version = TLSv1.2\nssl-cipher = ECDHE-ECDSA-AES128-GCM-SHA256\n",
+    );
+    assert_eq!(
+        negotiated(&f).unwrap(),
+        ("TLSv1.2".into(), "ECDHE-ECDSA-AES128-GCM-SHA256".into())
+    );
+    let f = cnf("cipher13.cnf", "ssl-cipher = TLS_AES_128_GCM_SHA256\n");
+    assert_eq!(
+        negotiated(&f).unwrap(),
+        ("TLSv1.3".into(), "TLS_AES_128_GCM_SHA256".into())
+    );
+
+    // ssl-verify-server-cert: with the server's CA both connect; with another CA both refuse.
+    let good = cnf(
+        "verify.cnf",
+        &format!("ssl-verify-server-cert\nssl-ca = {}\n", p("server-ca.pem")),
+    );
+    assert!(client_connects(&good));
+    assert_eq!(inspect(&good).code, 0);
+    let bad = cnf(
+        "verify-other.cnf",
+        &format!("ssl-verify-server-cert\nssl-ca = {}\n", p("other-ca.pem")),
+    );
+    assert!(!client_connects(&bad));
+    let out = inspect(&bad);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("the TLS handshake with"),
+        "{out:?}"
+    );
+    // A self-signed chain without ssl-ca is not trusted either (public CAs only).
+    let none = cnf("verify-no-ca.cnf", "ssl-verify-server-cert\n");
+    assert!(!client_connects(&none));
+    assert_eq!(inspect(&none).code, 2);
+
+    // TLS 1.1 only: the client's handshake fails; innops cannot speak it and says so before connecting.
+    let old = cnf("v11.cnf", "tls-version = TLSv1.1\n");
+    assert!(!client_connects(&old));
+    let out = inspect(&old);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("allows only versions innops cannot speak"),
+        "{out:?}"
+    );
 }

@@ -492,20 +492,15 @@ fn bool_option<G: AsRef<str>>(
             .iter()
             .any(|g| g.as_ref().eq_ignore_ascii_case(&e.group))
     }) {
-        let (base, negated) = if e.key == name {
-            (true, false)
-        } else if e.key.strip_prefix("enable_") == Some(name) {
-            (true, false)
+        let negated = if e.key == name || e.key.strip_prefix("enable_") == Some(name) {
+            false
         } else if e.key.strip_prefix("skip_") == Some(name)
             || e.key.strip_prefix("disable_") == Some(name)
         {
-            (true, true)
+            true
         } else {
-            (false, false)
-        };
-        if !base {
             continue;
-        }
+        };
         let value = match e.value.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("1") | Some("on") | Some("true") => true,
             Some("0") | Some("off") | Some("false") => false,
