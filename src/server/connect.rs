@@ -149,19 +149,25 @@ pub const OPTION_FILE_KEYS: &[&str] = &[
     "ssl_cert",
     "ssl_key",
     "ssl",
-    "skip_ssl",
-    "disable_ssl",
-    "enable_ssl",
     "ssl_capath",
     "ssl_cipher",
     "ssl_crl",
     "ssl_crlpath",
     "ssl_verify_server_cert",
-    "skip_ssl_verify_server_cert",
-    "disable_ssl_verify_server_cert",
-    "enable_ssl_verify_server_cert",
     "tls_version",
 ];
+
+/// The boolean keys, which also come as `skip-KEY`, `disable-KEY` and `enable-KEY`.
+const BOOLEAN_KEYS: &[&str] = &["ssl", "ssl_verify_server_cert"];
+
+/// Whether innops reads `key` (normalised) from an option file.
+fn reads_key(key: &str) -> bool {
+    OPTION_FILE_KEYS.contains(&key)
+        || ["skip_", "disable_", "enable_"].iter().any(|p| {
+            key.strip_prefix(p)
+                .is_some_and(|rest| BOOLEAN_KEYS.contains(&rest))
+        })
+}
 
 /// Where innops connects, resolved.
 #[derive(Debug, Clone)]
@@ -466,7 +472,7 @@ impl ConnSpec {
 pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
     set.entries
         .iter()
-        .filter(|e| e.group == "innops" && !e.loose && !OPTION_FILE_KEYS.contains(&e.key.as_str()))
+        .filter(|e| e.group == "innops" && !e.loose && !reads_key(&e.key))
         .map(|e| {
             format!(
                 "{}:{} sets '{}' in [innops], which innops does not read: remove it (innops reads {})",
@@ -1038,6 +1044,17 @@ mod tests {
         let spec = spec_from("[client]\nskip-ssl\n").unwrap();
         assert_eq!(spec.ssl, Some(false));
         assert_eq!(spec.effective_ssl_mode(), SslMode::Disabled);
+        // In [innops], the prefixed forms are keys innops reads: no warning.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        std::fs::write(
+            &file,
+            "[innops]\nskip-ssl\ndisable-ssl-verify-server-cert\nskip-colour\n",
+        )
+        .unwrap();
+        let warnings = unknown_innops_keys(&optionfile::read(&file).unwrap());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("'skip_colour'"), "{warnings:?}");
         let err = spec_from("[client]\nssl-verify-server-cert = maybe\n").unwrap_err();
         assert_eq!(crate::error::exit_code_of(&err), 2);
         assert!(err.to_string().contains("is not a boolean"), "{err}");
