@@ -305,6 +305,8 @@ impl ConnSpec {
         let suffix = self.group_suffix();
         let own = optionfile::with_suffix(&["innops".to_string()], suffix.as_deref());
         let client = optionfile::client_groups(suffix.as_deref());
+        let expanded = with_full_names(set, &client)?;
+        let set = &expanded;
         let get = |key: &str| {
             set.get(&own, key)
                 .or_else(|| set.get(&client, key))
@@ -483,6 +485,154 @@ pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The long options of MariaDB 10.11's `mariadb` client (normalised), against which my_getopt expands a unique
+/// prefix written in an option file (`ssl-verify-server` is `ssl-verify-server-cert`, `us` is `user`).
+const MARIADB_CLIENT_OPTIONS: &[&str] = &[
+    "abort_source_on_error",
+    "auto_rehash",
+    "auto_vertical_output",
+    "batch",
+    "binary_as_hex",
+    "binary_mode",
+    "character_sets_dir",
+    "column_names",
+    "column_type_info",
+    "comments",
+    "compress",
+    "connect_expired_password",
+    "connect_timeout",
+    "database",
+    "debug",
+    "debug_check",
+    "debug_info",
+    "default_auth",
+    "default_character_set",
+    "delimiter",
+    "enable_cleartext_plugin",
+    "execute",
+    "force",
+    "help",
+    "host",
+    "html",
+    "i_am_a_dummy",
+    "ignore_spaces",
+    "init_command",
+    "line_numbers",
+    "local_infile",
+    "max_allowed_packet",
+    "max_join_size",
+    "named_commands",
+    "net_buffer_length",
+    "no_auto_rehash",
+    "no_beep",
+    "one_database",
+    "pager",
+    "password",
+    "plugin_dir",
+    "port",
+    "print_query_on_error",
+    "progress_reports",
+    "prompt",
+    "protocol",
+    "quick",
+    "quick_max_column_width",
+    "raw",
+    "reconnect",
+    "safe_updates",
+    "sandbox",
+    "secure_auth",
+    "select_limit",
+    "server_arg",
+    "show_warnings",
+    "sigint_ignore",
+    "silent",
+    "skip_column_names",
+    "skip_line_numbers",
+    "socket",
+    "ssl",
+    "ssl_ca",
+    "ssl_capath",
+    "ssl_cert",
+    "ssl_cipher",
+    "ssl_crl",
+    "ssl_crlpath",
+    "ssl_key",
+    "ssl_verify_server_cert",
+    "table",
+    "tee",
+    "tls_version",
+    "unbuffered",
+    "user",
+    "verbose",
+    "version",
+    "vertical",
+    "wait",
+    "xml",
+];
+
+/// `key` (normalised) as my_getopt takes it: itself when it names an option, else the one option it is a unique
+/// prefix of (after `skip_`, `disable_`, `enable_`); an ambiguous or unknown prefix stays as written.
+fn full_option_name(key: &str) -> String {
+    if key.is_empty() || MARIADB_CLIENT_OPTIONS.contains(&key) {
+        return key.to_string();
+    }
+    let (prefix, rest) = ["skip_", "disable_", "enable_"]
+        .iter()
+        .find_map(|p| key.strip_prefix(p).map(|r| (*p, r)))
+        .unwrap_or(("", key));
+    if rest.is_empty() || MARIADB_CLIENT_OPTIONS.contains(&rest) {
+        return key.to_string();
+    }
+    let hits: Vec<&&str> = MARIADB_CLIENT_OPTIONS
+        .iter()
+        .filter(|o| o.starts_with(rest))
+        .collect();
+    match hits.as_slice() {
+        [one] => format!("{prefix}{one}"),
+        _ => key.to_string(),
+    }
+}
+
+/// `set` with the keys of the client groups expanded to full option names, as the mariadb client reads them.
+/// A prefix that could be several of the options innops reads is refused, as the mariadb client refuses it
+/// ("ambiguous option").
+fn with_full_names(
+    set: &optionfile::OptionSet,
+    client: &[String],
+) -> anyhow::Result<optionfile::OptionSet> {
+    let mut out = set.clone();
+    for e in out
+        .entries
+        .iter_mut()
+        .filter(|e| client.iter().any(|g| g.eq_ignore_ascii_case(&e.group)))
+    {
+        let full = full_option_name(&e.key);
+        let rest = ["skip_", "disable_", "enable_"]
+            .iter()
+            .find_map(|p| full.strip_prefix(p))
+            .unwrap_or(&full);
+        let known = |k: &str| MARIADB_CLIENT_OPTIONS.contains(&k) || OPTION_FILE_KEYS.contains(&k);
+        if !known(&full) && !rest.is_empty() && !known(rest) {
+            let candidates: Vec<&str> = MARIADB_CLIENT_OPTIONS
+                .iter()
+                .copied()
+                .filter(|o| o.starts_with(rest))
+                .collect();
+            if candidates.len() > 1 && candidates.iter().any(|c| OPTION_FILE_KEYS.contains(c)) {
+                return Err(bad_input(format!(
+                    "'{}' in {}:{} could be any of {} (the mariadb client refuses it as ambiguous): write the full name",
+                    e.raw_key,
+                    e.file.display(),
+                    e.line,
+                    candidates.join(", ")
+                )));
+            }
+        }
+        e.key = full;
+    }
+    Ok(out)
 }
 
 /// A boolean client option as my_getopt reads it from option files, last line wins: `name`, `name=1|0|on|
@@ -1041,6 +1191,17 @@ mod tests {
             let spec = spec_from(&format!("[client]\n{text}\n")).unwrap();
             assert_eq!(spec.ssl_verify_server_cert, want, "{text}");
         }
+        // A unique prefix counts, as my_getopt counts it; one that could be several TLS options is refused.
+        let spec = spec_from("[client]\nssl-verify-server\nus = dba\nssl-cap = /d\n").unwrap();
+        assert_eq!(spec.ssl_verify_server_cert, Some(true));
+        assert_eq!(spec.user.as_deref(), Some("dba"));
+        assert_eq!(spec.ssl_ca, None);
+        assert_eq!(spec.ssl_capath, Some(PathBuf::from("/d")));
+        let err = spec_from("[client]\nssl-c = /x\n").unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&err), 2);
+        assert!(err.to_string().contains("'ssl-c' in"), "{err}");
+        let spec = spec_from("[client]\nssl-verify-server\nskip-ssl-verify\n").unwrap();
+        assert_eq!(spec.ssl_verify_server_cert, Some(false));
         let spec = spec_from("[client]\nskip-ssl\n").unwrap();
         assert_eq!(spec.ssl, Some(false));
         assert_eq!(spec.effective_ssl_mode(), SslMode::Disabled);
