@@ -188,14 +188,7 @@ impl ConnSpec {
     /// `--defaults-extra-file`, then `~/.my.cnf` when it exists.
     pub fn option_files(&self) -> anyhow::Result<Vec<PathBuf>> {
         let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".my.cnf"));
-        let mut global: Vec<String> = GLOBAL_OPTION_FILES.iter().map(|s| s.to_string()).collect();
-        // MariaDB reads $MARIADB_HOME/my.cnf (else $MYSQL_HOME/my.cnf) after the /etc files.
-        if let Some(dir) = ["MARIADB_HOME", "MYSQL_HOME"]
-            .iter()
-            .find_map(|v| std::env::var_os(v).filter(|d| !d.is_empty()))
-        {
-            global.push(Path::new(&dir).join("my.cnf").display().to_string());
-        }
+        let global = global_option_files(|v| std::env::var_os(v));
         let global: Vec<&str> = global.iter().map(String::as_str).collect();
         self.option_files_in(&global, home.as_deref())
     }
@@ -502,6 +495,18 @@ fn uses_socket(spec: &ConnSpec) -> bool {
 /// The option files every mysql/mariadb client reads first, when they exist.
 pub const GLOBAL_OPTION_FILES: &[&str] = &["/etc/my.cnf", "/etc/mysql/my.cnf"];
 
+/// The global option files in MariaDB's order: [`GLOBAL_OPTION_FILES`], then `$MARIADB_HOME/my.cnf`, else
+/// `$MYSQL_HOME/my.cnf` (`env` looks a variable up).
+fn global_option_files(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<String> {
+    let mut files: Vec<String> = GLOBAL_OPTION_FILES.iter().map(|s| s.to_string()).collect();
+    // A set but empty MARIADB_HOME hides MYSQL_HOME and names no file, as in MariaDB.
+    let dir = ["MARIADB_HOME", "MYSQL_HOME"].iter().find_map(|v| env(v));
+    if let Some(dir) = dir.filter(|d| !d.is_empty()) {
+        files.push(Path::new(&dir).join("my.cnf").display().to_string());
+    }
+    files
+}
+
 /// The client groups innops reads besides its own `[innops]`, as the mariadb client does.
 pub const CLIENT_GROUPS: &[&str] = &["client", "client-server", "client-mariadb"];
 
@@ -738,6 +743,32 @@ mod tests {
         let e = bad.option_files_in(&g, None).unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), 2);
         assert!(e.to_string().contains("--defaults-extra-file"), "{e}");
+    }
+
+    #[test]
+    fn mariadb_home_else_mysql_home_follows_the_etc_files() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |v: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, d)| std::ffi::OsString::from(d))
+            }
+        };
+        assert_eq!(global_option_files(env(&[])), GLOBAL_OPTION_FILES);
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m"), ("MARIADB_HOME", "/a")])),
+            ["/etc/my.cnf", "/etc/mysql/my.cnf", "/a/my.cnf"]
+        );
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m")])),
+            ["/etc/my.cnf", "/etc/mysql/my.cnf", "/m/my.cnf"]
+        );
+        // As my_print_defaults: an empty MARIADB_HOME hides MYSQL_HOME.
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m"), ("MARIADB_HOME", "")])),
+            GLOBAL_OPTION_FILES
+        );
     }
 
     #[test]
