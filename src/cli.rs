@@ -278,6 +278,33 @@ pub struct ConnArgs {
     /// Client private key (PEM), with --ssl-cert.
     #[arg(help_heading = CONNECTION, long)]
     pub ssl_key: Option<PathBuf>,
+    /// TLS when the server offers it (the default).
+    #[arg(help_heading = CONNECTION, long, overrides_with = "skip_ssl")]
+    pub ssl: bool,
+    /// Plain TCP, unless a CA or --ssl-verify-server-cert asks for more.
+    #[arg(help_heading = CONNECTION, long, overrides_with = "ssl")]
+    pub skip_ssl: bool,
+    /// CA directory: refused unless --ssl-ca is also given (innops cannot read a CA directory).
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_capath: Option<PathBuf>,
+    /// Allowed ciphers, OpenSSL's names separated by ':' (innops has the ECDHE/AEAD ciphers of TLS 1.2 and 1.3).
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_cipher: Option<String>,
+    /// Certificate revocation list: refused when the certificate is checked (innops cannot check one).
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_crl: Option<PathBuf>,
+    /// Certificate revocation list directory: as --ssl-crl.
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_crlpath: Option<PathBuf>,
+    /// TLS or no connection, the certificate checked against --ssl-ca and the host name (as the mariadb client).
+    #[arg(help_heading = CONNECTION, long)]
+    pub ssl_verify_server_cert: bool,
+    /// Allowed TLS versions, e.g. TLSv1.2,TLSv1.3.
+    #[arg(help_heading = CONNECTION, long)]
+    pub tls_version: Option<String>,
+    /// Also read each option group with this suffix ([client_SUFFIX]…); default: $MYSQL_GROUP_SUFFIX.
+    #[arg(help_heading = CONNECTION, long)]
+    pub defaults_group_suffix: Option<String>,
     /// Work on the innops sandbox of this name (connection, control and option file).
     #[arg(help_heading = CONNECTION, long)]
     pub sandbox: Option<String>,

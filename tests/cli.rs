@@ -230,7 +230,7 @@ fn h_and_p_connect_as_the_mysql_client_and_required_tls_refuses_a_plain_server()
     assert_eq!(out.code, 2, "{out:?}");
     assert_eq!(
         out.error_line(),
-        format!("innops: the server at root@127.0.0.1:{port} does not offer TLS, and --ssl-mode asks for it: give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED")
+        format!("innops: the server at root@127.0.0.1:{port} does not offer TLS, and the connection options ask for it (--ssl-mode, --ssl-ca or ssl-verify-server-cert, as the mariadb client's ERROR 2026): give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED")
     );
 
     // [innops] overrides [client] in the option file; a key innops does not read there is named on stderr.
@@ -253,7 +253,7 @@ fn h_and_p_connect_as_the_mysql_client_and_required_tls_refuses_a_plain_server()
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         out.stderr.trim(),
-        format!("innops: warning: {}:8 sets 'colour' in [innops], which innops does not read: remove it (innops reads user, password, host, port, socket, protocol, ssl_mode, ssl_ca, ssl_cert, ssl_key)", cnf.display()),
+        format!("innops: warning: {}:8 sets 'colour' in [innops], which innops does not read: remove it (innops reads user, password, host, port, socket, protocol, ssl_mode, ssl_ca, ssl_cert, ssl_key, ssl, ssl_capath, ssl_cipher, ssl_crl, ssl_crlpath, ssl_verify_server_cert, tls_version)", cnf.display()),
         "{out:?}"
     );
 

@@ -46,6 +46,18 @@ fn check_sandbox_flags(args: &ConnArgs, control: &ControlArgs) -> anyhow::Result
         ("--ssl-ca", args.ssl_ca.is_some()),
         ("--ssl-cert", args.ssl_cert.is_some()),
         ("--ssl-key", args.ssl_key.is_some()),
+        ("--ssl", args.ssl),
+        ("--skip-ssl", args.skip_ssl),
+        ("--ssl-capath", args.ssl_capath.is_some()),
+        ("--ssl-cipher", args.ssl_cipher.is_some()),
+        ("--ssl-crl", args.ssl_crl.is_some()),
+        ("--ssl-crlpath", args.ssl_crlpath.is_some()),
+        ("--ssl-verify-server-cert", args.ssl_verify_server_cert),
+        ("--tls-version", args.tls_version.is_some()),
+        (
+            "--defaults-group-suffix",
+            args.defaults_group_suffix.is_some(),
+        ),
         ("--service", control.service.is_some()),
         ("--start-cmd", control.start_cmd.is_some()),
         ("--stop-cmd", control.stop_cmd.is_some()),
@@ -93,6 +105,18 @@ pub fn conn_spec(args: &ConnArgs) -> anyhow::Result<ConnSpec> {
         ssl_ca: args.ssl_ca.clone(),
         ssl_cert: args.ssl_cert.clone(),
         ssl_key: args.ssl_key.clone(),
+        ssl: if args.skip_ssl {
+            Some(false)
+        } else {
+            args.ssl.then_some(true)
+        },
+        ssl_capath: args.ssl_capath.clone(),
+        ssl_cipher: args.ssl_cipher.clone(),
+        ssl_crl: args.ssl_crl.clone(),
+        ssl_crlpath: args.ssl_crlpath.clone(),
+        ssl_verify_server_cert: args.ssl_verify_server_cert.then_some(true),
+        tls_version: args.tls_version.clone(),
+        defaults_group_suffix: args.defaults_group_suffix.clone(),
     })
 }
 

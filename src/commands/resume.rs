@@ -46,6 +46,18 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
             args.ssl_ca = args.ssl_ca.or(then.ssl_ca.clone());
             args.ssl_cert = args.ssl_cert.or(then.ssl_cert.clone());
             args.ssl_key = args.ssl_key.or(then.ssl_key.clone());
+            args.ssl = args.ssl || then.ssl == Some(true);
+            args.skip_ssl = (args.skip_ssl || then.ssl == Some(false)) && !args.ssl;
+            args.ssl_capath = args.ssl_capath.or(then.ssl_capath.clone());
+            args.ssl_cipher = args.ssl_cipher.or(then.ssl_cipher.clone());
+            args.ssl_crl = args.ssl_crl.or(then.ssl_crl.clone());
+            args.ssl_crlpath = args.ssl_crlpath.or(then.ssl_crlpath.clone());
+            args.ssl_verify_server_cert =
+                args.ssl_verify_server_cert || then.ssl_verify_server_cert == Some(true);
+            args.tls_version = args.tls_version.or(then.tls_version.clone());
+            args.defaults_group_suffix = args
+                .defaults_group_suffix
+                .or(then.defaults_group_suffix.clone());
             match &pf.header.control {
                 Some(ControlSpec::Systemd { unit }) if ctl.service.is_none() => {
                     ctl.service = Some(format!("systemd:{unit}"))

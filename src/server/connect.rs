@@ -12,6 +12,7 @@ use crate::sql::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::error::{bad_input, Failure};
+use crate::server::client_options::{bool_option, tls_cipher_suites, with_full_names};
 use crate::server::optionfile;
 
 /// The default socket of Debian's MariaDB and MySQL packages.
@@ -43,6 +44,34 @@ pub struct ConnSpec {
     pub ssl_cert: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssl_key: Option<PathBuf>,
+    /// `--ssl` / `--skip-ssl` (`ssl`, `skip-ssl`, `disable-ssl` in option files): `Some(false)` asks for
+    /// a plain connection unless a CA or `ssl-verify-server-cert` asks for more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl: Option<bool>,
+    /// A directory of CA certificates (`--ssl-capath`): the mariadb client checks the server's certificate
+    /// against it. innops cannot read such a directory, so it refuses when it is the only CA given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_capath: Option<PathBuf>,
+    /// The ciphers allowed (`--ssl-cipher`, OpenSSL's names separated by `:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_cipher: Option<String>,
+    /// A certificate revocation list (`--ssl-crl`); innops cannot check one, so it refuses when the
+    /// certificate is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_crl: Option<PathBuf>,
+    /// A directory of certificate revocation lists (`--ssl-crlpath`); as `ssl_crl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_crlpath: Option<PathBuf>,
+    /// `--ssl-verify-server-cert`: TLS or no connection, the certificate checked against the CA and the host
+    /// name (the mariadb client's ERROR 2026 when the server offers no TLS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_verify_server_cert: Option<bool>,
+    /// The TLS versions allowed (`--tls-version`, e.g. `TLSv1.2,TLSv1.3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_version: Option<String>,
+    /// Also read each option group with this suffix (`--defaults-group-suffix`, else `MYSQL_GROUP_SUFFIX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults_group_suffix: Option<String>,
 }
 
 /// `--protocol`: how to reach the server (the mysql client's PIPE and MEMORY are Windows-only).
@@ -64,8 +93,11 @@ impl Protocol {
     }
 }
 
-/// `--ssl-mode`, with the mysql client's meanings. TLS applies to TCP only: a socket is already private.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// `--ssl-mode`, with the mysql client's meanings, weakest first. TLS applies to TCP only: a socket is
+/// already private.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SslMode {
     /// Plain.
@@ -107,9 +139,36 @@ impl SslMode {
 /// The keys innops reads from the `[client]` and `[innops]` groups (normalised: `ssl-mode` is `ssl_mode`). An
 /// `[innops]` key outside this list is reported; `[client]` belongs to every client and may hold anything.
 pub const OPTION_FILE_KEYS: &[&str] = &[
-    "user", "password", "host", "port", "socket", "protocol", "ssl_mode", "ssl_ca", "ssl_cert",
+    "user",
+    "password",
+    "host",
+    "port",
+    "socket",
+    "protocol",
+    "ssl_mode",
+    "ssl_ca",
+    "ssl_cert",
     "ssl_key",
+    "ssl",
+    "ssl_capath",
+    "ssl_cipher",
+    "ssl_crl",
+    "ssl_crlpath",
+    "ssl_verify_server_cert",
+    "tls_version",
 ];
+
+/// The boolean keys, which also come as `skip-KEY`, `disable-KEY` and `enable-KEY`.
+const BOOLEAN_KEYS: &[&str] = &["ssl", "ssl_verify_server_cert"];
+
+/// Whether innops reads `key` (normalised) from an option file.
+fn reads_key(key: &str) -> bool {
+    OPTION_FILE_KEYS.contains(&key)
+        || ["skip_", "disable_", "enable_"].iter().any(|p| {
+            key.strip_prefix(p)
+                .is_some_and(|rest| BOOLEAN_KEYS.contains(&rest))
+        })
+}
 
 /// Where innops connects, resolved.
 #[derive(Debug, Clone)]
@@ -129,7 +188,17 @@ impl ConnSpec {
     /// `--defaults-extra-file`, then `~/.my.cnf` when it exists.
     pub fn option_files(&self) -> anyhow::Result<Vec<PathBuf>> {
         let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".my.cnf"));
-        self.option_files_in(GLOBAL_OPTION_FILES, home.as_deref())
+        let global = global_option_files(|v| std::env::var_os(v));
+        let global: Vec<&str> = global.iter().map(String::as_str).collect();
+        self.option_files_in(&global, home.as_deref())
+    }
+
+    /// The group suffix in force: `--defaults-group-suffix`, else `MYSQL_GROUP_SUFFIX`.
+    pub fn group_suffix(&self) -> Option<String> {
+        self.defaults_group_suffix
+            .clone()
+            .filter(|s| !s.is_empty())
+            .or_else(optionfile::group_suffix_from_env)
     }
 
     fn option_files_in(
@@ -166,7 +235,8 @@ impl ConnSpec {
     }
 
     /// Fill unset fields from the option files the mysql client reads ([`ConnSpec::option_files`]): their
-    /// `[innops]` group, else `[client]`, `[client-server]` or `[client-mariadb]`.
+    /// `[innops]` group, else `[client]`, `[client-server]` or `[client-mariadb]` (each also with the group
+    /// suffix). TLS options the server cannot be reached with as the mariadb client would be are refused.
     pub fn resolve(&self) -> anyhow::Result<Target> {
         let mut spec = self.clone();
         let mut all = optionfile::OptionSet::default();
@@ -179,23 +249,41 @@ impl ConnSpec {
                     crate::error::display_of(&e)
                 ))
             })?;
-            all.entries.extend(set.entries);
-            all.files.extend(set.files);
+            all.extend(set);
             last = Some(file);
         }
         if let Some(file) = last {
-            for w in unknown_innops_keys(&all) {
+            for w in all
+                .warnings
+                .iter()
+                .cloned()
+                .chain(unknown_innops_keys(&all))
+            {
                 eprintln!("innops: warning: {w}");
             }
             spec.fill_from(&all, &file)?;
         }
         spec.check()?;
+        // ssl-verify-server-cert asks for a checked TLS connection; the mariadb client makes one even over the
+        // socket, innops only over TCP. An explicit --ssl-mode is the user's own choice.
+        if self.ssl_mode.is_none()
+            && spec.ssl_verify_server_cert == Some(true)
+            && uses_socket(&spec)
+        {
+            return Err(bad_input(
+                "ssl-verify-server-cert asks for a TLS connection with a checked certificate, which innops makes over TCP only: connect with --protocol=TCP (and --host/--port), or pass --ssl-mode=DISABLED to trust the local socket instead",
+            ));
+        }
         let mut target = to_target(&spec);
         // PREFERRED: TLS when the server offers it. Asked once here, so every connection of the run (benchmark
         // threads and restart waits included) uses the same opts.
         if target.ssl_mode == Some(SslMode::Preferred) {
             match Conn::new(target.opts.clone()) {
                 Ok(_) | Err(mysql::Error::MySqlError(_)) => {}
+                // A TLS handshake that fails stays a failure (the mariadb client does not fall back either): a
+                // --tls-version or --ssl-cipher the server cannot meet must not turn into plain text.
+                Err(mysql::Error::TlsError(_)) => {}
+                Err(mysql::Error::IoError(ref io)) if is_rustls(io) => {}
                 // No TLS offered, or the server is not reachable now: plain, as the mysql client falls back.
                 Err(_) => {
                     target.opts = Opts::from(OptsBuilder::from_opts(target.opts).ssl_opts(None));
@@ -208,9 +296,14 @@ impl ConnSpec {
 
     /// Fill the fields the flags left unset from the option file: `[innops]` first, then `[client]`.
     fn fill_from(&mut self, set: &optionfile::OptionSet, file: &Path) -> anyhow::Result<()> {
+        let suffix = self.group_suffix();
+        let own = optionfile::with_suffix(&["innops".to_string()], suffix.as_deref());
+        let client = optionfile::client_groups(suffix.as_deref());
+        let expanded = with_full_names(set, &client)?;
+        let set = &expanded;
         let get = |key: &str| {
-            set.get(&["innops"], key)
-                .or_else(|| set.get(CLIENT_GROUPS, key))
+            set.get(&own, key)
+                .or_else(|| set.get(&client, key))
                 .map(str::to_string)
         };
         // Named by the file and line that set it, when known (several files may be read).
@@ -265,9 +358,29 @@ impl ConnSpec {
             (&mut self.ssl_ca, "ssl_ca"),
             (&mut self.ssl_cert, "ssl_cert"),
             (&mut self.ssl_key, "ssl_key"),
+            (&mut self.ssl_capath, "ssl_capath"),
+            (&mut self.ssl_crl, "ssl_crl"),
+            (&mut self.ssl_crlpath, "ssl_crlpath"),
         ] {
             if field.is_none() {
                 *field = get(key).map(PathBuf::from);
+            }
+        }
+        if self.ssl_cipher.is_none() {
+            self.ssl_cipher = get("ssl_cipher");
+        }
+        if self.tls_version.is_none() {
+            self.tls_version = get("tls_version");
+        }
+        for (field, name) in [
+            (&mut self.ssl, "ssl"),
+            (&mut self.ssl_verify_server_cert, "ssl_verify_server_cert"),
+        ] {
+            if field.is_none() {
+                *field = match bool_option(set, &own, name)? {
+                    Some(b) => Some(b),
+                    None => bool_option(set, &client, name)?,
+                };
             }
         }
         Ok(())
@@ -296,11 +409,32 @@ impl ConnSpec {
             }
         }
         let mode = self.effective_ssl_mode();
-        if matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && self.ssl_ca.is_none() {
+        let verifying = matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity);
+        // ssl-verify-server-cert without a CA checks against the public CAs (the mariadb client uses the
+        // system's); the crate's rustls always trusts them.
+        let public_cas = self.ssl_mode.is_none() && self.ssl_verify_server_cert == Some(true);
+        if verifying && self.ssl_ca.is_none() && !public_cas {
+            if let Some(dir) = &self.ssl_capath {
+                return Err(bad_input(format!(
+                    "ssl-capath {} asks to check the server's certificate against a CA directory, which innops cannot read: give the CA certificate file with --ssl-ca (or ssl-ca in the option file)",
+                    dir.display()
+                )));
+            }
             return Err(bad_input(format!(
                 "--ssl-mode={} checks the server's certificate against a CA: give it with --ssl-ca",
                 mode.name()
             )));
+        }
+        if verifying {
+            if let Some(crl) = self.ssl_crl.as_ref().or(self.ssl_crlpath.as_ref()) {
+                return Err(bad_input(format!(
+                    "ssl-crl {} asks to check the server's certificate against a revocation list, which innops cannot do: remove ssl-crl and ssl-crlpath, or pass --ssl-mode=REQUIRED to use TLS without checking the certificate",
+                    crl.display()
+                )));
+            }
+        }
+        if mode != SslMode::Disabled {
+            tls_cipher_suites(self)?;
         }
         if self.protocol == Some(Protocol::Socket) {
             if let Some(h) = self.host.as_ref().filter(|h| h.as_str() != "localhost") {
@@ -312,13 +446,20 @@ impl ConnSpec {
         Ok(())
     }
 
-    /// The mysql client's default: PREFERRED, or VERIFY_CA when a CA is given.
+    /// `--ssl-mode` when given; else VERIFY_IDENTITY for `ssl-verify-server-cert`, VERIFY_CA when a CA
+    /// (file or directory) is given (the mariadb client checks the chain then), DISABLED for `--skip-ssl`,
+    /// else PREFERRED.
     pub fn effective_ssl_mode(&self) -> SslMode {
-        self.ssl_mode.unwrap_or(if self.ssl_ca.is_some() {
-            SslMode::VerifyCa
-        } else {
-            SslMode::Preferred
-        })
+        self.ssl_mode
+            .unwrap_or(if self.ssl_verify_server_cert == Some(true) {
+                SslMode::VerifyIdentity
+            } else if self.ssl_ca.is_some() || self.ssl_capath.is_some() {
+                SslMode::VerifyCa
+            } else if self.ssl == Some(false) {
+                SslMode::Disabled
+            } else {
+                SslMode::Preferred
+            })
     }
 }
 
@@ -327,7 +468,7 @@ impl ConnSpec {
 pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
     set.entries
         .iter()
-        .filter(|e| e.group == "innops" && !e.loose && !OPTION_FILE_KEYS.contains(&e.key.as_str()))
+        .filter(|e| e.group == "innops" && !e.loose && !reads_key(&e.key))
         .map(|e| {
             format!(
                 "{}:{} sets '{}' in [innops], which innops does not read: remove it (innops reads {})",
@@ -340,9 +481,31 @@ pub fn unknown_innops_keys(set: &optionfile::OptionSet) -> Vec<String> {
         .collect()
 }
 
+/// Whether [`to_target`] reaches the server through the socket.
+fn uses_socket(spec: &ConnSpec) -> bool {
+    let host = spec.host.as_deref().unwrap_or("localhost");
+    match spec.protocol {
+        Some(Protocol::Socket) => true,
+        Some(Protocol::Tcp) => false,
+        None => spec.socket.is_some() || (host == "localhost" && spec.port.is_none()),
+    }
+}
+
 /// Build the target from a fully resolved spec.
 /// The option files every mysql/mariadb client reads first, when they exist.
 pub const GLOBAL_OPTION_FILES: &[&str] = &["/etc/my.cnf", "/etc/mysql/my.cnf"];
+
+/// The global option files in MariaDB's order: [`GLOBAL_OPTION_FILES`], then `$MARIADB_HOME/my.cnf`, else
+/// `$MYSQL_HOME/my.cnf` (`env` looks a variable up).
+fn global_option_files(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<String> {
+    let mut files: Vec<String> = GLOBAL_OPTION_FILES.iter().map(|s| s.to_string()).collect();
+    // A set but empty MARIADB_HOME hides MYSQL_HOME and names no file, as in MariaDB.
+    let dir = ["MARIADB_HOME", "MYSQL_HOME"].iter().find_map(|v| env(v));
+    if let Some(dir) = dir.filter(|d| !d.is_empty()) {
+        files.push(Path::new(&dir).join("my.cnf").display().to_string());
+    }
+    files
+}
 
 /// The client groups innops reads besides its own `[innops]`, as the mariadb client does.
 pub const CLIENT_GROUPS: &[&str] = &["client", "client-server", "client-mariadb"];
@@ -351,11 +514,7 @@ pub(crate) fn to_target(spec: &ConnSpec) -> Target {
     let user = spec.user.clone().unwrap_or_else(|| "root".to_string());
     let host = spec.host.clone().unwrap_or_else(|| "localhost".to_string());
     // Like the mysql client: "localhost" without a port means the socket, unless --protocol says otherwise.
-    let use_socket = match spec.protocol {
-        Some(Protocol::Socket) => true,
-        Some(Protocol::Tcp) => false,
-        None => spec.socket.is_some() || (host == "localhost" && spec.port.is_none()),
-    };
+    let use_socket = uses_socket(spec);
     let mut b = OptsBuilder::new()
         .user(Some(user.clone()))
         .pass(spec.password.clone())
@@ -374,13 +533,14 @@ pub(crate) fn to_target(spec: &ConnSpec) -> Target {
         )
     } else {
         let port = spec.port.unwrap_or(3306);
-        let ip = if host == "localhost" {
+        let mode = spec.effective_ssl_mode();
+        // VERIFY_IDENTITY checks the name the user gave, as the mariadb client does: "localhost" stays a name.
+        let ip = if host == "localhost" && mode != SslMode::VerifyIdentity {
             "127.0.0.1".to_string()
         } else {
             host.clone()
         };
-        let local = ip == "::1" || ip.starts_with("127.");
-        let mode = spec.effective_ssl_mode();
+        let local = ip == "::1" || ip == "localhost" || ip.starts_with("127.");
         if mode != SslMode::Disabled {
             ssl_mode = Some(mode);
             b = b.ssl_opts(Some(ssl_opts(spec, mode)));
@@ -405,7 +565,9 @@ fn ssl_opts(spec: &ConnSpec, mode: SslMode) -> SslOpts {
     if let (Some(cert), Some(key)) = (&spec.ssl_cert, &spec.ssl_key) {
         o = o.with_client_identity(Some(ClientIdentity::new(cert.clone(), key.clone())));
     }
-    o
+    // Checked in ConnSpec::check; a spec built without it gets no restriction rather than a panic.
+    let suites = tls_cipher_suites(spec).unwrap_or_default();
+    o.with_cipher_suites(&suites)
 }
 
 impl Target {
@@ -439,7 +601,7 @@ pub fn describe_connect_error(label: &str, e: &mysql::Error) -> String {
             format!("the server at {label} refused the connection with error {} ({}): fix that and retry", me.code, me.message)
         }
         Error::DriverError(DriverError::TlsNotSupported) => format!(
-            "the server at {label} does not offer TLS, and --ssl-mode asks for it: give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED"
+            "the server at {label} does not offer TLS, and the connection options ask for it (--ssl-mode, --ssl-ca or ssl-verify-server-cert, as the mariadb client's ERROR 2026): give the server ssl_cert and ssl_key, or connect with --ssl-mode=PREFERRED"
         ),
         Error::TlsError(t) => tls_sentence(label, &t.to_string()),
         // rustls reports a refused certificate through the stream, as an I/O error.
@@ -581,6 +743,32 @@ mod tests {
         let e = bad.option_files_in(&g, None).unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), 2);
         assert!(e.to_string().contains("--defaults-extra-file"), "{e}");
+    }
+
+    #[test]
+    fn mariadb_home_else_mysql_home_follows_the_etc_files() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |v: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, d)| std::ffi::OsString::from(d))
+            }
+        };
+        assert_eq!(global_option_files(env(&[])), GLOBAL_OPTION_FILES);
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m"), ("MARIADB_HOME", "/a")])),
+            ["/etc/my.cnf", "/etc/mysql/my.cnf", "/a/my.cnf"]
+        );
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m")])),
+            ["/etc/my.cnf", "/etc/mysql/my.cnf", "/m/my.cnf"]
+        );
+        // As my_print_defaults: an empty MARIADB_HOME hides MYSQL_HOME.
+        assert_eq!(
+            global_option_files(env(&[("MYSQL_HOME", "/m"), ("MARIADB_HOME", "")])),
+            GLOBAL_OPTION_FILES
+        );
     }
 
     #[test]
@@ -730,5 +918,274 @@ mod tests {
         let set = optionfile::read(&file).unwrap();
         let err = ConnSpec::default().fill_from(&set, &file).unwrap_err();
         assert!(err.to_string().contains("ssl-mode 'sometimes'"), "{err}");
+    }
+
+    fn spec_from(text: &str) -> anyhow::Result<ConnSpec> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        std::fs::write(&file, text).unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let mut spec = ConnSpec::default();
+        spec.fill_from(&set, &file)?;
+        Ok(spec)
+    }
+
+    #[test]
+    fn boolean_tls_options_read_as_my_getopt_reads_them() {
+        for (text, want) in [
+            ("ssl-verify-server-cert", Some(true)),
+            ("ssl_verify_server_cert = 1", Some(true)),
+            ("ssl-verify-server-cert = ON", Some(true)),
+            ("loose-ssl-verify-server-cert = true", Some(true)),
+            (
+                "ssl-verify-server-cert\nskip-ssl-verify-server-cert",
+                Some(false),
+            ),
+            (
+                "disable-ssl-verify-server-cert\nenable-ssl-verify-server-cert",
+                Some(true),
+            ),
+            ("ssl-verify-server-cert = off", Some(false)),
+            ("user = x", None),
+        ] {
+            let spec = spec_from(&format!("[client]\n{text}\n")).unwrap();
+            assert_eq!(spec.ssl_verify_server_cert, want, "{text}");
+        }
+        // A unique prefix counts, as my_getopt counts it; one that could be several TLS options is refused.
+        let spec = spec_from("[client]\nssl-verify-server\nus = dba\nssl-cap = /d\n").unwrap();
+        assert_eq!(spec.ssl_verify_server_cert, Some(true));
+        assert_eq!(spec.user.as_deref(), Some("dba"));
+        assert_eq!(spec.ssl_ca, None);
+        assert_eq!(spec.ssl_capath, Some(PathBuf::from("/d")));
+        let err = spec_from("[client]\nssl-c = /x\n").unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&err), 2);
+        assert!(err.to_string().contains("'ssl-c' in"), "{err}");
+        let spec = spec_from("[client]\nssl-verify-server\nskip-ssl-verify\n").unwrap();
+        assert_eq!(spec.ssl_verify_server_cert, Some(false));
+        let spec = spec_from("[client]\nskip-ssl\n").unwrap();
+        assert_eq!(spec.ssl, Some(false));
+        assert_eq!(spec.effective_ssl_mode(), SslMode::Disabled);
+        // In [innops], the prefixed forms are keys innops reads: no warning.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        std::fs::write(
+            &file,
+            "[innops]\nskip-ssl\ndisable-ssl-verify-server-cert\nskip-colour\n",
+        )
+        .unwrap();
+        let warnings = unknown_innops_keys(&optionfile::read(&file).unwrap());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("'skip_colour'"), "{warnings:?}");
+        let err = spec_from("[client]\nssl-verify-server-cert = maybe\n").unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&err), 2);
+        assert!(err.to_string().contains("is not a boolean"), "{err}");
+    }
+
+    #[test]
+    fn a_client_header_with_a_trailing_space_and_suffix_groups_are_read() {
+        let spec = spec_from("[client ]\nuser = configured\n[ client]\npassword = no\n").unwrap();
+        assert_eq!(spec.user.as_deref(), Some("configured"));
+        assert_eq!(spec.password, None);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        std::fs::write(&file, "[client]\nuser = base\n[client_prod]\nuser = prod\n").unwrap();
+        let set = optionfile::read(&file).unwrap();
+        let mut spec = ConnSpec {
+            defaults_group_suffix: Some("_prod".into()),
+            ..Default::default()
+        };
+        spec.fill_from(&set, &file).unwrap();
+        assert_eq!(spec.user.as_deref(), Some("prod"));
+    }
+
+    #[test]
+    fn which_tls_mode_the_options_ask_for() {
+        let mode = |text: &str| spec_from(text).unwrap().effective_ssl_mode();
+        assert_eq!(mode("[client]\n"), SslMode::Preferred);
+        assert_eq!(
+            mode("[client]\nssl-verify-server-cert\n"),
+            SslMode::VerifyIdentity
+        );
+        // A CA, even with skip-ssl, checks the chain (the mariadb client does, and innops refuses to be weaker).
+        assert_eq!(
+            mode("[client]\nskip-ssl\nssl-ca = /x.pem\n"),
+            SslMode::VerifyCa
+        );
+        assert_eq!(
+            mode("[client]\nssl-capath = /etc/ssl/certs\n"),
+            SslMode::VerifyCa
+        );
+        // An explicit --ssl-mode is the user's choice.
+        let spec = ConnSpec {
+            ssl_mode: Some(SslMode::Required),
+            ssl_verify_server_cert: Some(true),
+            ..tcp(1)
+        };
+        assert_eq!(spec.effective_ssl_mode(), SslMode::Required);
+    }
+
+    #[test]
+    fn tls_options_innops_cannot_honour_are_refused_in_one_sentence() {
+        for (spec, says) in [
+            (
+                ConnSpec {
+                    ssl_capath: Some("/etc/ssl/certs".into()),
+                    ..tcp(1)
+                },
+                "which innops cannot read: give the CA certificate file with --ssl-ca",
+            ),
+            (
+                ConnSpec {
+                    ssl_verify_server_cert: Some(true),
+                    ssl_crl: Some("/x.crl".into()),
+                    ..tcp(1)
+                },
+                "against a revocation list, which innops cannot do",
+            ),
+            (
+                ConnSpec {
+                    tls_version: Some("TLSv1.1".into()),
+                    ..tcp(1)
+                },
+                "allows only versions innops cannot speak",
+            ),
+            (
+                ConnSpec {
+                    tls_version: Some("SSLv3".into()),
+                    ..tcp(1)
+                },
+                "is not a TLS version",
+            ),
+            (
+                ConnSpec {
+                    ssl_cipher: Some("AES128-SHA:DHE-RSA-AES256-SHA".into()),
+                    ..tcp(1)
+                },
+                "names no cipher innops can use",
+            ),
+            (
+                ConnSpec {
+                    ssl_cipher: Some("TLS_AES_128_GCM_SHA256".into()),
+                    tls_version: Some("TLSv1.2".into()),
+                    ..tcp(1)
+                },
+                "names no cipher innops can use with that tls-version",
+            ),
+        ] {
+            let err = spec.check().unwrap_err();
+            assert_eq!(crate::error::exit_code_of(&err), 2, "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+        }
+        // Not checking the certificate, a CRL changes nothing; without TLS, neither do ciphers.
+        ConnSpec {
+            ssl_crl: Some("/x.crl".into()),
+            ..tcp(1)
+        }
+        .check()
+        .unwrap();
+        ConnSpec {
+            ssl: Some(false),
+            tls_version: Some("TLSv1.1".into()),
+            ..tcp(1)
+        }
+        .check()
+        .unwrap();
+    }
+
+    #[test]
+    fn tls_version_and_cipher_restrict_the_suites_as_openssl_does() {
+        let names = |spec: ConnSpec| -> Vec<String> {
+            tls_cipher_suites(&spec)
+                .unwrap()
+                .iter()
+                .map(|s| s.suite().as_str().unwrap().to_string())
+                .collect()
+        };
+        assert!(names(tcp(1)).is_empty(), "no restriction");
+        let v13 = names(ConnSpec {
+            tls_version: Some("TLSv1.3".into()),
+            ..tcp(1)
+        });
+        assert!(
+            !v13.is_empty() && v13.iter().all(|n| n.starts_with("TLS13_")),
+            "{v13:?}"
+        );
+        let v12 = names(ConnSpec {
+            tls_version: Some("tlsv1.2".into()),
+            ..tcp(1)
+        });
+        assert!(
+            !v12.is_empty() && v12.iter().all(|n| !n.starts_with("TLS13_")),
+            "{v12:?}"
+        );
+        // OpenSSL's names; a list of TLS 1.2 ciphers leaves TLS 1.3's suites alone (as the mariadb client).
+        let c = names(ConnSpec {
+            ssl_cipher: Some("ECDHE-RSA-AES128-GCM-SHA256:HIGH".into()),
+            ..tcp(1)
+        });
+        assert!(
+            c.contains(&"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".to_string()),
+            "{c:?}"
+        );
+        assert!(
+            !c.contains(&"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384".to_string()),
+            "{c:?}"
+        );
+        assert!(
+            c.iter().filter(|n| n.starts_with("TLS13_")).count() == 3,
+            "{c:?}"
+        );
+        let c = names(ConnSpec {
+            ssl_cipher: Some("TLS_AES_128_GCM_SHA256".into()),
+            ..tcp(1)
+        });
+        assert_eq!(c, ["TLS13_AES_128_GCM_SHA256"]);
+        // The restriction reaches the connection's options.
+        let t = to_target(&ConnSpec {
+            tls_version: Some("TLSv1.3".into()),
+            ..tcp(1)
+        });
+        let o = t.opts.get_ssl_opts().unwrap();
+        assert!(o
+            .cipher_suites()
+            .unwrap()
+            .iter()
+            .all(|n| n.starts_with("TLS13_")));
+    }
+
+    #[test]
+    fn ssl_verify_server_cert_over_the_socket_is_refused_before_connecting() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.cnf");
+        std::fs::write(
+            &file,
+            "[client]\nsocket = /nonexistent/mysqld.sock\nssl-verify-server-cert\n",
+        )
+        .unwrap();
+        let spec = ConnSpec {
+            defaults_file: Some(file.clone()),
+            ..Default::default()
+        };
+        let err = spec.resolve().unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&err), 2);
+        assert!(
+            err.to_string().contains("which innops makes over TCP only"),
+            "{err}"
+        );
+        // An explicit --ssl-mode decides instead (and then the missing socket is what fails).
+        let spec = ConnSpec {
+            ssl_mode: Some(SslMode::Disabled),
+            ..spec
+        };
+        let t = spec.resolve().unwrap();
+        assert_eq!(t.opts.get_socket(), Some("/nonexistent/mysqld.sock"));
+        // VERIFY_IDENTITY checks the name given: localhost stays a name.
+        let t = to_target(&ConnSpec {
+            host: Some("localhost".into()),
+            protocol: Some(Protocol::Tcp),
+            ssl_verify_server_cert: Some(true),
+            ..Default::default()
+        });
+        assert_eq!(t.opts.get_ip_or_hostname(), "localhost");
     }
 }

@@ -2,6 +2,7 @@
 //! files and the error log. (Named `server`, not `target`: `target/` is cargo's build directory, and readers and
 //! tools take a source folder of that name for build output.) Nothing here knows a plan.
 
+mod client_options;
 pub mod connect;
 pub mod control;
 pub mod errorlog;

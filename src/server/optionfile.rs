@@ -18,13 +18,16 @@ pub const DROPIN_FILE_NAME: &str = "99-innops.cnf";
 pub struct OptionEntry {
     pub file: PathBuf,
     pub line: usize,
-    /// Group name, lower-cased, without brackets.
+    /// Group name, lower-cased, without brackets (trailing whitespace inside the brackets removed, as the server
+    /// does: `[client ]` is `client`, `[ client]` is not).
     pub group: String,
     /// Normalised name: lower-case, `-` → `_`, `loose_`/`loose-` prefix removed.
     pub key: String,
     /// Unquoted value with inline comments removed; `None` for a bare flag.
     pub value: Option<String>,
     pub loose: bool,
+    /// The name exactly as written (what `my_print_defaults` prints after `--`).
+    pub raw_key: String,
 }
 
 /// Everything read from one option file and the files it includes, in reading order.
@@ -33,91 +36,277 @@ pub struct OptionSet {
     pub entries: Vec<OptionEntry>,
     pub files: Vec<PathBuf>,
     pub include_dirs: Vec<PathBuf>,
+    /// What the server would skip or stop at while reading, each one sentence: an `!include` that names no
+    /// file, an included file with an error (read up to that line, as the server does), a world-writable file
+    /// (ignored), a directive beyond the nesting limit.
+    pub warnings: Vec<String>,
 }
 
-/// Reads `path` and every file it includes, in the order the server reads them.
+/// How deep `!include`/`!includedir` may nest; directives in a file this deep are skipped (MariaDB's limit).
+const MAX_INCLUDE_DEPTH: usize = 10;
+/// The server reads a file with `fgets` into a 4096-byte buffer: a longer line is read as several lines of at
+/// most this many bytes.
+const LINE_CHUNK: usize = 4094;
+
+/// Whitespace as the server's option-file reader sees it (`my_isspace` of latin1): also `\v`, `\f` and the
+/// byte 0xA0 (which is also the second byte of UTF-8 `à`, so a value ending in `à` loses that byte, as the
+/// server's does).
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0)
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|b| is_space(**b)).count();
+    &s[n..]
+}
+
+fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s.iter().rev().take_while(|b| is_space(**b)).count();
+    &s[..s.len() - n]
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Reads `path` and every file it includes, exactly as MariaDB's server and clients read option files (the
+/// same entries `my_print_defaults` prints, in the same order; `tests/optionfiles.rs` compares them on a
+/// corpus):
 ///
-/// Relative `!include`/`!includedir` paths are taken relative to the including file's directory (the server
-/// takes them relative to its working directory, which a tool cannot know). Unlike the server, which skips a
-/// missing `!include` silently, a missing included file is an error: a config that silently loses a file is
-/// what a DBA wants to hear about before a restart.
+/// - a group header is `[name]`, matched without regard to case, with whitespace before `]` removed;
+///   anything after `]` is ignored;
+/// - `!include FILE` that names no readable file is skipped; `!includedir DIR` reads the files whose name ends
+///   in `.cnf`, sorted by name; nesting stops at 10 levels (so an include cycle repeats until then, as in the
+///   server);
+/// - an error in an included file (an option before any group, a header without `]`, a missing
+///   `!includedir`) stops reading that file and is a warning; the same error in `path` itself is an error;
+/// - a world-writable file is ignored, with a warning;
+/// - `#` ends the line outside quotes; one pair of matching quotes around a value is removed; `\n \t \r \b
+///   \s \\ \" \'` are escapes; whitespace is latin1's, so a line ending in CRLF reads as without the CR.
+///
+/// One deliberate difference: a relative `!include`/`!includedir` path is taken relative to the including
+/// file's directory (the server takes it relative to its working directory, which a tool cannot know).
 pub fn read(path: &Path) -> anyhow::Result<OptionSet> {
     let mut set = OptionSet::default();
-    let mut stack = Vec::new();
-    read_into(path, &mut set, &mut stack)?;
-    Ok(set)
-}
-
-fn read_into(path: &Path, set: &mut OptionSet, stack: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if stack.contains(&identity) {
-        // An include cycle: the server gives up after 10 levels of nesting; reading each file once per chain
-        // yields the same effective values.
-        return Ok(());
+    if let Some(w) = world_writable(path) {
+        set.warnings.push(w);
+        return Ok(set);
     }
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read option file {}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
+    read_bytes(path, &bytes, 0, &mut set)?;
+    Ok(set)
+}
+
+/// `Some(warning)` when the server would skip `path` for being world-writable.
+fn world_writable(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.is_file() && meta.permissions().mode() & 0o002 != 0).then(|| {
+        format!(
+            "{} is world-writable, so the server and its clients ignore it: chmod o-w it",
+            path.display()
+        )
+    })
+}
+
+/// An included file: skipped when absent or unreadable (as the server does), its errors become warnings.
+fn read_included(path: &Path, depth: usize, set: &mut OptionSet, from: &str) {
+    if let Some(w) = world_writable(path) {
+        set.warnings.push(w);
+        return;
+    }
+    let bytes = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                set.warnings.push(format!(
+                    "{from}: cannot read {} ({e}), skipped",
+                    path.display()
+                ));
+                return;
+            }
+        },
+        // A directory reads as an empty file.
+        Ok(_) => return,
+        Err(_) => {
+            set.warnings.push(format!(
+                "{from}: {} does not exist, skipped (as the server skips it)",
+                path.display()
+            ));
+            return;
+        }
+    };
+    if let Err(e) = read_bytes(path, &bytes, depth, set) {
+        set.warnings.push(format!(
+            "{from}: {}; the server stops reading that file there too",
+            crate::error::display_of(&e)
+        ));
+    }
+}
+
+fn read_bytes(path: &Path, bytes: &[u8], depth: usize, set: &mut OptionSet) -> anyhow::Result<()> {
     set.files.push(path.to_path_buf());
-    stack.push(identity);
     let base = path.parent().unwrap_or_else(|| Path::new(""));
-    // Like the server, each file starts outside any group; a group does not carry over into included files.
+    // Each file starts outside any group; the including file's group goes on after the include.
     let mut group: Option<String> = None;
-    for (idx, raw) in text.lines().enumerate() {
-        let line_no = idx + 1;
-        match parse_line(raw) {
-            Line::Blank | Line::OtherDirective => {}
-            Line::BadGroup => bail!(
-                "{} line {}: `{}` is not a group header (expected `[name]`)",
-                path.display(),
-                line_no,
-                raw.trim()
-            ),
-            Line::Group(name) => group = Some(name),
-            Line::Include(arg) => {
-                let target = base.join(arg);
-                read_into(&target, set, stack).with_context(|| {
-                    format!("included from {} line {}", path.display(), line_no)
-                })?;
-            }
-            Line::IncludeDir(arg) => {
-                let dir = base.join(arg);
-                set.include_dirs.push(dir.clone());
-                for file in cnf_files_in(&dir)
-                    .with_context(|| format!("included from {} line {}", path.display(), line_no))?
-                {
-                    read_into(&file, set, stack).with_context(|| {
-                        format!("included from {} line {}", path.display(), line_no)
-                    })?;
+    let mut line_no = 0;
+    for full in bytes.split_inclusive(|b| *b == b'\n') {
+        for chunk in full.chunks(LINE_CHUNK) {
+            line_no += 1;
+            // The server handles the line as a C string: a NUL ends it.
+            let chunk = match chunk.iter().position(|b| *b == 0) {
+                Some(n) => &chunk[..n],
+                None => chunk,
+            };
+            let at = || format!("{} line {}", path.display(), line_no);
+            let s = trim_start(chunk);
+            match s.first() {
+                None | Some(b'#') | Some(b';') => continue,
+                Some(b'!') => {
+                    if depth >= MAX_INCLUDE_DEPTH {
+                        set.warnings.push(format!(
+                            "{}: `{}` skipped, includes nest more than {MAX_INCLUDE_DEPTH} deep",
+                            at(),
+                            lossy(trim_end(s))
+                        ));
+                        continue;
+                    }
+                    let d = trim_start(&s[1..]);
+                    if let Some(arg) = directive(d, b"includedir") {
+                        let dir = base.join(directive_path(arg, "includedir", &at())?);
+                        set.include_dirs.push(dir.clone());
+                        let files = cnf_files_in(&dir).with_context(at)?;
+                        for file in files {
+                            read_included(&file, depth + 1, set, &at());
+                        }
+                    } else if let Some(arg) = directive(d, b"include") {
+                        let file = base.join(directive_path(arg, "include", &at())?);
+                        read_included(&file, depth + 1, set, &at());
+                    }
+                    // Any other `!` line is ignored.
                 }
-            }
-            Line::Option { key, value } => {
-                let Some(group) = &group else {
-                    bail!(
-                        "{} line {}: option `{}` comes before any [group]; the server refuses such a file too",
-                        path.display(),
-                        line_no,
-                        key
-                    );
-                };
-                let (key, loose) = normalize_key(key);
-                set.entries.push(OptionEntry {
-                    file: path.to_path_buf(),
-                    line: line_no,
-                    group: group.clone(),
-                    key,
-                    value: value.map(|v| unquote_value(&v)),
-                    loose,
-                });
+                Some(b'[') => {
+                    let Some(end) = s.iter().position(|b| *b == b']') else {
+                        bail!(
+                            "{}: `{}` is not a group header (no `]`)",
+                            at(),
+                            lossy(trim_end(s))
+                        );
+                    };
+                    group = Some(lossy(trim_end(&s[1..end])).to_ascii_lowercase());
+                }
+                Some(_) => {
+                    let (raw_key, value) = option_line(s);
+                    let Some(group) = &group else {
+                        // The key only: the value may be a password.
+                        bail!(
+                            "{}: option `{}` comes before any [group]; the server refuses it too",
+                            at(),
+                            lossy(raw_key)
+                        );
+                    };
+                    let raw_key = lossy(raw_key);
+                    let (key, loose) = normalize_key(&raw_key);
+                    set.entries.push(OptionEntry {
+                        file: path.to_path_buf(),
+                        line: line_no,
+                        group: group.clone(),
+                        key,
+                        value: value.map(|v| lossy(&v)),
+                        loose,
+                        raw_key,
+                    });
+                }
             }
         }
     }
-    stack.pop();
     Ok(())
 }
 
-/// The files an `!includedir` reads: names ending in `.cnf`, sorted by name, as the server does on Unix.
+/// `include /x` → the bytes after the keyword, when the keyword is followed by whitespace.
+fn directive<'a>(d: &'a [u8], keyword: &[u8]) -> Option<&'a [u8]> {
+    let after = d.strip_prefix(keyword)?;
+    after.first().filter(|b| is_space(**b))?;
+    Some(trim_start(after))
+}
+
+/// The path of a directive, cut as the server cuts it: the last byte of the line (its newline) goes, then
+/// the whitespace before it; so on a last line without a newline the name loses its last character.
+fn directive_path(arg: &[u8], keyword: &str, at: &str) -> anyhow::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut end = arg.len().saturating_sub(1);
+    while end > 0 && is_space(arg[end - 1]) {
+        end -= 1;
+    }
+    if end == 0 {
+        bail!("{at}: `!{keyword}` names no file");
+    }
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(&arg[..end])))
+}
+
+/// The key as written and the value (unquoted, unescaped) of an option line that starts at its first
+/// non-space byte.
+fn option_line(s: &[u8]) -> (&[u8], Option<Vec<u8>>) {
+    let s = &s[..comment_start_bytes(s).unwrap_or(s.len())];
+    let Some(eq) = s.iter().position(|b| *b == b'=') else {
+        return (trim_end(s), None);
+    };
+    let key = trim_end(&s[..eq]);
+    let mut v = trim_end(trim_start(&s[eq + 1..]));
+    if v.len() > 1 && matches!(v[0], b'"' | b'\'') && v[0] == v[v.len() - 1] {
+        v = &v[1..v.len() - 1];
+    }
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    while i < v.len() {
+        if v[i] == b'\\' && i + 1 < v.len() {
+            i += 1;
+            match v[i] {
+                b'n' => out.push(b'\n'),
+                b't' => out.push(b'\t'),
+                b'r' => out.push(b'\r'),
+                b'b' => out.push(0x08),
+                b's' => out.push(b' '),
+                b'"' => out.push(b'"'),
+                b'\'' => out.push(b'\''),
+                b'\\' => out.push(b'\\'),
+                other => out.extend_from_slice(&[b'\\', other]),
+            }
+        } else {
+            out.push(v[i]);
+        }
+        i += 1;
+    }
+    (key, Some(out))
+}
+
+/// Byte index of the `#` that starts a comment, outside quotes (a backslash escapes a quote only inside
+/// quotes), counted from the start of the line as the server does.
+fn comment_start_bytes(s: &[u8]) -> Option<usize> {
+    let mut quote: Option<u8> = None;
+    let mut escape = false;
+    for (i, &c) in s.iter().enumerate() {
+        if (c == b'\'' || c == b'"') && !escape {
+            match quote {
+                None => quote = Some(c),
+                Some(q) if q == c => quote = None,
+                Some(_) => {}
+            }
+        }
+        if quote.is_none() && c == b'#' {
+            return Some(i);
+        }
+        escape = quote.is_some() && c == b'\\' && !escape;
+    }
+    None
+}
+
+/// The files an `!includedir` reads: names ending in `.cnf` (case matters; `.cnf` alone counts), sorted by
+/// name, as the server does on Unix. A name that is not a readable file (a directory, a dangling link) reads
+/// as nothing.
 fn cnf_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
     let listing = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read option directory {}", dir.display()))?;
     let mut names = Vec::new();
@@ -125,8 +314,9 @@ fn cnf_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         let entry =
             entry.with_context(|| format!("cannot read option directory {}", dir.display()))?;
         let name = entry.file_name();
-        let is_cnf = name.to_str().is_some_and(|n| n.ends_with(".cnf"));
-        if is_cnf && !entry.path().is_dir() {
+        let b = name.as_bytes();
+        let ext = b.iter().rposition(|c| *c == b'.').map(|i| &b[i..]);
+        if ext == Some(b".cnf") {
             names.push(name);
         }
     }
@@ -137,7 +327,7 @@ fn cnf_files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 impl OptionSet {
     /// The value the last line read that sets `key` (any spelling: `Key`, `key-name`, `loose-key`) in any of
     /// `groups` gives; a bare flag gives `Some("")`, an unset key `None`.
-    pub fn get(&self, groups: &[&str], key: &str) -> Option<&str> {
+    pub fn get<G: AsRef<str>>(&self, groups: &[G], key: &str) -> Option<&str> {
         let (key, _) = normalize_key(key);
         self.entries
             .iter()
@@ -147,17 +337,95 @@ impl OptionSet {
     }
 
     /// Every key set in any of `groups`, with its effective value (last read wins; a bare flag is `""`).
-    pub fn group_values(&self, groups: &[&str]) -> BTreeMap<String, String> {
+    pub fn group_values<G: AsRef<str>>(&self, groups: &[G]) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for e in self.entries.iter().filter(|e| in_groups(&e.group, groups)) {
             out.insert(e.key.clone(), e.value.clone().unwrap_or_default());
         }
         out
     }
+
+    /// The entries of `groups` as `my_print_defaults` prints them: `--key=value` (`--key` for a bare flag),
+    /// the key as written, in reading order.
+    pub fn printed<G: AsRef<str>>(&self, groups: &[G]) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| in_groups(&e.group, groups))
+            .map(|e| match &e.value {
+                Some(v) => format!("--{}={v}", e.raw_key),
+                None => format!("--{}", e.raw_key),
+            })
+            .collect()
+    }
+
+    /// Appends another set read after this one (a later file's values win).
+    pub fn extend(&mut self, other: OptionSet) {
+        self.entries.extend(other.entries);
+        self.files.extend(other.files);
+        self.include_dirs.extend(other.include_dirs);
+        self.warnings.extend(other.warnings);
+    }
 }
 
-fn in_groups(group: &str, groups: &[&str]) -> bool {
-    groups.iter().any(|g| g.to_lowercase() == group)
+fn in_groups<G: AsRef<str>>(group: &str, groups: &[G]) -> bool {
+    groups
+        .iter()
+        .any(|g| g.as_ref().eq_ignore_ascii_case(group))
+}
+
+/// The group suffix of `MYSQL_GROUP_SUFFIX` (what `--defaults-group-suffix` sets for the mysql tools), when set
+/// and not empty.
+pub fn group_suffix_from_env() -> Option<String> {
+    std::env::var("MYSQL_GROUP_SUFFIX")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// `groups`, each followed by itself with `suffix` appended (`--defaults-group-suffix`).
+pub fn with_suffix(groups: &[String], suffix: Option<&str>) -> Vec<String> {
+    let mut out = groups.to_vec();
+    if let Some(sfx) = suffix.filter(|s| !s.is_empty()) {
+        out.extend(groups.iter().map(|g| format!("{g}{sfx}")));
+    }
+    out
+}
+
+/// The groups MariaDB's server reads (what `my_print_defaults --mysqld` prints): `mysqld`, `server`,
+/// `mariadb`, `mariadbd`, the same three with `-X.Y` of the server's version when `version` is known
+/// (`10.11.6-MariaDB-log` → `mysqld-10.11`, `mariadb-10.11`, `mariadbd-10.11`), `client-server` and `galera`;
+/// each also with `suffix` appended when one is given.
+pub fn server_groups(version: Option<&str>, suffix: Option<&str>) -> Vec<String> {
+    let base = version.and_then(major_minor);
+    let mut groups = vec!["mysqld".to_string(), "server".to_string()];
+    for name in ["mysqld", "mariadb", "mariadbd"] {
+        if name != "mysqld" {
+            groups.push(name.to_string());
+        }
+        if let Some(b) = &base {
+            groups.push(format!("{name}-{b}"));
+        }
+    }
+    groups.push("client-server".into());
+    groups.push("galera".into());
+    with_suffix(&groups, suffix)
+}
+
+/// `10.11.6-MariaDB` → `10.11`.
+fn major_minor(version: &str) -> Option<String> {
+    let mut parts = version.trim().split(|c: char| !c.is_ascii_digit());
+    let major = parts.next().filter(|p| !p.is_empty())?;
+    let minor = parts.next().filter(|p| !p.is_empty())?;
+    Some(format!("{major}.{minor}"))
+}
+
+/// The groups a MariaDB client program reads (libmariadb's `client`, `client-server`, `client-mariadb`),
+/// each also with `suffix` appended.
+pub fn client_groups(suffix: Option<&str>) -> Vec<String> {
+    let groups: Vec<String> = ["client", "client-server", "client-mariadb"]
+        .iter()
+        .map(|g| g.to_string())
+        .collect();
+    with_suffix(&groups, suffix)
 }
 
 /// `Foo-Bar` → `foo_bar`; `loose-foo` / `loose_foo` → (`foo`, true).
@@ -173,9 +441,8 @@ enum Line<'a> {
     Blank,
     Group(String),
     BadGroup,
-    Include(&'a str),
-    IncludeDir(&'a str),
-    OtherDirective,
+    /// `!include`, `!includedir` or any other `!` line.
+    Directive,
     /// Key as written (not normalised) and the raw value text (comment removed, not yet unquoted).
     Option {
         key: &'a str,
@@ -188,20 +455,14 @@ fn parse_line(raw: &str) -> Line<'_> {
     if s.is_empty() || s.starts_with('#') || s.starts_with(';') {
         return Line::Blank;
     }
-    if let Some(rest) = s.strip_prefix('!') {
-        let rest = rest.trim_start();
-        if let Some(arg) = directive_arg(rest, "includedir") {
-            return Line::IncludeDir(arg);
-        }
-        if let Some(arg) = directive_arg(rest, "include") {
-            return Line::Include(arg);
-        }
-        return Line::OtherDirective;
+    if s.starts_with('!') {
+        return Line::Directive;
     }
     if let Some(rest) = s.strip_prefix('[') {
-        // The server matches the text between the brackets exactly (`[ client ]` is not `[client]`), ignoring case.
+        // The server removes whitespace before `]` only (`[client ]` is `[client]`, `[ client]` is not) and
+        // ignores case.
         return match rest.find(']') {
-            Some(end) => Line::Group(rest[..end].to_lowercase()),
+            Some(end) => Line::Group(rest[..end].trim_end().to_lowercase()),
             None => Line::BadGroup,
         };
     }
@@ -216,16 +477,6 @@ fn parse_line(raw: &str) -> Line<'_> {
             value: None,
         },
     }
-}
-
-/// `include /x` → `/x`; the keyword must be followed by whitespace, as the server requires.
-fn directive_arg<'a>(rest: &'a str, keyword: &str) -> Option<&'a str> {
-    let after = rest.strip_prefix(keyword)?;
-    if !after.starts_with(char::is_whitespace) {
-        return None;
-    }
-    let arg = after.trim();
-    (!arg.is_empty()).then_some(arg)
 }
 
 /// Byte index of the `#` that starts an inline comment, outside quotes (a backslash escapes a quote inside
@@ -248,43 +499,6 @@ fn comment_start(s: &str) -> Option<usize> {
         escape = quote.is_some() && c == '\\' && !escape;
     }
     None
-}
-
-/// Removes matching surrounding quotes, then applies the option-file escapes (`\b \t \n \r \s \\ \" \'`);
-/// a backslash before any other character stays.
-fn unquote_value(v: &str) -> String {
-    let v = v.trim();
-    let inner = match v.as_bytes() {
-        [q @ (b'\'' | b'"'), .., last] if v.len() >= 2 && last == q => &v[1..v.len() - 1],
-        _ => v,
-    };
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let replacement = match chars.peek() {
-            Some('b') => Some('\u{8}'),
-            Some('t') => Some('\t'),
-            Some('n') => Some('\n'),
-            Some('r') => Some('\r'),
-            Some('s') => Some(' '),
-            Some('\\') => Some('\\'),
-            Some('"') => Some('"'),
-            Some('\'') => Some('\''),
-            _ => None,
-        };
-        match replacement {
-            Some(r) => {
-                out.push(r);
-                chars.next();
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 /// Writes `value` so that [`read`] gives it back unchanged.
@@ -330,21 +544,29 @@ fn serialize_redacted_opt<S: serde::Serializer>(
     }
 }
 
-/// What a redacted value reads as.
-pub const REDACTED: &str = "<redacted>";
+/// The words that make a name, a value or a comment secret-looking.
+const SECRET_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "credential"];
 
 /// Whether an option's value is a secret: its normalised name mentions a password, secret, token or credential
 /// (`password`, `ssl_passphrase`, `loose-vault-token`, `aws_secret_access_key` …).
 pub fn is_secret_key(key: &str) -> bool {
     let (key, _) = normalize_key(key);
-    ["pass", "pwd", "secret", "token", "credential"]
-        .iter()
-        .any(|w| key.contains(w))
+    SECRET_WORDS.iter().any(|w| key.contains(w))
 }
 
-/// Option-file text with the values of secret-looking options ([`is_secret_key`]) replaced by
-/// `<redacted>`, so the text can be copied into plan.json, journal.jsonl and reports. Everything else, the
-/// layout and comments included, is kept; a diff of redacted texts still shows which lines change.
+/// Whether free text (a comment, a value) mentions a secret: a secret word, or `IDENTIFIED BY`.
+fn mentions_secret(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| l.contains(w)) || l.contains("identified by")
+}
+
+/// What a redacted value reads as.
+pub const REDACTED: &str = "<redacted>";
+
+/// Option-file text made safe to copy into plan.json, journal.jsonl and reports: the values of secret-looking
+/// options ([`is_secret_key`]) and any value or comment that mentions a secret (`# old password: x`,
+/// `init-command = SET PASSWORD …`, text after a group's `]`) read `<redacted>`. Everything else, the layout
+/// and the other comments, is kept; a diff of redacted texts still shows which lines change.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for raw in text.split_inclusive('\n') {
@@ -352,31 +574,57 @@ pub fn redact(text: &str) -> String {
             Some(l) => (l, "\n"),
             None => (raw, ""),
         };
-        match parse_line(line) {
-            Line::Option {
-                key,
-                value: Some(_),
-            } if is_secret_key(key) => {
-                let eq = line.find('=').expect("an option with a value has '='");
-                let after_eq = &line[eq + 1..];
-                let gap = &after_eq[..after_eq.len() - after_eq.trim_start().len()];
-                let comment = comment_start(line)
-                    .filter(|c| *c > eq)
-                    .map(|c| {
-                        let before = line[..c].trim_end();
-                        format!("{}{}", &line[before.len()..c], &line[c..])
-                    })
-                    .unwrap_or_default();
-                out.push_str(&line[..=eq]);
-                out.push_str(gap);
-                out.push_str(REDACTED);
-                out.push_str(&comment);
-            }
-            _ => out.push_str(line),
-        }
+        out.push_str(&redact_line(line));
         out.push_str(nl);
     }
     out
+}
+
+fn redact_line(line: &str) -> String {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    if body.starts_with('#') || body.starts_with(';') {
+        return if mentions_secret(body) {
+            format!("{indent}{} {REDACTED}", &body[..1])
+        } else {
+            line.to_string()
+        };
+    }
+    match parse_line(line) {
+        Line::Group(_) => {
+            // The server ignores what follows `]`; it may still hold a secret.
+            let end = line.find(']').expect("a group header has ']'");
+            if mentions_secret(&line[end + 1..]) {
+                format!("{} {REDACTED}", &line[..=end])
+            } else {
+                line.to_string()
+            }
+        }
+        Line::Option { key, value } => {
+            let (head, comment) = match comment_start(line) {
+                Some(c) => line.split_at(c),
+                None => (line, ""),
+            };
+            let mut redacted = match (value, head.find('=')) {
+                (Some(v), Some(eq)) if is_secret_key(key) || mentions_secret(&v) => {
+                    let after_eq = &head[eq + 1..];
+                    let gap = &after_eq[..after_eq.len() - after_eq.trim_start().len()];
+                    let tail = &head[head.trim_end().len()..];
+                    format!("{}{gap}{REDACTED}{tail}", &head[..=eq])
+                }
+                _ => head.to_string(),
+            };
+            if mentions_secret(comment) {
+                redacted.push_str("# ");
+                redacted.push_str(REDACTED);
+            } else {
+                redacted.push_str(comment);
+            }
+            redacted
+        }
+        // A bad header line is refused before anything is written; directives name paths.
+        Line::BadGroup | Line::Directive | Line::Blank => line.to_string(),
+    }
 }
 
 /// Sets or removes keys in one group of an option file's text, keeping comments and every unrelated line.
@@ -807,39 +1055,147 @@ mod tests {
     }
 
     #[test]
-    fn missing_files_are_errors_naming_them() {
+    fn a_missing_include_is_skipped_as_the_server_skips_it_and_errors_in_the_top_file_refuse() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.cnf");
         let err = format!("{:#}", read(&missing).unwrap_err());
         assert!(err.contains("nope.cnf"), "{err}");
 
+        // A dangling !include: the client skips it, and so does innops, with a warning naming it.
         let my = dir.path().join("my.cnf");
-        write(&my, "[mysqld]\n!include gone.cnf\n");
-        let err = format!("{:#}", read(&my).unwrap_err());
+        write(&my, "[client]\nuser = a\n!include gone.cnf\npassword = b\n");
+        let set = read(&my).unwrap();
+        assert_eq!(set.get(&["client"], "password"), Some("b"));
         assert!(
-            err.contains("gone.cnf") && err.contains("my.cnf line 2"),
-            "{err}"
+            set.warnings.len() == 1
+                && set.warnings[0].contains("gone.cnf")
+                && set.warnings[0].contains("my.cnf line 3"),
+            "{:?}",
+            set.warnings
         );
 
         write(&my, "[mysqld]\n!includedir gone.d\n");
         let err = format!("{:#}", read(&my).unwrap_err());
-        assert!(err.contains("gone.d"), "{err}");
+        assert!(
+            err.contains("gone.d") && err.contains("my.cnf line 2"),
+            "{err}"
+        );
 
         write(&my, "x = 1\n[mysqld]\n");
         let err = format!("{:#}", read(&my).unwrap_err());
         assert!(err.contains("before any [group]"), "{err}");
+
+        // The same errors in an included file end that file only (what was read before stays).
+        write(
+            &dir.path().join("bad.cnf"),
+            "[mysqld]\nkept = 1\n[oops\nlost = 2\n",
+        );
+        write(&my, "[mysqld]\n!include bad.cnf\nafter = 3\n");
+        let set = read(&my).unwrap();
+        let keys: Vec<&str> = set.entries.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["kept", "after"]);
+        assert!(
+            set.warnings[0].contains("bad.cnf line 3"),
+            "{:?}",
+            set.warnings
+        );
     }
 
     #[test]
-    fn include_cycles_terminate() {
+    fn header_whitespace_case_and_world_writable_files_as_the_server_reads_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let my = dir.path().join("my.cnf");
+        write(
+            &my,
+            "[client ]\nuser = a\n[ client]\nuser = b\n[CLIENT]\nhost = h\r\n[client]junk\nport = 1\n",
+        );
+        let set = read(&my).unwrap();
+        assert_eq!(set.get(&["client"], "user"), Some("a"));
+        assert_eq!(set.get(&["client"], "host"), Some("h"));
+        assert_eq!(set.get(&["client"], "port"), Some("1"));
+        fs::set_permissions(&my, fs::Permissions::from_mode(0o666)).unwrap();
+        let set = read(&my).unwrap();
+        assert!(set.entries.is_empty());
+        assert!(
+            set.warnings[0].contains("world-writable"),
+            "{:?}",
+            set.warnings
+        );
+    }
+
+    #[test]
+    fn server_and_client_groups_with_version_and_suffix() {
+        assert_eq!(
+            server_groups(Some("10.11.19-MariaDB-0+deb12u1"), None),
+            [
+                "mysqld",
+                "server",
+                "mysqld-10.11",
+                "mariadb",
+                "mariadb-10.11",
+                "mariadbd",
+                "mariadbd-10.11",
+                "client-server",
+                "galera"
+            ]
+        );
+        assert_eq!(
+            server_groups(None, Some("_a")),
+            [
+                "mysqld",
+                "server",
+                "mariadb",
+                "mariadbd",
+                "client-server",
+                "galera",
+                "mysqld_a",
+                "server_a",
+                "mariadb_a",
+                "mariadbd_a",
+                "client-server_a",
+                "galera_a"
+            ]
+        );
+        assert_eq!(
+            client_groups(Some("x")),
+            [
+                "client",
+                "client-server",
+                "client-mariadb",
+                "clientx",
+                "client-serverx",
+                "client-mariadbx"
+            ]
+        );
+        // The issue's file: [mariadb-10.11] after [mysqld] gives 1G, as the server reads it.
+        let dir = tempfile::tempdir().unwrap();
+        let my = dir.path().join("my.cnf");
+        write(
+            &my,
+            "[mysqld]\ninnodb_log_file_size = 96M\n[mariadb-10.11]\ninnodb_log_file_size = 1G\n",
+        );
+        let set = read(&my).unwrap();
+        let groups = server_groups(Some("10.11.6"), None);
+        assert_eq!(set.get(&groups, "innodb_log_file_size"), Some("1G"));
+        assert_eq!(
+            set.get(&server_groups(Some("10.6.1"), None), "innodb_log_file_size"),
+            Some("96M")
+        );
+    }
+
+    #[test]
+    fn include_cycles_repeat_to_the_servers_nesting_limit() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.cnf");
         let b = dir.path().join("b.cnf");
         write(&a, "[mysqld]\nx = a\n!include b.cnf\n");
-        write(&b, "[mysqld]\ny = b\n!include a.cnf\n");
+        write(&b, "[mysqld]\nx = b\n!include a.cnf\n");
         let set = read(&a).unwrap();
-        assert_eq!(set.files, vec![a.clone(), b.clone()]);
-        assert_eq!(set.get(&["mysqld"], "y"), Some("b"));
+        // a, b, a, … 11 files deep (levels 0 to 10); the directive at level 10 is skipped.
+        assert_eq!(set.files.len(), 11);
+        assert_eq!(set.get(&["mysqld"], "x"), Some("a"));
+        assert!(set.warnings.iter().any(|w| w.contains("nest more than 10")));
 
         let d = dir.path().join("self.d");
         write(
@@ -847,7 +1203,7 @@ mod tests {
             &format!("[mysqld]\nz = 1\n!includedir {}\n", d.display()),
         );
         let set = read(&d.join("loop.cnf")).unwrap();
-        assert_eq!(set.files.len(), 1);
+        assert_eq!(set.files.len(), 11);
     }
 
     #[test]
@@ -1147,6 +1503,50 @@ innodb_log_file_size = 1G
             !diff.contains("= new") && !diff.contains("hunter2"),
             "{diff}"
         );
+    }
+
+    #[test]
+    fn secrets_in_comments_values_and_header_junk_are_redacted() {
+        let text = "\
+# root's password is hunter2
+[client]  # token: t0k3n
+user = dba   # pwd was s3cr3t until May
+  ; old secret: 0ld
+init-command = \"SET PASSWORD = PASSWORD('pw1')\"
+[mysqld]
+# a plain comment stays
+innodb_log_file_size = 96M # so does this one
+";
+        let r = redact(text);
+        for secret in ["hunter2", "t0k3n", "s3cr3t", "0ld", "pw1"] {
+            assert!(!r.contains(secret), "{secret} in {r}");
+        }
+        assert_eq!(
+            r,
+            "\
+# <redacted>
+[client] <redacted>
+user = dba   # <redacted>
+  ; <redacted>
+init-command = <redacted>
+[mysqld]
+# a plain comment stays
+innodb_log_file_size = 96M # so does this one
+"
+        );
+        // Serialised changes and diffs use the same redaction.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("99-innops.cnf");
+        write(&path, text);
+        let change = plan_change(&path, "mysqld", &[("innodb_log_file_size", Some("2G"))]).unwrap();
+        let json = serde_json::to_string(&change).unwrap();
+        let diff = change.diff();
+        for shown in [&json, &diff] {
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("s3cr3t"),
+                "{shown}"
+            );
+        }
     }
 
     #[test]
