@@ -602,6 +602,45 @@ fn deadlock_every_suite_scenario_passes_five_times() {
     assert!(open_transactions(&sb).is_empty());
 }
 
+/// The same scenarios with innodb_deadlock_detect=OFF (a plan with a run directory): each ends as its
+/// `without_detection` says, twice, and detection is back on afterwards.
+#[test]
+fn deadlock_every_suite_scenario_passes_without_detection_too() {
+    let sb = Sandboxed::new("dl-suite-off");
+    let dir = format!("{}/tests/cases/deadlock", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    for (i, f) in files.iter().enumerate() {
+        let run_dir = sb.root.join(format!("off-{i}"));
+        let out = sb.innops(&[
+            "deadlock",
+            "run",
+            f.to_str().unwrap(),
+            "--execute",
+            "--repeat",
+            "2",
+            "--detect",
+            "off",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.code, 0, "{}: {out:?}", f.display());
+        assert_eq!(out.json()["status"], "done", "{}", f.display());
+    }
+    let on: Option<u64> = sb
+        .conn()
+        .query_first("SELECT @@GLOBAL.innodb_deadlock_detect")
+        .unwrap();
+    assert_eq!(on, Some(1));
+    assert!(open_transactions(&sb).is_empty());
+}
+
 /// Issue 22: two runs in different schemas on one server count only their own deadlocks (the server-wide
 /// Innodb_deadlocks counted the other's). Run A waits at a gate while run B deadlocks twice.
 #[test]

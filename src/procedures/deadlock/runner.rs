@@ -1042,3 +1042,228 @@ pub fn render(r: &RunReport) -> String {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::procedures::deadlock::parse::Txn;
+    use crate::procedures::deadlock::scenario::RowsCheck;
+
+    fn outcome() -> StepOutcome {
+        StepOutcome {
+            step: 1,
+            session: "t2".into(),
+            sql: String::new(),
+            expected: String::new(),
+            blocked: false,
+            waited_for: None,
+            result: String::new(),
+            error_code: None,
+            error: None,
+            rows: None,
+            row_count: None,
+            as_expected: false,
+            wrong: None,
+        }
+    }
+
+    fn reply(code: Option<u16>) -> Reply {
+        Reply {
+            error: code.map(|c| (c, "x".into())),
+            ..Reply::default()
+        }
+    }
+
+    fn want(block: bool, ends: &[End]) -> Expectation {
+        Expectation {
+            block,
+            ends: ends.to_vec(),
+        }
+    }
+
+    #[test]
+    fn an_expected_timeout_passes_whether_or_not_the_wait_was_seen() {
+        let none = RowsCheck {
+            rows: None,
+            row_count: None,
+        };
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1205)),
+            &want(false, &[End::Timeout]),
+            &none,
+        );
+        assert!(o.as_expected, "{o:?}");
+        assert!(o.blocked);
+        let mut o = outcome();
+        o.blocked = true;
+        record(
+            &mut o,
+            &reply(Some(1205)),
+            &want(true, &[End::Timeout]),
+            &none,
+        );
+        assert!(o.as_expected, "{o:?}");
+        // A statement expected to return that timed out, or one expected to block that did not.
+        let mut o = outcome();
+        record(&mut o, &reply(Some(1205)), &want(false, &[End::Ok]), &none);
+        assert!(!o.as_expected);
+        assert!(o.wrong.unwrap().contains("ended timeout"));
+        let mut o = outcome();
+        record(&mut o, &reply(None), &want(true, &[End::Ok]), &none);
+        assert_eq!(o.wrong.as_deref(), Some("it did not wait for a lock"));
+    }
+
+    #[test]
+    fn error_codes_one_of_ends_and_rows_are_judged() {
+        let none = RowsCheck {
+            rows: None,
+            row_count: None,
+        };
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1467)),
+            &want(false, &[End::Error(1467)]),
+            &none,
+        );
+        assert!(o.as_expected);
+        assert_eq!(o.result, "error");
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1213)),
+            &want(false, &[End::Error(1467)]),
+            &none,
+        );
+        assert!(!o.as_expected);
+        for code in [None, Some(1213)] {
+            let mut o = outcome();
+            o.blocked = true;
+            record(
+                &mut o,
+                &reply(code),
+                &want(true, &[End::Ok, End::Deadlock]),
+                &none,
+            );
+            assert!(o.as_expected, "{code:?}");
+        }
+        let two = RowsCheck {
+            rows: Some(vec![vec!["1".into()], vec!["3".into()]]),
+            row_count: None,
+        };
+        let rows = |v: &[&str]| Reply {
+            rows: Some(v.iter().map(|x| vec![Some(x.to_string())]).collect()),
+            row_count: v.len() as u64,
+            ..Reply::default()
+        };
+        let mut o = outcome();
+        record(&mut o, &rows(&["1", "3"]), &want(false, &[End::Ok]), &two);
+        assert!(o.as_expected);
+        assert_eq!(o.row_count, Some(2));
+        let mut o = outcome();
+        record(
+            &mut o,
+            &rows(&["1", "2", "3"]),
+            &want(false, &[End::Ok]),
+            &two,
+        );
+        assert!(!o.as_expected);
+        assert!(o.wrong.unwrap().contains("it returned [[1], [2], [3]]"));
+        // innops's own kill is never as expected.
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(0)),
+            &want(false, &[End::Ok, End::Timeout]),
+            &none,
+        );
+        assert_eq!(o.result, "killed");
+        assert!(!o.as_expected);
+    }
+
+    fn report(victim_thread: u64, other: u64) -> Deadlock {
+        let txn = |n: u32, t: u64| Txn {
+            number: n,
+            thread_id: Some(t),
+            ..Txn::default()
+        };
+        Deadlock {
+            ts: None,
+            transactions: vec![txn(1, victim_thread), txn(2, other)],
+            victim: Some(1),
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn the_report_must_name_a_victim_whose_session_got_an_error() {
+        let sessions = vec![("t1".to_string(), 10), ("t2".to_string(), 11)];
+        // Seen: t2 got 1213 and the report names t2.
+        let j = judge_report(Some(&report(11, 10)), &sessions, &[("t2".into(), 1213)]);
+        assert_eq!(j.report_victim.as_deref(), Some("t2"));
+        assert!(j.problem.is_none() && j.ours && !j.other_error_victim);
+        // Unseen: the report names t1, which got no error.
+        let j = judge_report(Some(&report(10, 11)), &sessions, &[]);
+        assert_eq!(j.unseen.as_deref(), Some("t1"));
+        assert!(j.problem.unwrap().contains("t1 got no ERROR 1213"));
+        // The victim told with another code (1467): counted, no problem.
+        let j = judge_report(Some(&report(11, 10)), &sessions, &[("t2".into(), 1467)]);
+        assert!(j.other_error_victim && j.problem.is_none());
+        // Another client's deadlock: not this run's, judged neither way.
+        let j = judge_report(Some(&report(50, 51)), &sessions, &[("t2".into(), 1213)]);
+        assert!(!j.ours && j.problem.is_none() && j.report_victim.is_none());
+        // A deadlock with a foreign session whose victim is the foreign one disturbs the scenario.
+        let j = judge_report(Some(&report(50, 10)), &sessions, &[]);
+        assert!(j.ours && j.problem.is_some());
+        assert_eq!(judge_report(None, &sessions, &[]).problem, None);
+    }
+
+    #[test]
+    fn lock_wait_states_of_the_sql_layer_are_recognised() {
+        for s in [
+            "Waiting for table metadata lock",
+            "Waiting for schema metadata lock",
+            "Waiting for table level lock",
+            "Waiting for global read lock",
+            "Waiting for backup lock",
+            "User lock",
+        ] {
+            assert!(is_lock_wait_state(s), "{s}");
+        }
+        for s in [
+            "Sending data",
+            "Updating",
+            "Waiting for table flush",
+            "User sleep",
+            "",
+        ] {
+            assert!(!is_lock_wait_state(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn schema_names_the_server_refuses_and_system_schemas_are_problems() {
+        assert!(schema_problem("innops_deadlock").is_none());
+        assert!(schema_problem("a.b").is_none());
+        for bad in ["", "x ", &"y".repeat(65)] {
+            assert!(
+                schema_problem(bad).unwrap().contains("1 to 64 characters"),
+                "{bad:?}"
+            );
+        }
+        for sys in [
+            "mysql",
+            "MySQL",
+            "information_schema",
+            "performance_schema",
+            "sys",
+        ] {
+            assert!(
+                schema_problem(sys).unwrap().contains("system schema"),
+                "{sys}"
+            );
+        }
+    }
+}

@@ -815,11 +815,11 @@ expect = "timeout"
         let e = parse(
             "x",
             "x.toml",
-            &text.replace("deadlocks = 1", "deadlocks = 2"),
+            &text.replace("deadlocks = 1", "deadlocks = 3"),
         )
         .unwrap_err();
         assert!(
-            e.starts_with("x.toml:2: field deadlocks: 2 victims per run cannot happen"),
+            e.starts_with("x.toml:2: field deadlocks: 3 victims per run cannot happen"),
             "{e}"
         );
         // Rows of a statement that does not return.
