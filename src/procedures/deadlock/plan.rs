@@ -1,14 +1,18 @@
-//! A deadlock scenario as a plan step, so a playbook (and the drill) can run one between other procedures:
-//! one step, risk `online` (it creates its own schema and drops it again, and sets `innodb_deadlock_detect` only
-//! for the run), whose action is the deterministic runner of [`super::runner`] and whose post-checks are the
-//! scenario's expectations, judged from what the server did: the error each statement got, `Innodb_deadlocks`
-//! around each repetition, the victim InnoDB's own report names, the transactions left open, and, read live
-//! after the run, that the schema is gone and the setting is back.
+//! A deadlock scenario as a plan step, so a playbook (and the drill) can run one between other procedures, and
+//! so a standalone `innops deadlock run --detect on|off`, which changes a global, has a run directory and a
+//! resume like every plan: one step, risk `online` (it creates its own schema and drops it again, and sets
+//! `innodb_deadlock_detect` only for the run), whose action is the deterministic runner of [`super::runner`] and
+//! whose post-checks are the scenario's expectations, judged from what the server did: the error (and rows) each
+//! statement got, the deadlocks of the run's own sessions in each repetition, every victim InnoDB's own report
+//! names among them having got the error that said so, the transactions left open, and, read live after the
+//! run, that the schema is gone and the setting is back.
 //!
 //! The action's result (journaled before the post-checks run) is what the post-checks read: a resumed run whose
 //! action did not finish finds no result, the checks fail, and the step runs again. The schema such an
 //! interrupted attempt may leave behind is this run's own when the journal shows the step started before (the
-//! plan's named lock keeps any other innops run out of it meanwhile); only then is it dropped.
+//! plan's named lock keeps any other innops run out of it meanwhile); only then is it dropped. The server's own
+//! `innodb_deadlock_detect` is recorded in plan.json when the plan is made, and a resumed attempt puts it back
+//! before it runs the scenario again.
 
 use serde::{Deserialize, Serialize};
 

@@ -814,9 +814,9 @@ fn repetition(
             replies.push(Some(r));
         }
     }
-    for si in 0..sessions.len() {
-        if let Some(p) = sessions[si].pending.take() {
-            let r = finish(monitor, &sessions[si], bound)?;
+    for sess in sessions.iter_mut() {
+        if let Some(p) = sess.pending.take() {
+            let r = finish(monitor, sess, bound)?;
             record(&mut outcomes[p], &r, want_of(p), &scenario.steps[p].returns);
             replies[p] = Some(r);
         }

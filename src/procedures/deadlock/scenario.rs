@@ -536,7 +536,8 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
                 ));
             }
         }
-        if !returns.is_empty() && !(expected.allows(End::Ok) && without_detection.allows(End::Ok)) {
+        let returns_ok = expected.allows(End::Ok) && without_detection.allows(End::Ok);
+        if !returns.is_empty() && !returns_ok {
             let span = s
                 .rows
                 .as_ref()
