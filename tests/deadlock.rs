@@ -424,6 +424,12 @@ fn deadlock_issue22_a_victim_the_client_never_heard_of_fails_the_run() {
         .iter()
         .all(|s| s["as_expected"] == true));
     assert_eq!(rep["report_victim"], "t1");
+    // Counted as this run's deadlock (the scenario expects none), from the report, not from an error.
+    assert_eq!(rep["deadlocks"], 1);
+    assert!(
+        rep["count_problem"].as_str().unwrap().contains("expects 0"),
+        "{rep}"
+    );
     let problem = rep["report_problem"].as_str().unwrap();
     assert!(
         problem.contains("names t1") && problem.contains("got no ERROR 1213"),
