@@ -9,4 +9,6 @@ pub mod plan;
 pub mod replay;
 pub mod runner;
 pub mod scenario;
+pub mod show;
+pub mod verdict;
 pub mod watch;
