@@ -117,9 +117,12 @@ pub struct DeadlockReplayArgs {
     /// Which deadlock of the file (1 is the first); default the latest.
     #[arg(long, value_name = "N")]
     pub index: Option<usize>,
-    /// Write the scenario to this file instead of stdout.
+    /// Write the scenario to this file instead of stdout (refused if it exists, unless --force).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Overwrite the --out file if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -142,15 +145,20 @@ pub struct DeadlockRunArgs {
     /// Run the scenario this many times and report whether the outcome was the same every time.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
-    /// The schema the scenario runs in; it must not exist, and is dropped afterwards unless --keep.
+    /// The schema the scenario runs in; it must not exist, and is dropped afterwards unless --keep (never a
+    /// system schema).
     #[arg(long, default_value = "innops_deadlock")]
     pub schema: String,
-    /// Keep the schema after the run.
+    /// Keep the schema after the run (not with --detect).
     #[arg(long)]
     pub keep: bool,
-    /// Set innodb_deadlock_detect (global) for the run and restore it afterwards.
+    /// Set innodb_deadlock_detect (global) for the run and restore it afterwards. A run that sets it runs as a
+    /// plan with a run directory: `innops resume RUN_DIR` puts the setting back after an interrupted run.
     #[arg(long, value_enum, ignore_case = true)]
     pub detect: Option<OnOff>,
+    /// With --detect: where the run's plan, journal and report go (default ./innops-runs/<time>-deadlock).
+    #[arg(long, requires = "detect", value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
     /// innodb_lock_wait_timeout (seconds) of each session the scenario gives none.
     #[arg(long, default_value_t = 2, value_name = "SECONDS")]
     pub lock_wait_timeout: u64,

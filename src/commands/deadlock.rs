@@ -8,7 +8,9 @@ use crate::cli::{
     DeadlockWatchArgs, Format, OnOff,
 };
 use crate::error::{bad_input, post_check};
+use crate::plan::runner::RunOptions;
 use crate::procedures::deadlock::{parse, replay, runner, scenario, watch};
+use crate::server::facts::ServerFacts;
 
 pub fn format(a: &DeadlockArgs) -> Format {
     match &a.action {
@@ -35,14 +37,21 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
             "--lock-wait-timeout must be 1 to 3600 seconds: give a short one such as 2",
         ));
     }
+    if let Some(problem) = runner::schema_problem(&a.schema) {
+        return Err(bad_input(problem));
+    }
+    if a.detect.is_some() {
+        return run_as_plan(a);
+    }
     let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
     let settings = runner::RunSettings {
         schema: a.schema.clone(),
         keep: a.keep,
         repeat: a.repeat,
-        detect: a.detect.map(|d| d == OnOff::On),
+        detect: None,
         lock_wait_timeout: a.lock_wait_timeout,
         execute: a.execute,
+        take_lock: true,
     };
     let report = runner::run(&env.plan_env.target, &sc, &settings)?;
     match env.format {
@@ -53,10 +62,19 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
         Format::Text => print!("{}", runner::render(&report)),
     }
     if report.executed && !report.as_expected {
-        return Err(post_check(format!(
-            "scenario {} did not end as its file expects (see the statements marked ✗): the server behaves differently from the scenario's expectations",
-            sc.name
-        )));
+        let run_problem = report.repetitions.iter().find_map(|r| {
+            r.report_problem
+                .as_ref()
+                .or(r.count_problem.as_ref())
+                .map(|p| format!("run {}: {p}", r.n))
+        });
+        return Err(post_check(match run_problem {
+            Some(p) => format!("scenario {} did not end as its file expects ({p})", sc.name),
+            None => format!(
+                "scenario {} did not end as its file expects (see the statements marked ✗): the server behaves differently from the scenario's expectations",
+                sc.name
+            ),
+        }));
     }
     if report.executed && !report.same_every_time {
         return Err(post_check(format!(
@@ -67,6 +85,23 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A run that sets innodb_deadlock_detect changes a global: it runs as a plan like every procedure that changes
+/// the server, with a run directory whose `innops resume` puts the setting back after a kill (the plan's step
+/// records the server's own value in plan.json before it changes it).
+fn run_as_plan(a: &DeadlockRunArgs) -> anyhow::Result<()> {
+    let params = deadlock_params(a)?;
+    let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
+    let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
+    let plan = crate::procedures::deadlock::plan::plan(&params, &facts, &env.plan_env)?;
+    let opts = RunOptions {
+        execute: a.execute,
+        yes: false,
+        run_dir: a.run_dir.clone(),
+        no_bench: true,
+    };
+    super::run_plan(plan, &env, &opts, None)
+}
+
 /// A playbook's deadlock step: the flags of `innops deadlock run` as the plan's parameters (a scenario file by
 /// its absolute path, so `innops resume` finds it from any directory).
 pub fn deadlock_params(
@@ -74,7 +109,7 @@ pub fn deadlock_params(
 ) -> anyhow::Result<crate::procedures::deadlock::plan::DeadlockParams> {
     if a.keep {
         return Err(bad_input(
-            "--keep: a playbook's deadlock step always drops its schema: leave keep out",
+            "--keep: a run with --detect, and a playbook's deadlock step, always drop their schema: leave keep out",
         ));
     }
     let built_in = scenario::BUILT_IN.iter().any(|(n, _)| *n == a.scenario);
@@ -234,6 +269,12 @@ fn replay_file(a: &DeadlockReplayArgs) -> anyhow::Result<()> {
         &a.from.display().to_string(),
         text.contains("*** CONFLICTING WITH:"),
     );
+    if let Some(path) = a.out.as_ref().filter(|p| p.exists() && !a.force) {
+        return Err(bad_input(format!(
+            "{} already exists: give another --out, or add --force to overwrite it",
+            path.display()
+        )));
+    }
     match &a.out {
         Some(path) => std::fs::write(path, &toml).map_err(|e| {
             bad_input(format!(

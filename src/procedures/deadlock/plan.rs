@@ -1,19 +1,24 @@
-//! A deadlock scenario as a plan step, so a playbook (and the drill) can run one between other procedures:
-//! one step, risk `online` (it creates its own schema and drops it again, and sets `innodb_deadlock_detect` only
-//! for the run), whose action is the deterministic runner of [`super::runner`] and whose post-checks are the
-//! scenario's expectations, judged from what the server did: the error each statement got, `Innodb_deadlocks`
-//! around each repetition, the victim InnoDB's own report names, the transactions left open, and, read live
-//! after the run, that the schema is gone and the setting is back.
+//! A deadlock scenario as a plan step, so a playbook (and the drill) can run one between other procedures, and
+//! so a standalone `innops deadlock run --detect on|off`, which changes a global, has a run directory and a
+//! resume like every plan: one step, risk `online` (it creates its own schema and drops it again, and sets
+//! `innodb_deadlock_detect` only for the run), whose action is the deterministic runner of [`super::runner`] and
+//! whose post-checks are the scenario's expectations, judged from what the server did: the error (and rows) each
+//! statement got, the deadlocks of the run's own sessions in each repetition, every victim InnoDB's own report
+//! names among them having got the error that said so, the transactions left open, and, read live after the
+//! run, that the schema is gone and the setting is back.
 //!
 //! The action's result (journaled before the post-checks run) is what the post-checks read: a resumed run whose
 //! action did not finish finds no result, the checks fail, and the step runs again. The schema such an
 //! interrupted attempt may leave behind is this run's own when the journal shows the step started before (the
-//! plan's named lock keeps any other innops run out of it meanwhile); only then is it dropped.
+//! plan's named lock keeps any other innops run out of it meanwhile); only then is it dropped. The server's own
+//! `innodb_deadlock_detect` is recorded in plan.json when the plan is made, and a resumed attempt puts it back
+//! before it runs the scenario again.
 
 use serde::{Deserialize, Serialize};
 
+use super::runner::StepOutcome;
 use super::runner::{self, RunReport, RunSettings};
-use super::scenario::{self, Expect, Scenario};
+use super::scenario::{self, Scenario};
 use crate::error::bad_input;
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
@@ -50,10 +55,8 @@ impl DeadlockParams {
                 "--lock-wait-timeout must be 1 to 3600 seconds: give a short one such as 2",
             ));
         }
-        if self.schema.is_empty() || self.schema.len() > 64 {
-            return Err(bad_input(
-                "--schema must be 1 to 64 characters: give the name of a schema that does not exist",
-            ));
+        if let Some(problem) = runner::schema_problem(&self.schema) {
+            return Err(bad_input(problem));
         }
         Ok(())
     }
@@ -61,17 +64,7 @@ impl DeadlockParams {
 
 /// How many deadlocks one repetition of `sc` should count, with detection on or off.
 pub fn deadlocks_per_run(sc: &Scenario, detect: bool) -> u64 {
-    sc.steps
-        .iter()
-        .filter(|s| {
-            let w = if detect {
-                s.expected
-            } else {
-                s.without_detection
-            };
-            w.expect == Expect::Deadlock || w.then == Some(Expect::Deadlock)
-        })
-        .count() as u64
+    sc.victims_per_run(detect)
 }
 
 /// What the step's action records: enough for the post-checks and for a person.
@@ -96,6 +89,15 @@ pub struct Outcome {
 pub struct RunSummary {
     pub n: u32,
     pub victim: Option<String>,
+    /// Deadlocks of this run's own sessions (the errors they got), and what the scenario expects.
+    #[serde(default)]
+    pub deadlocks: u64,
+    #[serde(default)]
+    pub expected_deadlocks: u64,
+    #[serde(default)]
+    pub count_problem: Option<String>,
+    #[serde(default)]
+    pub report_problem: Option<String>,
     pub report_victim: Option<String>,
     pub deadlocks_before: u64,
     pub deadlocks_after: u64,
@@ -104,6 +106,9 @@ pub struct RunSummary {
     pub as_expected: bool,
     /// Each statement: `t2 DELETE … → deadlock (ERROR 1213) after waiting`, with ✗ where it was unexpected.
     pub statements: Vec<String>,
+    /// Each statement's outcome in full (its error, its rows).
+    #[serde(default)]
+    pub steps: Vec<StepOutcome>,
 }
 
 fn summarize(r: &RunReport, detect_before: bool, per_run: u64, repeat: u32) -> Outcome {
@@ -119,6 +124,10 @@ fn summarize(r: &RunReport, detect_before: bool, per_run: u64, repeat: u32) -> O
             .map(|rep| RunSummary {
                 n: rep.n,
                 victim: rep.victim.clone(),
+                deadlocks: rep.deadlocks,
+                expected_deadlocks: rep.expected_deadlocks,
+                count_problem: rep.count_problem.clone(),
+                report_problem: rep.report_problem.clone(),
                 report_victim: rep.report_victim.clone(),
                 deadlocks_before: rep.deadlocks_before,
                 deadlocks_after: rep.deadlocks_after,
@@ -139,10 +148,15 @@ fn summarize(r: &RunReport, detect_before: bool, per_run: u64, repeat: u32) -> O
                                 .unwrap_or_default(),
                             if o.blocked { " after waiting" } else { "" },
                             o.expected,
-                            if o.as_expected { "" } else { " ✗" }
+                            match (&o.wrong, o.as_expected) {
+                                (Some(w), _) => format!(" ✗ {w}"),
+                                (None, false) => " ✗".to_string(),
+                                (None, true) => String::new(),
+                            }
                         )
                     })
                     .collect(),
+                steps: rep.steps.clone(),
             })
             .collect(),
         same_every_time: r.same_every_time,
@@ -158,16 +172,12 @@ fn summarize(r: &RunReport, detect_before: bool, per_run: u64, repeat: u32) -> O
 
 /// The step's outcome lines: what a person reads at the end of the run.
 pub fn outcome_lines(o: &Outcome) -> Vec<String> {
-    let deadlocks: u64 = o
-        .runs
-        .iter()
-        .map(|r| r.deadlocks_after.saturating_sub(r.deadlocks_before))
-        .sum();
+    let deadlocks: u64 = o.runs.iter().map(|r| r.deadlocks).sum();
     let victims: Vec<&str> = o.runs.iter().filter_map(|r| r.victim.as_deref()).collect();
     let first = o.runs.first();
     let last = o.runs.last();
     let mut line = format!(
-        "deadlock {} ×{} (innodb_deadlock_detect={}): {} deadlock(s), Innodb_deadlocks {} → {}, ",
+        "deadlock {} ×{} (innodb_deadlock_detect={}): {} deadlock(s) of its sessions, Innodb_deadlocks {} → {} (server-wide), ",
         o.scenario,
         o.runs.len(),
         if o.deadlock_detect { "ON" } else { "OFF" },
@@ -256,9 +266,9 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
     }
     for (i, s) in sc.steps.iter().enumerate() {
         let want = if p.detect == Some(false) {
-            s.without_detection
+            &s.without_detection
         } else {
-            s.expected
+            &s.expected
         };
         step = step.preview(format!(
             "{}. {}: {}  → {}",
@@ -389,6 +399,8 @@ fn act(
         detect: p.detect,
         lock_wait_timeout: p.lock_wait_timeout,
         execute: true,
+        // The plan holds the schema's lock.
+        take_lock: false,
     };
     let report = runner::run(ctx.target, sc, &settings)?;
     let per_run = deadlocks_per_run(sc, report.settings.deadlock_detect);
@@ -425,7 +437,7 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
                 .flat_map(|r| {
                     r.statements
                         .iter()
-                        .filter(|s| s.ends_with('✗'))
+                        .filter(|s| s.contains(" ✗"))
                         .map(move |s| format!("run {}: {s}", r.n))
                 })
                 .collect();
@@ -464,39 +476,35 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
     }));
     let l = local.to_string();
     let step = step.post(Check::new(
-        "Innodb_deadlocks counted the expected deadlocks",
+        "this run's sessions had the expected deadlocks",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
                 return Ok(no_result());
             };
-            let counts: Vec<u64> = o
-                .runs
-                .iter()
-                .map(|r| r.deadlocks_after.saturating_sub(r.deadlocks_before))
-                .collect();
+            let counts: Vec<u64> = o.runs.iter().map(|r| r.deadlocks).collect();
             let want = o.expected_deadlocks_per_run;
             Ok(Verdict::check(
                 counts.iter().all(|&c| c == want),
                 format!(
-                    "Innodb_deadlocks {} → {}: {}",
-                    o.runs.first().map_or(0, |r| r.deadlocks_before),
-                    o.runs.last().map_or(0, |r| r.deadlocks_after),
+                    "{} (from the errors of this run's sessions; Innodb_deadlocks, server-wide, went {} → {})",
                     match counts.first() {
                         Some(c) if counts.iter().all(|x| x == c) => format!("{c} in each run"),
                         _ => format!(
                             "per run {}",
                             counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
                         ),
-                    }
+                    },
+                    o.runs.first().map_or(0, |r| r.deadlocks_before),
+                    o.runs.last().map_or(0, |r| r.deadlocks_after),
                 ),
                 format!("{want} per run"),
-                "the server counted a different number of deadlocks: another session may have deadlocked meanwhile, or the scenario does not do what it says",
+                "the scenario's sessions deadlocked a different number of times than the scenario says: read each run's statements in the step's result",
             ))
         },
     ));
     let l = local.to_string();
     let step = step.post(Check::new(
-        "the victim is the transaction InnoDB's report rolled back",
+        "InnoDB's report agrees with the errors this run's sessions got",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
                 return Ok(no_result());
@@ -504,33 +512,31 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
             let differ: Vec<String> = o
                 .runs
                 .iter()
-                .filter(|r| r.victim != r.report_victim)
-                .map(|r| {
-                    format!(
-                        "run {}: ERROR 1213 in {}, report names {}",
-                        r.n,
-                        r.victim.as_deref().unwrap_or("none"),
-                        r.report_victim.as_deref().unwrap_or("none")
-                    )
-                })
+                .filter_map(|r| r.report_problem.as_ref().map(|p| format!("run {}: {p}", r.n)))
                 .collect();
             Ok(Verdict::check(
                 differ.is_empty(),
                 if differ.is_empty() {
                     format!(
-                        "the same in every run: {}",
+                        "victim {}; InnoDB's report names {}",
                         dedup_join(
                             &o.runs
                                 .iter()
                                 .map(|r| r.victim.clone().unwrap_or_else(|| "none".into()))
+                                .collect::<Vec<_>>()
+                        ),
+                        dedup_join(
+                            &o.runs
+                                .iter()
+                                .map(|r| r.report_victim.clone().unwrap_or_else(|| "none".into()))
                                 .collect::<Vec<_>>()
                         )
                     )
                 } else {
                     differ.join("; ")
                 },
-                "the session that got ERROR 1213 is the one the report rolled back",
-                "InnoDB's latest report is not this run's deadlock: another deadlock may have happened meanwhile",
+                "every victim InnoDB's report names among this run's sessions got the error that said so",
+                "InnoDB rolled back a transaction of the scenario that the run did not see fail: read the report in the step's result",
             ))
         },
     ));

@@ -1,18 +1,35 @@
 //! Run a scenario deterministically: one connection per session, each statement sent from that session's own
-//! thread. A statement expected to block is confirmed blocked from the server's own view (its session's
-//! transaction in `LOCK WAIT` in information_schema.INNODB_TRX) before the next statement is sent; nothing here
-//! sleeps. Every wait is bounded: a lock wait ends at the session's innodb_lock_wait_timeout, and innops kills a
+//! thread. A statement expected to block is confirmed blocked from the server's own view before the next
+//! statement is sent: its session's transaction in `LOCK WAIT` in information_schema.INNODB_TRX (a row or table
+//! lock), or its processlist state `Waiting for … lock` or `User lock` (a metadata lock, a table lock, a
+//! GET_LOCK). Nothing here sleeps. Every wait is bounded: a lock wait ends at the session's
+//! innodb_lock_wait_timeout (and lock_wait_timeout, set to the same for metadata locks), and innops kills a
 //! statement that outlives that.
+//!
+//! Every statement's reply is read to its end, every result set and every row: an error that arrives after a
+//! result set's header (a scanning `SELECT … FOR UPDATE` chosen as the deadlock victim gets its ERROR 1213
+//! after the column definitions, which `query_drop` would drop) ends the statement; the rows are kept for the
+//! scenario's `rows` checks.
+//!
+//! What a repetition counts is its own: its deadlocks are the errors this run's sessions got (ERROR 1213, and
+//! another error of a session InnoDB's report names as the victim, as MariaDB's ERROR 1467 for the victim of
+//! an AUTO-INC lock), never the server-wide `Innodb_deadlocks`, which counts every schema's deadlocks (it is
+//! shown, not judged). InnoDB's own report (LATEST DETECTED DEADLOCK) is read before and after each repetition:
+//! a new report whose victim is one of this run's sessions must match an error that session got, so a run never
+//! passes on a deadlock it did not see.
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mysql::Conn;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::parse::{self, Deadlock};
-use super::scenario::{Expect, Expectation, Scenario};
+use super::scenario::Scenario;
+pub use super::show::render;
+pub use super::verdict::{is_lock_wait_state, schema_problem};
+use super::verdict::{judge_report, record, same_every_time};
 use crate::error::{bad_input, refused};
 use crate::server::connect::Target;
 use crate::server::facts::ServerFacts;
@@ -22,6 +39,12 @@ const TAG: &str = "/* innops:deadlock:run */";
 
 /// InnoDB refreshes the INNODB_TRX cache only when it was not read for 100 ms (trx_i_s cache); a little more.
 const TRX_CACHE_IDLE: Duration = Duration::from_millis(120);
+
+/// How often the processlist (read live) is looked at while a statement expected to block has not yet.
+const PROCESSLIST_PACE: Duration = Duration::from_millis(20);
+
+/// Rows kept of one statement's reply (all are counted).
+const ROWS_KEPT: usize = 1000;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -34,6 +57,8 @@ pub struct RunSettings {
     /// innodb_lock_wait_timeout of sessions the scenario gives none.
     pub lock_wait_timeout: u64,
     pub execute: bool,
+    /// Hold the named lock of the schema for the run (a plan's step runs under its plan's lock instead).
+    pub take_lock: bool,
 }
 
 /// The settings in force for a run.
@@ -45,7 +70,7 @@ pub struct InForce {
     pub deadlock_detect_now: bool,
     /// innodb_deadlock_detect during the run.
     pub deadlock_detect: bool,
-    /// innodb_lock_wait_timeout per session.
+    /// innodb_lock_wait_timeout (and lock_wait_timeout) per session.
     pub lock_wait_timeout: Vec<(String, u64)>,
     pub print_all_deadlocks: bool,
     pub shared_lock_clause: String,
@@ -53,20 +78,34 @@ pub struct InForce {
     pub deadlock_holder_heading: String,
 }
 
+/// A row of a reply, each value as the text the server sent (NULL as None).
+pub type Row = Vec<Option<String>>;
+
 /// What one statement did.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct StepOutcome {
     pub step: usize,
     pub session: String,
     pub sql: String,
     pub expected: String,
-    /// Confirmed waiting for a lock in INNODB_TRX before the next statement was sent.
+    /// Confirmed waiting for a lock before the next statement was sent (or ended by a lock wait timeout).
     pub blocked: bool,
+    /// What the server showed it waiting for: `InnoDB lock wait`, or the processlist state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for: Option<String>,
     /// ok, deadlock, timeout, error, or killed.
     pub result: String,
     pub error_code: Option<u16>,
     pub error: Option<String>,
+    /// The rows of its result sets (the first 1000), where it returned any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Vec<Row>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<u64>,
     pub as_expected: bool,
+    /// What differs from the scenario, where something does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong: Option<String>,
 }
 
 /// One run of the scenario.
@@ -74,10 +113,22 @@ pub struct StepOutcome {
 pub struct Repetition {
     pub n: u32,
     pub steps: Vec<StepOutcome>,
-    /// The session that got ERROR 1213.
+    /// The session that got ERROR 1213 last.
     pub victim: Option<String>,
-    /// The session InnoDB's report says it rolled back.
+    /// Every session that got ERROR 1213, in the order the errors came.
+    pub victims: Vec<String>,
+    /// Deadlocks of this run's own sessions: statements ended by ERROR 1213, and one ended by another error
+    /// whose session InnoDB's report names as the victim.
+    pub deadlocks: u64,
+    /// What the scenario expects.
+    pub expected_deadlocks: u64,
+    /// The session InnoDB's report (new in this repetition) says it rolled back.
     pub report_victim: Option<String>,
+    /// InnoDB's latest report changed during this repetition.
+    pub report_new: bool,
+    /// The new report is about this run's sessions (not another client's deadlock).
+    pub report_ours: bool,
+    /// The server-wide counter around the repetition: every schema's deadlocks, shown, not judged.
     pub deadlocks_before: u64,
     pub deadlocks_after: u64,
     /// Sessions whose transaction was still open after the last statement; innops rolled each back.
@@ -85,6 +136,10 @@ pub struct Repetition {
     /// Transactions of this run's sessions in INNODB_TRX after the rollback (0 unless something is wrong).
     pub open_after: u64,
     pub report: Option<Deadlock>,
+    /// The deadlock count differs from the scenario's, in a sentence.
+    pub count_problem: Option<String>,
+    /// InnoDB's report disagrees with the errors the sessions got, in a sentence.
+    pub report_problem: Option<String>,
     pub as_expected: bool,
 }
 
@@ -94,20 +149,30 @@ pub struct RunReport {
     pub settings: InForce,
     pub executed: bool,
     pub repetitions: Vec<Repetition>,
-    /// Every repetition had the same outcomes and the same victim.
+    /// Every repetition had the same outcomes and the same victim (where the scenario fixes them).
     pub same_every_time: bool,
     pub as_expected: bool,
     pub schema_kept: bool,
 }
 
-type StmtResult = Result<(), (u16, String)>;
+/// A statement's reply, read to its end.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The error that ended it (0: innops killed it).
+    pub error: Option<(u16, String)>,
+    /// Rows of its result sets, where it returned any.
+    pub rows: Option<Vec<Row>>,
+    pub row_count: u64,
+    /// When the reply ended (the order of several sessions' errors).
+    pub at: Option<Instant>,
+}
 
 struct Session {
     name: String,
     thread_id: u64,
     timeout: u64,
     tx: Option<Sender<String>>,
-    rx: Receiver<StmtResult>,
+    rx: Receiver<Reply>,
     handle: Option<JoinHandle<()>>,
     /// The step waiting for its result.
     pending: Option<usize>,
@@ -117,14 +182,14 @@ impl Session {
     fn open(target: &Target, name: &str, schema: &str, timeout: u64) -> anyhow::Result<Session> {
         let mut conn = target.connect()?;
         conn.query_drop(format!(
-            "SET {TAG} SESSION innodb_lock_wait_timeout = {timeout}"
+            "SET {TAG} SESSION innodb_lock_wait_timeout = {timeout}, SESSION lock_wait_timeout = {timeout}"
         ))?;
         conn.query_drop(format!("USE {TAG} {}", quote_ident(schema)))?;
         let thread_id: u64 = conn
             .query_first(format!("SELECT {TAG} CONNECTION_ID()"))?
             .unwrap_or(0);
         let (tx, worker_rx) = channel::<String>();
-        let (worker_tx, rx) = channel::<StmtResult>();
+        let (worker_tx, rx) = channel::<Reply>();
         let handle = std::thread::spawn(move || worker(conn, worker_rx, worker_tx));
         Ok(Session {
             name: name.to_string(),
@@ -154,25 +219,67 @@ impl Drop for Session {
     }
 }
 
-fn worker(mut conn: Conn, rx: Receiver<String>, tx: Sender<StmtResult>) {
-    while let Ok(sql) = rx.recv() {
-        let r = match conn.query_drop(&sql) {
-            Ok(()) => Ok(()),
-            Err(mysql::Error::MySqlError(e)) => Err((e.code, e.message)),
-            Err(e) => Err((0, crate::error::describe_mysql(&e))),
-        };
-        if tx.send(r).is_err() {
-            break;
-        }
+fn error_of(e: mysql::Error) -> (u16, String) {
+    match e {
+        mysql::Error::MySqlError(e) => (e.code, e.message),
+        e => (0, crate::error::describe_mysql(&e)),
     }
 }
 
-fn result_name(r: &StmtResult) -> (&'static str, Option<u16>, Option<String>) {
-    match r {
-        Ok(()) => ("ok", None, None),
-        Err((1213, m)) => ("deadlock", Some(1213), Some(m.clone())),
-        Err((1205, m)) => ("timeout", Some(1205), Some(m.clone())),
-        Err((c, m)) => ("error", Some(*c), Some(m.clone())),
+fn text_of(v: &mysql::Value) -> Option<String> {
+    use mysql::Value;
+    match v {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Double(d) => Some(d.to_string()),
+        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+    }
+}
+
+/// Send one statement and read its whole reply: every result set, every row, and the error that ends it
+/// wherever it comes.
+fn execute(conn: &mut Conn, sql: &str) -> Reply {
+    crate::progress::statement(sql);
+    let mut reply = Reply::default();
+    match mysql::prelude::Queryable::query_iter(conn, sql) {
+        Err(e) => reply.error = Some(error_of(e)),
+        Ok(mut result) => {
+            'sets: while let Some(set) = result.iter() {
+                let has_columns = !set.columns().as_ref().is_empty();
+                if has_columns && reply.rows.is_none() {
+                    reply.rows = Some(Vec::new());
+                }
+                for row in set {
+                    match row {
+                        Ok(row) => {
+                            reply.row_count += 1;
+                            if let Some(rows) = reply.rows.as_mut().filter(|r| r.len() < ROWS_KEPT)
+                            {
+                                rows.push(row.unwrap().iter().map(text_of).collect());
+                            }
+                        }
+                        Err(e) => {
+                            reply.error = Some(error_of(e));
+                            break 'sets;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    reply.at = Some(Instant::now());
+    reply
+}
+
+fn worker(mut conn: Conn, rx: Receiver<String>, tx: Sender<Reply>) {
+    while let Ok(sql) = rx.recv() {
+        let r = execute(&mut conn, &sql);
+        if tx.send(r).is_err() {
+            break;
+        }
     }
 }
 
@@ -187,13 +294,21 @@ fn var_on(conn: &mut Conn, name: &str) -> anyhow::Result<bool> {
     Ok(matches!(v.as_deref(), Some("1") | Some("ON")))
 }
 
-/// Whether this thread's transaction waits for a lock, from the server's view.
+/// Whether this thread's transaction waits for a row or table lock in InnoDB (a cache: see TRX_CACHE_IDLE).
 fn in_lock_wait(monitor: &mut Conn, thread_id: u64) -> anyhow::Result<bool> {
     let n: Option<u64> = monitor.query_first(format!(
         "SELECT {TAG} COUNT(*) FROM information_schema.INNODB_TRX \
          WHERE trx_mysql_thread_id = {thread_id} AND trx_state = 'LOCK WAIT'"
     ))?;
     Ok(n.unwrap_or(0) > 0)
+}
+
+/// The thread's processlist state when it is a lock wait (read live).
+fn processlist_wait(monitor: &mut Conn, thread_id: u64) -> anyhow::Result<Option<String>> {
+    let state: Option<Option<String>> = monitor.query_first(format!(
+        "SELECT {TAG} STATE FROM information_schema.PROCESSLIST WHERE ID = {thread_id}"
+    ))?;
+    Ok(state.flatten().filter(|s| is_lock_wait_state(s)))
 }
 
 /// Thread ids of the transactions InnoDB has active now, from the TRANSACTIONS section of `SHOW ENGINE INNODB
@@ -220,12 +335,14 @@ pub fn live_transactions(status: &str) -> Vec<u64> {
     out
 }
 
-fn open_trx(monitor: &mut Conn, ids: &[u64]) -> anyhow::Result<Vec<u64>> {
+fn innodb_status(monitor: &mut Conn) -> anyhow::Result<String> {
     let status: Option<(String, String, String)> =
         monitor.query_first(format!("SHOW {TAG} ENGINE INNODB STATUS"))?;
-    let live = status
-        .map(|(_, _, t)| live_transactions(&t))
-        .unwrap_or_default();
+    Ok(status.map(|(_, _, t)| t).unwrap_or_default())
+}
+
+fn open_trx(monitor: &mut Conn, ids: &[u64]) -> anyhow::Result<Vec<u64>> {
+    let live = live_transactions(&innodb_status(monitor)?);
     Ok(live.into_iter().filter(|id| ids.contains(id)).collect())
 }
 
@@ -267,16 +384,31 @@ pub fn run(target: &Target, scenario: &Scenario, s: &RunSettings) -> anyhow::Res
     if s.repeat == 0 {
         return Err(bad_input("--repeat 0 runs nothing: give 1 or more"));
     }
+    if let Some(problem) = schema_problem(&s.schema) {
+        return Err(bad_input(problem));
+    }
     let mut monitor = target.connect()?;
     let facts = ServerFacts::collect(&mut monitor)?;
     let in_force = settings(&mut monitor, &facts, scenario, s)?;
+    // Another innops run's schema is never called a leftover: its lock says it is in use.
+    let lock_object = format!("deadlock:{}", s.schema);
+    let mut locks = crate::plan::lock::Locks::new(vec![lock_object]);
+    if s.take_lock {
+        if s.execute {
+            locks.ensure(target)?;
+        } else if let Some((object, who)) = locks.taken(target)? {
+            return Err(refused(format!(
+                "another innops run is working on {object} ({who} holds its lock): wait for it to finish, or give another --schema"
+            )));
+        }
+    }
     let exists: Option<String> = monitor.query_first(format!(
         "SELECT {TAG} SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '{}'",
         s.schema.replace('\\', "\\\\").replace('\'', "''")
     ))?;
     if exists.is_some() {
         return Err(refused(format!(
-            "schema {} already exists on {} and a scenario runs in a schema of its own: drop it, or pick another with --schema",
+            "schema {} already exists on {} and a scenario runs in a schema of its own: drop it if it is a leftover of an earlier run, or pick another with --schema",
             s.schema,
             target.label
         )));
@@ -315,17 +447,7 @@ pub fn run(target: &Target, scenario: &Scenario, s: &RunSettings) -> anyhow::Res
         ))?;
     }
     result?;
-    let sig = |r: &Repetition| {
-        (
-            r.steps
-                .iter()
-                .map(|o| (o.result.clone(), o.blocked))
-                .collect::<Vec<_>>(),
-            r.victim.clone(),
-        )
-    };
-    let first = report.repetitions.first().map(sig);
-    report.same_every_time = report.repetitions.iter().all(|r| Some(sig(r)) == first);
+    report.same_every_time = same_every_time(scenario, &report.repetitions);
     report.as_expected = report.repetitions.iter().all(|r| r.as_expected);
     Ok(report)
 }
@@ -339,19 +461,22 @@ fn set_detect(monitor: &mut Conn, on: bool) -> anyhow::Result<()> {
 }
 
 /// Receive a statement's result within `bound`; past it, kill the statement and say so.
-fn finish(monitor: &mut Conn, sess: &Session, bound: Duration) -> anyhow::Result<StmtResult> {
+fn finish(monitor: &mut Conn, sess: &Session, bound: Duration) -> anyhow::Result<Reply> {
     match sess.rx.recv_timeout(bound) {
         Ok(r) => Ok(r),
         Err(RecvTimeoutError::Timeout) => {
             monitor.query_drop(format!("KILL {TAG} QUERY {}", sess.thread_id))?;
             match sess.rx.recv_timeout(Duration::from_secs(30)) {
-                Ok(_) => Ok(Err((
-                    0,
-                    format!(
-                        "did not finish within {}s; innops killed it",
-                        bound.as_secs()
-                    ),
-                ))),
+                Ok(r) => Ok(Reply {
+                    error: Some((
+                        0,
+                        format!(
+                            "did not finish within {}s; innops killed it",
+                            bound.as_secs()
+                        ),
+                    )),
+                    ..r
+                }),
                 Err(_) => Err(anyhow::anyhow!(
                     "session {}'s statement went on after KILL QUERY: check thread {} on the server",
                     sess.name,
@@ -366,19 +491,6 @@ fn finish(monitor: &mut Conn, sess: &Session, bound: Duration) -> anyhow::Result
     }
 }
 
-fn record(outcome: &mut StepOutcome, r: &StmtResult, want: Expectation) {
-    let (name, code, msg) = result_name(r);
-    let name = if code == Some(0) { "killed" } else { name };
-    outcome.result = name.into();
-    outcome.error_code = code.filter(|c| *c != 0);
-    outcome.error = msg;
-    let end = match want.expect {
-        Expect::Block => want.then.unwrap_or(Expect::Ok),
-        e => e,
-    };
-    outcome.as_expected = (want.expect == Expect::Block) == outcome.blocked && end.name() == name;
-}
-
 fn repetition(
     target: &Target,
     monitor: &mut Conn,
@@ -388,7 +500,15 @@ fn repetition(
 ) -> anyhow::Result<Repetition> {
     let schema = quote_ident(&in_force.schema);
     monitor.query_drop(format!("DROP {TAG} SCHEMA IF EXISTS {schema}"))?;
-    monitor.query_drop(format!("CREATE {TAG} SCHEMA {schema}"))?;
+    monitor
+        .query_drop(format!("CREATE {TAG} SCHEMA {schema}"))
+        .map_err(|e| match &e {
+            mysql::Error::MySqlError(me) if me.code == 1102 => bad_input(format!(
+                "--schema {}: the server does not take it as a schema name ({}): give another, e.g. innops_deadlock",
+                in_force.schema, me.message
+            )),
+            _ => e.into(),
+        })?;
     monitor.query_drop(format!("USE {TAG} {schema}"))?;
     for sql in &scenario.setup {
         monitor.query_drop(format!("{TAG} {sql}")).map_err(|e| {
@@ -406,15 +526,20 @@ fn repetition(
     // A statement ends within its lock wait timeout (or by deadlock detection); allow the server some slack.
     let bound = Duration::from_secs(max_timeout * 2 + 10);
     let deadlocks_before = status_u64(monitor, "Innodb_deadlocks")?;
+    let report_before = parse::parse_latest(&innodb_status(monitor)?);
     let mut last_trx_read: Option<Instant> = None;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
-    let mut wants: Vec<Expectation> = Vec::new();
-    for (i, step) in scenario.steps.iter().enumerate() {
-        let want = if in_force.deadlock_detect {
-            step.expected
+    let mut replies: Vec<Option<Reply>> = Vec::new();
+    let want_of = |i: usize| {
+        let st = &scenario.steps[i];
+        if in_force.deadlock_detect {
+            &st.expected
         } else {
-            step.without_detection
-        };
+            &st.without_detection
+        }
+    };
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let want = want_of(i);
         let si = scenario
             .sessions
             .iter()
@@ -423,7 +548,8 @@ fn repetition(
         // The session's previous statement must end before it sends the next.
         if let Some(p) = sessions[si].pending.take() {
             let r = finish(monitor, &sessions[si], bound)?;
-            record(&mut outcomes[p], &r, wants[p]);
+            record(&mut outcomes[p], &r, want_of(p), &scenario.steps[p].returns);
+            replies[p] = Some(r);
         }
         let sql = format!(
             "/* innops:deadlock:step-{} */ {}",
@@ -436,30 +562,39 @@ fn repetition(
             sql: sql.clone(),
             expected: want.describe(),
             blocked: false,
+            waited_for: None,
             result: String::new(),
             error_code: None,
             error: None,
+            rows: None,
+            row_count: None,
             as_expected: false,
+            wrong: None,
         };
         sessions[si].send(sql)?;
-        if want.expect == Expect::Block {
+        if want.block {
             let start = Instant::now();
             let mut done = None;
+            let tid = sessions[si].thread_id;
             loop {
+                if let Some(state) = processlist_wait(monitor, tid)? {
+                    outcome.blocked = true;
+                    outcome.waited_for = Some(state);
+                    break;
+                }
                 // INNODB_TRX is a cache InnoDB refreshes only when nobody read it in the last 100 ms: read it
                 // no more often than that, and meanwhile wait for the statement's own result.
                 let since = last_trx_read.map_or(TRX_CACHE_IDLE, |t: Instant| t.elapsed());
                 if since >= TRX_CACHE_IDLE {
-                    let waiting = in_lock_wait(monitor, sessions[si].thread_id)?;
+                    let waiting = in_lock_wait(monitor, tid)?;
                     last_trx_read = Some(Instant::now());
                     if waiting {
                         outcome.blocked = true;
+                        outcome.waited_for = Some("InnoDB lock wait".into());
                         break;
                     }
                 }
-                let pace = TRX_CACHE_IDLE
-                    .saturating_sub(last_trx_read.map_or(TRX_CACHE_IDLE, |t| t.elapsed()));
-                match sessions[si].rx.recv_timeout(pace.max(Duration::from_millis(1))) {
+                match sessions[si].rx.recv_timeout(PROCESSLIST_PACE) {
                     Ok(r) => {
                         done = Some(r);
                         break;
@@ -482,27 +617,35 @@ fn repetition(
                 }
             }
             outcomes.push(outcome);
-            wants.push(want);
+            replies.push(None);
             match done {
-                Some(r) => record(outcomes.last_mut().expect("pushed"), &r, want),
+                Some(r) => {
+                    record(
+                        outcomes.last_mut().expect("pushed"),
+                        &r,
+                        want,
+                        &step.returns,
+                    );
+                    replies[i] = Some(r);
+                }
                 None => sessions[si].pending = Some(i),
             }
         } else {
             let r = finish(monitor, &sessions[si], bound)?;
-            // A statement expected to finish may instead have waited: tell from the error it ended with.
-            outcome.blocked = matches!(r, Err((1205, _)));
-            record(&mut outcome, &r, want);
+            record(&mut outcome, &r, want, &step.returns);
             outcomes.push(outcome);
-            wants.push(want);
+            replies.push(Some(r));
         }
     }
     for sess in sessions.iter_mut() {
         if let Some(p) = sess.pending.take() {
             let r = finish(monitor, sess, bound)?;
-            record(&mut outcomes[p], &r, wants[p]);
+            record(&mut outcomes[p], &r, want_of(p), &scenario.steps[p].returns);
+            replies[p] = Some(r);
         }
     }
     let deadlocks_after = status_u64(monitor, "Innodb_deadlocks")?;
+    let report_after = parse::parse_latest(&innodb_status(monitor)?);
     let ids: Vec<u64> = sessions.iter().map(|s| s.thread_id).collect();
     let open = open_trx(monitor, &ids)?;
     let mut rolled_back_open = Vec::new();
@@ -511,7 +654,7 @@ fn repetition(
             rolled_back_open.push(sess.name.clone());
         }
         sess.send(format!("ROLLBACK {TAG}"))?;
-        if let Err((c, m)) = finish(monitor, sess, bound)? {
+        if let Some((c, m)) = finish(monitor, sess, bound)?.error {
             return Err(anyhow::anyhow!(
                 "session {}'s ROLLBACK failed with error {c} ({m}): check thread {} on the server",
                 sess.name,
@@ -520,154 +663,61 @@ fn repetition(
         }
     }
     let open_after = open_trx(monitor, &ids)?.len() as u64;
-    let report = if deadlocks_after > deadlocks_before {
-        let status: Option<(String, String, String)> =
-            monitor.query_first(format!("SHOW {TAG} ENGINE INNODB STATUS"))?;
-        status.and_then(|(_, _, text)| parse::parse_latest(&text))
-    } else {
-        None
-    };
-    let report_victim = report
-        .as_ref()
-        .and_then(|d| d.victim_txn())
-        .and_then(|t| t.thread_id)
-        .and_then(|id| sessions.iter().find(|s| s.thread_id == id))
-        .map(|s| s.name.clone());
-    let victim = outcomes
+    // The errors in the order they came.
+    let mut errors: Vec<(Instant, String, u16)> = outcomes
         .iter()
-        .find(|o| o.error_code == Some(1213))
-        .map(|o| o.session.clone());
-    let as_expected = outcomes.iter().all(|o| o.as_expected);
+        .zip(&replies)
+        .filter_map(|(o, r)| {
+            let r = r.as_ref()?;
+            let (code, _) = r.error.as_ref()?;
+            Some((r.at?, o.session.clone(), *code))
+        })
+        .collect();
+    errors.sort_by_key(|(at, _, _)| *at);
+    let victims: Vec<String> = errors
+        .iter()
+        .filter(|(_, _, c)| *c == 1213)
+        .map(|(_, s, _)| s.clone())
+        .collect();
+    let report_new = report_after.is_some() && report_after != report_before;
+    let report = if report_new { report_after } else { None };
+    let named: Vec<(String, u64)> = sessions
+        .iter()
+        .map(|s| (s.name.clone(), s.thread_id))
+        .collect();
+    let codes: Vec<(String, u16)> = errors.iter().map(|(_, s, c)| (s.clone(), *c)).collect();
+    let j = judge_report(report.as_ref(), &named, &codes);
+    let deadlocks = victims.len() as u64 + u64::from(j.other_error_victim || j.unseen.is_some());
+    let mut victims = victims;
+    if let (true, Some(v)) = (j.other_error_victim, &j.report_victim) {
+        victims.push(v.clone());
+    }
+    let expected_deadlocks = scenario.victims_per_run(in_force.deadlock_detect);
+    let count_problem = (deadlocks != expected_deadlocks).then(|| {
+        format!(
+            "this run's sessions had {deadlocks} deadlock(s), the scenario expects {expected_deadlocks}"
+        )
+    });
+    let as_expected =
+        outcomes.iter().all(|o| o.as_expected) && count_problem.is_none() && j.problem.is_none();
     drop(sessions);
     Ok(Repetition {
         n,
         steps: outcomes,
-        victim,
-        report_victim,
+        victim: victims.last().cloned(),
+        victims,
+        deadlocks,
+        expected_deadlocks,
+        report_victim: j.report_victim,
+        report_new,
+        report_ours: j.ours,
         deadlocks_before,
         deadlocks_after,
         rolled_back_open,
         open_after,
         report,
+        count_problem,
+        report_problem: j.problem,
         as_expected,
     })
-}
-
-/// The run as a person reads it.
-pub fn render(r: &RunReport) -> String {
-    let s = &r.settings;
-    let mut out = format!(
-        "scenario {}: {}\nserver {}; schema {} ({})\n",
-        r.scenario.name,
-        r.scenario.description,
-        s.server,
-        s.schema,
-        if r.schema_kept {
-            "kept afterwards"
-        } else {
-            "dropped afterwards"
-        }
-    );
-    out.push_str(&format!(
-        "settings: innodb_deadlock_detect={}{}, innodb_print_all_deadlocks={}, innodb_lock_wait_timeout {}; shared lock `{}`\n",
-        if s.deadlock_detect { "ON" } else { "OFF" },
-        if s.deadlock_detect != s.deadlock_detect_now {
-            " (for this run only)"
-        } else {
-            ""
-        },
-        if s.print_all_deadlocks { "ON" } else { "OFF" },
-        s.lock_wait_timeout
-            .iter()
-            .map(|(n, t)| format!("{n}={t}s"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        s.shared_lock_clause
-    ));
-    if !r.executed {
-        out.push_str("setup:\n");
-        for sql in &r.scenario.setup {
-            out.push_str(&format!("  {sql}\n"));
-        }
-        out.push_str("steps:\n");
-        for (i, st) in r.scenario.steps.iter().enumerate() {
-            let want = if s.deadlock_detect {
-                st.expected
-            } else {
-                st.without_detection
-            };
-            out.push_str(&format!(
-                "  {:>2}. {:<4} {}  → {}\n",
-                i + 1,
-                st.session,
-                Scenario::sql_for(&st.sql, &s.shared_lock_clause),
-                want.describe()
-            ));
-        }
-        out.push_str("dry run: nothing was created; add --execute to create the schema and run the scenario\n");
-        return out;
-    }
-    for rep in &r.repetitions {
-        if r.repetitions.len() > 1 && rep.n > 1 && rep.as_expected && r.same_every_time {
-            continue;
-        }
-        out.push_str(&format!("run {}:\n", rep.n));
-        for o in &rep.steps {
-            out.push_str(&format!(
-                "  {:>2}. {:<4} {:<7} {}{}  (expected {}){}\n",
-                o.step,
-                o.session,
-                o.result,
-                if o.blocked { "after waiting " } else { "" },
-                o.error_code
-                    .map(|c| format!("ERROR {c} "))
-                    .unwrap_or_default(),
-                o.expected,
-                if o.as_expected { "" } else { "  ✗" }
-            ));
-        }
-        out.push_str(&format!(
-            "  victim: {}; Innodb_deadlocks {} → {}\n",
-            rep.victim.as_deref().unwrap_or("none"),
-            rep.deadlocks_before,
-            rep.deadlocks_after
-        ));
-        for sname in &rep.rolled_back_open {
-            out.push_str(&format!(
-                "  session {sname} left its transaction open: innops rolled it back\n"
-            ));
-        }
-        if let Some(d) = &rep.report {
-            for l in parse::render(std::slice::from_ref(d)).lines() {
-                out.push_str(&format!("  {l}\n"));
-            }
-        }
-    }
-    let victims: Vec<String> = r
-        .repetitions
-        .iter()
-        .filter_map(|x| x.victim.clone())
-        .collect();
-    out.push_str(&format!(
-        "{} run(s): {} deadlock(s), {}; {}\n",
-        r.repetitions.len(),
-        r.repetitions
-            .iter()
-            .map(|x| x.deadlocks_after - x.deadlocks_before)
-            .sum::<u64>(),
-        if r.same_every_time {
-            format!(
-                "the same outcome every time (victim {})",
-                victims.first().map(String::as_str).unwrap_or("none")
-            )
-        } else {
-            "outcomes differed between runs".to_string()
-        },
-        if r.as_expected {
-            "every statement did what the scenario expects"
-        } else {
-            "some statements did not do what the scenario expects (✗)"
-        }
-    ));
-    out
 }
