@@ -329,10 +329,9 @@ mod tests {
             ..Txn::default()
         };
         Deadlock {
-            ts: None,
             transactions: vec![txn(1, victim_thread), txn(2, other)],
             victim: Some(1),
-            truncated: false,
+            ..Deadlock::default()
         }
     }
 
