@@ -1556,7 +1556,11 @@ pub fn offline_facts(
     vars.insert("datadir".to_string(), datadir.display().to_string());
     if let Some(f) = option_file {
         let set = crate::server::optionfile::read(f)?;
-        let groups = ["mysqld", "server", "mariadb", "mariadbd"];
+        // Every group the server of that version reads: [mariadb-10.11], [client-server], [galera], the suffix.
+        let groups = crate::server::optionfile::server_groups(
+            Some(&version),
+            crate::server::optionfile::group_suffix_from_env().as_deref(),
+        );
         for key in private::CARRIED
             .iter()
             .chain(&["innodb_log_group_home_dir", "innodb_undo_directory"])
@@ -1577,6 +1581,34 @@ pub fn offline_facts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The option file is read as the server of that version reads it: `[mariadb-10.11]` and `[galera]` count,
+    /// and a later group overrides an earlier one (the file's `innodb_log_file_size=1G` of `[mariadb-10.11]`,
+    /// not `[mysqld]`'s 96M).
+    #[test]
+    fn offline_facts_read_the_version_groups_of_the_datadirs_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let datadir = dir.path().join("data");
+        std::fs::create_dir_all(datadir.join("mysql")).unwrap();
+        std::fs::write(datadir.join("mysql_upgrade_info"), "10.11.6-MariaDB\0").unwrap();
+        let cnf = dir.path().join("my.cnf");
+        std::fs::write(
+            &cnf,
+            "[mysqld]\ninnodb_log_file_size=96M\ninnodb_page_size=16k\n\
+             [mariadb-10.11]\ninnodb_log_file_size=1G\n\
+             [mariadb-10.6]\ninnodb_page_size=4k\n\
+             [galera]\nlower_case_table_names=1\n",
+        )
+        .unwrap();
+        let f = offline_facts(&datadir, Path::new("/nonexistent/mariadbd"), Some(&cnf)).unwrap();
+        assert_eq!(f.var("innodb_log_file_size"), Some("1G"));
+        assert_eq!(
+            f.var("innodb_page_size"),
+            Some("16k"),
+            "another version's group is not read"
+        );
+        assert_eq!(f.var("lower_case_table_names"), Some("1"));
+    }
     use dump::manifest::LostRange;
 
     #[test]
