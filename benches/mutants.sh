@@ -8,6 +8,7 @@
 #   benches/mutants.sh plan      # the runner, journal, run locks and load guard
 #   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
 #   benches/mutants.sh recover   # recover's verdicts: doubts, probes, the cross-check, exit 4 (tests: recover*)
+#   benches/mutants.sh deadlock  # a scenario's verdicts: replies, the report's victim, own counts (tests: deadlock)
 #   RE='(differences|row_hash)' benches/mutants.sh convert   # only the mutants of these functions
 #
 # Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
@@ -42,8 +43,16 @@ recover)
     re='(confirm|bisect|unexplained|page_of|corruption_since|end_crash_doubt|begin_crash_doubt|doubt_out_of_order|compare|record|entry|key_id|gap|probe|probe_spaces|column_space|string_points|candidate_strings|read_ranges|merge_lost|cmp_keys|walk_groups|group_size|rows_in_group_written|choose_secondary_key|TableInfo::read|dump_table|LoadCheck::ok|Verified::ok|verify_load|IndexAgreement::ok|LostCount::ok|judge|agreement|lost_count|range_sql|bound|literal_of|Tally|listed|shortfall|doubts|assess)'
     tests='test(/^recover/) | test(/dump::/) | test(/procedures::recover/)'
     ;;
+deadlock)
+    files=(-f src/procedures/deadlock/verdict.rs -f src/procedures/deadlock/runner.rs -f src/procedures/deadlock/plan.rs
+        -f src/procedures/deadlock/parse.rs)
+    # What decides a scenario's verdict: each statement's reply against its expectation, the report's victim
+    # against the errors seen, the counts of this run's own deadlocks, the schema refusals, the report parser.
+    re='(schema_problem|is_lock_wait_state|same_every_time|record|judge_report|execute|error_of|in_lock_wait|processlist_wait|live_transactions|open_trx|finish|repetition|gaps|parse)'
+    tests='test(/^deadlock::/) | test(/procedures::deadlock/)'
+    ;;
 *)
-    echo "usage: $0 convert|plan|redo|recover" >&2
+    echo "usage: $0 convert|plan|redo|recover|deadlock|readonly" >&2
     exit 2
     ;;
 esac
