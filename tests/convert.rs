@@ -140,6 +140,8 @@ fn run_case(name: &str) {
         None => vec![None],
     };
     let sb = Sandboxed::new(&name.replace('_', "-"));
+    // `{root}` in create.sql: the sandbox's own root, for files a table keeps outside the datadir.
+    let sql = sql.replace("{root}", &sb.root.display().to_string());
     for strategy in &strategies {
         for bulk in ["ON", "OFF"] {
             let mut a = args.clone();
@@ -414,6 +416,7 @@ cases!(
     wide_char_utf8mb4,
     autoinc_option_without_column,
     sequence_named,
+    partition_data_directory,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \

@@ -355,10 +355,19 @@ fn verified_source(ctx: &Ctx, t: &TableInfo) -> Option<Fingerprint> {
 /// MyISAM's DATA DIRECTORY / INDEX DIRECTORY put the table's files elsewhere; InnoDB has no INDEX DIRECTORY
 /// and `CREATE TABLE … LIKE` keeps neither, so innops refuses rather than move the data silently.
 fn files_outside_datadir(t: &TableInfo) -> Verdict {
-    let dirs: Vec<String> = ["DATA DIRECTORY", "INDEX DIRECTORY"]
+    let mut dirs: Vec<String> = ["DATA DIRECTORY", "INDEX DIRECTORY"]
         .iter()
         .filter_map(|k| t.definition.option(k).map(|v| format!("{k}='{v}'")))
         .collect();
+    // Partitions carry their own: `PARTITION p1 … DATA DIRECTORY = '/x' INDEX DIRECTORY = '/x'`.
+    if let Some(parts) = t.definition.option("PARTITION") {
+        let upper = parts.to_ascii_uppercase();
+        for k in ["DATA DIRECTORY", "INDEX DIRECTORY"] {
+            if upper.contains(k) {
+                dirs.push(format!("{k} on a partition"));
+            }
+        }
+    }
     Verdict::check(
         dirs.is_empty(),
         if dirs.is_empty() { "yes".to_string() } else { dirs.join(", ") },
