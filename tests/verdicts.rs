@@ -1213,3 +1213,48 @@ fn a_garbage_index_header_is_refused_with_repair_use_frm_and_converts_after_it()
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(rows(&mut c, "t"), before);
 }
+
+/// A myisampack'ed (compressed, read-only) table: the alter path converted nothing and exited 3 with a raw
+/// ERROR 1036 (LOCK TABLES … WRITE on a read-only table). Every path converts it with its rows.
+#[test]
+fn a_myisampacked_table_converts_on_every_path() {
+    let sb = Sandboxed::new("vd-packed");
+    for strategy in ["alter", "deferred", "bulk"] {
+        let mut c = sb.conn();
+        c.query_drop("DROP DATABASE IF EXISTS d").unwrap();
+        drop(c);
+        let mut c = setup(&sb, SHAPE);
+        let before = rows(&mut c, "t");
+        c.query_drop("FLUSH TABLES").unwrap();
+        let base = sb.sandbox.datadir.join("d").join("t");
+        for (tool, extra) in [("myisampack", &[][..]), ("myisamchk", &["-rq"][..])] {
+            let out = std::process::Command::new(tool)
+                .args(extra)
+                .arg(&base)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{tool}: {out:?}");
+        }
+        c.query_drop("FLUSH TABLES").unwrap();
+        let format: String = c
+            .query_first("SELECT ROW_FORMAT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 't'")
+            .unwrap()
+            .unwrap();
+        assert_eq!(format, "Compressed");
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+            ]),
+            &[],
+        );
+        assert_eq!(out.code, 0, "{strategy}: {out:?}");
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"), "{strategy}");
+        assert_eq!(rows(&mut c, "t"), before, "{strategy}");
+    }
+}
