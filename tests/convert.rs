@@ -417,6 +417,8 @@ cases!(
     autoinc_option_without_column,
     sequence_named,
     partition_data_directory,
+    sequence_default,
+    sequence_default_alter,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \

@@ -254,6 +254,31 @@ fn engine_of(ctx: &mut Ctx, schema: &str, table: &str) -> anyhow::Result<Option<
     Ok(e.flatten())
 }
 
+/// Columns whose DEFAULT calls a sequence (`nextval(s)`, `NEXT VALUE FOR s`, `lastval(s)`), as SHOW CREATE TABLE
+/// prints them: `` `id` int(11) NOT NULL DEFAULT nextval(`x`.`s1`) ``.
+fn sequence_defaults(t: &TableInfo) -> Option<String> {
+    let cols: Vec<String> = t
+        .definition
+        .columns
+        .iter()
+        .filter(|l| {
+            let u = l.to_ascii_uppercase();
+            u.contains(" DEFAULT ")
+                && [
+                    "NEXTVAL(",
+                    "LASTVAL(",
+                    "NEXT VALUE FOR",
+                    "PREVIOUS VALUE FOR",
+                    "SETVAL(",
+                ]
+                .iter()
+                .any(|f| u.contains(f))
+        })
+        .map(|l| l.split(' ').next().unwrap_or(l).to_string())
+        .collect();
+    (!cols.is_empty()).then(|| format!("column {}", cols.join(", ")))
+}
+
 /// The shadow is an InnoDB table: refused otherwise, naming what it is and how to start over.
 fn shadow_is_innodb(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
     let shadow = shadow_name(&info.name);
@@ -852,6 +877,23 @@ fn preflight(
             ),
         })
     }));
+    if strategy == Strategy::Alter {
+        let t = i.clone();
+        step = step.pre(Check::new("no DEFAULT from a sequence (alter path)", move |ctx| {
+            let t = fresh(ctx, &t)?;
+            Ok(match sequence_defaults(&t) {
+                None => Verdict::pass("none", "none"),
+                Some(cols) => Verdict::fail(
+                    cols.clone(),
+                    "none",
+                    format!(
+                        "{}: {cols} takes its DEFAULT from a sequence, and the server cannot ALTER such a table under LOCK TABLES (ERROR 1100; with the sequence locked too MariaDB 10.11 crashes): convert it with --strategy bulk or --strategy deferred",
+                        t.display()
+                    ),
+                ),
+            })
+        }));
+    }
     let t = i.clone();
     step = step.pre(Check::new("AUTO_INCREMENT table option", move |ctx| {
         let t = fresh(ctx, &t)?;
