@@ -1258,3 +1258,40 @@ fn a_myisampacked_table_converts_on_every_path() {
         assert_eq!(rows(&mut c, "t"), before, "{strategy}");
     }
 }
+
+/// Another session holds `LOCK TABLES t WRITE` past innops's lock wait: every path refuses (exit 1, nothing
+/// changed) naming the sessions that may hold it; the alter path exited 3 with a raw ERROR 1205.
+#[test]
+fn a_table_locked_by_another_session_is_refused_naming_the_holder_on_every_path() {
+    let sb = Sandboxed::new("vd-locked");
+    let mut c = setup(&sb, SHAPE);
+    let before = rows(&mut c, "t");
+    let mut holder = sb.conn();
+    holder.query_drop("LOCK TABLES d.t WRITE").unwrap();
+    let holder_id = holder.connection_id();
+    for strategy in ["alter", "bulk"] {
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--execute",
+                "--no-bench",
+            ]),
+            &[("INNOPS_TEST_LOCK_WAIT", "2")],
+        );
+        assert_eq!(out.code, 1, "{strategy}: {out:?}");
+        assert!(
+            out.stderr.contains("within 2 s")
+                && out.stderr.contains(&format!("connection {holder_id} (")),
+            "{strategy}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("ERROR 1205"), "{}", out.stderr);
+    }
+    holder.query_drop("UNLOCK TABLES").unwrap();
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), before);
+}

@@ -49,6 +49,41 @@ pub fn guard_held(ctx: &Ctx, info: &TableInfo) -> bool {
 }
 
 /// Block writes to the source (reads go on) until [`release_guard`] or the swap.
+/// How long innops waits to lock a table before it gives up and names who holds it: 60 s
+/// (`INNOPS_TEST_LOCK_WAIT=N` in tests).
+pub fn lock_wait_secs() -> u64 {
+    std::env::var("INNOPS_TEST_LOCK_WAIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| (1..=3600).contains(n))
+        .unwrap_or(60)
+}
+
+/// The refusal for a lock on `info` that could not be had within [`lock_wait_secs`], naming the sessions that
+/// may hold it.
+pub fn lock_refusal(
+    conn: &mut Conn,
+    info: &TableInfo,
+    what: &str,
+    e: &mysql::Error,
+) -> anyhow::Error {
+    let timed_out = matches!(e, mysql::Error::MySqlError(me) if me.code == 1205);
+    refused(if timed_out {
+        let who = crate::plan::lock::lock_holder_candidates(conn).unwrap_or_default();
+        format!(
+            "could not {what} {} within {} s: a long transaction, statement or LOCK TABLES holds it (sessions that may hold it: {who}); nothing was changed, retry when it is done",
+            info.display(),
+            lock_wait_secs()
+        )
+    } else {
+        format!(
+            "could not {what} {} ({}): fix that and run the command again",
+            info.display(),
+            crate::error::describe_mysql(e)
+        )
+    })
+}
+
 pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
     let key = guard_key(info);
     if ctx.held.contains_key(&key) {
@@ -56,25 +91,15 @@ pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
     }
     let tag = ctx.tag();
     let mut conn = ctx.target.connect()?;
-    conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+    conn.query_drop(format!(
+        "SET {tag} SESSION lock_wait_timeout = {}",
+        lock_wait_secs()
+    ))?;
     if let Err(e) = conn.query_drop(format!(
         "FLUSH {tag} TABLES {} WITH READ LOCK",
         info.qualified()
     )) {
-        let timed_out = matches!(&e, mysql::Error::MySqlError(me) if me.code == 1205);
-        return Err(refused(if timed_out {
-            let who = crate::plan::lock::lock_holder_candidates(&mut conn).unwrap_or_default();
-            format!(
-                "could not block writes to {} within 60 s: a long transaction, statement or LOCK TABLES holds it (sessions that may hold it: {who}); retry when it is done",
-                info.display()
-            )
-        } else {
-            format!(
-                "could not block writes to {} ({}): fix that and run the command again",
-                info.display(),
-                crate::error::describe_mysql(&e)
-            )
-        }));
+        return Err(lock_refusal(&mut conn, info, "block writes to", &e));
     }
     ctx.held.insert(key, conn);
     ctx.writes_blocked(&info.display());

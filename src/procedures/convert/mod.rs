@@ -1852,12 +1852,14 @@ fn alter_step(info: &TableInfo) -> Step {
             let tag = ctx.tag();
             let method = verify::method_for(&t2);
             let mut conn = ctx.target.connect()?;
-            conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+            conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = {}", copy::lock_wait_secs()))?;
             // A myisampack'ed table is read-only: the server refuses to lock it for writing (ERROR 1036), and
             // no statement can change its rows, so the checksums before and after need no lock around them.
             let packed = t2.row_format.eq_ignore_ascii_case("Compressed");
             if !packed {
-                conn.query_drop(format!("LOCK {tag} TABLES {} WRITE", t2.qualified()))?;
+                if let Err(e) = conn.query_drop(format!("LOCK {tag} TABLES {} WRITE", t2.qualified())) {
+                    return Err(copy::lock_refusal(&mut conn, &t2, "lock", &e));
+                }
             }
             ctx.writes_blocked(&t2.display());
             let r = (|| -> anyhow::Result<(Fingerprint, Fingerprint, f64)> {
