@@ -78,9 +78,14 @@ fn definition(conn: &mut Conn, table: &str, drop_row_format: bool) -> String {
         let opts: Vec<&str> = last
             .split(' ')
             .filter(|w| {
+                // With the row format, an Aria table's leftovers (`PAGE_CHECKSUM=1 … /* TRANSACTIONAL=1 */`).
+                let aria = w.starts_with("PAGE_CHECKSUM=")
+                    || w.starts_with("TRANSACTIONAL=")
+                    || *w == "/*"
+                    || *w == "*/";
                 let dropped = w.starts_with("ENGINE=")
                     || w.starts_with("AUTO_INCREMENT=")
-                    || (drop_row_format && w.starts_with("ROW_FORMAT="));
+                    || (drop_row_format && (w.starts_with("ROW_FORMAT=") || aria));
                 !dropped
             })
             .collect();
@@ -273,6 +278,17 @@ fn run_one(
             engine(&mut c, &shadow).is_none(),
             "{name}: no shadow left behind"
         );
+        // `create_lacks=TEXT`: the converted table's SHOW CREATE TABLE does not hold TEXT.
+        if let Some(lacks) = get("create_lacks") {
+            let (_, create): (String, String) = c
+                .query_first(format!(
+                    "SHOW CREATE TABLE `d`.`{}`",
+                    table.replace('`', "``")
+                ))
+                .unwrap()
+                .unwrap();
+            assert!(!create.contains(&lacks), "{name}: {create}");
+        }
         if let Some(want) = &definition_before {
             let mut have = definition(&mut c, &table, row_format_changes);
             let mut want = want.clone();
@@ -419,6 +435,7 @@ cases!(
     partition_data_directory,
     sequence_default,
     sequence_default_alter,
+    aria_leftover_options,
 );
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \

@@ -191,9 +191,7 @@ pub fn create_shadow(
 ) -> anyhow::Result<Vec<String>> {
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let mut alter = vec!["ENGINE=InnoDB".to_string()];
-    if info.explicit_fixed_format() {
-        alter.push("ROW_FORMAT=DEFAULT".into());
-    }
+    alter.extend(info.innodb_fixups().iter().map(|f| f.to_string()));
     if deferred {
         for i in info.deferred_indexes() {
             alter.push(format!("DROP INDEX {}", quote_ident(&i.name)));

@@ -41,6 +41,11 @@ fn without_old_temporal(line: &str) -> String {
         .fold(line.to_string(), |l, m| l.replace(m, ""))
 }
 
+/// Options an Aria table had and keep when it became MyISAM (`PAGE_CHECKSUM=1 … /* TRANSACTIONAL=1 */`): MyISAM
+/// ignores them, and InnoDB drops PAGE_CHECKSUM but shows TRANSACTIONAL=1 as its own. The InnoDB table gets
+/// neither (`=DEFAULT`), the plan says so, and verification sets them aside.
+pub const ARIA_OPTIONS: [&str; 2] = ["PAGE_CHECKSUM", "TRANSACTIONAL"];
+
 /// MyISAM options InnoDB keeps in the definition but ignores: named in the plan.
 pub const MYISAM_ONLY_OPTIONS: [&str; 3] = ["PACK_KEYS", "CHECKSUM", "DELAY_KEY_WRITE"];
 
@@ -82,6 +87,14 @@ impl Definition {
     }
 
     /// The explicit row format, when InnoDB cannot take it (MyISAM's FIXED, Aria's PAGE).
+    /// The Aria options this definition carries, as `KEY=value` (see [`ARIA_OPTIONS`]).
+    pub fn aria_options(&self) -> Vec<String> {
+        ARIA_OPTIONS
+            .iter()
+            .filter_map(|k| self.option(k).map(|v| format!("{k}={v}")))
+            .collect()
+    }
+
     pub fn foreign_row_format(&self) -> Option<&str> {
         self.option("ROW_FORMAT")
             .filter(|f| !INNODB_ROW_FORMATS.contains(&f.to_ascii_uppercase().as_str()))
@@ -159,6 +172,17 @@ fn parse_options(s: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = s.trim();
     while !rest.is_empty() {
+        // An option the engine does not use, shown commented out: `/* TRANSACTIONAL=1 */`.
+        if let Some(inner) = rest.strip_prefix("/* ") {
+            if let Some(end) = inner.find(" */") {
+                let (k, v) = inner[..end].split_once('=').unwrap_or((&inner[..end], ""));
+                if !k.trim().to_ascii_uppercase().starts_with("PARTITION") {
+                    out.push((k.trim().to_ascii_uppercase(), v.trim().to_string()));
+                    rest = inner[end + 3..].trim_start();
+                    continue;
+                }
+            }
+        }
         // A partitioning clause (in a version comment) ends the options.
         if rest.starts_with("/*") || rest.to_ascii_uppercase().starts_with("PARTITION") {
             out.push(("PARTITION".into(), rest.to_string()));
@@ -382,6 +406,18 @@ mod tests {
         assert_eq!(d.option("DEFAULT CHARSET"), Some("latin1"));
         assert_eq!(d.option("COMMENT"), Some("it's, ok"));
         assert_eq!(d.foreign_row_format(), Some("FIXED"));
+        // An Aria table made MyISAM: its options, one shown commented out, read as options, not as a partition
+        // clause.
+        let aria = Definition::parse(
+            "CREATE TABLE `t` (\n  `id` int(11) NOT NULL\n) ENGINE=MyISAM DEFAULT CHARSET=latin1 PAGE_CHECKSUM=1 ROW_FORMAT=PAGE /* TRANSACTIONAL=1 */",
+        );
+        assert_eq!(aria.option("TRANSACTIONAL"), Some("1"));
+        assert_eq!(aria.option("PARTITION"), None);
+        assert_eq!(
+            aria.aria_options(),
+            vec!["PAGE_CHECKSUM=1", "TRANSACTIONAL=1"]
+        );
+        assert_eq!(aria.foreign_row_format(), Some("PAGE"));
         let p = Definition::parse("CREATE TABLE `p` (\n  `id` int NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=MyISAM DATA DIRECTORY='/d/' INDEX DIRECTORY='/i/'");
         assert_eq!(p.indexes[0].0, "PRIMARY");
         assert_eq!(p.option("DATA DIRECTORY"), Some("/d/"));

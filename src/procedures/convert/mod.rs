@@ -681,6 +681,14 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                 hashed.join(", ")
             ));
         }
+        let aria = info.definition.aria_options();
+        if !aria.is_empty() {
+            notes.push(format!(
+                "{}: {} are left from an Aria table (MyISAM ignores them): the InnoDB table gets neither, and verification sets them aside",
+                info.display(),
+                aria.join(", ")
+            ));
+        }
         if let Some(f) = info.definition.foreign_row_format() {
             notes.push(format!(
                 "{}: ROW_FORMAT={f} is not an InnoDB row format: the InnoDB table gets ROW_FORMAT=DEFAULT, and verification sets the row format aside",
@@ -1166,7 +1174,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
     };
     let mut step = Step::new(step_id("copy", info), title, Risk::Locking)
         .preview(format!("/* guard session */ FLUSH TABLES {} WITH READ LOCK   -- writes wait, reads go on, until the swap", info.qualified()))
-        .preview(format!("CREATE TABLE {shadow} LIKE {}; ALTER TABLE {shadow} ENGINE=InnoDB{}{}", info.qualified(), if info.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" }, if deferred { ", DROP INDEX … (secondary indexes come after the copy)" } else { "" }))
+        .preview(format!("CREATE TABLE {shadow} LIKE {}; ALTER TABLE {shadow} ENGINE=InnoDB{}{}", info.qualified(), info.innodb_fixups_sql(), if deferred { ", DROP INDEX … (secondary indexes come after the copy)" } else { "" }))
         .preview(if deferred && info.primary().is_some() {
             format!("INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk   -- repeated, ~{} ms per chunk", info.qualified(), p.chunk_ms)
         } else {
@@ -1392,13 +1400,19 @@ fn show_indexes(lines: &[(String, String)]) -> String {
         .join("; ")
 }
 
-/// What the InnoDB table is meant to differ in, on purpose: an explicit row format InnoDB refuses.
+/// What the InnoDB table is meant to differ in, on purpose: an explicit row format InnoDB refuses, and the Aria
+/// options it does not get.
 fn set_aside(t: &TableInfo) -> Vec<&'static str> {
+    let mut out = Vec::new();
     if t.explicit_fixed_format() {
-        vec!["ROW_FORMAT"]
-    } else {
-        Vec::new()
+        out.push("ROW_FORMAT");
     }
+    out.extend(
+        definition::ARIA_OPTIONS
+            .iter()
+            .filter(|k| t.definition.option(k).is_some()),
+    );
+    out
 }
 
 fn index_step(info: &TableInfo) -> Step {
@@ -1827,11 +1841,7 @@ fn alter_step(info: &TableInfo) -> Step {
     let t = info.clone();
     let t2 = info.clone();
     let t3 = info.clone();
-    let fixed = if info.explicit_fixed_format() {
-        ", ROW_FORMAT=DEFAULT"
-    } else {
-        ""
-    };
+    let fixed = info.innodb_fixups_sql();
     Step::new(step_id("alter", info), format!("ALTER {} to InnoDB in place, checked against the checksum before", info.display()), Risk::Locking)
         .preview(format!("LOCK TABLES {q} WRITE; checksum; ALTER TABLE {q} ENGINE=InnoDB{fixed}; checksum; UNLOCK TABLES   -- no old table is kept: there is no rollback", q = info.qualified()))
         .bench()
@@ -1865,7 +1875,7 @@ fn alter_step(info: &TableInfo) -> Step {
             let r = (|| -> anyhow::Result<(Fingerprint, Fingerprint, f64)> {
                 let before = verify::fingerprint(&mut conn, &tag, &t2, &t2.name, method)?;
                 let t0 = std::time::Instant::now();
-                let alter = format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), if t2.explicit_fixed_format() { ", ROW_FORMAT=DEFAULT" } else { "" });
+                let alter = format!("ALTER {tag} TABLE {} ENGINE=InnoDB{}", t2.qualified(), t2.innodb_fixups_sql());
                 let id = conn.connection_id();
                 let label = format!("alter {}", t2.display());
                 copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || Ok(conn.query_drop(&alter)?))?;

@@ -364,6 +364,32 @@ impl TableInfo {
     }
 
     /// An explicit row format InnoDB refuses (MyISAM's FIXED, Aria's PAGE): the InnoDB table gets the default.
+    /// What `ALTER TABLE … ENGINE=InnoDB` must add for InnoDB to take this definition as it should: the default
+    /// row format instead of one InnoDB refuses, and no Aria options.
+    pub fn innodb_fixups(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.explicit_fixed_format() {
+            out.push("ROW_FORMAT=DEFAULT");
+        }
+        for k in super::definition::ARIA_OPTIONS {
+            if self.definition.option(k).is_some() {
+                out.push(match k {
+                    "PAGE_CHECKSUM" => "PAGE_CHECKSUM=DEFAULT",
+                    _ => "TRANSACTIONAL=DEFAULT",
+                });
+            }
+        }
+        out
+    }
+
+    /// [`TableInfo::innodb_fixups`] as the tail of an ALTER clause list (`, ROW_FORMAT=DEFAULT`), or nothing.
+    pub fn innodb_fixups_sql(&self) -> String {
+        self.innodb_fixups()
+            .iter()
+            .map(|f| format!(", {f}"))
+            .collect()
+    }
+
     pub fn explicit_fixed_format(&self) -> bool {
         self.definition.foreign_row_format().is_some()
             || self
