@@ -10,6 +10,7 @@ mod face;
 mod fleet;
 mod foundation;
 mod impact;
+mod lock;
 mod playbook;
 mod readonly;
 mod recover;

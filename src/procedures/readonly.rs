@@ -310,7 +310,7 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         header,
         steps,
         bench,
-        locks: vec!["readonly".into()],
+        locks: vec!["readonly".into(), crate::plan::lock::SERVER.into()],
     })
 }
 
