@@ -8,6 +8,7 @@
 #   benches/mutants.sh plan      # the runner, journal, run locks and load guard
 #   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
 #   benches/mutants.sh recover   # recover's verdicts: doubts, probes, the cross-check, exit 4 (tests: recover*)
+#   benches/mutants.sh readonly  # readonly's checks: the write probe, a server found down, --min-redo, the state record
 #   RE='(differences|row_hash)' benches/mutants.sh convert   # only the mutants of these functions
 #
 # Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
@@ -25,8 +26,8 @@ convert)
     ;;
 plan)
     files=(-f src/plan/runner.rs -f src/plan/journal.rs -f src/plan/lock.rs -f src/plan/guard.rs -f src/plan/mod.rs)
-    re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::)'
-    tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/)'
+    re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::|conflict|held_slots|describe|label_of|server_if)'
+    tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/) | test(/^lock::/)'
     ;;
 redo)
     files=(-f src/procedures/redo.rs)
@@ -42,8 +43,15 @@ recover)
     re='(confirm|bisect|unexplained|page_of|corruption_since|end_crash_doubt|begin_crash_doubt|doubt_out_of_order|compare|record|entry|key_id|gap|probe|probe_spaces|column_space|string_points|candidate_strings|read_ranges|merge_lost|cmp_keys|walk_groups|group_size|rows_in_group_written|choose_secondary_key|TableInfo::read|dump_table|LoadCheck::ok|Verified::ok|verify_load|IndexAgreement::ok|LostCount::ok|judge|agreement|lost_count|range_sql|bound|literal_of|Tally|listed|shortfall|doubts|assess)'
     tests='test(/^recover/) | test(/dump::/) | test(/procedures::recover/)'
     ;;
+readonly)
+    files=(-f src/procedures/readonly.rs -f src/playbook.rs)
+    # The checks and the decisions behind them; notes, previews and estimates are left out. The playbook's order
+    # check is here because its tests are the readonly-after-convert cases.
+    re='(probe_verdict|down_verdict|merge_state|min_redo|stop_step|clean_shutdown_check|start_after_failed_stop|dropin_step|start_step|ro_var_check|restore_and_start|verify_step|probe_table_step|probe_exists|preflush_step|restore_preflush|change_buffering_step|preflight|Ro::settings|Ro::next_start_ro|order_problems|order_check|MemberEffect)'
+    tests='test(/^readonly::/) | test(/procedures::readonly/) | test(/^lock::/) | test(/^playbook::a_dry_run_follows/) | test(/playbook::tests/)'
+    ;;
 *)
-    echo "usage: $0 convert|plan|redo|recover" >&2
+    echo "usage: $0 convert|plan|redo|recover|readonly" >&2
     exit 2
     ;;
 esac

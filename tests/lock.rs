@@ -96,7 +96,14 @@ fn a_readonly_is_refused_while_a_convert_runs_and_names_it() {
     assert_eq!(done.code, 0, "{done:?}");
     assert_eq!(engine(&mut c, "a").as_deref(), Some("InnoDB"));
     drop(c);
-    let ro = sb.innops(&["readonly", "--execute", "--yes", "--no-bench"]);
+    let ro = sb.innops(&[
+        "readonly",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        sb.root.join("ro2").to_str().unwrap(),
+    ]);
     assert_eq!(ro.code, 0, "{ro:?}");
 }
 

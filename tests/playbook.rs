@@ -500,7 +500,13 @@ fn playbook_of(sb: &Sandboxed, name: &str, steps: &str) -> PathBuf {
 fn run_playbook(pb: &Path, execute: bool) -> crate::common::Output {
     let mut a = vec!["run".to_string(), pb.display().to_string()];
     if execute {
-        a.extend(["--execute".into(), "--yes".into()]);
+        let run_dir = pb.with_extension("run");
+        a.extend([
+            "--execute".into(),
+            "--yes".into(),
+            "--run-dir".into(),
+            run_dir.display().to_string(),
+        ]);
     } else {
         a.extend(["--format".into(), "json".into()]);
     }
