@@ -357,4 +357,25 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with("innops:convert:ddd"));
     }
+    #[test]
+    fn slots_name_their_procedure_fit_the_server_limit_and_are_distinct() {
+        let all: Vec<String> = LABELS
+            .iter()
+            .flat_map(|l| (0..SLOTS).map(move |k| slot_name(l, k)))
+            .collect();
+        assert!(all.iter().all(|n| n.chars().count() <= MAX_NAME));
+        let distinct: std::collections::BTreeSet<&String> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len());
+        assert_eq!(label_of("readonly"), "readonly");
+        assert_eq!(label_of("drill-setup"), "other");
+        assert_eq!(lock_name(SERVER), "innops:server");
+        assert_eq!(server_if(false, "deadlock:s".into()), vec!["deadlock:s"]);
+        assert_eq!(
+            server_if(true, "deadlock:s".into()),
+            vec!["deadlock:s", SERVER]
+        );
+        let server_wide = Locks::new("redo", vec!["redo-log".into(), SERVER.into()]);
+        assert!(server_wide.server_wide());
+        assert!(!Locks::new("convert", vec!["table:d.t".into()]).server_wide());
+    }
 }
