@@ -9,6 +9,7 @@
 #   benches/mutants.sh redo      # the redo procedure's checks (tests: redo)
 #   benches/mutants.sh recover   # recover's verdicts: doubts, probes, the cross-check, exit 4 (tests: recover*)
 #   benches/mutants.sh deadlock  # a scenario's verdicts: replies, the report's victim, own counts (tests: deadlock)
+#   benches/mutants.sh readonly  # readonly's checks: the write probe, a server found down, --min-redo, the state record
 #   RE='(differences|row_hash)' benches/mutants.sh convert   # only the mutants of these functions
 #
 # Results go to target/mutants-SET/mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
@@ -26,8 +27,8 @@ convert)
     ;;
 plan)
     files=(-f src/plan/runner.rs -f src/plan/journal.rs -f src/plan/lock.rs -f src/plan/guard.rs -f src/plan/mod.rs)
-    re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::)'
-    tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/)'
+    re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::|conflict|held_slots|describe|label_of|server_if)'
+    tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/) | test(/^lock::/)'
     ;;
 redo)
     files=(-f src/procedures/redo.rs)
@@ -50,6 +51,15 @@ deadlock)
     # against the errors seen, the counts of this run's own deadlocks, the schema refusals, the report parser.
     re='(schema_problem|is_lock_wait_state|same_every_time|record|judge_report|execute|error_of|in_lock_wait|processlist_wait|live_transactions|open_trx|finish|repetition|gaps|parse)'
     tests='test(/^deadlock::/) | test(/procedures::deadlock/)'
+    ;;
+readonly)
+    files=(-f src/procedures/readonly.rs -f src/playbook.rs)
+    # The checks and the decisions behind them; notes, previews and estimates are left out. The playbook's order
+    # check is here because its tests are the readonly-after-convert cases.
+    re='(probe_verdict|down_verdict|merge_state|min_redo|stop_step|clean_shutdown_check|start_after_failed_stop|dropin_step|start_step|ro_var_check|restore_and_start|verify_step|probe_table_step|probe_exists|preflush_step|restore_preflush|change_buffering_step|preflight|Ro::settings|Ro::next_start_ro|order_problems|order_check|MemberEffect)'
+    # All of playbook's tests: cargo-mutants lists the field deletions of playbook.rs's `rebuild` whatever --re
+    # says, and only the playbook's resume tests catch them.
+    tests='test(/^readonly::/) | test(/procedures::readonly/) | test(/^lock::/) | test(/^playbook::/)'
     ;;
 *)
     echo "usage: $0 convert|plan|redo|recover|deadlock|readonly" >&2

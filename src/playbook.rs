@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::bad_input;
-use crate::plan::{Check, Ctx, Plan, Step};
+use crate::plan::{Check, Ctx, Plan, Step, Verdict};
 use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
@@ -512,6 +512,101 @@ fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
     }
 }
 
+/// What one member leaves behind and needs, as [`order_problems`] judges it.
+#[derive(Debug, Clone)]
+pub struct MemberEffect {
+    /// The member's step-id prefix without its slash (`convert.2`).
+    pub name: String,
+    pub procedure: String,
+    /// The tables it converts (`db.t`), from its plan's locks.
+    pub tables: Vec<String>,
+    /// Whether the server is read-only after it: Some(true) for readonly, Some(false) for readonly --undo.
+    pub leaves_read_only: Option<bool>,
+}
+
+impl MemberEffect {
+    fn of(name: &str, plan: &Plan) -> MemberEffect {
+        let procedure = plan.header.procedure.clone();
+        MemberEffect {
+            name: name.trim_end_matches('/').to_string(),
+            tables: if procedure == "convert" {
+                plan.locks
+                    .iter()
+                    .filter_map(|l| l.strip_prefix("table:"))
+                    .map(str::to_string)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            leaves_read_only: (procedure == "readonly").then(|| {
+                !plan
+                    .header
+                    .params
+                    .get("undo")
+                    .and_then(|u| u.as_bool())
+                    .unwrap_or(false)
+            }),
+            procedure,
+        }
+    }
+
+    /// The procedures that write to InnoDB (a read-only server refuses them midway, with a raw error).
+    fn writes(&self) -> bool {
+        matches!(self.procedure.as_str(), "convert" | "redo" | "deadlock")
+    }
+}
+
+/// Where a member would not find the state it needs because of the members before it, one sentence each with
+/// the fix. A dry run judges each member against the live server as it is now; this judges it against the
+/// state the earlier members will leave (a table already InnoDB after a convert, a server read-only after
+/// readonly), so a playbook that would stop midway is refused before anything acts.
+pub fn order_problems(members: &[MemberEffect]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut read_only_by: Option<&str> = None;
+    for (i, m) in members.iter().enumerate() {
+        if let Some(by) = read_only_by.filter(|_| m.writes()) {
+            out.push(format!(
+                "step {} ({}) must write to InnoDB and {by} before it leaves the server read-only (innodb_read_only=1): put it before {by}, or add a readonly step with undo = true between them",
+                m.name, m.procedure
+            ));
+        }
+        for t in &m.tables {
+            if let Some(earlier) = members[..i].iter().find(|e| e.tables.contains(t)) {
+                out.push(format!(
+                    "step {} converts {t}, which step {} before it converts already: it would find {t} InnoDB, with the MyISAM original kept as the only rollback copy; convert {t} in one step only",
+                    m.name, earlier.name
+                ));
+            }
+        }
+        match m.leaves_read_only {
+            Some(true) => read_only_by = Some(m.name.as_str()),
+            Some(false) => read_only_by = None,
+            None => {}
+        }
+    }
+    out
+}
+
+/// The check the first step of a playbook carries: the members' order, judged by [`order_problems`].
+fn order_check(problems: Vec<String>) -> Check {
+    Check::new(
+        "each step finds what it needs after the steps before it",
+        move |_| {
+            Ok(match problems.first() {
+                None => Verdict::pass(
+                    "no step undoes what a later one needs",
+                    "each step finds the state it needs",
+                ),
+                Some(first) => Verdict::fail(
+                    problems.join("; "),
+                    "each step finds the state it needs",
+                    first.clone(),
+                ),
+            })
+        },
+    )
+}
+
 /// Join the members' plans, in order, into one plan named `procedure` (`playbook`, or `drill` for the staging
 /// drill with its own members): prefixed step ids, every member's notes and locks, and one benchmark (a
 /// read-only workload when a member leaves the server read-only, else the first member's).
@@ -541,6 +636,12 @@ pub fn combine(
         .find(|p| p.header.procedure == "readonly")
         .and_then(|p| p.bench.clone());
     let mut bench = None;
+    let effects: Vec<MemberEffect> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| MemberEffect::of(&member_prefix(&members, i), p))
+        .collect();
+    let problems = order_problems(&effects);
     for (i, plan) in plans.into_iter().enumerate() {
         let prefix = member_prefix(&members, i);
         let proc = plan.header.procedure.clone();
@@ -566,6 +667,10 @@ pub fn combine(
             }
             wrap_step(s, &proc, &prefix)
         }));
+    }
+    // Judged with the first step, so a playbook that would stop midway is refused before anything acts.
+    if let Some(first) = steps.first_mut() {
+        first.pre.push(order_check(problems));
     }
     let params = PlaybookParams {
         file: file.to_string(),
@@ -743,5 +848,41 @@ mod tests {
     fn line_and_column_count_from_one() {
         assert_eq!(line_col("ab\ncd", 0), (1, 1));
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+    fn effect(name: &str, procedure: &str, tables: &[&str], ro: Option<bool>) -> MemberEffect {
+        MemberEffect {
+            name: name.into(),
+            procedure: procedure.into(),
+            tables: tables.iter().map(|t| t.to_string()).collect(),
+            leaves_read_only: ro,
+        }
+    }
+
+    #[test]
+    fn a_member_is_judged_against_what_the_members_before_it_leave() {
+        let cv = |name: &str, t: &[&str]| effect(name, "convert", t, None);
+        let ro = effect("readonly", "readonly", &[], Some(true));
+        let undo = effect("readonly.2", "readonly", &[], Some(false));
+        let redo = effect("redo", "redo", &[], None);
+        let recover = effect("recover", "recover", &[], None);
+        // The same table twice: named, and never "drop" advice.
+        let p = order_problems(&[cv("convert", &["d.a", "d.b"]), cv("convert.2", &["d.b"])]);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains(
+            "step convert.2 converts d.b, which step convert before it converts already"
+        ));
+        assert!(order_problems(&[cv("convert", &["d.a"]), cv("convert.2", &["d.b"])]).is_empty());
+        // Writing after readonly, until an undo.
+        let p = order_problems(&[ro.clone(), cv("convert", &["d.a"]), redo.clone()]);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(
+            p[0].starts_with("step convert (convert) must write")
+                && p[0].contains("readonly before it")
+        );
+        assert!(p[1].starts_with("step redo (redo)"));
+        assert!(order_problems(&[ro.clone(), undo.clone(), cv("convert", &["d.a"])]).is_empty());
+        assert!(order_problems(&[cv("convert", &["d.a"]), ro.clone(), recover.clone()]).is_empty());
+        // A readonly after an undo counts again.
+        assert_eq!(order_problems(&[undo, ro, redo]).len(), 1);
     }
 }

@@ -484,3 +484,86 @@ fn a_deadlock_step_without_a_scenario_or_with_an_unknown_one_names_the_field() {
         "{out:?}"
     );
 }
+
+/// A playbook of `steps` (TOML `[[step]]` tables) aimed at `sb`.
+fn playbook_of(sb: &Sandboxed, name: &str, steps: &str) -> PathBuf {
+    let path = sb.root.join(name);
+    let text = format!(
+        "[target]\nsandbox = \"{}\"\nsandbox-root = \"{}\"\n\n[bench]\nenabled = false\n\n{steps}",
+        sb.sandbox.name,
+        sb.root.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_playbook(pb: &Path, execute: bool) -> crate::common::Output {
+    let mut a = vec!["run".to_string(), pb.display().to_string()];
+    if execute {
+        let run_dir = pb.with_extension("run");
+        a.extend([
+            "--execute".into(),
+            "--yes".into(),
+            "--run-dir".into(),
+            run_dir.display().to_string(),
+        ]);
+    } else {
+        a.extend(["--format".into(), "json".into()]);
+    }
+    run_innops(&a, &[])
+}
+
+/// Issue 22: a playbook's dry run judges each step against the state the steps before it leave. The same
+/// table converted twice, and a conversion after readonly, pass a check of the live server but would stop
+/// midway (the second convert at the kept rollback copy, the convert at a raw ERROR 1036): both are refused in
+/// the dry run with the reason, and `--execute` refuses before anything acts.
+#[test]
+fn a_dry_run_follows_the_state_earlier_steps_leave() {
+    let sb = Sandboxed::new("pborder");
+    myisam_tables(&sb);
+    let convert = "[[step]]\nprocedure = \"convert\"\ntables = [\"legacy.orders\"]\n\n";
+    let twice = playbook_of(&sb, "twice.toml", &format!("{convert}{convert}"));
+    let dry = run_playbook(&twice, false);
+    assert_eq!(dry.code, 1, "{dry:?}");
+    let message = dry.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains(
+            "step convert.2 converts legacy.orders, which step convert before it converts already"
+        ) && !message.contains("drop"),
+        "{message}"
+    );
+    let out = run_playbook(&twice, true);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(engine(&sb, "orders"), "MyISAM", "nothing acted");
+
+    let readonly = "[[step]]\nprocedure = \"readonly\"\n\n";
+    let after_ro = playbook_of(&sb, "after.toml", &format!("{readonly}{convert}"));
+    let dry = run_playbook(&after_ro, false);
+    assert_eq!(dry.code, 1, "{dry:?}");
+    let message = dry.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("step convert (convert) must write to InnoDB and readonly before it leaves the server read-only"),
+        "{message}"
+    );
+    let pid = sb.sandbox.running_pid();
+    let out = run_playbook(&after_ro, true);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        sb.sandbox.running_pid(),
+        pid,
+        "the server was not restarted"
+    );
+    // The same steps in the order that works, and with an undo between them, pass.
+    let before_ro = playbook_of(&sb, "before.toml", &format!("{convert}{readonly}"));
+    assert_eq!(run_playbook(&before_ro, false).code, 0);
+    let undone = playbook_of(
+        &sb,
+        "undone.toml",
+        &format!("{readonly}[[step]]\nprocedure = \"readonly\"\nundo = true\n\n{convert}"),
+    );
+    let dry = run_playbook(&undone, false);
+    assert!(
+        !dry.stdout.contains("must write to InnoDB"),
+        "an undo between them lifts it: {dry:?}"
+    );
+}

@@ -417,3 +417,132 @@ fn pct(sb: &Sandboxed) -> f64 {
         .unwrap()
         .unwrap()
 }
+
+/// Issue 22: `--min-redo` on a server that is read-only already cannot shrink the redo log (a read-only server
+/// does not resize it online): it is refused, and nothing names a size the server never ran with.
+#[test]
+fn min_redo_on_a_read_only_server_is_refused_and_the_drop_in_names_no_redo_size() {
+    let mut sb = Sandboxed::new("ro-minro");
+    let first = sb.innops(&args(&sb.root.join("run1"), &[]));
+    assert_eq!(first.code, 0, "{first:?}");
+    sb.reopen();
+    let size = var(&sb, "innodb_log_file_size");
+    let dry = sb.innops(&["readonly", "--min-redo", "--no-bench"]);
+    assert_eq!(dry.code, 1, "the dry run says so: {dry:?}");
+    assert!(
+        dry.stdout
+            .contains("--min-redo shrinks the redo log online")
+            || dry
+                .stderr
+                .contains("--min-redo shrinks the redo log online"),
+        "{dry:?}"
+    );
+    let second = sb.innops(&args(&sb.root.join("run2"), &["--min-redo"]));
+    assert_eq!(second.code, 1, "{second:?}");
+    assert!(
+        second.error_line().contains("read-only already"),
+        "{second:?}"
+    );
+    assert!(
+        !dropin(&sb).contains("innodb_log_file_size"),
+        "{}",
+        dropin(&sb)
+    );
+    let undo = sb.innops(&args(&sb.root.join("undo"), &["--undo"]));
+    assert_eq!(undo.code, 0, "{undo:?}");
+    sb.reopen();
+    assert_eq!(var(&sb, "innodb_read_only"), 0);
+    assert_eq!(
+        var(&sb, "innodb_log_file_size"),
+        size,
+        "back at the size it had"
+    );
+}
+
+/// Issue 22: a server that crashed before the slow shutdown is not taken for one that shut down cleanly: the
+/// stop step refuses (a read-only start would refuse the crash recovery), and once it was started, resume ends
+/// read-only.
+#[test]
+fn a_server_that_crashed_before_the_stop_is_refused_not_taken_as_cleanly_down() {
+    let mut sb = Sandboxed::new("ro-crash");
+    let run_dir = sb.root.join("run");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    // innops dies right after the pre-flush, and the server crashes before anyone resumes.
+    let killed = sb.innops_env(
+        &args(&run_dir, &[]),
+        &[("INNOPS_FAULT", "after-action:preflush")],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    sb.sandbox.kill9().unwrap();
+    let out = resume(&run_dir);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("innops: step stop refused: the server is down without a clean shutdown"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dropin(&sb).contains("innodb_read_only"), "{}", dropin(&sb));
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(step(&report, "stop")["status"], "refused", "{report}");
+    // Started (crash recovery runs), the run goes on from the stop.
+    sb.reopen();
+    sb.sandbox.start(&[], Duration::from_secs(120)).unwrap();
+    let resumed = resume(&run_dir);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    sb.reopen();
+    assert_eq!(var(&sb, "innodb_read_only"), 1);
+}
+
+/// Issue 22: only a read-only refusal proves the server read-only. Here the probe fails because the account
+/// may not write the probe table (ERROR 1142): the verdict fails, it is not taken for "refused read-only".
+#[test]
+fn a_write_probe_refused_for_another_reason_proves_nothing() {
+    let mut sb = Sandboxed::new("ro-probe");
+    let first = sb.innops(&args(&sb.root.join("run1"), &[]));
+    assert_eq!(first.code, 0, "{first:?}");
+    sb.reopen();
+    // Accounts live in Aria tables: they can be made on a read-only InnoDB.
+    let mut c = sb.conn();
+    c.query_drop("CREATE USER lim@localhost").unwrap();
+    c.query_drop("GRANT SELECT, PROCESS, RELOAD, SHUTDOWN ON *.* TO lim@localhost")
+        .unwrap();
+    // As that account (`--sandbox` connects as root, so the socket and a start command are given instead).
+    let run2 = sb.root.join("run2");
+    let start = format!(
+        "{} sandbox start {} --sandbox-root {}",
+        env!("CARGO_BIN_EXE_innops"),
+        sb.sandbox.name,
+        sb.root.display()
+    );
+    let again = run_innops(
+        &[
+            "readonly",
+            "--execute",
+            "--yes",
+            "--no-bench",
+            "--run-dir",
+            run2.to_str().unwrap(),
+            "--socket",
+            sb.sandbox.socket.to_str().unwrap(),
+            "--user",
+            "lim",
+            "--start-cmd",
+            &start,
+            "--config-file",
+            sb.sandbox.option_file.to_str().unwrap(),
+        ]
+        .map(String::from),
+        &[],
+    );
+    assert_eq!(again.code, 3, "{again:?}");
+    let line = again.error_line();
+    assert!(
+        line.contains("write probe") && line.contains("1142"),
+        "{line}"
+    );
+    // The same run as root proves it.
+    let root = sb.innops(&args(&sb.root.join("run3"), &[]));
+    assert_eq!(root.code, 0, "{root:?}");
+}

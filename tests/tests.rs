@@ -10,6 +10,7 @@ mod face;
 mod fleet;
 mod foundation;
 mod impact;
+mod lock;
 mod optionfiles;
 mod playbook;
 mod readonly;

@@ -1,10 +1,20 @@
-//! One run per object: a run holds a server-side named lock (`GET_LOCK`) for every object it changes, in a
-//! session of its own, for its whole length. The server frees the lock when that session ends, so a run killed
-//! with `kill -9` never leaves a stale lock behind, and a second run of the same object is refused at once with
-//! the connection that holds it.
+//! One run per object, and one server-wide run at a time: a run holds server-side named locks (`GET_LOCK`) in a
+//! session of its own, for its whole length. The server frees them when that session ends, so a run killed with
+//! `kill -9` never leaves a stale lock behind, and a second run of the same object is refused at once with the
+//! connection that holds it.
 //!
-//! A restart step takes the server (and so the lock session) down: [`Locks::ensure`] takes the locks again as
-//! soon as the server answers, before the next step runs. While the server is down nobody else can run either.
+//! Every run holds a **slot** `innops:plan:<procedure>:<k>` (the first free `k`), so a running plan can be seen
+//! (and named by its procedure) by anyone: `GET_LOCK` is exclusive and the server lists no user locks without a
+//! plugin, so a refuser tests the known slot names instead. A plan that restarts the server or changes a global
+//! setting also holds the **server lock** `innops:server` (its `locks` name [`SERVER`]), and is refused while any
+//! other run holds a slot; every other plan is refused while the server lock is held, and checks it again before
+//! each step. The orders make a race safe: a plan takes its slot *before* it looks at the server lock, and a
+//! server-wide plan takes the server lock *before* it looks at the slots, so of two runs starting together at
+//! least one sees the other.
+//!
+//! A restart step takes the server (and so the lock session) down: [`Locks::ensure`] takes the locks again, in
+//! the same order and with the same checks, as soon as the server answers, before the next step runs. While the
+//! server is down nobody else can run either.
 
 use crate::sql::Queryable;
 use mysql::Conn;
@@ -28,16 +38,86 @@ pub fn lock_name(object: &str) -> String {
     format!("innops:{head}#{hex}")
 }
 
-/// Who holds a named lock, in words.
-pub fn holder(conn: &mut Conn, name: &str) -> anyhow::Result<Option<String>> {
-    let id: Option<Option<u64>> =
-        conn.exec_first("SELECT /* innops:lock */ IS_USED_LOCK(?)", (name,))?;
-    let Some(Some(id)) = id else { return Ok(None) };
+/// The object a plan names in its `locks` when it restarts the server or changes a global setting: it then
+/// holds the server lock `innops:server` ([`lock_name`] of it).
+pub const SERVER: &str = "server";
+
+/// The locks of a plan that changes `object`, with [`SERVER`] when it is server-wide.
+pub fn server_if(server_wide: bool, object: String) -> Vec<String> {
+    let mut objects = vec![object];
+    if server_wide {
+        objects.push(SERVER.to_string());
+    }
+    objects
+}
+
+/// Slots per procedure: how many runs of one procedure may run side by side on one server.
+const SLOTS: usize = 16;
+
+/// The procedures a slot can name; any other runs under `other`.
+const LABELS: &[&str] = &[
+    "convert",
+    "convert-rollback",
+    "convert-drop-kept",
+    "redo",
+    "readonly",
+    "recover",
+    "deadlock",
+    "playbook",
+    "drill",
+    "other",
+];
+
+fn label_of(procedure: &str) -> &'static str {
+    LABELS
+        .iter()
+        .find(|l| **l == procedure)
+        .copied()
+        .unwrap_or("other")
+}
+
+/// The name of slot `k` of `label`'s runs.
+fn slot_name(label: &str, k: usize) -> String {
+    format!("innops:plan:{label}:{k}")
+}
+
+/// Every slot held now: the procedure it names and the connection that holds it. One statement tests them all.
+fn held_slots(conn: &mut Conn) -> anyhow::Result<Vec<(&'static str, u64)>> {
+    let names: Vec<(&'static str, String)> = LABELS
+        .iter()
+        .flat_map(|l| (0..SLOTS).map(move |k| (*l, slot_name(l, k))))
+        .collect();
+    let sql = format!(
+        "SELECT /* innops:lock */ {}",
+        vec!["IS_USED_LOCK(?)"; names.len()].join(", ")
+    );
+    let params = mysql::Params::Positional(
+        names
+            .iter()
+            .map(|(_, n)| mysql::Value::from(n.as_str()))
+            .collect(),
+    );
+    let row: Option<mysql::Row> = conn.exec_first(sql, params)?;
+    let Some(row) = row else {
+        return Ok(Vec::new());
+    };
+    Ok(names
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (label, _))| {
+            let id: Option<Option<u64>> = row.get(i);
+            id.flatten().map(|id| (*label, id))
+        })
+        .collect())
+}
+
+/// A connection in words, with the innops run it belongs to when it holds a slot.
+fn describe(conn: &mut Conn, id: u64) -> anyhow::Result<String> {
     let row: Option<(Option<String>, Option<String>, Option<u64>)> = conn.exec_first(
         "SELECT /* innops:lock */ USER, HOST, TIME FROM information_schema.PROCESSLIST WHERE ID = ?",
         (id,),
     )?;
-    Ok(Some(match row {
+    let who = match row {
         Some((user, host, time)) => format!(
             "connection {id} ({}@{}, connected {} s)",
             user.unwrap_or_default(),
@@ -45,7 +125,52 @@ pub fn holder(conn: &mut Conn, name: &str) -> anyhow::Result<Option<String>> {
             time.unwrap_or(0)
         ),
         None => format!("connection {id}"),
-    }))
+    };
+    let run = held_slots(conn)?
+        .into_iter()
+        .find(|(_, holder)| *holder == id)
+        .map(|(label, _)| format!(", an innops {label} run"))
+        .unwrap_or_default();
+    Ok(format!("{who}{run}"))
+}
+
+/// Who holds a named lock, in words: the connection, and the innops run it belongs to.
+pub fn holder(conn: &mut Conn, name: &str) -> anyhow::Result<Option<String>> {
+    let id: Option<Option<u64>> =
+        conn.exec_first("SELECT /* innops:lock */ IS_USED_LOCK(?)", (name,))?;
+    let Some(Some(id)) = id else { return Ok(None) };
+    Ok(Some(describe(conn, id)?))
+}
+
+/// Why a plan cannot run beside the runs that hold locks now, seen from `conn` (whose own locks do not
+/// count), or None. A server-wide plan runs alone; any other plan runs unless a server-wide one holds the
+/// server lock.
+fn conflict(conn: &mut Conn, server_wide: bool, procedure: &str) -> anyhow::Result<Option<String>> {
+    let own: Option<u64> = conn.query_first("SELECT /* innops:lock */ CONNECTION_ID()")?;
+    if server_wide {
+        let other = held_slots(conn)?
+            .into_iter()
+            .find(|(_, id)| Some(*id) != own);
+        return Ok(match other {
+            Some((_, id)) => Some(format!(
+                "another innops run is working on this server ({}), and this {procedure} plan restarts the server or changes a global setting under it: wait for that run to finish, then run the command again",
+                describe(conn, id)?
+            )),
+            None => None,
+        });
+    }
+    let server: Option<Option<u64>> = conn.exec_first(
+        "SELECT /* innops:lock */ IS_USED_LOCK(?)",
+        (lock_name(SERVER),),
+    )?;
+    Ok(match server.flatten() {
+        Some(id) if Some(id) != own => Some(format!(
+            "another innops run holds the server-wide lock {} ({}): it restarts the server or changes a global setting, so this {procedure} plan waits until it is done",
+            lock_name(SERVER),
+            describe(conn, id)?
+        )),
+        _ => None,
+    })
 }
 
 /// Whether `err` is a lock wait that ran out (ERROR 1205).
@@ -93,24 +218,31 @@ pub fn lock_holder_candidates(conn: &mut Conn) -> anyhow::Result<String> {
 
 /// The locks a run holds.
 pub struct Locks {
+    procedure: String,
     objects: Vec<String>,
     session: Option<Conn>,
 }
 
 impl Locks {
-    pub fn new(objects: Vec<String>) -> Locks {
+    /// The locks of a `procedure` plan that changes `objects` (with [`SERVER`] when it is server-wide).
+    pub fn new(procedure: &str, objects: Vec<String>) -> Locks {
         Locks {
+            procedure: procedure.to_string(),
             objects,
             session: None,
         }
     }
 
-    /// Hold every lock, taking them again when the session was lost (a restart). A server that does not answer
-    /// is not an error here: nobody else can run against it either, and the step that starts it comes next.
+    /// Whether the plan restarts the server or changes a global setting.
+    pub fn server_wide(&self) -> bool {
+        self.objects.iter().any(|o| o == SERVER)
+    }
+
+    /// Hold every lock, taking them again when the session was lost (a restart): the slot first, then the
+    /// objects' locks (the server lock among them), then the look at the other runs. A server that does not
+    /// answer is not an error here: nobody else can run against it either, and the step that starts it comes
+    /// next.
     pub fn ensure(&mut self, target: &Target) -> anyhow::Result<()> {
-        if self.objects.is_empty() {
-            return Ok(());
-        }
         if let Some(s) = self.session.as_mut() {
             if s.ping().is_ok() {
                 return Ok(());
@@ -120,30 +252,74 @@ impl Locks {
         let Ok(mut conn) = target.connect() else {
             return Ok(());
         };
+        let label = label_of(&self.procedure);
+        let mut slot = None;
+        for k in 0..SLOTS {
+            let name = slot_name(label, k);
+            let got: Option<Option<i64>> =
+                conn.exec_first("SELECT /* innops:lock */ GET_LOCK(?, 0)", (&name,))?;
+            if got == Some(Some(1)) {
+                slot = Some(name);
+                break;
+            }
+        }
+        if slot.is_none() {
+            return Err(refused(format!(
+                "{SLOTS} innops {label} runs are working on this server already: wait for one to finish"
+            )));
+        }
         for object in &self.objects {
             let name = lock_name(object);
             let got: Option<Option<i64>> =
                 conn.exec_first("SELECT /* innops:lock */ GET_LOCK(?, 0)", (&name,))?;
             if got != Some(Some(1)) {
                 let who = holder(&mut conn, &name)?.unwrap_or_else(|| "another session".into());
-                return Err(refused(format!(
-                    "another innops run is working on {object} ({who} holds the lock {name}): wait for it to finish, or resume that run instead of starting a second one"
-                )));
+                return Err(refused(if object == SERVER {
+                    format!(
+                        "another innops run holds the server-wide lock {name} ({who}): it restarts the server or changes a global setting, so this {} plan waits until it is done",
+                        self.procedure
+                    )
+                } else {
+                    format!(
+                        "another innops run is working on {object} ({who} holds the lock {name}): wait for it to finish, or resume that run instead of starting a second one"
+                    )
+                }));
             }
+        }
+        if let Some(why) = conflict(&mut conn, self.server_wide(), &self.procedure)? {
+            return Err(refused(why));
         }
         self.session = Some(conn);
         Ok(())
     }
 
-    /// Whether another session holds one of the locks now (for a dry run): the first object and its holder.
-    pub fn taken(&self, target: &Target) -> anyhow::Result<Option<(String, String)>> {
+    /// Before each step of a plan that is not server-wide: why it must stop now (a server-wide run holds the
+    /// server lock: the plan's session was lost and another run started meanwhile), or None. Without a lock
+    /// session (the server is down) there is nothing to look at.
+    pub fn server_taken(&mut self) -> anyhow::Result<Option<String>> {
+        if self.server_wide() {
+            return Ok(None);
+        }
+        let Some(conn) = self.session.as_mut() else {
+            return Ok(None);
+        };
+        conflict(conn, false, &self.procedure)
+    }
+
+    /// Whether a run now holds what this plan needs (for a dry run, which takes no lock): why, or None.
+    pub fn taken(&self, target: &Target) -> anyhow::Result<Option<String>> {
         let mut conn = target.connect()?;
         for object in &self.objects {
+            if object == SERVER {
+                continue;
+            }
             if let Some(who) = holder(&mut conn, &lock_name(object))? {
-                return Ok(Some((object.clone(), who)));
+                return Ok(Some(format!(
+                    "another innops run is working on {object} ({who} holds its lock): wait for it to finish"
+                )));
             }
         }
-        Ok(None)
+        conflict(&mut conn, self.server_wide(), &self.procedure)
     }
 }
 
@@ -180,5 +356,26 @@ mod tests {
         assert!(a.chars().count() <= MAX_NAME, "{a}");
         assert_ne!(a, b);
         assert!(a.starts_with("innops:convert:ddd"));
+    }
+    #[test]
+    fn slots_name_their_procedure_fit_the_server_limit_and_are_distinct() {
+        let all: Vec<String> = LABELS
+            .iter()
+            .flat_map(|l| (0..SLOTS).map(move |k| slot_name(l, k)))
+            .collect();
+        assert!(all.iter().all(|n| n.chars().count() <= MAX_NAME));
+        let distinct: std::collections::BTreeSet<&String> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len());
+        assert_eq!(label_of("readonly"), "readonly");
+        assert_eq!(label_of("drill-setup"), "other");
+        assert_eq!(lock_name(SERVER), "innops:server");
+        assert_eq!(server_if(false, "deadlock:s".into()), vec!["deadlock:s"]);
+        assert_eq!(
+            server_if(true, "deadlock:s".into()),
+            vec!["deadlock:s", SERVER]
+        );
+        let server_wide = Locks::new("redo", vec!["redo-log".into(), SERVER.into()]);
+        assert!(server_wide.server_wide());
+        assert!(!Locks::new("convert", vec!["table:d.t".into()]).server_wide());
     }
 }

@@ -194,12 +194,10 @@ fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
 }
 
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
-    let mut refusal = match Locks::new(plan.locks.clone()).taken(ctx.target) {
-        Ok(Some((object, who))) => Some(format!(
-            "another innops run is working on {object} ({who} holds its lock): wait for it to finish"
-        )),
-        _ => None,
-    };
+    let mut refusal = Locks::new(&plan.header.procedure, plan.locks.clone())
+        .taken(ctx.target)
+        .ok()
+        .flatten();
     for step in &plan.steps {
         ctx.step = step.id.clone();
         let verdicts = run_checks(ctx, &step.pre, true);
@@ -287,7 +285,7 @@ fn execute(
     }
     confirm(&plan, opts, report)?;
     // Before anything is created or changed: a second run of the same object stops here.
-    let mut locks = Locks::new(plan.locks.clone());
+    let mut locks = Locks::new(&plan.header.procedure, plan.locks.clone());
     locks.ensure(ctx.target)?;
     let (mut rd, prior) = match &resume {
         Some(dir) => {
@@ -419,8 +417,29 @@ fn execute_steps(
     }
     for (i, step) in plan.steps.iter().enumerate() {
         ctx.step = step.id.clone();
-        // After a restart the lock session is gone: take the locks again before the next step.
-        locks.ensure(ctx.target)?;
+        // After a restart the lock session is gone: take the locks again before the next step; and a plan
+        // that is not server-wide stops while a server-wide run holds the server (its session was lost, and
+        // another run started meanwhile).
+        let stop = match locks.ensure(ctx.target) {
+            Ok(()) => locks.server_taken().unwrap_or_else(|e| {
+                Some(format!(
+                    "innops could not look at the server lock ({})",
+                    crate::error::display_of(&e)
+                ))
+            }),
+            Err(e) => Some(crate::error::display_of(&e)),
+        };
+        if let Some(why) = stop {
+            rd.log(EventKind::Interrupted {
+                before_step: step.id.clone(),
+            })?;
+            return Err(Failure::PostCheck(format!(
+                "stopped before step {}: {why}; nothing of that step was done; continue with `innops resume {}` once that is over",
+                step.id,
+                rd.path.display()
+            ))
+            .into());
+        }
         if let Some(p) = prior {
             if p.done.contains(&step.id) {
                 report.step_mut(&step.id).status = StepStatus::Done;

@@ -72,6 +72,32 @@ fn read_state(dropin: &Path) -> Option<State> {
     serde_json::from_str(&std::fs::read_to_string(state_path(dropin)).ok()?).ok()
 }
 
+/// What the state file holds after a forward run that recorded `new`, when an earlier run recorded `old`: the
+/// earlier record wins for what both changed (it has the values from before innops), and the new one adds what
+/// only it changed.
+fn merge_state(old: Option<State>, new: State) -> State {
+    let Some(old) = old else { return new };
+    let redo = if old.redo_key.is_some() {
+        (
+            old.redo_key,
+            old.redo_dropin_before,
+            old.redo_running_before,
+        )
+    } else {
+        (
+            new.redo_key,
+            new.redo_dropin_before,
+            new.redo_running_before,
+        )
+    };
+    State {
+        redo_key: redo.0,
+        redo_dropin_before: redo.1,
+        redo_running_before: redo.2,
+        sql_read_only: old.sql_read_only || new.sql_read_only,
+    }
+}
+
 /// The smallest redo size this server accepts for an online resize, and the statement, or why `--min-redo`
 /// cannot be done here. Pure, unit-tested per version.
 pub fn min_redo(facts: &ServerFacts) -> Result<(u64, &'static str), String> {
@@ -310,7 +336,7 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         header,
         steps,
         bench,
-        locks: vec!["readonly".into()],
+        locks: vec!["readonly".into(), crate::plan::lock::SERVER.into()],
     })
 }
 
@@ -772,11 +798,18 @@ fn min_redo_step(ro: &Ro) -> Step {
         "/* innops:readonly:min-redo */ SET GLOBAL {key} = {size}"
     ))
     .pre(Check::new("redo size", move |ctx| {
-        if live_ro(ctx)? != Some(false) {
-            return Ok(Verdict::done(
-                "the server is down or read-only already",
-                format_size(size),
-            ));
+        // A read-only (or stopped) server cannot resize its redo log online: skipping the shrink would leave
+        // the drop-in naming a size the server never ran with, and --undo would take it for the old one.
+        match live_ro(ctx)? {
+            Some(false) => {}
+            state => {
+                let what = if state == Some(true) { "read-only already" } else { "down" };
+                return Ok(Verdict::fail(
+                    format!("the server is {what}"),
+                    format!("{} online, on a read-write server", format_size(size)),
+                    format!("--min-redo shrinks the redo log online and the server is {what}, so it cannot: run `innops readonly --undo` first (or start it), or drop --min-redo"),
+                ));
+            }
         }
         let tag = ctx.tag();
         let cur: Option<u64> = ctx
@@ -817,6 +850,7 @@ fn stop_step(ro: &Ro) -> Step {
     let undo = ro.p.undo;
     let want_ro = !undo;
     let pid_file = ro.pid_file.clone();
+    let pid_file2 = ro.pid_file.clone();
     let mode = if undo {
         StopMode::Clean
     } else {
@@ -846,17 +880,12 @@ fn stop_step(ro: &Ro) -> Step {
                 format!("running with innodb_read_only={}", u8::from(ro)),
                 "running",
             ),
-            None => match readable_log(ctx) {
-                Some(control) if !errorlog::stopped_cleanly(&control.log_since(0)) => Verdict::fail(
-                    "down, and its last process did not shut down cleanly",
-                    "running, or down after a clean shutdown",
-                    format!(
-                        "the server is down without a clean shutdown, and a read-only start would refuse its crash recovery: start it with {} so recovery finishes, then run the command again",
-                        control.spec.start_hint()
-                    ),
-                ),
-                _ => Verdict::done("down after a clean shutdown", "running"),
-            },
+            None => {
+                let log_clean = readable_log(ctx).map(|c| errorlog::stopped_cleanly(&c.log_since(0)));
+                let pid_left = pid_file.as_ref().map(|f| f.exists());
+                let hint = ctx.control.map(|c| c.spec.start_hint()).unwrap_or_else(|| "its usual start command".into());
+                down_verdict(log_clean, pid_left, &hint)
+            }
         })
     }))
     .act(move |ctx| {
@@ -892,7 +921,7 @@ fn stop_step(ro: &Ro) -> Step {
     })
     .post(clean_shutdown_check(undo))
     .post(Check::new("pid file removed", move |_| {
-        let Some(f) = pid_file.clone() else {
+        let Some(f) = pid_file2.clone() else {
             return Ok(Verdict::pass("not checked: the pid file is not on this machine", "removed"));
         };
         let gone = !f.exists();
@@ -904,6 +933,38 @@ fn stop_step(ro: &Ro) -> Step {
         ))
     }))
     .recover(start_after_failed_stop)
+}
+
+/// The stop step's verdict on a server found down before innops stopped it: `log_clean` is what the error log
+/// says of its last process (None: not readable here), `pid_left` whether its pid file is still there (None: not
+/// on this machine). A server that went down without a clean shutdown (a crash, `kill -9`) needs crash recovery,
+/// which a read-only start refuses; with no evidence either way innops cannot tell, and says so.
+fn down_verdict(log_clean: Option<bool>, pid_left: Option<bool>, start_hint: &str) -> Verdict {
+    let expected = "running, or down after a clean shutdown";
+    let start = format!(
+        "start it with {start_hint} so InnoDB's crash recovery runs, then run the command again"
+    );
+    match (log_clean, pid_left) {
+        (Some(false), _) => Verdict::fail(
+            "down, and the error log shows no clean shutdown of its last process (a crash or a kill)",
+            expected,
+            format!("the server is down without a clean shutdown, and a read-only start would refuse its crash recovery: {start}"),
+        ),
+        (_, Some(true)) => Verdict::fail(
+            "down, and its pid file is still there (a server that shuts down cleanly removes it)",
+            expected,
+            format!("the server is down without a clean shutdown, and a read-only start would refuse its crash recovery: {start}"),
+        ),
+        (Some(true), _) => Verdict::done(
+            "down after a clean shutdown innops did not make (the error log says Shutdown complete for its last process)",
+            "running",
+        ),
+        (None, _) => Verdict::fail(
+            "down, and innops cannot tell whether it shut down cleanly (its error log is not readable here and the pid file tells nothing)",
+            expected,
+            format!("the server went down before this step and nothing here proves a clean shutdown: {start}"),
+        ),
+    }
 }
 
 fn clean_shutdown_check(undo: bool) -> Check {
@@ -1066,10 +1127,10 @@ fn dropin_step(ro: &Ro) -> Step {
                 std::fs::remove_file(&sp)?;
             }
         } else if let Some(st) = &state {
-            // Written once: a second forward run must not overwrite what the first recorded.
-            if !sp.exists() {
-                std::fs::write(&sp, serde_json::to_string_pretty(st)?)?;
-            }
+            // A second forward run must not overwrite what the first recorded (the original values), but what
+            // only it changed (the redo size) is added, so --undo gives that back too.
+            let merged = merge_state(read_state(&path), st.clone());
+            std::fs::write(&sp, serde_json::to_string_pretty(&merged)?)?;
         }
         Ok(serde_json::json!({ "file": path, "diff": change.diff(), "backup_dir": backup, "state": state }))
     })
@@ -1283,6 +1344,58 @@ fn restore_and_start(ctx: &mut Ctx, ro: &Ro) -> anyhow::Result<String> {
     ))
 }
 
+/// InnoDB's refusals of a write on a read-only server: `ER_OPEN_AS_READONLY` (what MariaDB 10.11 answers an
+/// UPDATE with under innodb_read_only), `ER_CANT_LOCK` with errno 165 (MySQL 5.7), `ER_READ_ONLY_MODE` and
+/// `ER_INNODB_READ_ONLY`.
+const INNODB_READ_ONLY_ERRORS: [u16; 4] = [ER_OPEN_AS_READONLY, 1015, 1836, 1874];
+/// `ER_OPTION_PREVENTS_STATEMENT`: read_only=1 refused the statement before InnoDB saw it.
+const ER_OPTION_PREVENTS_STATEMENT: u16 = 1290;
+
+/// The verdict on the write probe's outcome. Only a read-only refusal proves the server read-only: any other
+/// error (the table missing, access denied, a lock wait that ran out) proves nothing and fails the check.
+/// read_only=1's refusal counts only when the run set it (`--sql-read-only`); innodb_read_only itself is then
+/// proven by the variable's check beside this one.
+fn probe_verdict(undo: bool, sql_ro: bool, r: Result<(), mysql::Error>) -> Verdict {
+    let expected = if undo {
+        "accepted (0 rows changed)".to_string()
+    } else {
+        format!("ERROR {ER_OPEN_AS_READONLY} (table is read only) or another read-only refusal")
+    };
+    match (undo, r) {
+        (true, Ok(())) => Verdict::pass("accepted, 0 rows changed", expected),
+        (false, Err(mysql::Error::MySqlError(e))) if INNODB_READ_ONLY_ERRORS.contains(&e.code) => {
+            Verdict::pass(format!("ERROR {}: {}", e.code, e.message), expected)
+        }
+        (false, Err(mysql::Error::MySqlError(e)))
+            if sql_ro && e.code == ER_OPTION_PREVENTS_STATEMENT =>
+        {
+            Verdict::pass(
+                format!("ERROR {}: {} (read_only=1 refused it before InnoDB)", e.code, e.message),
+                expected,
+            )
+        }
+        (_, Err(mysql::Error::MySqlError(e))) if e.code == 1146 => Verdict::fail(
+            format!("{PROBE_SCHEMA}.{PROBE_TABLE} is missing"),
+            expected,
+            "the probe table innops created before the shutdown is gone: check the data directory the server started with",
+        ),
+        (_, Err(e)) => Verdict::fail(
+            format!("ERROR: {}", crate::error::describe_mysql(&e)),
+            expected,
+            if undo {
+                "the server refuses writes: check innodb_read_only and read_only"
+            } else {
+                "the write probe failed with another error than a read-only refusal, so it proves nothing: fix what the error says (the account needs UPDATE on the probe table), then run the command again"
+            },
+        ),
+        (false, Ok(())) => Verdict::fail(
+            "accepted",
+            expected,
+            "the server accepts InnoDB writes: it is not read-only; check innodb_read_only",
+        ),
+    }
+}
+
 fn verify_step(ro: &Ro) -> Step {
     let undo = ro.p.undo;
     let sql_ro = ro.p.sql_read_only;
@@ -1306,32 +1419,7 @@ fn verify_step(ro: &Ro) -> Step {
             let tag = ctx.tag();
             let sql = probe_sql(&tag);
             let r = ctx.conn()?.query_drop(&sql);
-            let expected = if undo {
-                "accepted (0 rows changed)".to_string()
-            } else {
-                format!("ERROR {ER_OPEN_AS_READONLY} (table is read only)")
-            };
-            Ok(match (undo, r) {
-                (true, Ok(())) => Verdict::pass("accepted, 0 rows changed", expected),
-                (false, Err(mysql::Error::MySqlError(e))) if e.code == ER_OPEN_AS_READONLY => {
-                    Verdict::pass(format!("ERROR {}: {}", e.code, e.message), expected)
-                }
-                (_, Err(mysql::Error::MySqlError(e))) if e.code == 1146 => Verdict::fail(
-                    format!("{PROBE_SCHEMA}.{PROBE_TABLE} is missing"),
-                    expected,
-                    "the probe table innops created before the shutdown is gone: check the data directory the server started with",
-                ),
-                (_, Err(e)) => Verdict::fail(
-                    format!("ERROR: {}", crate::error::describe_mysql(&e)),
-                    expected,
-                    if undo { "the server refuses writes: check innodb_read_only and read_only" } else { "the write probe failed with another error than the read-only one: read it" },
-                ),
-                (false, Ok(())) => Verdict::fail(
-                    "accepted",
-                    expected,
-                    "the server accepts InnoDB writes: it is not read-only; check innodb_read_only",
-                ),
-            })
+            Ok(probe_verdict(undo, sql_ro, r))
         },
     ));
     if !undo {
@@ -1489,5 +1577,103 @@ mod tests {
         let p = state_path(Path::new("/etc/mysql/conf.d/99-innops.cnf"));
         assert_eq!(p, PathBuf::from("/etc/mysql/conf.d/innops-readonly.json"));
         assert!(!p.to_string_lossy().ends_with(".cnf"));
+    }
+    fn server_error(code: u16) -> Result<(), mysql::Error> {
+        Err(mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            message: format!("error {code}"),
+            code,
+        }))
+    }
+
+    #[test]
+    fn only_a_read_only_refusal_proves_the_server_read_only() {
+        // What MariaDB 10.11 answers under innodb_read_only, and the other InnoDB read-only refusals.
+        for code in [1036, 1015, 1836, 1874] {
+            assert!(
+                probe_verdict(false, false, server_error(code)).passed,
+                "{code}"
+            );
+        }
+        // A missing table, access denied, a lock wait that ran out, a deadlock, a lost connection: nothing
+        // proven, the check fails.
+        for code in [1146, 1142, 1205, 1213, 2013] {
+            let v = probe_verdict(false, false, server_error(code));
+            assert!(!v.passed, "{code}: {v:?}");
+            assert!(
+                v.observed.contains(&code.to_string()) || code == 1146,
+                "{v:?}"
+            );
+        }
+        // read_only=1's refusal counts only when the run set it.
+        assert!(probe_verdict(false, true, server_error(1290)).passed);
+        assert!(!probe_verdict(false, false, server_error(1290)).passed);
+        assert!(
+            !probe_verdict(false, false, Ok(())).passed,
+            "an accepted write"
+        );
+        // Back to read-write: only an accepted write passes.
+        assert!(probe_verdict(true, false, Ok(())).passed);
+        assert!(!probe_verdict(true, false, server_error(1036)).passed);
+    }
+
+    #[test]
+    fn a_server_found_down_passes_only_after_a_proven_clean_shutdown() {
+        let clean_log = Some(true);
+        assert!(down_verdict(clean_log, Some(false), "x").already_done);
+        assert!(down_verdict(clean_log, None, "x").already_done);
+        // A crash: the log shows no clean shutdown, or the pid file was left behind.
+        let crashed = down_verdict(Some(false), None, "systemctl start x");
+        assert!(
+            !crashed.passed
+                && crashed
+                    .fix
+                    .as_deref()
+                    .unwrap()
+                    .contains("systemctl start x")
+        );
+        assert!(!down_verdict(Some(false), Some(false), "x").passed);
+        assert!(
+            !down_verdict(clean_log, Some(true), "x").passed,
+            "a pid file left behind"
+        );
+        assert!(!down_verdict(None, Some(true), "x").passed);
+        // No evidence at all: not taken as clean.
+        let unknown = down_verdict(None, None, "x");
+        assert!(
+            !unknown.passed && unknown.observed.contains("cannot tell"),
+            "{unknown:?}"
+        );
+        assert!(!down_verdict(None, Some(false), "x").passed);
+    }
+
+    #[test]
+    fn a_second_forward_run_keeps_the_first_record_and_adds_the_redo_size() {
+        let first = State {
+            redo_key: None,
+            redo_dropin_before: None,
+            redo_running_before: None,
+            sql_read_only: true,
+        };
+        let second = State {
+            redo_key: Some("innodb_log_file_size".into()),
+            redo_dropin_before: None,
+            redo_running_before: Some(96 << 20),
+            sql_read_only: false,
+        };
+        let merged = merge_state(Some(first.clone()), second.clone());
+        assert_eq!(merged.redo_key.as_deref(), Some("innodb_log_file_size"));
+        assert_eq!(merged.redo_running_before, Some(96 << 20));
+        assert!(merged.sql_read_only);
+        // The first run's redo record (the size from before innops) wins over a later one.
+        let third = State {
+            redo_running_before: Some(16 << 20),
+            ..second.clone()
+        };
+        assert_eq!(
+            merge_state(Some(second.clone()), third.clone()).redo_running_before,
+            Some(96 << 20)
+        );
+        assert_eq!(merge_state(None, third.clone()), third);
     }
 }

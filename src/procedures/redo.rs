@@ -572,7 +572,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         header,
         steps,
         bench,
-        locks: vec!["redo-log".into()],
+        locks: vec!["redo-log".into(), crate::plan::lock::SERVER.into()],
     })
 }
 

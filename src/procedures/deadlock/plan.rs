@@ -295,7 +295,7 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         header: env.header("deadlock", facts, serde_json::to_value(p)?, notes),
         steps: vec![step],
         bench: None,
-        locks: vec![format!("deadlock:{}", p.schema)],
+        locks: crate::plan::lock::server_if(p.detect.is_some(), format!("deadlock:{}", p.schema)),
     })
 }
 

@@ -213,7 +213,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             header,
             steps,
             bench: None,
-            locks: vec!["recover".into()],
+            locks: vec!["recover".into(), crate::plan::lock::SERVER.into()],
         });
     }
     if !p.original_running {
@@ -243,7 +243,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         header,
         steps,
         bench: None,
-        locks: vec!["recover".into()],
+        locks: vec!["recover".into(), crate::plan::lock::SERVER.into()],
     })
 }
 
