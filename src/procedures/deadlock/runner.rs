@@ -392,14 +392,12 @@ pub fn run(target: &Target, scenario: &Scenario, s: &RunSettings) -> anyhow::Res
     let in_force = settings(&mut monitor, &facts, scenario, s)?;
     // Another innops run's schema is never called a leftover: its lock says it is in use.
     let lock_object = format!("deadlock:{}", s.schema);
-    let mut locks = crate::plan::lock::Locks::new(vec![lock_object]);
+    let mut locks = crate::plan::lock::Locks::new("deadlock", vec![lock_object]);
     if s.take_lock {
         if s.execute {
             locks.ensure(target)?;
-        } else if let Some((object, who)) = locks.taken(target)? {
-            return Err(refused(format!(
-                "another innops run is working on {object} ({who} holds its lock): wait for it to finish, or give another --schema"
-            )));
+        } else if let Some(why) = locks.taken(target)? {
+            return Err(refused(format!("{why}, or give another --schema")));
         }
     }
     let exists: Option<String> = monitor.query_first(format!(
