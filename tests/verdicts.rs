@@ -908,9 +908,12 @@ fn a_second_redo_or_rollback_is_refused_while_another_run_holds_the_object() {
     );
     assert_eq!(converted.code, 0, "{converted:?}");
     let mut holder = sb.conn();
-    let _: Option<i64> = holder
-        .query_first("SELECT GET_LOCK('innops:table:d.t', 0)")
+    // The finished convert's lock session may not be gone on the server yet: wait for it (bounded), and make
+    // sure this session holds the lock before judging the rollback.
+    let got: Option<i64> = holder
+        .query_first("SELECT GET_LOCK('innops:table:d.t', 60)")
         .unwrap();
+    assert_eq!(got, Some(1), "the test holds the table's lock");
     let rollback = convert(
         &sb,
         &args(&["--rollback", "d.t", "--execute", "--no-bench"]),
