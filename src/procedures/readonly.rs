@@ -152,6 +152,8 @@ struct Ro {
     datadir: Option<PathBuf>,
     min_redo: Option<(u64, &'static str)>,
     redo_before: Option<u64>,
+    /// The server's version string: which version groups of the option files it reads.
+    version: String,
     flags: String,
 }
 
@@ -214,7 +216,7 @@ impl Ro {
         let Some(file) = &self.option_file else {
             return Ok(None);
         };
-        let v = effective_config(file, "innodb_read_only")?;
+        let v = effective_config(file, "innodb_read_only", &self.version)?;
         Ok(Some(v.as_deref().is_some_and(is_on)))
     }
 }
@@ -282,6 +284,7 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         datadir: datadir.filter(|_| env.target.local),
         min_redo: min,
         redo_before: facts.redo_size_bytes(),
+        version: facts.version_string.clone(),
         flags: env.flags(),
     };
     let mut notes = Vec::new();
@@ -1521,6 +1524,7 @@ mod tests {
             datadir: None,
             min_redo: Some((16 << 20, "innodb_log_file_size")),
             redo_before: Some(96 << 20),
+            version: "10.11.6-MariaDB".into(),
             flags: "--sandbox s".into(),
         }
     }

@@ -21,9 +21,6 @@ use crate::server::facts::{Flavor, RedoResize, RedoSizeVariable, ServerFacts};
 use crate::server::optionfile;
 use crate::units::format_size;
 
-/// The groups a server reads its options from, in the order they apply.
-pub const SERVER_GROUPS: [&str; 4] = ["mysqld", "server", "mariadb", "mariadbd"];
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RedoParams {
     /// New total redo size in bytes.
@@ -270,9 +267,20 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 }
 
 /// The value the server will read for `key` at its next start, from its option file.
-pub fn effective_config(option_file: &Path, key: &str) -> anyhow::Result<Option<String>> {
+/// What the option files give `key` at the next start of a server of `version` (`10.11.6-MariaDB`): every group
+/// that server reads, as `my_print_defaults --mysqld` lists them ([mariadb-10.11], [client-server], [galera],
+/// the group suffix), the last value winning.
+pub fn effective_config(
+    option_file: &Path,
+    key: &str,
+    version: &str,
+) -> anyhow::Result<Option<String>> {
     let set = optionfile::read(option_file)?;
-    Ok(set.get(&SERVER_GROUPS, key).map(str::to_string))
+    let groups = optionfile::server_groups(
+        Some(version).filter(|v| !v.is_empty()),
+        optionfile::group_suffix_from_env().as_deref(),
+    );
+    Ok(set.get(&groups, key).map(str::to_string))
 }
 
 fn query_size(conn: &mut mysql::Conn, tag: &str, var: RedoSizeVariable) -> anyhow::Result<u64> {
@@ -309,6 +317,8 @@ struct Want {
     config: u64,
     logfile: Option<PathBuf>,
     option_file: Option<PathBuf>,
+    /// The server's version string: which version groups of the option files it reads.
+    version: String,
     local: bool,
     offline: bool,
     /// The connection and control flags the run was given, for commands it prints.
@@ -372,7 +382,7 @@ impl Want {
         let Some(file) = &self.option_file else {
             return Ok(None);
         };
-        let got = effective_config(file, self.key)?;
+        let got = effective_config(file, self.key, &self.version)?;
         Ok(Some(
             got.as_deref()
                 .and_then(|v| crate::units::parse_size(v).ok()),
@@ -462,6 +472,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         config: size / files,
         logfile: log_file_path(facts),
         option_file: env.option_file.clone(),
+        version: facts.version_string.clone(),
         local: env.target.local,
         offline: !online,
         flags: env.flags(),
@@ -805,7 +816,7 @@ fn option_file_check(want: &Want, prior: bool) -> Check {
                 expected,
             ));
         };
-        let got = effective_config(&file, w.key)?;
+        let got = effective_config(&file, w.key, &w.version)?;
         let ok = got
             .as_deref()
             .and_then(|v| crate::units::parse_size(v).ok())
@@ -1143,6 +1154,23 @@ mod tests {
         assert_eq!(choose_path(&old, false), RedoResize::RestartOnly);
     }
 
+    /// The file: `my_print_defaults --mysqld` gives innodb_log_file_size=1G (the version group comes
+    /// after [mysqld]), and so does innops for a 10.11 server; a 10.6 server would read 96M.
+    #[test]
+    fn the_next_start_reads_the_groups_of_the_servers_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("my.cnf");
+        std::fs::write(
+            &f,
+            "[mysqld]\ninnodb_log_file_size=96M\n[mariadb-10.11]\ninnodb_log_file_size=1G\n",
+        )
+        .unwrap();
+        let got = |v: &str| effective_config(&f, "innodb_log_file_size", v).unwrap();
+        assert_eq!(got("10.11.19-MariaDB-0+deb12u1").as_deref(), Some("1G"));
+        assert_eq!(got("10.6.18-MariaDB").as_deref(), Some("96M"));
+        assert_eq!(got("").as_deref(), Some("96M"));
+    }
+
     fn want() -> Want {
         Want {
             var: RedoSizeVariable::InnodbLogFileSize,
@@ -1151,6 +1179,7 @@ mod tests {
             config: 128 << 20,
             logfile: None,
             option_file: None,
+            version: String::new(),
             local: true,
             offline: true,
             flags: String::new(),

@@ -449,12 +449,12 @@ fn stop_step() -> Step {
     }))
 }
 
+/// Files and bytes of a directory tree, as [`copy::measure`] counts them.
+type Measure = Option<(u64, u64)>;
+
 /// Whether the copy is finished and still the original's: its record, the copy as it is now and the original
 /// data directory agree in files and bytes. Also the copy's and the original's measures, for the verdict.
-fn copy_matches(
-    p: &RecoverParams,
-    datadir: &Path,
-) -> (bool, Option<(u64, u64)>, Option<(u64, u64)>) {
+fn copy_matches(p: &RecoverParams, datadir: &Path) -> (bool, Measure, Measure) {
     let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p.copy_to.join(COPY_RECORD))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
