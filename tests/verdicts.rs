@@ -1298,3 +1298,37 @@ fn a_table_locked_by_another_session_is_refused_naming_the_holder_on_every_path(
     assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
     assert_eq!(rows(&mut c, "t"), before);
 }
+
+/// The name the swap needs holds innops's kept copy of an earlier conversion (the table was converted, then
+/// made MyISAM again): the refusal keeps that copy, advising a rename, never a drop.
+#[test]
+fn a_kept_rollback_copy_in_the_way_is_never_advised_to_be_dropped() {
+    let sb = Sandboxed::new("vd-keptway");
+    let mut c = setup(&sb, SHAPE);
+    let first = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    c.query_drop("DROP TABLE d.t").unwrap();
+    c.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY) ENGINE=MyISAM")
+        .unwrap();
+    let again = convert(&sb, &args(&["--tables", "d.t"]), &[]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(
+        again
+            .stderr
+            .contains("is the MyISAM table innops kept when it converted d.t before")
+            && again
+                .stderr
+                .contains("RENAME TABLE `d`.`_t_myisam_old` TO `d`.`_t_myisam_old_1`"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        !again.stderr.to_lowercase().contains("drop"),
+        "{}",
+        again.stderr
+    );
+}

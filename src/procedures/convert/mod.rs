@@ -1031,11 +1031,26 @@ fn preflight(
             let old = old_name(&t.name);
             let shadow_taken = engine_of(ctx, &t.schema, &shadow)?.is_some();
             let old_taken = engine_of(ctx, &t.schema, &old)?.is_some();
-            Ok(if old_taken {
+            let tag = ctx.tag();
+            let kept = old_taken
+                && own::lookup(ctx.conn()?, &tag, &t.schema, &old)?
+                    .is_some_and(|r| r.kind == own::KEPT && r.of_table == t.name);
+            Ok(if kept && swapped(ctx, &t)? {
+                // Converted already (a playbook's second convert of the table): the kept copy is that
+                // conversion's rollback copy, and "not converted yet" skips the work.
+                Verdict::pass(format!("{old} is the kept copy of the conversion already done"), "free")
+            } else if kept {
+                // Never advise dropping the only rollback copy: keep it under another name.
+                Verdict::fail(
+                    format!("{old} is innops's kept copy of an earlier conversion"),
+                    "free",
+                    format!("{}.{old} is the MyISAM table innops kept when it converted {} before, and the swap needs that name: keep it under another name (RENAME TABLE {} TO {}) if you need it, then convert again", t.schema, t.display(), qualified(&t.schema, &old), qualified(&t.schema, &format!("{old}_1"))),
+                )
+            } else if old_taken {
                 Verdict::fail(
                     format!("{old} exists"),
                     "free",
-                    format!("{}.{old} already exists, so the swap could not keep the MyISAM table under that name: check it, then drop or rename it yourself", t.schema),
+                    format!("{}.{old} already exists, so the swap could not keep the MyISAM table under that name: check what it is, then rename it (RENAME TABLE {} TO …) or drop it if it is not needed", t.schema, qualified(&t.schema, &old)),
                 )
             } else if shadow_taken && !restart {
                 Verdict::fail(
