@@ -518,7 +518,7 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
                 differ.is_empty(),
                 if differ.is_empty() {
                     format!(
-                        "victim {}; InnoDB's report names {}",
+                        "the sessions' errors name {}; InnoDB's report names {}",
                         dedup_join(
                             &o.runs
                                 .iter()
