@@ -16,8 +16,9 @@ use crate::server::facts::ServerFacts;
 pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
     // First of all: what plan.json says (its server, its options, its parameters) is acted on only if it is the
     // plan innops wrote and showed; a tampered one is refused for that, not for what the tampering broke next.
-    if !a.run_dir.join("plan.json").exists() {
-        crate::plan::journal::read_plan(&a.run_dir)?;
+    // (plan.json is parsed only after the check: a tampered one may not even be JSON.)
+    if !a.run_dir.join("plan.json").is_file() || !a.run_dir.join("journal.jsonl").is_file() {
+        return Err(crate::plan::journal::not_a_run_dir(&a.run_dir));
     }
     let events = crate::plan::journal::read_journal(&a.run_dir)?;
     crate::plan::journal::check_plan_unchanged(&a.run_dir, &events)?;

@@ -208,12 +208,7 @@ fn check_plan_with_key(dir: &Path, events: &[Event], key: &Path) -> anyhow::Resu
         _ => None,
     });
     let plan = dir.join("plan.json");
-    let bytes = std::fs::read(&plan).map_err(|_| {
-        crate::error::bad_input(format!(
-            "{} is not an innops run directory (no readable plan.json): pass the directory a run printed",
-            dir.display()
-        ))
-    })?;
+    let bytes = std::fs::read(&plan).map_err(|_| not_a_run_dir(dir))?;
     let now = sha256_hex(&bytes);
     match recorded {
         Some((Some(sha), _)) if sha != now => Err(crate::error::refused(format!(
@@ -338,14 +333,17 @@ fn verify_mac(key: &Path, plan: &[u8], mac: &str) -> anyhow::Result<bool> {
     Ok(m.verify_slice(&tag).is_ok())
 }
 
+/// A directory without a readable plan.json, as bad input.
+pub fn not_a_run_dir(dir: &Path) -> anyhow::Error {
+    crate::error::bad_input(format!(
+        "{} is not an innops run directory (no plan.json): pass the directory a run printed",
+        dir.display()
+    ))
+}
+
 pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
     let p = dir.join("plan.json");
-    let text = std::fs::read_to_string(&p).map_err(|_| {
-        crate::error::bad_input(format!(
-            "{} is not an innops run directory (no plan.json): pass the directory a run printed",
-            dir.display()
-        ))
-    })?;
+    let text = std::fs::read_to_string(&p).map_err(|_| not_a_run_dir(dir))?;
     serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
 }
 

@@ -108,6 +108,27 @@ pub struct StepOutcome {
     pub wrong: Option<String>,
 }
 
+impl StepOutcome {
+    /// A statement sent and not yet answered.
+    pub fn sent(step: usize, session: &str, sql: &str, expected: String) -> StepOutcome {
+        StepOutcome {
+            step,
+            session: session.to_string(),
+            sql: sql.to_string(),
+            expected,
+            blocked: false,
+            waited_for: None,
+            result: String::new(),
+            error_code: None,
+            error: None,
+            rows: None,
+            row_count: None,
+            as_expected: false,
+            wrong: None,
+        }
+    }
+}
+
 /// One run of the scenario.
 #[derive(Debug, Clone, Serialize)]
 pub struct Repetition {
@@ -554,21 +575,7 @@ fn repetition(
             i + 1,
             Scenario::sql_for(&step.sql, &in_force.shared_lock_clause)
         );
-        let mut outcome = StepOutcome {
-            step: i + 1,
-            session: step.session.clone(),
-            sql: sql.clone(),
-            expected: want.describe(),
-            blocked: false,
-            waited_for: None,
-            result: String::new(),
-            error_code: None,
-            error: None,
-            rows: None,
-            row_count: None,
-            as_expected: false,
-            wrong: None,
-        };
+        let mut outcome = StepOutcome::sent(i + 1, &step.session, &sql, want.describe());
         sessions[si].send(sql)?;
         if want.block {
             let start = Instant::now();

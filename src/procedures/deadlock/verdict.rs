@@ -189,21 +189,7 @@ mod tests {
     use crate::procedures::deadlock::scenario::RowsCheck;
 
     fn outcome() -> StepOutcome {
-        StepOutcome {
-            step: 1,
-            session: "t2".into(),
-            sql: String::new(),
-            expected: String::new(),
-            blocked: false,
-            waited_for: None,
-            result: String::new(),
-            error_code: None,
-            error: None,
-            rows: None,
-            row_count: None,
-            as_expected: false,
-            wrong: None,
-        }
+        StepOutcome::sent(1, "t2", "", String::new())
     }
 
     fn reply(code: Option<u16>) -> Reply {
