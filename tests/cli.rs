@@ -432,3 +432,24 @@ fn a_restart_asks_after_showing_the_plan_and_anything_but_yes_changes_nothing() 
         "the server was not restarted"
     );
 }
+
+/// `resume` of a directory that holds no run: bad input (exit 2) saying so, for a missing directory, an empty
+/// one, and one with a journal but no plan.
+#[test]
+fn resume_of_a_directory_without_a_run_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let half = dir.path().join("half");
+    std::fs::create_dir(&half).unwrap();
+    std::fs::write(half.join("journal.jsonl"), "").unwrap();
+    for d in [dir.path().join("missing"), empty, half] {
+        let out = run_innops(&s(&["resume", d.to_str().unwrap()]), &[]);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(
+            out.stderr.contains("is not an innops run directory"),
+            "{}",
+            out.stderr
+        );
+    }
+}
