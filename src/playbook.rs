@@ -481,6 +481,8 @@ fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
     Step {
         id: format!("{prefix}{local}"),
         title: format!("{procedure}: {}", step.title),
+        // A playbook stops at its first refusal: a member's later members may count on every table converted.
+        group: None,
         risk: step.risk,
         commands_preview: step.commands_preview,
         pre: step

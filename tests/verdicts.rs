@@ -1332,3 +1332,44 @@ fn a_kept_rollback_copy_in_the_way_is_never_advised_to_be_dropped() {
         again.stderr
     );
 }
+
+/// `--all-myisam` over two schemas with one table it must refuse (a column name InnoDB reserves): the dry run
+/// names it and says the others would go on; `--execute` converts every other table, the second schema too,
+/// leaves the refused one as it was, and exits 1 naming it.
+#[test]
+fn all_myisam_converts_every_table_it_can_and_refuses_the_others_by_name() {
+    let sb = Sandboxed::new("vd-allgo");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE a (id INT PRIMARY KEY, v INT) ENGINE=MyISAM; INSERT INTO a VALUES (1, 1), (2, 2); \
+         CREATE TABLE b (id INT PRIMARY KEY, DB_ROW_ID INT) ENGINE=MyISAM; INSERT INTO b VALUES (1, 1); \
+         CREATE DATABASE e; CREATE TABLE e.z (id INT PRIMARY KEY) ENGINE=MyISAM; INSERT INTO e.z VALUES (7);",
+    );
+    let dry = convert(&sb, &args(&["--all-myisam"]), &[]);
+    assert_eq!(dry.code, 1, "{dry:?}");
+    assert!(
+        dry.stderr
+            .contains("1 of 3 would be refused, every other one would go on: d.b: "),
+        "{}",
+        dry.stderr
+    );
+    let run = convert(
+        &sb,
+        &args(&["--all-myisam", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("1 of 3 refused, every other one done: d.b: ")
+            && run.stderr.contains("DB_ROW_ID"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(engine(&mut c, "a").as_deref(), Some("InnoDB"));
+    assert_eq!(engine(&mut c, "b").as_deref(), Some("MyISAM"));
+    let z: Option<String> = c
+        .query_first("SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'e' AND TABLE_NAME = 'z'")
+        .unwrap();
+    assert_eq!(z.as_deref(), Some("InnoDB"));
+}

@@ -162,6 +162,10 @@ pub struct Step {
     /// What to do when a post-check fails (for example restore the config and start the server again);
     /// returns a sentence describing the state it left.
     pub recover: Option<RecoverFn>,
+    /// Steps of one group work on one object (a table of a multi-table convert). When the group's first step
+    /// is refused by a pre-check, nothing of the group has acted: the run skips the group's other steps, goes
+    /// on with the other groups, and ends refused (exit 1) naming each group it refused.
+    pub group: Option<String>,
     /// Once every step of the run is done (in this process or before a resume): a sentence when what this
     /// step made falls short of the plan's aim (a dump with lost rows or rows in doubt). The run then ends
     /// with exit 4 instead of 0, so a script need not read what the step wrote.
@@ -180,8 +184,14 @@ impl Step {
             post: Vec::new(),
             bench: false,
             recover: None,
+            group: None,
             shortfall: None,
         }
+    }
+    /// See [`Step::group`](Step#structfield.group).
+    pub fn in_group(mut self, group: impl Into<String>) -> Step {
+        self.group = Some(group.into());
+        self
     }
     pub fn preview(mut self, cmd: impl Into<String>) -> Step {
         self.commands_preview.push(cmd.into());

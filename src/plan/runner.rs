@@ -198,20 +198,42 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
         .taken(ctx.target)
         .ok()
         .flatten();
-    for step in &plan.steps {
+    // As execution does (see `Step::group`): a group refused at its first step is skipped, the others go on.
+    let groups = plan
+        .steps
+        .iter()
+        .filter_map(|s| s.group.as_ref())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let mut refused_groups: Vec<(String, String)> = Vec::new();
+    for (i, step) in plan.steps.iter().enumerate() {
         ctx.step = step.id.clone();
         let verdicts = run_checks(ctx, &step.pre, true);
-        if refusal.is_none() {
+        let skipped = |r: &[(String, String)]| {
+            step.group
+                .as_ref()
+                .is_some_and(|g| r.iter().any(|(x, _)| x == g))
+        };
+        if refusal.is_none() && !skipped(&refused_groups) {
             if let Some(v) = first_failure(&verdicts) {
-                refusal = Some(format!(
-                    "step {} would be refused: {}",
-                    step.id,
-                    v.fix.clone().unwrap_or_default()
-                ));
+                let why = v.fix.clone().unwrap_or_default();
+                let first_of_group = step.group.as_ref().filter(|g| {
+                    groups > 1
+                        && plan.steps.iter().position(|s| s.group.as_ref() == Some(*g)) == Some(i)
+                });
+                match first_of_group {
+                    Some(g) => refused_groups.push((g.clone(), why)),
+                    None => {
+                        refusal = Some(format!("step {} would be refused: {why}", step.id));
+                    }
+                }
             }
         }
         // Execution would stop at the first refused step: neither it nor any after it would act.
-        if refusal.is_none() && would_act(step.act.is_some(), &verdicts) {
+        if refusal.is_none()
+            && !skipped(&refused_groups)
+            && would_act(step.act.is_some(), &verdicts)
+        {
             report.mark_acts(&step.id);
         }
         let sr = report.step_mut(&step.id);
@@ -225,6 +247,17 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
                 ..Verdict::pass("runs after the step acts", "checked at execution")
             })
             .collect();
+    }
+    if refusal.is_none() && !refused_groups.is_empty() {
+        refusal = Some(format!(
+            "{} of {groups} would be refused, every other one would go on: {}",
+            refused_groups.len(),
+            refused_groups
+                .iter()
+                .map(|(g, why)| format!("{g}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
     }
     match refusal {
         Some(msg) => {
@@ -415,7 +448,21 @@ fn execute_steps(
     if let Ok(text) = std::fs::read_to_string(rd.path.join("bench/before.json")) {
         report.bench.before = serde_json::from_str(&text).ok();
     }
+    // Groups whose first step was refused (see `Step::group`), with why: their other steps are skipped.
+    let mut refused_groups: Vec<(String, String)> = Vec::new();
+    let groups = plan
+        .steps
+        .iter()
+        .filter_map(|s| s.group.as_ref())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     for (i, step) in plan.steps.iter().enumerate() {
+        if let Some(g) = &step.group {
+            if refused_groups.iter().any(|(r, _)| r == g) {
+                report.step_mut(&step.id).status = StepStatus::Skipped;
+                continue;
+            }
+        }
         ctx.step = step.id.clone();
         // After a restart the lock session is gone: take the locks again before the next step; and a plan
         // that is not server-wide stops while a server-wide run holds the server (its session was lost, and
@@ -534,6 +581,17 @@ fn execute_steps(
                 reason: reason.clone(),
             })?;
             report.step_mut(&step.id).status = StepStatus::Refused;
+            let first_of_group = step.group.as_ref().filter(|g| {
+                groups > 1
+                    && plan.steps.iter().position(|s| s.group.as_ref() == Some(*g)) == Some(i)
+            });
+            if let Some(g) = first_of_group {
+                // Nothing of this group has acted: refuse it alone and go on with the others.
+                say(&format!("      refused, the others go on: {reason}"));
+                refused_groups.push((g.clone(), reason));
+                rd.write_json("report.json", report)?;
+                continue;
+            }
             return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
@@ -681,6 +739,18 @@ fn execute_steps(
         if Some(i) == last_bench {
             bench_point(bench, during, ctx, report, rd, "after")?;
         }
+    }
+    if !refused_groups.is_empty() {
+        return Err(Failure::Refused(format!(
+            "{} of {groups} refused, every other one done: {}",
+            refused_groups.len(),
+            refused_groups
+                .iter()
+                .map(|(g, why)| format!("{g}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+        .into());
     }
     Ok(())
 }

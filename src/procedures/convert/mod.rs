@@ -722,6 +722,12 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         }
         steps.push(analyze_step(info));
     }
+    // Each table's steps are a group: a table refused in its pre-flight does not hold back the others.
+    for st in steps.iter_mut() {
+        if let Some((_, table)) = st.id.split_once(':') {
+            st.group = Some(table.to_string());
+        }
+    }
     let bench = match (env.bench_time, p.tables.first()) {
         (Some(t), Some((s, n))) => Some(crate::bench::PlanBench {
             workload: format!("table:{s}.{n}"),

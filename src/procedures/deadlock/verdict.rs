@@ -321,6 +321,112 @@ mod tests {
         }
     }
 
+    fn rep(results: &[(&str, bool)], victim: Option<&str>, deadlocks: u64) -> Repetition {
+        Repetition {
+            n: 1,
+            steps: results
+                .iter()
+                .map(|(r, blocked)| {
+                    let mut o = StepOutcome::sent(1, "t1", "", String::new());
+                    o.result = r.to_string();
+                    o.blocked = *blocked;
+                    o.as_expected = true;
+                    o
+                })
+                .collect(),
+            victim: victim.map(str::to_string),
+            victims: victim.map(|v| vec![v.to_string()]).unwrap_or_default(),
+            deadlocks,
+            expected_deadlocks: deadlocks,
+            report_victim: None,
+            report_new: false,
+            report_ours: false,
+            deadlocks_before: 0,
+            deadlocks_after: 0,
+            rolled_back_open: Vec::new(),
+            open_after: 0,
+            report: None,
+            count_problem: None,
+            report_problem: None,
+            as_expected: true,
+        }
+    }
+
+    #[test]
+    fn the_same_outcome_every_time_means_the_same_results_victim_and_count() {
+        let sc = crate::procedures::deadlock::scenario::load("opposite-order").unwrap();
+        let a = rep(
+            &[
+                ("ok", false),
+                ("ok", false),
+                ("ok", true),
+                ("deadlock", false),
+            ],
+            Some("t2"),
+            1,
+        );
+        assert!(same_every_time(&sc, &[a.clone(), a.clone()]));
+        assert!(same_every_time(&sc, std::slice::from_ref(&a)));
+        let other_victim = rep(
+            &[
+                ("ok", false),
+                ("ok", false),
+                ("ok", true),
+                ("deadlock", false),
+            ],
+            Some("t1"),
+            1,
+        );
+        assert!(!same_every_time(&sc, &[a.clone(), other_victim]));
+        let other_result = rep(
+            &[
+                ("ok", false),
+                ("ok", false),
+                ("timeout", true),
+                ("deadlock", false),
+            ],
+            Some("t2"),
+            1,
+        );
+        assert!(!same_every_time(&sc, &[a.clone(), other_result]));
+        let not_blocked = rep(
+            &[
+                ("ok", false),
+                ("ok", false),
+                ("ok", false),
+                ("deadlock", false),
+            ],
+            Some("t2"),
+            1,
+        );
+        assert!(!same_every_time(&sc, &[a.clone(), not_blocked]));
+        let two = rep(
+            &[
+                ("ok", false),
+                ("ok", false),
+                ("ok", true),
+                ("deadlock", false),
+            ],
+            Some("t2"),
+            2,
+        );
+        assert!(!same_every_time(&sc, &[a, two]));
+    }
+
+    #[test]
+    fn schema_names_are_checked_at_their_bounds() {
+        assert!(schema_problem(&"s".repeat(64)).is_none());
+        assert!(schema_problem(&"s".repeat(65)).is_some());
+        assert!(
+            schema_problem(&"é".repeat(64)).is_none(),
+            "64 characters, not bytes"
+        );
+        assert!(schema_problem("").is_some());
+        assert!(schema_problem("innops deadlock ").is_some());
+        assert!(schema_problem("innops deadlock").is_none());
+        assert!(schema_problem("Performance_Schema").is_some());
+    }
+
     #[test]
     fn the_report_must_name_a_victim_whose_session_got_an_error() {
         let sessions = vec![("t1".to_string(), 10), ("t2".to_string(), 11)];
