@@ -238,6 +238,48 @@ mod tests {
         let mut o = outcome();
         record(&mut o, &reply(None), &want(true, &[End::Ok]), &none);
         assert_eq!(o.wrong.as_deref(), Some("it did not wait for a lock"));
+        // Only an actual timeout excuses an unseen wait: one that may end either way and returned at once
+        // did not wait.
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(None),
+            &want(true, &[End::Ok, End::Timeout]),
+            &none,
+        );
+        assert_eq!(o.wrong.as_deref(), Some("it did not wait for a lock"));
+    }
+
+    #[test]
+    fn the_error_code_is_kept_and_a_kill_is_no_error_code() {
+        let none = RowsCheck {
+            rows: None,
+            row_count: None,
+        };
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1213)),
+            &want(false, &[End::Deadlock]),
+            &none,
+        );
+        assert_eq!((o.result.as_str(), o.error_code), ("deadlock", Some(1213)));
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1467)),
+            &want(false, &[End::Deadlock]),
+            &none,
+        );
+        assert_eq!(o.error_code, Some(1467));
+        let mut o = outcome();
+        record(&mut o, &reply(Some(0)), &want(false, &[End::Ok]), &none);
+        assert_eq!((o.result.as_str(), o.error_code), ("killed", None));
+        assert_eq!(o.wrong.as_deref(), Some("innops killed it"));
+        let mut o = outcome();
+        record(&mut o, &reply(None), &want(false, &[End::Ok]), &none);
+        assert_eq!((o.result.as_str(), o.error_code), ("ok", None));
+        assert!(o.as_expected);
     }
 
     #[test]
