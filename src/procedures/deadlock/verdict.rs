@@ -251,6 +251,23 @@ mod tests {
     }
 
     #[test]
+    fn rows_are_judged_only_for_a_statement_that_returned() {
+        let two = RowsCheck {
+            rows: Some(vec![vec!["1".into()], vec!["3".into()]]),
+            row_count: None,
+        };
+        // One that may end in a deadlock, and did: its rows are not what the check is about.
+        let mut o = outcome();
+        record(
+            &mut o,
+            &reply(Some(1213)),
+            &want(false, &[End::Ok, End::Deadlock]),
+            &two,
+        );
+        assert!(o.as_expected, "{o:?}");
+    }
+
+    #[test]
     fn the_error_code_is_kept_and_a_kill_is_no_error_code() {
         let none = RowsCheck {
             rows: None,
