@@ -332,6 +332,10 @@ fn conflicting_or_out_of_range_flags_are_bad_input() {
             "--sandbox s already says where the server is and how to control it: drop --socket",
         ),
         (
+            vec!["inspect", "--sandbox", "s", "--user", "dba"],
+            "--sandbox s already says where the server is and how to control it: drop --user",
+        ),
+        (
             vec![
                 "redo",
                 "--size",

@@ -36,6 +36,8 @@ fn check_sandbox_flags(args: &ConnArgs, control: &ControlArgs) -> anyhow::Result
         ("--socket", args.socket.is_some()),
         ("--host", args.host.is_some()),
         ("--port", args.port.is_some()),
+        // The sandbox's own account is the one its client file names; another was silently ignored.
+        ("--user", args.user.is_some()),
         ("--defaults-file", args.defaults_file.is_some()),
         ("--defaults-extra-file", args.defaults_extra_file.is_some()),
         ("--no-defaults", args.no_defaults),
