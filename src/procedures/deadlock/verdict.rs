@@ -414,62 +414,28 @@ mod tests {
     #[test]
     fn the_same_outcome_every_time_means_the_same_results_victim_and_count() {
         let sc = crate::procedures::deadlock::scenario::load("opposite-order").unwrap();
-        let a = rep(
-            &[
-                ("ok", false),
-                ("ok", false),
-                ("ok", true),
-                ("deadlock", false),
-            ],
-            Some("t2"),
-            1,
-        );
+        let usual = [
+            ("ok", false),
+            ("ok", false),
+            ("ok", true),
+            ("deadlock", false),
+        ];
+        let a = rep(&usual, Some("t2"), 1);
         assert!(same_every_time(&sc, &[a.clone(), a.clone()]));
         assert!(same_every_time(&sc, std::slice::from_ref(&a)));
-        let other_victim = rep(
-            &[
-                ("ok", false),
-                ("ok", false),
-                ("ok", true),
-                ("deadlock", false),
-            ],
-            Some("t1"),
-            1,
-        );
-        assert!(!same_every_time(&sc, &[a.clone(), other_victim]));
-        let other_result = rep(
-            &[
-                ("ok", false),
-                ("ok", false),
-                ("timeout", true),
-                ("deadlock", false),
-            ],
-            Some("t2"),
-            1,
-        );
-        assert!(!same_every_time(&sc, &[a.clone(), other_result]));
-        let not_blocked = rep(
-            &[
-                ("ok", false),
-                ("ok", false),
-                ("ok", false),
-                ("deadlock", false),
-            ],
-            Some("t2"),
-            1,
-        );
-        assert!(!same_every_time(&sc, &[a.clone(), not_blocked]));
-        let two = rep(
-            &[
-                ("ok", false),
-                ("ok", false),
-                ("ok", true),
-                ("deadlock", false),
-            ],
-            Some("t2"),
-            2,
-        );
-        assert!(!same_every_time(&sc, &[a, two]));
+        // Each differs from `a` in one thing: the victim, a result, a wait, the count.
+        let mut timeout = usual;
+        timeout[2] = ("timeout", true);
+        let mut not_blocked = usual;
+        not_blocked[2] = ("ok", false);
+        for other in [
+            rep(&usual, Some("t1"), 1),
+            rep(&timeout, Some("t2"), 1),
+            rep(&not_blocked, Some("t2"), 1),
+            rep(&usual, Some("t2"), 2),
+        ] {
+            assert!(!same_every_time(&sc, &[a.clone(), other]));
+        }
     }
 
     #[test]
