@@ -1057,7 +1057,17 @@ fn a_shadow_that_is_not_innodb_is_never_copied_into_or_swapped_in() {
         "{}",
         resumed.stderr
     );
+    assert!(resumed.stderr.contains("--restart"), "{}", resumed.stderr);
     assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), before);
+    // The command it names starts over and converts.
+    let restarted = convert(
+        &sb,
+        &args(&["--tables", "d.t", "--restart", "--execute", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(restarted.code, 0, "{restarted:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
     assert_eq!(rows(&mut c, "t"), before);
 }
 

@@ -279,18 +279,25 @@ fn sequence_defaults(t: &TableInfo) -> Option<String> {
     (!cols.is_empty()).then(|| format!("column {}", cols.join(", ")))
 }
 
-/// The shadow is an InnoDB table: refused otherwise, naming what it is and how to start over.
-fn shadow_is_innodb(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
+/// The shadow is an InnoDB table: otherwise the guard is let go and the step refused, naming what the shadow
+/// is and the command that drops it and starts over.
+fn require_innodb_shadow(ctx: &mut Ctx, info: &TableInfo, flags: &str) -> anyhow::Result<()> {
     let shadow = shadow_name(&info.name);
-    match engine_of(ctx, &info.schema, &shadow)? {
-        Some(e) if e.eq_ignore_ascii_case("InnoDB") => Ok(()),
-        found => Err(crate::error::refused(format!(
-            "{}.{shadow} is {}, not InnoDB, so innops will neither copy into it nor swap it in: drop that copy (the source {} is untouched) and convert again",
-            info.schema,
-            found.map(|e| format!("a {e} table")).unwrap_or_else(|| "missing".into()),
-            info.display()
-        ))),
+    let found = engine_of(ctx, &info.schema, &shadow)?;
+    if found
+        .as_deref()
+        .is_some_and(|e| e.eq_ignore_ascii_case("InnoDB"))
+    {
+        return Ok(());
     }
+    copy::release_guard(ctx, info);
+    Err(crate::error::refused(format!(
+        "{}.{shadow} is {}, not InnoDB, so innops will neither copy into it nor swap it in (the source {} is untouched): `{}` drops innops's copy and converts again",
+        info.schema,
+        found.map(|e| format!("a {e} table")).unwrap_or_else(|| "missing".into()),
+        info.display(),
+        restart_command(flags, info)
+    )))
 }
 
 /// The conversion already happened: the table is InnoDB and the old one is kept.
@@ -1218,6 +1225,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
         })
     }));
     let t = info.clone();
+    let flags_copy = flags.clone();
     step = step.act(move |ctx| {
         crate::plan::test_hold("before-guard");
         let t_start = std::time::Instant::now();
@@ -1269,10 +1277,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
             created.extend(made?);
         }
         // Nothing goes into a shadow that is not InnoDB (one left by an older run whose ALTER failed).
-        if let Err(e) = shadow_is_innodb(ctx, &t) {
-            copy::release_guard(ctx, &t);
-            return Err(e);
-        }
+        require_innodb_shadow(ctx, &t, &flags_copy)?;
         // The source cannot change under the guard: checksum it beside the copy.
         let (method, _) = verify::first_method(&t, choice);
         let target = ctx.target.clone();
@@ -1722,10 +1727,7 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
             Ok(Verdict::pass(if verified { "verified, guard held" } else { "will verify again first (the run was resumed)" }, "verified"))
         }))
         .act(move |ctx| {
-            if let Err(e) = shadow_is_innodb(ctx, &t2) {
-                copy::release_guard(ctx, &t2);
-                return Err(e);
-            }
+            require_innodb_shadow(ctx, &t2, &flags)?;
             let verified = ctx.memo.contains_key(&copy::verified_key(&t2));
             if !verified {
                 let (v, _, ok) = verify_now(ctx, &t2, choice)?;
@@ -1807,8 +1809,10 @@ fn discard_step(info: &TableInfo) -> Step {
                 .is_some_and(|r| r.kind == own::SHADOW);
             Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
                 None => Verdict::done("no leftover copy", "a leftover copy"),
-                Some(e) if e.eq_ignore_ascii_case("InnoDB") && ours => Verdict::pass(format!("{shadow_t} (InnoDB, recorded as innops's copy)"), "a leftover copy"),
-                Some(e) => Verdict::fail(format!("{shadow_t} is {e}{}", if ours { "" } else { ", with no record of innops making it" }), "an InnoDB copy made by innops", format!("{}.{shadow_t} was not made by innops (it has no record in {}.{}), so --restart leaves it alone: check it, then drop or rename it yourself", t.schema, own::SCHEMA, own::TABLE)),
+                // innops's record is what makes it droppable: a copy it made whose ALTER to InnoDB failed (or was
+                // undone) holds nothing but copied rows, whatever its engine.
+                Some(e) if ours => Verdict::pass(format!("{shadow_t} ({e}, recorded as innops's copy)"), "a leftover copy"),
+                Some(e) => Verdict::fail(format!("{shadow_t} is {e}, with no record of innops making it"), "a copy made by innops", format!("{}.{shadow_t} was not made by innops (it has no record in {}.{}), so --restart leaves it alone: check it, then drop or rename it yourself", t.schema, own::SCHEMA, own::TABLE)),
             })
         }))
         .act(move |ctx| {
