@@ -193,18 +193,39 @@ fn first_failure(vs: &[Verdict]) -> Option<&Verdict> {
     vs.iter().find(|v| !v.passed)
 }
 
+/// `group: why; group: why`.
+fn each_refused(refused: &[(String, String)]) -> String {
+    refused
+        .iter()
+        .map(|(g, why)| format!("{g}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// How many groups the plan's steps form (see `Step::group`).
+fn group_count(plan: &Plan) -> usize {
+    plan.steps
+        .iter()
+        .filter_map(|s| s.group.as_ref())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+/// The group a refusal of step `i` refuses alone, the others going on: when `i` is its group's first step
+/// (nothing of the group has acted) and the plan has other groups.
+fn refusable_group(plan: &Plan, i: usize, groups: usize) -> Option<&String> {
+    let g = plan.steps[i].group.as_ref()?;
+    (groups > 1 && plan.steps.iter().position(|s| s.group.as_ref() == Some(g)) == Some(i))
+        .then_some(g)
+}
+
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
     let mut refusal = Locks::new(&plan.header.procedure, plan.locks.clone())
         .taken(ctx.target)
         .ok()
         .flatten();
     // As execution does (see `Step::group`): a group refused at its first step is skipped, the others go on.
-    let groups = plan
-        .steps
-        .iter()
-        .filter_map(|s| s.group.as_ref())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let groups = group_count(plan);
     let mut refused_groups: Vec<(String, String)> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         ctx.step = step.id.clone();
@@ -217,10 +238,7 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
         if refusal.is_none() && !skipped(&refused_groups) {
             if let Some(v) = first_failure(&verdicts) {
                 let why = v.fix.clone().unwrap_or_default();
-                let first_of_group = step.group.as_ref().filter(|g| {
-                    groups > 1
-                        && plan.steps.iter().position(|s| s.group.as_ref() == Some(*g)) == Some(i)
-                });
+                let first_of_group = refusable_group(plan, i, groups);
                 match first_of_group {
                     Some(g) => refused_groups.push((g.clone(), why)),
                     None => {
@@ -252,11 +270,7 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
         refusal = Some(format!(
             "{} of {groups} would be refused, every other one would go on: {}",
             refused_groups.len(),
-            refused_groups
-                .iter()
-                .map(|(g, why)| format!("{g}: {why}"))
-                .collect::<Vec<_>>()
-                .join("; ")
+            each_refused(&refused_groups)
         ));
     }
     match refusal {
@@ -450,12 +464,7 @@ fn execute_steps(
     }
     // Groups whose first step was refused (see `Step::group`), with why: their other steps are skipped.
     let mut refused_groups: Vec<(String, String)> = Vec::new();
-    let groups = plan
-        .steps
-        .iter()
-        .filter_map(|s| s.group.as_ref())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let groups = group_count(plan);
     for (i, step) in plan.steps.iter().enumerate() {
         if let Some(g) = &step.group {
             if refused_groups.iter().any(|(r, _)| r == g) {
@@ -581,10 +590,7 @@ fn execute_steps(
                 reason: reason.clone(),
             })?;
             report.step_mut(&step.id).status = StepStatus::Refused;
-            let first_of_group = step.group.as_ref().filter(|g| {
-                groups > 1
-                    && plan.steps.iter().position(|s| s.group.as_ref() == Some(*g)) == Some(i)
-            });
+            let first_of_group = refusable_group(plan, i, groups);
             if let Some(g) = first_of_group {
                 // Nothing of this group has acted: refuse it alone and go on with the others.
                 say(&format!("      refused, the others go on: {reason}"));
@@ -744,11 +750,7 @@ fn execute_steps(
         return Err(Failure::Refused(format!(
             "{} of {groups} refused, every other one done: {}",
             refused_groups.len(),
-            refused_groups
-                .iter()
-                .map(|(g, why)| format!("{g}: {why}"))
-                .collect::<Vec<_>>()
-                .join("; ")
+            each_refused(&refused_groups)
         ))
         .into());
     }
