@@ -2,16 +2,13 @@
 //! only its own flags, against real servers.
 
 use std::io::{Read, Write};
-use std::path::Path;
+
 use std::process::{Command, Stdio};
 
 use innops::sandbox::SandboxOptions;
 
+use crate::common::{args as s, certificates};
 use crate::common::{run_innops, Output, Sandboxed};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
 
 /// Root's generated TCP password of a sandbox, from its client.cnf.
 fn tcp_password(sb: &Sandboxed) -> String {
@@ -309,26 +306,6 @@ fn under_a_terminal_at(args: &str, prompt: &str, typed: &str) -> String {
     child.wait().unwrap();
     drop(stdin);
     String::from_utf8_lossy(&seen).into_owned()
-}
-
-/// A CA, and a certificate it signs for 127.0.0.1 with its key, as PEM files in `dir`.
-fn certificates(dir: &Path, name: &str) {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, format!("innops test CA {name}"));
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "127.0.0.1");
-    let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
-    std::fs::write(dir.join(format!("{name}-ca.pem")), ca_cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}-cert.pem")), cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! 50 times over with the same victim, and the detection-off path ends in ERROR 1205 with nothing left open.
 
 use crate::common::Sandboxed;
+use crate::common::{args, sandbox_args, schema_exists};
 use innops::procedures::deadlock::runner::live_transactions;
 use mysql::prelude::Queryable;
 
@@ -11,14 +12,6 @@ fn open_transactions(sb: &Sandboxed) -> Vec<u64> {
     let (_, _, status): (String, String, String) =
         c.query_first("SHOW ENGINE INNODB STATUS").unwrap().unwrap();
     live_transactions(&status)
-}
-
-fn schema_exists(sb: &Sandboxed) -> bool {
-    let mut c = sb.conn();
-    let n: Option<String> = c
-        .query_first("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'innops_deadlock'")
-        .unwrap();
-    n.is_some()
 }
 
 #[test]
@@ -44,7 +37,10 @@ fn deadlock_every_built_in_scenario_ends_as_its_file_expects() {
             rep["report"]["transactions"].as_array().unwrap().len() == 2,
             "{name}"
         );
-        assert!(!schema_exists(&sb), "{name}: the schema is dropped");
+        assert!(
+            !schema_exists(&sb, "innops_deadlock"),
+            "{name}: the schema is dropped"
+        );
     }
     assert!(open_transactions(&sb).is_empty());
 }
@@ -126,7 +122,7 @@ fn deadlock_dry_run_creates_nothing_and_a_bad_file_names_file_line_and_field() {
         out.stdout
     );
     assert!(out.stdout.contains("LOCK IN SHARE MODE"), "{}", out.stdout);
-    assert!(!schema_exists(&sb));
+    assert!(!schema_exists(&sb, "innops_deadlock"));
 
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.toml");
@@ -359,17 +355,6 @@ fn wait_at_gate(sb: &Sandboxed, child: &mut std::process::Child) {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-}
-
-fn sandbox_args(sb: &Sandboxed, args: &[&str]) -> Vec<String> {
-    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    all.extend([
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]);
-    all
 }
 
 /// Issue 22, lost errors: a scanning locking read chosen as the victim gets ERROR 1213 after its result set's
@@ -654,7 +639,7 @@ fn deadlock_issue22_two_runs_count_only_their_own_deadlocks() {
     let sb = Sandboxed::new("dl-two");
     let mut gate = hold_gate(&sb);
     let mut a = crate::common::spawn_innops(
-        &sandbox_args(
+        &on_sandbox(
             &sb,
             &[
                 "deadlock",
@@ -716,7 +701,7 @@ fn deadlock_issue22_kill_9_with_detect_off_then_resume_restores_detection() {
     let run_dir = sb.root.join("run-kill");
     let mut gate = hold_gate(&sb);
     let mut child = crate::common::spawn_innops(
-        &sandbox_args(
+        &on_sandbox(
             &sb,
             &[
                 "deadlock",
@@ -750,7 +735,7 @@ fn deadlock_issue22_kill_9_with_detect_off_then_resume_restores_detection() {
     assert_eq!(detect(), "1", "resume put the server's own value back");
     let j = resumed.json();
     assert_eq!(j["status"], "done", "{j}");
-    assert!(!schema_exists(&sb));
+    assert!(!schema_exists(&sb, "innops_deadlock"));
 }
 
 /// Issue 22, minor: a schema name the server refuses, or a system schema, is bad input (exit 2) before anything
@@ -793,7 +778,7 @@ fn deadlock_issue22_bad_system_or_busy_schemas_are_refused_with_the_fix() {
     // Another run works in the schema (it waits at the gate): refused naming it, no "drop it".
     let mut gate = hold_gate(&sb);
     let mut a = crate::common::spawn_innops(
-        &sandbox_args(
+        &on_sandbox(
             &sb,
             &[
                 "deadlock",
@@ -805,7 +790,7 @@ fn deadlock_issue22_bad_system_or_busy_schemas_are_refused_with_the_fix() {
         &[],
     );
     wait_at_gate(&sb, &mut a);
-    assert!(schema_exists(&sb));
+    assert!(schema_exists(&sb, "innops_deadlock"));
     for dry in [true, false] {
         let mut args = vec!["deadlock", "run", "opposite-order"];
         if !dry {
@@ -865,4 +850,9 @@ fn deadlock_issue22_replay_out_refuses_an_existing_file_without_force() {
     let r = crate::common::run_innops(&args(true), &[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(std::fs::read_to_string(&out).unwrap().contains("[[step]]"));
+}
+
+/// `ARGS --sandbox NAME --sandbox-root ROOT`.
+fn on_sandbox(sb: &Sandboxed, a: &[&str]) -> Vec<String> {
+    [args(a), sandbox_args(sb)].concat()
 }

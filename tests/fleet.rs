@@ -11,9 +11,9 @@ use std::process::Command;
 
 use mysql::prelude::Queryable;
 
+use crate::common::{engine_of, MIB};
 use crate::common::{events, read_json, run_innops, Sandboxed};
 
-const MIB: u64 = 1 << 20;
 const VENV: &str = "target/ansible-venv";
 
 fn repo() -> PathBuf {
@@ -251,15 +251,6 @@ fn sql(sb: &Sandboxed, statements: &[&str]) {
     }
 }
 
-fn engine(sb: &Sandboxed, db: &str, table: &str) -> Option<String> {
-    sb.conn()
-        .exec_first(
-            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-            (db, table),
-        )
-        .unwrap()
-}
-
 fn global(sb: &Sandboxed, name: &str) -> u64 {
     sb.conn()
         .query_first(format!("SELECT @@GLOBAL.{name}"))
@@ -314,7 +305,7 @@ fn the_convert_play_changes_nothing_in_check_mode_then_converts_in_waves_then_re
         assert_eq!(check.count(h, "failed"), 0, "{}", check.stdout);
         for t in ["orders", "notes"] {
             assert_eq!(
-                engine(fleet.host(h), "shop", t).as_deref(),
+                engine_of(fleet.host(h), "shop", t).as_deref(),
                 Some("MyISAM"),
                 "{h}"
             );
@@ -343,10 +334,10 @@ fn the_convert_play_changes_nothing_in_check_mode_then_converts_in_waves_then_re
         assert_eq!(real.count(h, "changed"), 1, "{}", real.stdout);
         let sb = fleet.host(h);
         for t in ["orders", "notes"] {
-            assert_eq!(engine(sb, "shop", t).as_deref(), Some("InnoDB"), "{h}");
+            assert_eq!(engine_of(sb, "shop", t).as_deref(), Some("InnoDB"), "{h}");
             let kept = format!("_{t}_myisam_old");
             assert_eq!(
-                engine(sb, "shop", &kept).as_deref(),
+                engine_of(sb, "shop", &kept).as_deref(),
                 Some("MyISAM"),
                 "{h} keeps the old table"
             );
@@ -435,13 +426,13 @@ fn a_canary_that_cannot_convert_stops_the_waves_and_the_other_hosts_are_untouche
         assert_eq!(out.waves(), vec![vec!["h1"]], "{mode:?}: {}", out.stdout);
     }
     assert_eq!(
-        engine(fleet.host("h1"), "shop", "bad").as_deref(),
+        engine_of(fleet.host("h1"), "shop", "bad").as_deref(),
         Some("MyISAM")
     );
     for h in ["h2", "h3"] {
         for t in ["orders", "notes"] {
             assert_eq!(
-                engine(fleet.host(h), "shop", t).as_deref(),
+                engine_of(fleet.host(h), "shop", t).as_deref(),
                 Some("MyISAM"),
                 "{h} untouched"
             );

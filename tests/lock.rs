@@ -6,8 +6,8 @@ use std::path::Path;
 
 use mysql::prelude::Queryable;
 
+use crate::common::convert::{engine, setup};
 use crate::common::{run_innops, spawn_innops, wait_holding, wait_innops, Output, Sandboxed};
-use crate::convert::{engine, setup};
 
 /// Two MyISAM tables, d.a and d.b, of a few thousand rows each.
 const TABLES: &str = "CREATE TABLE a (id INT UNSIGNED NOT NULL PRIMARY KEY, c CHAR(60) NOT NULL DEFAULT '') ENGINE=MyISAM; \

@@ -161,6 +161,7 @@ fn every_corpus_file_reads_as_my_print_defaults_prints_it() {
 
 // ---- connections: the client options innops honours, against real servers --------------------------------
 
+use crate::common::certificates;
 use crate::common::{run_innops, Output, Sandboxed};
 use innops::sandbox::SandboxOptions;
 use innops::server::ConnSpec;
@@ -289,26 +290,6 @@ fn client_options_against_a_server_without_tls() {
     );
     let out = inspect(&f);
     assert_eq!(out.code, 0, "{out:?}");
-}
-
-/// A CA, and a certificate for 127.0.0.1 it signs, with its key, as PEM files in `dir`.
-fn certificates(dir: &Path, name: &str) {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, format!("innops of CA {name}"));
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "127.0.0.1");
-    let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
-    std::fs::write(dir.join(format!("{name}-ca.pem")), ca_cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}-cert.pem")), cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
 }
 
 /// The TLS version and cipher of a connection innops makes with this option file.

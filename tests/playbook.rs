@@ -4,9 +4,8 @@ use std::path::{Path, PathBuf};
 
 use mysql::prelude::Queryable;
 
+use crate::common::{engine_of, schema_exists, MIB};
 use crate::common::{events, read_json, run_innops, Sandboxed};
-
-const MIB: u64 = 1 << 20;
 
 fn myisam_tables(sb: &Sandboxed) {
     let mut c = sb.conn();
@@ -19,15 +18,6 @@ fn myisam_tables(sb: &Sandboxed) {
     ] {
         c.query_drop(sql).unwrap();
     }
-}
-
-fn engine(sb: &Sandboxed, table: &str) -> String {
-    sb.conn()
-        .query_first(format!(
-            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'legacy' AND TABLE_NAME = '{table}'"
-        ))
-        .unwrap()
-        .unwrap()
 }
 
 fn redo_size(sb: &Sandboxed) -> u64 {
@@ -98,7 +88,7 @@ fn every_ready_playbook_passes_its_dry_run() {
         assert!(out.stdout.contains("innops playbook plan"), "{out:?}");
     }
     // A dry run changes nothing.
-    assert_eq!(engine(&sb, "orders"), "MyISAM");
+    assert_eq!(engine_of(&sb, "legacy", "orders").unwrap(), "MyISAM");
 }
 
 #[test]
@@ -120,8 +110,8 @@ fn convert_and_redo_run_as_one_run_with_one_benchmark_before_and_after() {
         &[],
     );
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(engine(&sb, "orders"), "InnoDB");
-    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "orders").unwrap(), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "notes").unwrap(), "InnoDB");
     assert_eq!(redo_size(&sb), 160 * MIB);
     let plan = read_json(&run_dir.join("plan.json"));
     assert_eq!(plan["procedure"], "playbook");
@@ -175,13 +165,13 @@ fn an_interrupted_playbook_is_finished_by_one_resume() {
         &[("INNOPS_FAULT", "after-action:convert/verify:legacy.notes")],
     );
     assert_eq!(killed.code, 137, "{killed:?}");
-    assert_eq!(engine(&sb, "orders"), "InnoDB");
-    assert_eq!(engine(&sb, "notes"), "MyISAM");
+    assert_eq!(engine_of(&sb, "legacy", "orders").unwrap(), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "notes").unwrap(), "MyISAM");
     assert_ne!(redo_size(&sb), 160 * MIB);
 
     let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string()], &[]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "notes").unwrap(), "InnoDB");
     assert_eq!(redo_size(&sb), 160 * MIB);
     let ev = events(&run_dir);
     assert_eq!(count(&ev, "run_started"), 1);
@@ -258,8 +248,8 @@ fn a_playbook_killed_while_the_server_is_down_resumes_to_the_end() {
     let resumed = run_innops(&["resume".to_string(), run_dir.display().to_string()], &[]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     assert_eq!(redo_size(&sb), 128 * MIB);
-    assert_eq!(engine(&sb, "orders"), "InnoDB");
-    assert_eq!(engine(&sb, "notes"), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "orders").unwrap(), "InnoDB");
+    assert_eq!(engine_of(&sb, "legacy", "notes").unwrap(), "InnoDB");
     let ev = events(&run_dir);
     assert_eq!(count(&ev, "run_started"), 1);
     assert_eq!(
@@ -282,14 +272,6 @@ fn deadlocks(sb: &Sandboxed) -> PathBuf {
     )
     .unwrap();
     path
-}
-
-fn schema_exists(sb: &Sandboxed) -> bool {
-    let n: Option<String> = sb
-        .conn()
-        .query_first("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'innops_deadlock'")
-        .unwrap();
-    n.is_some()
 }
 
 #[test]
@@ -351,7 +333,10 @@ fn deadlock_steps_in_a_playbook_are_judged_by_what_the_server_did_and_resume() {
     assert_eq!(resumed.code, 0, "{resumed:?}");
     let j = resumed.json();
     assert_eq!(j["status"], "done", "{j}");
-    assert!(!schema_exists(&sb), "the schema is dropped");
+    assert!(
+        !schema_exists(&sb, "innops_deadlock"),
+        "the schema is dropped"
+    );
     let ev = events(&run_dir);
     let of = |kind: &str, step: &str| {
         ev.iter()
@@ -534,7 +519,11 @@ fn a_dry_run_follows_the_state_earlier_steps_leave() {
     );
     let out = run_playbook(&twice, true);
     assert_eq!(out.code, 1, "{out:?}");
-    assert_eq!(engine(&sb, "orders"), "MyISAM", "nothing acted");
+    assert_eq!(
+        engine_of(&sb, "legacy", "orders").unwrap(),
+        "MyISAM",
+        "nothing acted"
+    );
 
     let readonly = "[[step]]\nprocedure = \"readonly\"\n\n";
     let after_ro = playbook_of(&sb, "after.toml", &format!("{readonly}{convert}"));

@@ -5,30 +5,16 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
+use crate::common::{dropin, resume, step, MIB};
 use crate::common::{
     events, read_json, run_innops, spawn_innops, wait_holding, wait_innops, Sandboxed,
 };
-
-const MIB: u64 = 1 << 20;
 
 fn var(sb: &Sandboxed, name: &str) -> u64 {
     sb.conn()
         .query_first(format!("SELECT @@GLOBAL.{name}"))
         .unwrap()
         .unwrap()
-}
-
-fn dropin(sb: &Sandboxed) -> String {
-    std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default()
-}
-
-fn step<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    report["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step {id} in {report}"))
 }
 
 fn args<'a>(run_dir: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> {
@@ -315,17 +301,6 @@ fn a_read_only_start_refused_for_crash_recovery_restores_the_drop_in_and_starts_
     );
 }
 
-fn resume(run_dir: &std::path::Path) -> crate::common::Output {
-    run_innops(
-        &[
-            "resume".to_string(),
-            run_dir.display().to_string(),
-            "--yes".into(),
-        ],
-        &[],
-    )
-}
-
 #[test]
 fn innops_killed_after_each_action_then_resumed_ends_read_only() {
     let mut sb = Sandboxed::new("rocat");
@@ -337,7 +312,7 @@ fn innops_killed_after_each_action_then_resumed_ends_read_only() {
         let fault = format!("after-action:{killed_at}");
         let killed = sb.innops_env(&args(&run_dir, &[]), &[("INNOPS_FAULT", &fault)]);
         assert_eq!(killed.code, 137, "{killed:?}");
-        let resumed = resume(&run_dir);
+        let resumed = resume(&run_dir, &[]);
         assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
         sb.reopen();
         assert_eq!(var(&sb, "innodb_read_only"), 1, "after {killed_at}");
@@ -475,7 +450,7 @@ fn a_server_that_crashed_before_the_stop_is_refused_not_taken_as_cleanly_down() 
     );
     assert_eq!(killed.code, 137, "{killed:?}");
     sb.sandbox.kill9().unwrap();
-    let out = resume(&run_dir);
+    let out = resume(&run_dir, &[]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stderr
@@ -489,7 +464,7 @@ fn a_server_that_crashed_before_the_stop_is_refused_not_taken_as_cleanly_down() 
     // Started (crash recovery runs), the run goes on from the stop.
     sb.reopen();
     sb.sandbox.start(&[], Duration::from_secs(120)).unwrap();
-    let resumed = resume(&run_dir);
+    let resumed = resume(&run_dir, &[]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     sb.reopen();
     assert_eq!(var(&sb, "innodb_read_only"), 1);

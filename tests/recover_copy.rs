@@ -12,11 +12,11 @@ use std::path::Path;
 
 use innops::dump::{Manifest, TableStatus};
 
-use crate::common::{run_innops, Sandboxed};
-use crate::recover::{
+use crate::common::recover::{
     damage, expected_lost, int_table, keys_per_leaf, leaves, minus_bad, reported_lost, rows,
     start_at, stop_slow, table_rows, TextRow,
 };
+use crate::common::{run_innops, Sandboxed};
 
 #[test]
 fn a_private_server_on_a_copy_starts_at_the_level_asked_without_tcp_and_leaves_the_original_alone()

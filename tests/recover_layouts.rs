@@ -18,8 +18,8 @@ use innops::dump::damage::{self as pages, IndexPage, Scramble, TableFile};
 use innops::dump::{self, Doubt, KeyRange, Manifest, TableEntry, TableStatus};
 use mysql::prelude::Queryable;
 
+use crate::common::recover::{rows, start_at, stop_slow, TextRow};
 use crate::common::{Output, Sandboxed};
-use crate::recover::{rows, start_at, stop_slow, TextRow};
 
 /// A key as text, one part per key column.
 type Key = Vec<String>;

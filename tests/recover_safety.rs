@@ -435,7 +435,7 @@ fn when_no_level_starts_the_refusal_quotes_the_cause_from_the_error_log() {
 /// A table with a damaged leaf (a lost range) and a garbled one (garbage records with a valid checksum: the
 /// private server crashes on them), recovered with `innops recover`: its output and dump directory.
 fn crash_and_loss(name: &str) -> (Sandboxed, Output, PathBuf) {
-    use crate::recover::{damage, garble, int_table, leaves, start_at, stop_slow};
+    use crate::common::recover::{damage, garble, int_table, leaves, start_at, stop_slow};
     let mut sb = Sandboxed::new(name);
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();

@@ -13,8 +13,8 @@ use innops::dump::manifest::sha256_file;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
 use mysql::prelude::Queryable;
 
+use crate::common::recover::{damage, int_table, keys_per_leaf, leaves, rows, start_at, stop_slow};
 use crate::common::Sandboxed;
-use crate::recover::{damage, int_table, keys_per_leaf, leaves, rows, start_at, stop_slow};
 
 fn dump_one(sb: &Sandboxed, out: &Path, table: &str) -> Manifest {
     let target = sb.target();

@@ -2,9 +2,8 @@
 
 use mysql::prelude::Queryable;
 
+use crate::common::{dropin, resume, sandbox_cmd, step, MIB};
 use crate::common::{events, read_json, run_innops, Sandboxed};
-
-const MIB: u64 = 1 << 20;
 
 fn log_file_size(sb: &Sandboxed) -> u64 {
     sb.conn()
@@ -916,16 +915,6 @@ fn a_run_killed_while_the_server_is_down_is_finished_by_resume_and_a_rerun_does_
 
 // ---- Every guard of a verdict fires through the normal path ----
 
-/// A step of a report by id.
-fn step<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    report["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step {id} in {report}"))
-}
-
 /// The verdict of `check` among a step's post-checks.
 fn post<'a>(report: &'a serde_json::Value, id: &str, check: &str) -> &'a serde_json::Value {
     step(report, id)["post"]
@@ -940,10 +929,6 @@ fn file_size(sb: &Sandboxed) -> u64 {
     std::fs::metadata(sb.sandbox.datadir.join("ib_logfile0"))
         .unwrap()
         .len()
-}
-
-fn dropin(sb: &Sandboxed) -> String {
-    std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default()
 }
 
 fn offline_args(size: &str, run_dir: &std::path::Path) -> Vec<String> {
@@ -967,32 +952,6 @@ fn run_offline(sb: &Sandboxed, size: &str, run_dir: &std::path::Path) -> crate::
     let args = offline_args(size, run_dir);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     sb.innops(&args)
-}
-
-fn resume(run_dir: &std::path::Path) -> crate::common::Output {
-    run_innops(
-        &[
-            "resume".to_string(),
-            run_dir.display().to_string(),
-            "--yes".into(),
-            "--no-bench".into(),
-        ],
-        &[],
-    )
-}
-
-pub(crate) fn sandbox_cmd(sb: &Sandboxed, action: &str) {
-    let o = run_innops(
-        &[
-            "sandbox".into(),
-            action.into(),
-            sb.sandbox.name.clone(),
-            "--sandbox-root".into(),
-            sb.root.display().to_string(),
-        ],
-        &[],
-    );
-    assert_eq!(o.code, 0, "{o:?}");
 }
 
 #[test]
@@ -1032,7 +991,7 @@ fn a_server_killed_at_the_shutdown_is_not_taken_for_a_clean_stop() {
     assert_eq!(stop["result"]["clean"], false, "{stop}");
 
     // Resume judges the live state and finishes with the truth.
-    let resumed = resume(&run_dir);
+    let resumed = resume(&run_dir, &["--no-bench"]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     sb.reopen();
     assert_eq!(log_file_size(&sb), 64 * MIB);
@@ -1064,7 +1023,7 @@ fn ctrl_c_during_the_shutdown_says_the_server_is_down_and_how_to_start_it() {
         "interrupted"
     );
 
-    let resumed = resume(&run_dir);
+    let resumed = resume(&run_dir, &["--no-bench"]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     sb.reopen();
     assert_eq!(log_file_size(&sb), 64 * MIB);
@@ -1235,7 +1194,7 @@ fn offline_catalogue_innops_killed_after_each_action_then_resumed() {
         let fault = format!("after-action:{killed_at}");
         let killed = sb.innops_env(&args, &[("INNOPS_FAULT", &fault)]);
         assert_eq!(killed.code, 137, "{killed:?}");
-        let resumed = resume(&run_dir);
+        let resumed = resume(&run_dir, &["--no-bench"]);
         assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
         check_end_state(&mut sb, &run_dir, mib, killed_at);
     }
@@ -1263,7 +1222,7 @@ fn online_catalogue_innops_killed_after_each_action_then_resumed() {
         let fault = format!("after-action:{killed_at}");
         let killed = sb.innops_env(&args, &[("INNOPS_FAULT", &fault)]);
         assert_eq!(killed.code, 137, "{killed:?}");
-        let resumed = resume(&run_dir);
+        let resumed = resume(&run_dir, &["--no-bench"]);
         assert_eq!(resumed.code, 0, "after {killed_at}: {resumed:?}");
         check_end_state(&mut sb, &run_dir, mib, killed_at);
     }
@@ -1346,7 +1305,7 @@ fn a_server_killed_at_the_shutdown_while_innops_dies_too_is_refused_on_resume_un
     assert_eq!(killed.code, 137, "{killed:?}");
     assert!(!sb.sandbox.is_running());
     // Down without a clean shutdown: resume must not start it with a new redo size.
-    let refused = resume(&run_dir);
+    let refused = resume(&run_dir, &["--no-bench"]);
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(
         refused.stderr.contains("down without a clean shutdown"),
@@ -1359,7 +1318,7 @@ fn a_server_killed_at_the_shutdown_while_innops_dies_too_is_refused_on_resume_un
         && e["verdict"]["passed"] == false));
     // Started by the DBA (crash recovery runs), the run can be finished.
     sandbox_cmd(&sb, "start");
-    let resumed = resume(&run_dir);
+    let resumed = resume(&run_dir, &["--no-bench"]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     sb.reopen();
     assert_eq!(log_file_size(&sb), 64 * MIB);

@@ -7,20 +7,13 @@ use std::path::Path;
 
 use mysql::prelude::Queryable;
 
+use crate::common::args;
+use crate::common::convert::{convert, engine, rows, setup, SHAPE};
+use crate::common::sandbox_args;
+use crate::common::sandbox_cmd;
 use crate::common::{
     read_json, run_innops, spawn_innops, wait_holding, wait_innops, write_that_waits, Sandboxed,
 };
-use crate::convert::{args, convert, engine, rows, setup, SHAPE};
-use crate::redo::sandbox_cmd;
-
-fn sandbox_args(sb: &Sandboxed) -> Vec<String> {
-    vec![
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]
-}
 
 /// `innops convert ARGS --sandbox …` started in the background, held at `point`.
 fn convert_held(sb: &Sandboxed, a: &[&str], point: &str, hold: &Path) -> std::process::Child {

@@ -246,3 +246,102 @@ pub fn events(run_dir: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+pub mod convert;
+pub mod recover;
+
+pub const MIB: u64 = 1 << 20;
+
+/// Owned strings for a command line.
+pub fn args(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// `--sandbox NAME --sandbox-root ROOT`: the flags that point a command at this test's sandbox.
+pub fn sandbox_args(sb: &Sandboxed) -> Vec<String> {
+    vec![
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]
+}
+
+/// `innops sandbox ACTION` on this test's sandbox; the test fails unless it exits 0.
+pub fn sandbox_cmd(sb: &Sandboxed, action: &str) {
+    let mut all = args(&["sandbox", action, &sb.sandbox.name]);
+    all.extend(["--sandbox-root".into(), sb.root.display().to_string()]);
+    let o = run_innops(&all, &[]);
+    assert_eq!(o.code, 0, "{o:?}");
+}
+
+/// `innops resume RUN_DIR --yes` with `extra` flags.
+pub fn resume(run_dir: &Path, extra: &[&str]) -> Output {
+    let mut all = vec![
+        "resume".to_string(),
+        run_dir.display().to_string(),
+        "--yes".into(),
+    ];
+    all.extend(args(extra));
+    run_innops(&all, &[])
+}
+
+/// The step `id` of a report (plan.json's or `--format json`'s); the test fails if there is none.
+pub fn step<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {report}"))
+}
+
+/// The sandbox's innops drop-in file (empty when there is none).
+pub fn dropin(sb: &Sandboxed) -> String {
+    std::fs::read_to_string(sb.sandbox.conf_dir.join("99-innops.cnf")).unwrap_or_default()
+}
+
+/// Whether schema `name` exists.
+pub fn schema_exists(sb: &Sandboxed, name: &str) -> bool {
+    use mysql::prelude::Queryable;
+    let n: Option<String> = sb
+        .conn()
+        .exec_first(
+            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+            (name,),
+        )
+        .unwrap();
+    n.is_some()
+}
+
+/// The engine of `db`.`table`, read from information_schema (None when the table does not exist).
+pub fn engine_of(sb: &Sandboxed, db: &str, table: &str) -> Option<String> {
+    use mysql::prelude::Queryable;
+    sb.conn()
+        .exec_first::<Option<String>, _, _>(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+            (db, table),
+        )
+        .unwrap()
+        .flatten()
+}
+
+/// A CA and a certificate it signs for 127.0.0.1, written as DIR/NAME-ca.pem, NAME-cert.pem and NAME-key.pem.
+pub fn certificates(dir: &Path, name: &str) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, format!("innops test CA {name}"));
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "127.0.0.1");
+    let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    std::fs::write(dir.join(format!("{name}-ca.pem")), ca_cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{name}-cert.pem")), cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
+}

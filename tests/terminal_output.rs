@@ -5,8 +5,9 @@ use std::process::Command;
 
 use mysql::prelude::Queryable;
 
+use crate::common::args;
+use crate::common::convert::{setup, SHAPE};
 use crate::common::{run_innops, Output, Sandboxed};
-use crate::convert::{args, setup, SHAPE};
 
 /// Run innops under a pseudo-terminal (`script`), so stderr is a terminal and bars are drawn; the capture holds
 /// everything written to the terminal.
