@@ -130,6 +130,18 @@ pub fn env_from(
     format: Format,
     bench_time: Option<u64>,
 ) -> anyhow::Result<Env> {
+    env_over(args, ctl, None, format, bench_time)
+}
+
+/// As [`env_from`], the connection settings given now over `recorded` ones (a resumed run's): what the
+/// user gives wins, the rest comes from the record.
+pub fn env_over(
+    args: &ConnArgs,
+    ctl: &ControlArgs,
+    recorded: Option<&ConnSpec>,
+    format: Format,
+    bench_time: Option<u64>,
+) -> anyhow::Result<Env> {
     check_sandbox_flags(args, ctl)?;
     let (conn, control_spec, option_file) = if let Some(name) = &args.sandbox {
         let root = sandbox_root(&args.root);
@@ -143,7 +155,10 @@ pub fn env_from(
             Some(sb.option_file),
         )
     } else {
-        let conn = conn_spec(args)?;
+        let conn = match recorded {
+            Some(then) => conn_spec(args)?.over(then),
+            None => conn_spec(args)?,
+        };
         let control = match (&ctl.service, &ctl.start_cmd) {
             (Some(_), Some(_)) => {
                 return Err(bad_input(
@@ -238,4 +253,99 @@ pub fn attach_error_log(env: &mut Env, facts: &ServerFacts) {
         let end = crate::server::errorlog::end_offset(&p);
         (p, end)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::connect::{Protocol, SslMode};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    #[command(disable_help_flag = true)]
+    struct Only {
+        #[command(flatten)]
+        conn: ConnArgs,
+    }
+
+    fn every_setting() -> ConnSpec {
+        ConnSpec {
+            socket: Some("/run/my sql/mysqld.sock".into()),
+            host: Some("db-1.example".into()),
+            port: Some(3307),
+            user: Some("o'brien".into()),
+            password: None,
+            defaults_file: None,
+            defaults_extra_file: Some("/etc/innops extra.cnf".into()),
+            no_defaults: false,
+            protocol: Some(Protocol::Tcp),
+            ssl_mode: Some(SslMode::VerifyIdentity),
+            ssl_ca: Some("/etc/ssl/ca.pem".into()),
+            ssl_cert: Some("/etc/ssl/client cert.pem".into()),
+            ssl_key: Some("/etc/ssl/client.key".into()),
+            ssl: Some(true),
+            ssl_capath: Some("/etc/ssl/certs".into()),
+            ssl_cipher: Some("TLS_AES_256_GCM_SHA384:ECDHE-RSA-AES128-GCM-SHA256".into()),
+            ssl_crl: Some("/etc/ssl/crl.pem".into()),
+            ssl_crlpath: Some("/etc/ssl/crls".into()),
+            ssl_verify_server_cert: Some(true),
+            tls_version: Some("TLSv1.2,TLSv1.3".into()),
+            defaults_group_suffix: Some("_staging".into()),
+        }
+    }
+
+    /// Parse what innops prints, as a shell would split it, with innops's own flags.
+    fn parse_back(printed: &str) -> ConnSpec {
+        let words = shell_words::split(printed).unwrap();
+        let only =
+            Only::try_parse_from(std::iter::once("innops".to_string()).chain(words)).unwrap();
+        conn_spec(&only.conn).unwrap()
+    }
+
+    #[test]
+    fn the_flags_innops_prints_give_back_every_connection_setting() {
+        let spec = every_setting();
+        assert_eq!(parse_back(&shell_words::join(spec.flags())), spec);
+        let other = ConnSpec {
+            ssl: Some(false),
+            ssl_verify_server_cert: None,
+            defaults_extra_file: None,
+            defaults_file: Some("/etc/my.cnf".into()),
+            protocol: Some(Protocol::Socket),
+            ..every_setting()
+        };
+        assert_eq!(parse_back(&shell_words::join(other.flags())), other);
+        let bare = ConnSpec {
+            no_defaults: true,
+            ..Default::default()
+        };
+        assert_eq!(parse_back(&shell_words::join(bare.flags())), bare);
+        let password = ConnSpec {
+            password: Some("secret".into()),
+            ..every_setting()
+        };
+        assert!(!shell_words::join(password.flags()).contains("secret"));
+    }
+
+    #[test]
+    fn a_resumed_run_keeps_its_recorded_settings_unless_given_again() {
+        let then = every_setting();
+        let none_given = ConnSpec::default().over(&then);
+        assert_eq!(none_given, then);
+        let given = ConnSpec {
+            user: Some("admin".into()),
+            ssl: Some(false),
+            ssl_mode: Some(SslMode::Required),
+            password: Some("now".into()),
+            ..Default::default()
+        };
+        let merged = given.over(&then);
+        assert_eq!(merged.user.as_deref(), Some("admin"));
+        assert_eq!(merged.ssl, Some(false), "--skip-ssl given now wins");
+        assert_eq!(merged.ssl_mode, Some(SslMode::Required));
+        assert_eq!(merged.password.as_deref(), Some("now"));
+        assert_eq!(merged.ssl_ca, then.ssl_ca);
+        assert_eq!(merged.tls_version, then.tls_version);
+        assert_eq!(merged.socket, then.socket);
+    }
 }

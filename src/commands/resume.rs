@@ -3,13 +3,12 @@
 
 use std::time::Duration;
 
-use super::env::{attach_error_log, env_from};
+use super::env::{attach_error_log, env_over};
 use super::run_plan;
-use crate::cli::{ProtocolArg, ResumeArgs, SslModeArg};
+use crate::cli::ResumeArgs;
 use crate::error::refused;
 use crate::plan::runner::RunOptions;
 use crate::procedures;
-use crate::server::connect::{Protocol, SslMode};
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
 
@@ -25,6 +24,7 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
     let pf = crate::plan::journal::read_plan(&a.run_dir)?;
     let mut args = a.conn.clone();
     let mut ctl = a.control.clone();
+    let mut recorded_conn = None;
     // The run's own target and control, unless the flags say otherwise.
     if args.socket.is_none() && args.host.is_none() && args.port.is_none() && args.sandbox.is_none()
     {
@@ -32,33 +32,7 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
             args.sandbox = Some(name.clone());
             args.root.sandbox_root = Some(root.clone());
         } else {
-            let then = &pf.header.conn;
-            args.socket = pf.header.conn.socket.clone();
-            args.host = pf.header.conn.host.clone();
-            args.port = pf.header.conn.port;
-            args.user = args.user.or(pf.header.conn.user.clone());
-            args.defaults_file = args.defaults_file.or(pf.header.conn.defaults_file.clone());
-            args.defaults_extra_file = args
-                .defaults_extra_file
-                .or(then.defaults_extra_file.clone());
-            args.no_defaults = args.no_defaults || then.no_defaults;
-            args.protocol = args.protocol.or(then.protocol.map(protocol_arg));
-            args.ssl_mode = args.ssl_mode.or(then.ssl_mode.map(ssl_mode_arg));
-            args.ssl_ca = args.ssl_ca.or(then.ssl_ca.clone());
-            args.ssl_cert = args.ssl_cert.or(then.ssl_cert.clone());
-            args.ssl_key = args.ssl_key.or(then.ssl_key.clone());
-            args.ssl = args.ssl || then.ssl == Some(true);
-            args.skip_ssl = (args.skip_ssl || then.ssl == Some(false)) && !args.ssl;
-            args.ssl_capath = args.ssl_capath.or(then.ssl_capath.clone());
-            args.ssl_cipher = args.ssl_cipher.or(then.ssl_cipher.clone());
-            args.ssl_crl = args.ssl_crl.or(then.ssl_crl.clone());
-            args.ssl_crlpath = args.ssl_crlpath.or(then.ssl_crlpath.clone());
-            args.ssl_verify_server_cert =
-                args.ssl_verify_server_cert || then.ssl_verify_server_cert == Some(true);
-            args.tls_version = args.tls_version.or(then.tls_version.clone());
-            args.defaults_group_suffix = args
-                .defaults_group_suffix
-                .or(then.defaults_group_suffix.clone());
+            recorded_conn = Some(&pf.header.conn);
             match &pf.header.control {
                 Some(ControlSpec::Systemd { unit }) if ctl.service.is_none() => {
                     ctl.service = Some(format!("systemd:{unit}"))
@@ -79,7 +53,7 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
     } else {
         Some(recorded.bench_time_s.unwrap_or(10))
     };
-    let mut env = env_from(&args, &ctl, a.fmt.format, bench_time)?;
+    let mut env = env_over(&args, &ctl, recorded_conn, a.fmt.format, bench_time)?;
     let facts = match env
         .plan_env
         .target
@@ -132,21 +106,4 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
         no_bench,
     };
     run_plan(plan, &env, &opts, Some(a.run_dir))
-}
-
-fn protocol_arg(p: Protocol) -> ProtocolArg {
-    match p {
-        Protocol::Tcp => ProtocolArg::Tcp,
-        Protocol::Socket => ProtocolArg::Socket,
-    }
-}
-
-fn ssl_mode_arg(m: SslMode) -> SslModeArg {
-    match m {
-        SslMode::Disabled => SslModeArg::Disabled,
-        SslMode::Preferred => SslModeArg::Preferred,
-        SslMode::Required => SslModeArg::Required,
-        SslMode::VerifyCa => SslModeArg::VerifyCa,
-        SslMode::VerifyIdentity => SslModeArg::VerifyIdentity,
-    }
 }

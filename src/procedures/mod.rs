@@ -36,61 +36,33 @@ impl PlanEnv {
     /// The flags that reach this server and control it, as the user gave them (never the password), for
     /// commands innops suggests: they must run as printed.
     pub fn flags(&self) -> String {
-        fn sh(s: &str) -> String {
-            if !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "/._-:=@,+".contains(c))
-            {
-                s.to_string()
-            } else {
-                format!("'{}'", s.replace('\'', "'\\''"))
-            }
-        }
-        let mut out = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         match &self.control {
             Some(ControlSpec::Sandbox { root, name }) => {
-                out.push(format!("--sandbox {}", sh(name)));
+                out.extend(["--sandbox".into(), name.clone()]);
                 if *root != crate::sandbox::default_root() {
-                    out.push(format!(
-                        "--sandbox-root {}",
-                        sh(&root.display().to_string())
-                    ));
+                    out.extend(["--sandbox-root".into(), root.display().to_string()]);
                 }
-                return out.join(" ");
+                return shell_words::join(out);
             }
             Some(ControlSpec::Systemd { unit }) => {
-                out.push(format!("--service systemd:{}", sh(unit)))
+                out.extend(["--service".into(), format!("systemd:{unit}")])
             }
             Some(ControlSpec::Commands { start, stop }) => {
-                out.push(format!("--start-cmd {}", sh(start)));
+                out.extend(["--start-cmd".into(), start.clone()]);
                 if let Some(stop) = stop {
-                    out.push(format!("--stop-cmd {}", sh(stop)));
+                    out.extend(["--stop-cmd".into(), stop.clone()]);
                 }
             }
             None => {}
         }
-        let c = &self.conn;
-        if let Some(s) = &c.socket {
-            out.push(format!("--socket {}", sh(&s.display().to_string())));
-        }
-        if let Some(h) = &c.host {
-            out.push(format!("--host {}", sh(h)));
-        }
-        if let Some(p) = c.port {
-            out.push(format!("--port {p}"));
-        }
-        if let Some(u) = &c.user {
-            out.push(format!("--user {}", sh(u)));
-        }
-        if let Some(f) = &c.defaults_file {
-            out.push(format!("--defaults-file {}", sh(&f.display().to_string())));
-        }
+        out.extend(self.conn.flags());
         if let Some(f) = &self.option_file {
             if !matches!(self.control, Some(ControlSpec::Systemd { .. })) {
-                out.push(format!("--config-file {}", sh(&f.display().to_string())));
+                out.extend(["--config-file".into(), f.display().to_string()]);
             }
         }
-        out.join(" ")
+        shell_words::join(out)
     }
 
     pub fn header(

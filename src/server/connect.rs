@@ -183,6 +183,145 @@ pub struct Target {
 }
 
 impl ConnSpec {
+    /// The flags that give this spec on innops's command line (never the password): what innops prints in
+    /// every command it suggests, so the command reaches the server as the user's did, TLS and protocol
+    /// included. Every field is named here, so a new one cannot be forgotten.
+    pub fn flags(&self) -> Vec<String> {
+        let ConnSpec {
+            socket,
+            host,
+            port,
+            user,
+            password: _,
+            defaults_file,
+            defaults_extra_file,
+            no_defaults,
+            protocol,
+            ssl_mode,
+            ssl_ca,
+            ssl_cert,
+            ssl_key,
+            ssl,
+            ssl_capath,
+            ssl_cipher,
+            ssl_crl,
+            ssl_crlpath,
+            ssl_verify_server_cert,
+            tls_version,
+            defaults_group_suffix,
+        } = self;
+        let mut out = Vec::new();
+        let mut flag = |name: &str, value: Option<String>| {
+            if let Some(v) = value {
+                out.push(format!("--{name}"));
+                out.push(v);
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        flag("socket", path(socket));
+        flag("host", host.clone());
+        flag("port", port.map(|p| p.to_string()));
+        flag("user", user.clone());
+        flag("defaults-file", path(defaults_file));
+        flag("defaults-extra-file", path(defaults_extra_file));
+        flag("defaults-group-suffix", defaults_group_suffix.clone());
+        flag(
+            "protocol",
+            protocol.map(|p| {
+                match p {
+                    Protocol::Tcp => "TCP",
+                    Protocol::Socket => "SOCKET",
+                }
+                .to_string()
+            }),
+        );
+        flag(
+            "ssl-mode",
+            ssl_mode.map(|m| {
+                match m {
+                    SslMode::Disabled => "DISABLED",
+                    SslMode::Preferred => "PREFERRED",
+                    SslMode::Required => "REQUIRED",
+                    SslMode::VerifyCa => "VERIFY_CA",
+                    SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+                }
+                .to_string()
+            }),
+        );
+        flag("ssl-ca", path(ssl_ca));
+        flag("ssl-capath", path(ssl_capath));
+        flag("ssl-cert", path(ssl_cert));
+        flag("ssl-key", path(ssl_key));
+        flag("ssl-cipher", ssl_cipher.clone());
+        flag("ssl-crl", path(ssl_crl));
+        flag("ssl-crlpath", path(ssl_crlpath));
+        flag("tls-version", tls_version.clone());
+        if *no_defaults {
+            out.push("--no-defaults".into());
+        }
+        match ssl {
+            Some(true) => out.push("--ssl".into()),
+            Some(false) => out.push("--skip-ssl".into()),
+            None => {}
+        }
+        if *ssl_verify_server_cert == Some(true) {
+            out.push("--ssl-verify-server-cert".into());
+        }
+        out
+    }
+
+    /// This spec (what the user gave now) over `then` (what a run recorded): each setting given now wins, the
+    /// rest comes from the record. Every field is named here, so a new one cannot be forgotten.
+    pub fn over(self, then: &ConnSpec) -> ConnSpec {
+        let ConnSpec {
+            socket,
+            host,
+            port,
+            user,
+            password,
+            defaults_file,
+            defaults_extra_file,
+            no_defaults,
+            protocol,
+            ssl_mode,
+            ssl_ca,
+            ssl_cert,
+            ssl_key,
+            ssl,
+            ssl_capath,
+            ssl_cipher,
+            ssl_crl,
+            ssl_crlpath,
+            ssl_verify_server_cert,
+            tls_version,
+            defaults_group_suffix,
+        } = self;
+        ConnSpec {
+            socket: socket.or_else(|| then.socket.clone()),
+            host: host.or_else(|| then.host.clone()),
+            port: port.or(then.port),
+            user: user.or_else(|| then.user.clone()),
+            password: password.or_else(|| then.password.clone()),
+            defaults_file: defaults_file.or_else(|| then.defaults_file.clone()),
+            defaults_extra_file: defaults_extra_file.or_else(|| then.defaults_extra_file.clone()),
+            no_defaults: no_defaults || then.no_defaults,
+            protocol: protocol.or(then.protocol),
+            ssl_mode: ssl_mode.or(then.ssl_mode),
+            ssl_ca: ssl_ca.or_else(|| then.ssl_ca.clone()),
+            ssl_cert: ssl_cert.or_else(|| then.ssl_cert.clone()),
+            ssl_key: ssl_key.or_else(|| then.ssl_key.clone()),
+            ssl: ssl.or(then.ssl),
+            ssl_capath: ssl_capath.or_else(|| then.ssl_capath.clone()),
+            ssl_cipher: ssl_cipher.or_else(|| then.ssl_cipher.clone()),
+            ssl_crl: ssl_crl.or_else(|| then.ssl_crl.clone()),
+            ssl_crlpath: ssl_crlpath.or_else(|| then.ssl_crlpath.clone()),
+            ssl_verify_server_cert: ssl_verify_server_cert.or(then.ssl_verify_server_cert),
+            tls_version: tls_version.or_else(|| then.tls_version.clone()),
+            defaults_group_suffix: defaults_group_suffix
+                .or_else(|| then.defaults_group_suffix.clone()),
+        }
+    }
+
     /// The option files to read, in the mysql client's order (a later file's value wins): `--no-defaults`
     /// reads none, `--defaults-file` only that one; else the global files that exist, then
     /// `--defaults-extra-file`, then `~/.my.cnf` when it exists.

@@ -343,19 +343,9 @@ pub fn repair_lines(lines: &[String], schema: &str, table: &str) -> Vec<String> 
 fn restart_command(flags: &str, t: &TableInfo) -> String {
     format!(
         "innops convert --tables {} --restart {flags} --execute",
-        shell_word(&t.display())
+        shell_words::quote(&t.display())
     )
     .replace("  ", " ")
-}
-
-fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// The source fingerprint this run verified the copy against: in memory, else from the journal (a resumed
