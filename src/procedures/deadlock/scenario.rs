@@ -388,57 +388,43 @@ fn line_of(text: &str, at: usize) -> usize {
     text[..at.min(text.len())].matches('\n').count() + 1
 }
 
-/// Parse and validate; an error reads `FILE:LINE: field F: what is wrong, and what to do`.
-pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-        let src = text.lines().nth(line - 1).unwrap_or("");
+/// Where an error is: the file's name and text, to turn a span into `FILE:LINE: field F: …`.
+struct Here<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Here<'_> {
+    fn at(&self, span: std::ops::Range<usize>, field: &str, what: String) -> String {
+        format!(
+            "{}:{}: field {field}: {what}",
+            self.file,
+            line_of(self.text, span.start)
+        )
+    }
+
+    /// TOML's own error, with the field it stopped at when the line names one.
+    fn toml_error(&self, e: toml::de::Error) -> String {
+        let line = e.span().map(|s| line_of(self.text, s.start)).unwrap_or(1);
+        let src = self.text.lines().nth(line - 1).unwrap_or("");
         let field = src
             .split_once('=')
             .map(|(k, _)| k.trim().trim_start_matches('{').trim().to_string())
             .filter(|k| !k.is_empty() && !k.starts_with('['));
         let msg = e.message().trim().replace('\n', " ");
+        let file = self.file;
         match field {
             Some(f) => format!("{file}:{line}: field {f}: {msg}: fix the scenario file"),
             None => format!("{file}:{line}: {msg}: fix the scenario file"),
         }
-    })?;
-    let at = |span: std::ops::Range<usize>, field: &str, what: String| {
-        format!(
-            "{file}:{}: field {field}: {what}",
-            line_of(text, span.start)
-        )
-    };
-    if raw.sessions.get_ref().is_empty() {
-        return Err(at(
-            raw.sessions.span(),
-            "sessions",
-            "no session is named: list at least one, e.g. sessions = [\"t1\", \"t2\"]".into(),
-        ));
     }
-    let mut sessions: Vec<String> = Vec::new();
-    for s in raw.sessions.get_ref() {
-        let n = s.get_ref();
-        if n.is_empty()
-            || !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(at(
-                s.span(),
-                "sessions",
-                format!("session name {n:?} must be letters, digits, '_' or '-': rename it"),
-            ));
-        }
-        if sessions.contains(n) {
-            return Err(at(
-                s.span(),
-                "sessions",
-                format!("session {n} is named twice: name each session once"),
-            ));
-        }
-        sessions.push(n.clone());
-    }
+}
+
+/// Parse and validate; an error reads `FILE:LINE: field F: what is wrong, and what to do`.
+pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
+    let here = Here { file, text };
+    let raw: RawFile = toml::from_str(text).map_err(|e| here.toml_error(e))?;
+    let sessions = session_names(&here, &raw.sessions)?;
     let timeouts = raw
         .lock_wait_timeout
         .as_ref()
@@ -446,7 +432,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
         .unwrap_or_default();
     for (s, secs) in &timeouts.0 {
         if !sessions.contains(s) || *secs == 0 || *secs > 3600 {
-            return Err(at(
+            return Err(here.at(
                 timeouts.1.clone(),
                 "lock_wait_timeout",
                 format!("{s} = {secs} must name a session of `sessions` and give 1 to 3600 seconds: fix it"),
@@ -458,111 +444,191 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
             "{file}:1: field step: the scenario has no statements: add [[step]] tables with session and sql"
         ));
     }
-    let mut steps = Vec::new();
-    for (i, s) in raw.step.iter().enumerate() {
-        let n = i + 1;
-        let session = s.session.get_ref();
-        if !sessions.contains(session) {
-            return Err(at(
-                s.session.span(),
-                &format!("step[{n}].session"),
-                format!(
-                    "{session} is not one of the sessions ({}): name one of them or add it to `sessions`",
-                    sessions.join(", ")
-                ),
-            ));
-        }
-        if s.sql.get_ref().trim().is_empty() {
-            return Err(at(
-                s.sql.span(),
-                &format!("step[{n}].sql"),
-                "the statement is empty: give the SQL this session sends".into(),
-            ));
-        }
-        let raw_expect = s.expect.as_ref().map(|e| e.get_ref().clone());
-        let raw_then = s.then.as_ref().map(|e| e.get_ref().clone());
-        let expected = expectation(raw_expect.clone(), raw_then.clone()).map_err(|what| {
-            let span = s
-                .then
-                .as_ref()
-                .map(|t| t.span())
-                .or(s.expect.as_ref().map(|e| e.span()))
-                .unwrap_or(s.session.span());
-            at(span, &format!("step[{n}].then"), what)
-        })?;
-        let without_detection = match &s.without_detection {
-            None => expected.clone(),
-            Some(w) => {
-                let r = w.get_ref();
-                let e = r.expect.clone().or(raw_expect);
-                let t = match (&r.then, &e) {
-                    (Some(t), _) => Some(t.clone()),
-                    (None, Some(RawExpect::Block)) => raw_then,
-                    (None, _) => None,
-                };
-                expectation(e, t)
-                    .map_err(|what| at(w.span(), &format!("step[{n}].without_detection"), what))?
-            }
-        };
-        let rows = match &s.rows {
-            None => None,
-            Some(r) => Some(
-                r.get_ref()
-                    .iter()
-                    .map(|row| row.iter().map(value_text).collect::<Option<Vec<_>>>())
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        at(
-                            r.span(),
-                            &format!("step[{n}].rows"),
-                            "each value must be a number, a string or a boolean: write the rows as e.g. [[1, \"a\"], [3, \"c\"]]".into(),
-                        )
-                    })?,
-            ),
-        };
-        let returns = RowsCheck {
-            rows,
-            row_count: s.row_count.as_ref().map(|c| *c.get_ref()),
-        };
-        if let (Some(r), Some(c)) = (&returns.rows, returns.row_count) {
-            if r.len() as u64 != c {
-                return Err(at(
-                    s.row_count.as_ref().expect("given").span(),
-                    &format!("step[{n}].row_count"),
-                    format!(
-                        "row_count = {c} but `rows` lists {}: give one of them, or make them agree",
-                        r.len()
-                    ),
-                ));
-            }
-        }
-        let returns_ok = expected.allows(End::Ok) && without_detection.allows(End::Ok);
-        if !returns.is_empty() && !returns_ok {
-            let span = s
-                .rows
-                .as_ref()
-                .map(|r| r.span())
-                .or(s.row_count.as_ref().map(|c| c.span()))
-                .expect("given");
-            return Err(at(
-                span,
-                &format!("step[{n}].rows"),
-                format!(
-                    "rows are checked on a statement that returns, and this one is expected to end {}: drop `rows`/`row_count` or expect ok",
-                    expected.describe()
-                ),
-            ));
-        }
-        steps.push(Step {
-            session: session.clone(),
-            sql: s.sql.get_ref().clone(),
-            expected,
-            without_detection,
-            returns,
-        });
+    let steps = raw
+        .step
+        .iter()
+        .enumerate()
+        .map(|(i, s)| parse_step(&here, &sessions, i + 1, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_victims(&here, &steps, raw.deadlocks.as_ref())?;
+    Ok(Scenario {
+        name: name.to_string(),
+        description: raw.description,
+        sessions,
+        setup: raw.setup,
+        lock_wait_timeout: timeouts.0,
+        deadlocks: raw.deadlocks.map(|d| *d.get_ref()),
+        steps,
+    })
+}
+
+/// The session names: at least one, each a plain word, none twice.
+fn session_names(
+    here: &Here,
+    names: &Spanned<Vec<Spanned<String>>>,
+) -> Result<Vec<String>, String> {
+    if names.get_ref().is_empty() {
+        return Err(here.at(
+            names.span(),
+            "sessions",
+            "no session is named: list at least one, e.g. sessions = [\"t1\", \"t2\"]".into(),
+        ));
     }
+    let mut sessions: Vec<String> = Vec::new();
+    for s in names.get_ref() {
+        let n = s.get_ref();
+        if n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(here.at(
+                s.span(),
+                "sessions",
+                format!("session name {n:?} must be letters, digits, '_' or '-': rename it"),
+            ));
+        }
+        if sessions.contains(n) {
+            return Err(here.at(
+                s.span(),
+                "sessions",
+                format!("session {n} is named twice: name each session once"),
+            ));
+        }
+        sessions.push(n.clone());
+    }
+    Ok(sessions)
+}
+
+/// Step `n` (from 1) of the file, checked against the sessions.
+fn parse_step(here: &Here, sessions: &[String], n: usize, s: &RawStep) -> Result<Step, String> {
+    let session = s.session.get_ref();
+    if !sessions.contains(session) {
+        return Err(here.at(
+            s.session.span(),
+            &format!("step[{n}].session"),
+            format!(
+                "{session} is not one of the sessions ({}): name one of them or add it to `sessions`",
+                sessions.join(", ")
+            ),
+        ));
+    }
+    if s.sql.get_ref().trim().is_empty() {
+        return Err(here.at(
+            s.sql.span(),
+            &format!("step[{n}].sql"),
+            "the statement is empty: give the SQL this session sends".into(),
+        ));
+    }
+    let (expected, without_detection) = step_expectations(here, n, s)?;
+    let returns = rows_check(here, n, s)?;
+    let returns_ok = expected.allows(End::Ok) && without_detection.allows(End::Ok);
+    if !returns.is_empty() && !returns_ok {
+        let span = s
+            .rows
+            .as_ref()
+            .map(|r| r.span())
+            .or(s.row_count.as_ref().map(|c| c.span()))
+            .expect("given");
+        return Err(here.at(
+            span,
+            &format!("step[{n}].rows"),
+            format!(
+                "rows are checked on a statement that returns, and this one is expected to end {}: drop `rows`/`row_count` or expect ok",
+                expected.describe()
+            ),
+        ));
+    }
+    Ok(Step {
+        session: session.clone(),
+        sql: s.sql.get_ref().clone(),
+        expected,
+        without_detection,
+        returns,
+    })
+}
+
+/// How step `n` ends with deadlock detection on, and without it (the same unless `without_detection` says).
+fn step_expectations(
+    here: &Here,
+    n: usize,
+    s: &RawStep,
+) -> Result<(Expectation, Expectation), String> {
+    let raw_expect = s.expect.as_ref().map(|e| e.get_ref().clone());
+    let raw_then = s.then.as_ref().map(|e| e.get_ref().clone());
+    let expected = expectation(raw_expect.clone(), raw_then.clone()).map_err(|what| {
+        let span = s
+            .then
+            .as_ref()
+            .map(|t| t.span())
+            .or(s.expect.as_ref().map(|e| e.span()))
+            .unwrap_or(s.session.span());
+        here.at(span, &format!("step[{n}].then"), what)
+    })?;
+    let without_detection = match &s.without_detection {
+        None => expected.clone(),
+        Some(w) => {
+            let r = w.get_ref();
+            let e = r.expect.clone().or(raw_expect);
+            let t = match (&r.then, &e) {
+                (Some(t), _) => Some(t.clone()),
+                (None, Some(RawExpect::Block)) => raw_then,
+                (None, _) => None,
+            };
+            expectation(e, t)
+                .map_err(|what| here.at(w.span(), &format!("step[{n}].without_detection"), what))?
+        }
+    };
+    Ok((expected, without_detection))
+}
+
+/// The rows (or row count) step `n` must return; the two agree when both are given.
+fn rows_check(here: &Here, n: usize, s: &RawStep) -> Result<RowsCheck, String> {
+    let rows = match &s.rows {
+        None => None,
+        Some(r) => Some(
+            r.get_ref()
+                .iter()
+                .map(|row| row.iter().map(value_text).collect::<Option<Vec<_>>>())
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    here.at(
+                        r.span(),
+                        &format!("step[{n}].rows"),
+                        "each value must be a number, a string or a boolean: write the rows as e.g. [[1, \"a\"], [3, \"c\"]]".into(),
+                    )
+                })?,
+        ),
+    };
+    let returns = RowsCheck {
+        rows,
+        row_count: s.row_count.as_ref().map(|c| *c.get_ref()),
+    };
+    if let (Some(r), Some(c)) = (&returns.rows, returns.row_count) {
+        if r.len() as u64 != c {
+            return Err(here.at(
+                s.row_count.as_ref().expect("given").span(),
+                &format!("step[{n}].row_count"),
+                format!(
+                    "row_count = {c} but `rows` lists {}: give one of them, or make them agree",
+                    r.len()
+                ),
+            ));
+        }
+    }
+    Ok(returns)
+}
+
+/// `deadlocks` (victims per run) is given where a step may or may not be a victim, no step is a victim without
+/// detection, and the count is one the steps allow.
+fn check_victims(
+    here: &Here,
+    steps: &[Step],
+    deadlocks: Option<&Spanned<u64>>,
+) -> Result<(), String> {
+    let file = here.file;
     let may_deadlock = |w: &Expectation| w.one_of() && w.allows(End::Deadlock);
-    if raw.deadlocks.is_none() {
+    if deadlocks.is_none() {
         if let Some(i) = steps.iter().position(|s| may_deadlock(&s.expected)) {
             return Err(format!(
                 "{file}:1: field deadlocks: step {} may or may not end as a deadlock victim: say how many victims each run has, e.g. deadlocks = 1",
@@ -579,7 +645,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
             i + 1
         ));
     }
-    if let Some(d) = &raw.deadlocks {
+    if let Some(d) = deadlocks {
         let sure = steps
             .iter()
             .filter(|s| s.expected.surely_deadlocks())
@@ -595,7 +661,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
             })
             .count() as u64;
         if *d.get_ref() < sure || *d.get_ref() > most {
-            return Err(at(
+            return Err(here.at(
                 d.span(),
                 "deadlocks",
                 format!(
@@ -605,15 +671,7 @@ pub fn parse(name: &str, file: &str, text: &str) -> Result<Scenario, String> {
             ));
         }
     }
-    Ok(Scenario {
-        name: name.to_string(),
-        description: raw.description,
-        sessions,
-        setup: raw.setup,
-        lock_wait_timeout: timeouts.0,
-        deadlocks: raw.deadlocks.map(|d| *d.get_ref()),
-        steps,
-    })
+    Ok(())
 }
 
 /// A value of `rows` as the text the server sends for it.
