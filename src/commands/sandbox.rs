@@ -1,6 +1,7 @@
 //! `innops sandbox up|stop|start|down|list`: throwaway local servers, created, controlled and listed.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::env::sandbox_root;
@@ -24,7 +25,6 @@ fn tcp_hint(sb: &Sandbox) -> String {
 pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
     use crate::cli::SandboxAction;
     let root = sandbox_root(&args.root);
-    let timeout = Duration::from_secs(600);
     let json = args.fmt.format == Format::Json;
     match args.action {
         SandboxAction::Up {
@@ -32,133 +32,157 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
             buffer_pool,
             mariadbd,
             port,
-        } => {
-            let choice = ServerChoice {
-                port,
-                binary: mariadbd,
-            };
-            let mut sb = Sandbox::create_on(
-                &root,
-                &name,
-                &SandboxOptions {
-                    buffer_pool,
-                    extra: Vec::new(),
-                },
-                &choice,
+        } => up(&root, &name, buffer_pool, mariadbd, port, json),
+        SandboxAction::Stop { name } => stop(&root, &name, json),
+        SandboxAction::Start { name } => start(&root, &name, json),
+        SandboxAction::Down { name } => down(&root, &name, json),
+        SandboxAction::List => list(&root, json),
+    }
+}
+
+/// Sandboxes start (and stop) within this.
+const TIMEOUT: Duration = Duration::from_secs(600);
+
+fn up(
+    root: &Path,
+    name: &str,
+    buffer_pool: Option<String>,
+    mariadbd: Option<PathBuf>,
+    port: Option<u16>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let choice = ServerChoice {
+        port,
+        binary: mariadbd,
+    };
+    let mut sb = Sandbox::create_on(
+        root,
+        name,
+        &SandboxOptions {
+            buffer_pool,
+            extra: Vec::new(),
+        },
+        &choice,
+    )?;
+    if let Err(e) = sb.start(&[], TIMEOUT) {
+        // A sandbox that never came up is not kept: its error log goes with it, so say what it said.
+        let tail = std::fs::read_to_string(&sb.error_log).ok().and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| l.contains("[ERROR]"))
+                .map(|l| l.trim().to_string())
+        });
+        let _ = sb.destroy();
+        drop(e);
+        return Err(match tail {
+            Some(line) => anyhow::anyhow!(
+                "sandbox '{name}' did not start and was removed; the server said: {line}"
+            ),
+            None => anyhow::anyhow!(
+                "sandbox '{name}' did not start and was removed; the server logged no error: check that {} runs as a server and that --buffer-pool fits in memory",
+                sb.binary.display()
+            ),
+        });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sb)?);
+    } else {
+        println!(
+            "sandbox '{}' is up: mariadb -S {} -uroot   (or --sandbox {} for innops)\n{}  datadir {}\n  port {}  error log {}\n  option file {}",
+            sb.name,
+            sb.socket.display(),
+            sb.name,
+            tcp_hint(&sb),
+            sb.datadir.display(),
+            sb.port,
+            sb.error_log.display(),
+            sb.option_file.display()
+        );
+    }
+    Ok(())
+}
+
+fn stop(root: &Path, name: &str, json: bool) -> anyhow::Result<()> {
+    let sb = Sandbox::open(root, name)?;
+    if !sb.is_running() {
+        return Err(refused(format!(
+            "sandbox '{name}' is not running: nothing to stop"
+        )));
+    }
+    let control = Control::new(
+        ControlSpec::Sandbox {
+            root: root.to_path_buf(),
+            name: name.to_string(),
+        },
+        None,
+    );
+    let rec = control.stop(
+        &sb.conn_spec().resolve_plain(),
+        control::StopMode::Clean,
+        "innops:sandbox:stop",
+    )?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"sandbox": name, "running": false, "clean_shutdown": rec.clean})
+        );
+    } else {
+        println!(
+            "sandbox '{name}' stopped ({})",
+            if rec.clean {
+                "clean shutdown"
+            } else {
+                "no clean-shutdown line in the log"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn start(root: &Path, name: &str, json: bool) -> anyhow::Result<()> {
+    let mut sb = Sandbox::open(root, name)?;
+    sb.start(&[], TIMEOUT)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sb)?);
+    } else {
+        println!(
+            "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
+            sb.socket.display(),
+            tcp_hint(&sb).trim_end()
+        );
+    }
+    Ok(())
+}
+
+fn down(root: &Path, name: &str, json: bool) -> anyhow::Result<()> {
+    let sb = Sandbox::open(root, name)?;
+    sb.destroy()?;
+    if json {
+        println!("{}", serde_json::json!({"sandbox": name, "deleted": true}));
+    } else {
+        println!("sandbox '{name}' stopped and deleted");
+    }
+    Ok(())
+}
+
+fn list(root: &Path, json: bool) -> anyhow::Result<()> {
+    let list = Sandbox::list(root)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else if list.is_empty() {
+        println!("no sandboxes in {}", root.display());
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{:<20} {:<8} {:<11} SOCKET", "NAME", "STATUS", "PORT")?;
+        for s in list {
+            writeln!(
+                out,
+                "{:<20} {:<8} {:<11} {}",
+                s.sandbox.name,
+                if s.running { "running" } else { "stopped" },
+                s.sandbox.port,
+                s.sandbox.socket.display()
             )?;
-            if let Err(e) = sb.start(&[], timeout) {
-                // A sandbox that never came up is not kept: its error log goes with it, so say what it said.
-                let tail = std::fs::read_to_string(&sb.error_log).ok().and_then(|t| {
-                    t.lines()
-                        .rev()
-                        .find(|l| l.contains("[ERROR]"))
-                        .map(|l| l.trim().to_string())
-                });
-                let _ = sb.destroy();
-                drop(e);
-                return Err(match tail {
-                    Some(line) => anyhow::anyhow!(
-                        "sandbox '{name}' did not start and was removed; the server said: {line}"
-                    ),
-                    None => anyhow::anyhow!(
-                        "sandbox '{name}' did not start and was removed; the server logged no error: check that {} runs as a server and that --buffer-pool fits in memory",
-                        sb.binary.display()
-                    ),
-                });
-            }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&sb)?);
-            } else {
-                println!(
-                    "sandbox '{}' is up: mariadb -S {} -uroot   (or --sandbox {} for innops)\n{}  datadir {}\n  port {}  error log {}\n  option file {}",
-                    sb.name,
-                    sb.socket.display(),
-                    sb.name,
-                    tcp_hint(&sb),
-                    sb.datadir.display(),
-                    sb.port,
-                    sb.error_log.display(),
-                    sb.option_file.display()
-                );
-            }
-        }
-        SandboxAction::Stop { name } => {
-            let sb = Sandbox::open(&root, &name)?;
-            if !sb.is_running() {
-                return Err(refused(format!(
-                    "sandbox '{name}' is not running: nothing to stop"
-                )));
-            }
-            let control = Control::new(
-                ControlSpec::Sandbox {
-                    root: root.clone(),
-                    name: name.clone(),
-                },
-                None,
-            );
-            let rec = control.stop(
-                &sb.conn_spec().resolve_plain(),
-                control::StopMode::Clean,
-                "innops:sandbox:stop",
-            )?;
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"sandbox": name, "running": false, "clean_shutdown": rec.clean})
-                );
-            } else {
-                println!(
-                    "sandbox '{name}' stopped ({})",
-                    if rec.clean {
-                        "clean shutdown"
-                    } else {
-                        "no clean-shutdown line in the log"
-                    }
-                );
-            }
-        }
-        SandboxAction::Start { name } => {
-            let mut sb = Sandbox::open(&root, &name)?;
-            sb.start(&[], timeout)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&sb)?);
-            } else {
-                println!(
-                    "sandbox '{name}' started: mariadb -S {} -uroot\n{}",
-                    sb.socket.display(),
-                    tcp_hint(&sb).trim_end()
-                );
-            }
-        }
-        SandboxAction::Down { name } => {
-            let sb = Sandbox::open(&root, &name)?;
-            sb.destroy()?;
-            if json {
-                println!("{}", serde_json::json!({"sandbox": name, "deleted": true}));
-            } else {
-                println!("sandbox '{name}' stopped and deleted");
-            }
-        }
-        SandboxAction::List => {
-            let list = Sandbox::list(&root)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
-            } else if list.is_empty() {
-                println!("no sandboxes in {}", root.display());
-            } else {
-                let mut out = std::io::stdout().lock();
-                writeln!(out, "{:<20} {:<8} {:<11} SOCKET", "NAME", "STATUS", "PORT")?;
-                for s in list {
-                    writeln!(
-                        out,
-                        "{:<20} {:<8} {:<11} {}",
-                        s.sandbox.name,
-                        if s.running { "running" } else { "stopped" },
-                        s.sandbox.port,
-                        s.sandbox.socket.display()
-                    )?;
-                }
-            }
         }
     }
     Ok(())

@@ -510,13 +510,8 @@ fn finish(monitor: &mut Conn, sess: &Session, bound: Duration) -> anyhow::Result
     }
 }
 
-fn repetition(
-    target: &Target,
-    monitor: &mut Conn,
-    scenario: &Scenario,
-    in_force: &InForce,
-    n: u32,
-) -> anyhow::Result<Repetition> {
+/// The scenario's schema, made afresh and set up.
+fn fresh_schema(monitor: &mut Conn, scenario: &Scenario, in_force: &InForce) -> anyhow::Result<()> {
     let schema = quote_ident(&in_force.schema);
     monitor.query_drop(format!("DROP {TAG} SCHEMA IF EXISTS {schema}"))?;
     monitor
@@ -537,6 +532,108 @@ fn repetition(
             ))
         })?;
     }
+    Ok(())
+}
+
+/// After step `n` was sent on `sess`, expected to block: wait until the server shows it waiting for a lock
+/// (recorded in `outcome`; None returned) or until it ends without waiting (its reply returned).
+fn watch_block(
+    monitor: &mut Conn,
+    sess: &Session,
+    n: usize,
+    bound: Duration,
+    last_trx_read: &mut Option<Instant>,
+    outcome: &mut StepOutcome,
+) -> anyhow::Result<Option<Reply>> {
+    let start = Instant::now();
+    let tid = sess.thread_id;
+    loop {
+        if let Some(state) = processlist_wait(monitor, tid)? {
+            outcome.blocked = true;
+            outcome.waited_for = Some(state);
+            return Ok(None);
+        }
+        // INNODB_TRX is a cache InnoDB refreshes only when nobody read it in the last 100 ms: read it
+        // no more often than that, and meanwhile wait for the statement's own result.
+        let since = last_trx_read.map_or(TRX_CACHE_IDLE, |t: Instant| t.elapsed());
+        if since >= TRX_CACHE_IDLE {
+            let waiting = in_lock_wait(monitor, tid)?;
+            *last_trx_read = Some(Instant::now());
+            if waiting {
+                outcome.blocked = true;
+                outcome.waited_for = Some("InnoDB lock wait".into());
+                return Ok(None);
+            }
+        }
+        match sess.rx.recv_timeout(PROCESSLIST_PACE) {
+            Ok(r) => return Ok(Some(r)),
+            Err(RecvTimeoutError::Timeout) if start.elapsed() < bound => {}
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(anyhow::anyhow!(
+                "step {n} ({}) neither waited for a lock nor finished within {}s: check the server",
+                sess.name,
+                bound.as_secs()
+            ))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(anyhow::anyhow!(
+                    "session {}'s connection thread ended unexpectedly",
+                    sess.name
+                ))
+            }
+        }
+    }
+}
+
+/// Roll every session back: the sessions whose transaction was still open, and how many are open after.
+fn roll_back_all(
+    monitor: &mut Conn,
+    sessions: &mut [Session],
+    bound: Duration,
+) -> anyhow::Result<(Vec<String>, u64)> {
+    let ids: Vec<u64> = sessions.iter().map(|s| s.thread_id).collect();
+    let open = open_trx(monitor, &ids)?;
+    let mut rolled_back_open = Vec::new();
+    for sess in sessions.iter_mut() {
+        if open.contains(&sess.thread_id) {
+            rolled_back_open.push(sess.name.clone());
+        }
+        sess.send(format!("ROLLBACK {TAG}"))?;
+        if let Some((c, m)) = finish(monitor, sess, bound)?.error {
+            return Err(anyhow::anyhow!(
+                "session {}'s ROLLBACK failed with error {c} ({m}): check thread {} on the server",
+                sess.name,
+                sess.thread_id
+            ));
+        }
+    }
+    let open_after = open_trx(monitor, &ids)?.len() as u64;
+    Ok((rolled_back_open, open_after))
+}
+
+/// The errors the sessions received, as (session, error code), in the order they came.
+fn errors_in_order(outcomes: &[StepOutcome], replies: &[Option<Reply>]) -> Vec<(String, u16)> {
+    let mut errors: Vec<(Instant, String, u16)> = outcomes
+        .iter()
+        .zip(replies)
+        .filter_map(|(o, r)| {
+            let r = r.as_ref()?;
+            let (code, _) = r.error.as_ref()?;
+            Some((r.at?, o.session.clone(), *code))
+        })
+        .collect();
+    errors.sort_by_key(|(at, _, _)| *at);
+    errors.into_iter().map(|(_, s, c)| (s, c)).collect()
+}
+
+fn repetition(
+    target: &Target,
+    monitor: &mut Conn,
+    scenario: &Scenario,
+    in_force: &InForce,
+    n: u32,
+) -> anyhow::Result<Repetition> {
+    fresh_schema(monitor, scenario, in_force)?;
     let mut sessions: Vec<Session> = Vec::new();
     for (name, timeout) in &in_force.lock_wait_timeout {
         sessions.push(Session::open(target, name, &in_force.schema, *timeout)?);
@@ -578,49 +675,14 @@ fn repetition(
         let mut outcome = StepOutcome::sent(i + 1, &step.session, &sql, want.describe());
         sessions[si].send(sql)?;
         if want.block {
-            let start = Instant::now();
-            let mut done = None;
-            let tid = sessions[si].thread_id;
-            loop {
-                if let Some(state) = processlist_wait(monitor, tid)? {
-                    outcome.blocked = true;
-                    outcome.waited_for = Some(state);
-                    break;
-                }
-                // INNODB_TRX is a cache InnoDB refreshes only when nobody read it in the last 100 ms: read it
-                // no more often than that, and meanwhile wait for the statement's own result.
-                let since = last_trx_read.map_or(TRX_CACHE_IDLE, |t: Instant| t.elapsed());
-                if since >= TRX_CACHE_IDLE {
-                    let waiting = in_lock_wait(monitor, tid)?;
-                    last_trx_read = Some(Instant::now());
-                    if waiting {
-                        outcome.blocked = true;
-                        outcome.waited_for = Some("InnoDB lock wait".into());
-                        break;
-                    }
-                }
-                match sessions[si].rx.recv_timeout(PROCESSLIST_PACE) {
-                    Ok(r) => {
-                        done = Some(r);
-                        break;
-                    }
-                    Err(RecvTimeoutError::Timeout) if start.elapsed() < bound => {}
-                    Err(RecvTimeoutError::Timeout) => {
-                        return Err(anyhow::anyhow!(
-                            "step {} ({}) neither waited for a lock nor finished within {}s: check the server",
-                            i + 1,
-                            step.session,
-                            bound.as_secs()
-                        ))
-                    }
-                    Err(RecvTimeoutError::Disconnected) => {
-                        return Err(anyhow::anyhow!(
-                            "session {}'s connection thread ended unexpectedly",
-                            step.session
-                        ))
-                    }
-                }
-            }
+            let done = watch_block(
+                monitor,
+                &sessions[si],
+                i + 1,
+                bound,
+                &mut last_trx_read,
+                &mut outcome,
+            )?;
             outcomes.push(outcome);
             replies.push(None);
             match done {
@@ -651,38 +713,12 @@ fn repetition(
     }
     let deadlocks_after = status_u64(monitor, "Innodb_deadlocks")?;
     let report_after = parse::parse_latest(&innodb_status(monitor)?);
-    let ids: Vec<u64> = sessions.iter().map(|s| s.thread_id).collect();
-    let open = open_trx(monitor, &ids)?;
-    let mut rolled_back_open = Vec::new();
-    for sess in sessions.iter_mut() {
-        if open.contains(&sess.thread_id) {
-            rolled_back_open.push(sess.name.clone());
-        }
-        sess.send(format!("ROLLBACK {TAG}"))?;
-        if let Some((c, m)) = finish(monitor, sess, bound)?.error {
-            return Err(anyhow::anyhow!(
-                "session {}'s ROLLBACK failed with error {c} ({m}): check thread {} on the server",
-                sess.name,
-                sess.thread_id
-            ));
-        }
-    }
-    let open_after = open_trx(monitor, &ids)?.len() as u64;
-    // The errors in the order they came.
-    let mut errors: Vec<(Instant, String, u16)> = outcomes
+    let (rolled_back_open, open_after) = roll_back_all(monitor, &mut sessions, bound)?;
+    let codes = errors_in_order(&outcomes, &replies);
+    let victims: Vec<String> = codes
         .iter()
-        .zip(&replies)
-        .filter_map(|(o, r)| {
-            let r = r.as_ref()?;
-            let (code, _) = r.error.as_ref()?;
-            Some((r.at?, o.session.clone(), *code))
-        })
-        .collect();
-    errors.sort_by_key(|(at, _, _)| *at);
-    let victims: Vec<String> = errors
-        .iter()
-        .filter(|(_, _, c)| *c == 1213)
-        .map(|(_, s, _)| s.clone())
+        .filter(|(_, c)| *c == 1213)
+        .map(|(s, _)| s.clone())
         .collect();
     let report_new = report_after.is_some() && report_after != report_before;
     let report = if report_new { report_after } else { None };
@@ -690,7 +726,6 @@ fn repetition(
         .iter()
         .map(|s| (s.name.clone(), s.thread_id))
         .collect();
-    let codes: Vec<(String, u16)> = errors.iter().map(|(_, s, c)| (s.clone(), *c)).collect();
     let j = judge_report(report.as_ref(), &named, &codes);
     let deadlocks = victims.len() as u64 + u64::from(j.other_error_victim || j.unseen.is_some());
     let mut victims = victims;
