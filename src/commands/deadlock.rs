@@ -174,7 +174,10 @@ fn parse_file(a: &DeadlockParseArgs) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&docs)?);
             crate::error::note_json_printed();
         }
-        Format::Text => print!("{}", parse::render(&all)),
+        Format::Text => print!(
+            "{}",
+            crate::procedures::deadlock::show::render_deadlocks(&all)
+        ),
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The deadlock runner's report as a person reads it.
 
-use super::parse;
+use super::parse::Deadlock;
 use super::runner::{Repetition, RunReport};
 use super::scenario::{rows_text, Scenario};
 
@@ -155,8 +155,92 @@ fn repetition(out: &mut String, rep: &Repetition) {
         ));
     }
     if let Some(d) = &rep.report {
-        for l in parse::render(std::slice::from_ref(d)).lines() {
+        for l in render_deadlocks(std::slice::from_ref(d)).lines() {
             out.push_str(&format!("  {l}\n"));
         }
     }
+}
+
+/// Parsed deadlock reports as a person reads them.
+pub fn render_deadlocks(deadlocks: &[Deadlock]) -> String {
+    let mut s = String::new();
+    if deadlocks.is_empty() {
+        s.push_str("no deadlock report found\n");
+    }
+    for (i, d) in deadlocks.iter().enumerate() {
+        s.push_str(&format!(
+            "deadlock {} at {}{}{}\n",
+            i + 1,
+            d.ts.as_deref().unwrap_or("(time not printed)"),
+            if d.truncated {
+                " (report cut short)"
+            } else {
+                ""
+            },
+            if d.too_deep {
+                " (TOO DEEP OR LONG SEARCH: InnoDB gave up the search and rolled back the transaction it printed)"
+            } else {
+                ""
+            }
+        ));
+        for t in &d.transactions {
+            let victim = if d.victim == Some(t.number) {
+                "  ← rolled back (victim)"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "  ({}) trx {} thread {} {}@{}{} active {}s{victim}\n",
+                t.number,
+                t.trx_id.as_deref().unwrap_or("?"),
+                t.thread_id.map_or("?".into(), |n| n.to_string()),
+                t.user.as_deref().unwrap_or("?"),
+                t.host.as_deref().unwrap_or("?"),
+                t.ip.as_deref()
+                    .map(|ip| format!(" ({ip})"))
+                    .unwrap_or_default(),
+                t.active_secs.map_or("?".into(), |n| n.to_string()),
+            ));
+            if let Some(q) = &t.query {
+                for l in q.lines() {
+                    s.push_str(&format!("      {l}\n"));
+                }
+            }
+            for (what, locks) in [("waits for", &t.waiting_for), ("held/conflicting", &t.held)] {
+                for l in locks.iter() {
+                    let mut parts = vec![
+                        l.lock_type.clone(),
+                        l.mode.clone().unwrap_or_else(|| "?".into()),
+                    ];
+                    parts.extend(l.flags.clone());
+                    parts.extend(l.index.as_deref().map(|i| format!("on index {i}")));
+                    parts.push(format!(
+                        "of {}.{}",
+                        l.db.as_deref().unwrap_or("?"),
+                        l.table.as_deref().unwrap_or("?")
+                    ));
+                    parts.extend(l.partition.as_deref().map(|p| format!("partition {p}")));
+                    parts.extend(
+                        l.subpartition
+                            .as_deref()
+                            .map(|p| format!("subpartition {p}")),
+                    );
+                    if !l.records.is_empty() {
+                        parts.push(format!("({} record(s))", l.records.len()));
+                    }
+                    parts.push(format!("(trx {})", l.trx_id.as_deref().unwrap_or("?")));
+                    s.push_str(&format!("    {what}: {}\n", parts.join(" ")));
+                }
+            }
+        }
+        match d.victim {
+            Some(v) => s.push_str(&format!("  InnoDB rolled back transaction ({v})\n")),
+            None => s.push_str("  the report does not say which transaction was rolled back\n"),
+        }
+        let gaps = d.gaps();
+        if !gaps.is_empty() {
+            s.push_str(&format!("  not read in full: {}\n", gaps.join("; ")));
+        }
+    }
+    s
 }
