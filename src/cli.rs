@@ -1,5 +1,10 @@
 //! The command line, declared with clap and nothing else: [`crate::commands`] turns these into validated
 //! settings.
+//!
+//! Why one file of ~950 lines: it is declarations only (no logic), and each subcommand's flags are its help
+//! text, read top to bottom as `innops --help` shows them; the flag groups several commands share (connection,
+//! server control, run) are declared once here and flattened where used, which a split per command would
+//! scatter.
 
 use std::path::PathBuf;
 
