@@ -1,10 +1,12 @@
-//! Redo-log resize and sizing advice.
+//! Redo-log resize.
 //!
 //! The resize is online where the server can do it (MariaDB 10.9+ `SET GLOBAL innodb_log_file_size`, MySQL
 //! 8.0.30+ `innodb_redo_log_capacity`) and otherwise a clean shutdown, a config edit and a start. Either way the
 //! new size goes into innops's drop-in so a restart keeps it: MariaDB forgets an online resize at restart
-//! (shared/FACTS.md §2). The advice follows the well-known Percona method: measure the redo bytes written over an
-//! interval and size the log to hold about an hour of them.
+//! (shared/FACTS.md §2). The sizing advice is in [`advice`]; the checks and restart steps shared with other
+//! procedures are in [`crate::procedures::kit`].
+
+mod advice;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,12 +16,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::bad_input;
 use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
+use crate::procedures::kit::checks::{self, ControlNeed, SpaceNeed};
+use crate::procedures::kit::dropin::{self, effective_config};
+use crate::procedures::kit::restart::{
+    self, interrupted, journaled, lines_since_action, poll_until, readable_log, sigint_fault,
+    ShutdownWording,
+};
 use crate::procedures::PlanEnv;
-use crate::server::control::{Control, StopMode};
+use crate::server::control::StopMode;
 use crate::server::errorlog;
 use crate::server::facts::{Flavor, RedoResize, RedoSizeVariable, ServerFacts};
 use crate::server::optionfile;
 use crate::units::format_size;
+
+/// Kept where convert finds it until its preflight moves to the kit (another helper's work).
+pub use crate::procedures::kit::checks::free_bytes;
+pub use advice::{
+    advice_command, advise, minutes_held, recommend_size, redo_command, redo_counter,
+    render_advice, Advice,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RedoParams {
@@ -78,159 +93,6 @@ pub fn size_problem(facts: &ServerFacts, size: u64, online: bool) -> Option<Stri
     None
 }
 
-/// The redo size that holds about an hour of writes at `bytes_per_sec`, rounded up to 64 MiB, and never below
-/// the server's default (96 MiB) so an idle sample does not shrink the log.
-pub fn recommend_size(bytes_per_sec: f64) -> u64 {
-    const STEP: u64 = 64 << 20;
-    let hour = (bytes_per_sec.max(0.0) * 3600.0).ceil() as u64;
-    (hour.div_ceil(STEP) * STEP).max(96 << 20)
-}
-
-/// Minutes of writes a log of `size` holds at `bytes_per_sec` (None when nothing is written).
-pub fn minutes_held(size: u64, bytes_per_sec: f64) -> Option<f64> {
-    (bytes_per_sec > 0.0).then(|| size as f64 / bytes_per_sec / 60.0)
-}
-
-/// The counter that grows with every redo byte written: the LSN where the server reports it.
-pub fn redo_counter(facts: &ServerFacts) -> Option<(&'static str, u64)> {
-    for name in [
-        "Innodb_lsn_current",
-        "Innodb_redo_log_current_lsn",
-        "Innodb_os_log_written",
-    ] {
-        if let Some(v) = facts.status_u64(name) {
-            return Some((name, v));
-        }
-    }
-    None
-}
-
-/// `innops redo --size SIZE [--offline] FLAGS --execute`, the size written so that it parses back exactly.
-pub fn redo_command(size: u64, offline: bool, flags: &str) -> String {
-    let mut parts = vec![
-        "innops redo --size".to_string(),
-        crate::units::size_arg(size),
-    ];
-    if offline {
-        parts.push("--offline".into());
-    }
-    if !flags.is_empty() {
-        parts.push(flags.to_string());
-    }
-    parts.push("--execute".into());
-    parts.join(" ")
-}
-
-/// The recommended size for `bytes_per_sec` and the command that applies it, unless the log is already at
-/// least that large: advice never shrinks a log on the strength of one sample.
-pub fn advice_command(
-    bytes_per_sec: f64,
-    current: Option<u64>,
-    flags: &str,
-) -> (u64, Option<String>) {
-    let rec = recommend_size(bytes_per_sec);
-    let cmd = match current {
-        Some(c) if c >= rec => None,
-        _ => Some(redo_command(rec, false, flags)),
-    };
-    (rec, cmd)
-}
-
-/// What `--advise` reports.
-#[derive(Debug, Clone, Serialize)]
-pub struct Advice {
-    pub counter: String,
-    pub interval_s: f64,
-    pub bytes_written: u64,
-    pub bytes_per_sec: f64,
-    pub bytes_per_hour: f64,
-    pub current_size: Option<u64>,
-    pub minutes_held_now: Option<f64>,
-    pub checkpoint_age: Option<u64>,
-    pub checkpoint_max_age: Option<u64>,
-    pub recommended_size: u64,
-    pub recommended: String,
-    /// The command that applies the recommendation; None when the current size is enough.
-    pub command: Option<String>,
-}
-
-/// Measure the redo write rate over `interval` and recommend a size.
-pub fn advise(
-    target: &crate::server::Target,
-    interval: Duration,
-    flags: &str,
-) -> anyhow::Result<Advice> {
-    let mut conn = target.connect()?;
-    let first = ServerFacts::collect(&mut conn)?;
-    let (counter, v0) = redo_counter(&first)
-        .ok_or_else(|| crate::error::refused("the server reports no redo counter (Innodb_lsn_current or Innodb_os_log_written): it cannot be measured"))?;
-    let t0 = std::time::Instant::now();
-    crate::progress::timed("sampling redo writes", interval.as_secs(), true, || {
-        std::thread::sleep(interval)
-    });
-    let second = ServerFacts::collect(&mut conn)?;
-    let elapsed = t0.elapsed().as_secs_f64();
-    let v1 = second.status_u64(counter).unwrap_or(v0);
-    let written = v1.saturating_sub(v0);
-    let rate = written as f64 / elapsed;
-    let current = second.redo_size_bytes();
-    let (rec, command) = advice_command(rate, current, flags);
-    Ok(Advice {
-        counter: counter.to_string(),
-        interval_s: elapsed,
-        bytes_written: written,
-        bytes_per_sec: rate,
-        bytes_per_hour: rate * 3600.0,
-        current_size: current,
-        minutes_held_now: current.and_then(|c| minutes_held(c, rate)),
-        checkpoint_age: second.status_u64("Innodb_checkpoint_age"),
-        checkpoint_max_age: second.status_u64("Innodb_checkpoint_max_age"),
-        recommended_size: rec,
-        recommended: format_size(rec),
-        command,
-    })
-}
-
-pub fn render_advice(a: &Advice) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "redo written: {} in {:.1} s ({} from {}) = {}/s, {}/hour\n",
-        format_size(a.bytes_written),
-        a.interval_s,
-        a.bytes_written,
-        a.counter,
-        format_size(a.bytes_per_sec as u64),
-        format_size(a.bytes_per_hour as u64)
-    ));
-    if let Some(c) = a.current_size {
-        let held = a
-            .minutes_held_now
-            .map(|m| format!("{m:.0} minutes of writes"))
-            .unwrap_or_else(|| "no writes measured".into());
-        s.push_str(&format!("current redo size: {} ({held})\n", format_size(c)));
-    }
-    if let (Some(age), Some(max)) = (a.checkpoint_age, a.checkpoint_max_age) {
-        s.push_str(&format!(
-            "checkpoint age: {} of at most {}\n",
-            format_size(age),
-            format_size(max)
-        ));
-    }
-    match (&a.command, a.current_size) {
-        (Some(cmd), _) => s.push_str(&format!(
-            "recommended: {} (about an hour of writes)\n  {cmd}\n",
-            a.recommended
-        )),
-        (None, Some(c)) => s.push_str(&format!(
-            "the current size is enough: {} holds at least an hour of the measured writes (which need {}); nothing to change\n",
-            format_size(c),
-            a.recommended
-        )),
-        (None, None) => {}
-    }
-    s
-}
-
 /// Parse the `--size` flag and build the params.
 pub fn params(size: &str, offline: bool) -> anyhow::Result<RedoParams> {
     let size = crate::units::parse_size(size)?;
@@ -254,33 +116,6 @@ fn log_file_path(facts: &ServerFacts) -> Option<PathBuf> {
         Path::new(datadir).join(home)
     };
     Some(dir.join("ib_logfile0"))
-}
-
-/// Free bytes on the filesystem holding `path`.
-pub fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a properly sized out-parameter.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-/// The value the server will read for `key` at its next start, from its option file.
-/// What the option files give `key` at the next start of a server of `version` (`10.11.6-MariaDB`): every group
-/// that server reads, as `my_print_defaults --mysqld` lists them ([mariadb-10.11], [client-server], [galera],
-/// the group suffix), the last value winning.
-pub fn effective_config(
-    option_file: &Path,
-    key: &str,
-    version: &str,
-) -> anyhow::Result<Option<String>> {
-    let set = optionfile::read(option_file)?;
-    let groups = optionfile::server_groups(
-        Some(version).filter(|v| !v.is_empty()),
-        optionfile::group_suffix_from_env().as_deref(),
-    );
-    Ok(set.get(&groups, key).map(str::to_string))
 }
 
 fn query_size(conn: &mut mysql::Conn, tag: &str, var: RedoSizeVariable) -> anyhow::Result<u64> {
@@ -400,52 +235,6 @@ impl Want {
     /// The command that starts this resize afresh, with the run's connection flags.
     fn rerun(&self) -> String {
         redo_command(self.size, self.offline, &self.flags)
-    }
-}
-
-/// The result of the latest action of `step` in this run's journal: what a check needs from its own step's
-/// action (an error-log offset, say) survives a crash and a resume that way.
-pub(crate) fn journaled(ctx: &Ctx, step: &str) -> Option<serde_json::Value> {
-    // Through the context, so a playbook's member finds its own step (journaled as `readonly/stop`).
-    ctx.recorded_result(step)
-}
-
-/// The error-log lines a check of `step` may judge: those the server wrote since that step's action began
-/// (its offset is in the journal), or, when the action's result was never journaled (innops died inside it),
-/// those of the server's latest process.
-pub(crate) fn lines_since_action(ctx: &Ctx, control: &Control, step: &str) -> (Vec<String>, bool) {
-    match journaled(ctx, step).and_then(|r| r.get("log_offset")?.as_u64()) {
-        Some(offset) => (control.log_since(offset), true),
-        None => {
-            let all = control.log_since(0);
-            (errorlog::latest_process(&all).to_vec(), false)
-        }
-    }
-}
-
-/// A readable error log, or None.
-pub(crate) fn readable_log<'a>(ctx: &Ctx<'a>) -> Option<&'a Control> {
-    ctx.control.filter(|c| c.error_log.is_some())
-}
-
-pub(crate) fn interrupted(msg: String) -> anyhow::Error {
-    crate::error::Failure::Interrupted(msg).into()
-}
-
-/// Test hook: `INNOPS_FAULT=sigint-in-action:STEP` sends innops a SIGINT inside that step's action, as Ctrl-C
-/// would, and waits until the handler has raised the abort flag.
-fn sigint_fault(ctx: &Ctx, step: &str) {
-    let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) else {
-        return;
-    };
-    if f.strip_prefix("sigint-in-action:") != Some(step) {
-        return;
-    }
-    // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
-    unsafe { libc::raise(libc::SIGINT) };
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !ctx.aborted() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -602,8 +391,8 @@ fn stop_step(want: &Want) -> Step {
                 return Ok(Verdict::pass(observed, format!("{} after restart", format_size(w.size))));
             }
             // Down already (a resumed run whose stop was cut short): done only after a clean shutdown.
-            let start = ctx.control.map(|c| c.spec.start_hint()).unwrap_or_else(|| "your usual start".into());
-            let then = ctx.run_dir.as_ref().map(|d| format!("`innops resume {}`", d.display())).unwrap_or_else(|| "run the resize again".into());
+            let start = restart::start_hint_or(ctx, "your usual start");
+            let then = restart::resume_or(ctx, "run the resize again");
             Ok(match readable_log(ctx) {
                 Some(control) if !errorlog::stopped_cleanly(&control.log_since(0)) => Verdict::fail(
                     format!("{observed}; its last process did not shut down cleanly"),
@@ -615,20 +404,8 @@ fn stop_step(want: &Want) -> Step {
             })
         }))
         .act(|ctx| {
-            let control = ctx.control()?;
-            let resume = ctx
-                .run_dir
-                .as_ref()
-                .map(|d| format!("`innops resume {}`", d.display()))
-                .unwrap_or_else(|| "innops".into());
-            if ctx.aborted() {
-                return Err(interrupted(format!(
-                    "interrupted before the shutdown: the server is still running and this step changed nothing; continue with {resume}"
-                )));
-            }
-            let tag = ctx.tag();
-            ctx.drop_conn();
-            let rec = control.stop(ctx.target, StopMode::Clean, &tag.replace("/* ", "").replace(" */", ""))?;
+            restart::abort_before_stop(ctx)?;
+            let rec = restart::stop(ctx, StopMode::Clean)?;
             sigint_fault(ctx, "stop");
             if ctx.aborted() {
                 let how = if rec.clean {
@@ -637,70 +414,36 @@ fn stop_step(want: &Want) -> Step {
                     "its error log shows no clean shutdown, so the next start runs crash recovery".to_string()
                 };
                 return Err(interrupted(format!(
-                    "interrupted during the shutdown: the server is DOWN ({how}); {resume} starts it with the new redo size and checks it, or start it yourself with {} (innops's drop-in already sets the new size)",
-                    control.spec.start_hint()
+                    "interrupted during the shutdown: the server is DOWN ({how}); {} starts it with the new redo size and checks it, or start it yourself with {} (innops's drop-in already sets the new size)",
+                    restart::resume_or(ctx, "innops"),
+                    restart::start_hint_or(ctx, "your usual start")
                 )));
             }
             Ok(serde_json::to_value(rec)?)
         })
-        .post(clean_shutdown_check())
+        .post(restart::clean_shutdown(CLEAN_SHUTDOWN))
         .recover(move |ctx| start_after_unclean_stop(ctx, var))
         .bench()
 }
 
-fn clean_shutdown_check() -> Check {
-    Check::new("clean shutdown", |ctx| {
-        let up = ctx.target.connect().is_ok();
-        let expected = "down after a clean shutdown";
-        if up {
-            return Ok(Verdict::fail(
-                "server still answers",
-                expected,
-                "the server still answers after the shutdown: check what started it again",
-            ));
-        }
-        let Some(control) = readable_log(ctx) else {
-            return Ok(Verdict::pass(
-                "down (not checked for a clean shutdown: the error log is not readable here)",
-                expected,
-            ));
-        };
-        // Only what the server wrote since innops's own SHUTDOWN: an older clean shutdown proves nothing.
-        let (lines, own) = lines_since_action(ctx, control, "stop");
-        let since = if own {
-            "since innops's shutdown"
-        } else {
-            "for its last process"
-        };
-        Ok(Verdict::check(
-            errorlog::stopped_cleanly(&lines),
-            if errorlog::stopped_cleanly(&lines) {
-                format!("down, the log says Shutdown complete {since}")
-            } else {
-                format!("down, no Shutdown complete line {since}")
-            },
-            expected,
-            "the server went down without a clean shutdown (killed?), and starting it with a new redo size now would mix crash recovery with the resize",
-        ))
-    })
-}
+/// The stop's proof: down, and `Shutdown complete` in what the server wrote since innops's own SHUTDOWN.
+const CLEAN_SHUTDOWN: ShutdownWording = ShutdownWording {
+    name: "clean shutdown",
+    expected: "down after a clean shutdown",
+    own_stop: "shutdown",
+    fix: "the server went down without a clean shutdown (killed?), and starting it with a new redo size now would mix crash recovery with the resize",
+};
 
 /// After a stop that was not clean: start the server so InnoDB's crash recovery finishes, and say where it is.
 fn start_after_unclean_stop(ctx: &mut Ctx, var: RedoSizeVariable) -> anyhow::Result<String> {
-    let control = ctx.control()?;
     if ctx.target.connect().is_ok() {
         return Ok("The server is running; innops changed nothing more.".into());
     }
-    ctx.drop_conn();
-    control.start(ctx.target, &[])?;
+    restart::start(ctx)?;
     let now = current_size(ctx, var)
         .map(format_size)
         .unwrap_or_else(|_| "an unknown size".into());
-    let resume = ctx
-        .run_dir
-        .as_ref()
-        .map(|d| format!("`innops resume {}`", d.display()))
-        .unwrap_or_else(|| "the resize again".into());
+    let resume = restart::resume_or(ctx, "the resize again");
     Ok(format!(
         "innops started the server again so InnoDB's crash recovery could finish, and it runs with a redo log of {now}: read its error log, then run {resume} to finish"
     ))
@@ -737,23 +480,11 @@ fn start_step(want: &Want, dropin: &Result<PathBuf, String>) -> Step {
     }))
     .pre(option_file_check(&w3, true))
     .act(move |ctx| {
-        let control = ctx.control()?;
-        ctx.drop_conn();
-        let offset = control.log_offset();
         let file_before = w2.file();
-        let lines = control.start(ctx.target, &[])?;
+        let (offset, lines) = restart::start(ctx)?;
         Ok(serde_json::json!({ "log_offset": offset, "file_before": file_before, "log": lines }))
     })
-    .post(Check::new("server accepts connections", |ctx| {
-        ctx.drop_conn();
-        let ok = ctx.conn().is_ok();
-        Ok(Verdict::check(
-            ok,
-            if ok { "connected" } else { "refused" },
-            "connected",
-            "the server did not come back: read its error log",
-        ))
-    }))
+    .post(restart::accepts_connections())
     .post(size_check(
         want,
         "the server started with another size: check which option file or command-line option sets it last",
@@ -797,7 +528,7 @@ fn persist_step(dropin: &Result<PathBuf, String>, want: &Want) -> Step {
         .act(move |ctx| {
             let path = d2.clone().map_err(crate::error::refused)?;
             let change = optionfile::plan_change(&path, "mysqld", &[(key, Some(&value2))])?;
-            let backup = ctx.run_dir.clone().unwrap_or_else(std::env::temp_dir).join("backup");
+            let backup = dropin::backup_dir(ctx);
             change.apply(&backup)?;
             Ok(serde_json::json!({ "file": path, "diff": change.diff(), "backup_dir": backup, "change": change }))
         })
@@ -849,23 +580,6 @@ fn size_check(want: &Want, fix: &'static str) -> Check {
     })
 }
 
-/// Calls `probe` every `every` until it reports done or `bound` has passed, and returns its last value: a wait for
-/// something the server writes a moment after a statement returns, never longer than the bound.
-pub(crate) fn poll_until<T>(
-    bound: Duration,
-    every: Duration,
-    mut probe: impl FnMut() -> (bool, T),
-) -> T {
-    let deadline = std::time::Instant::now() + bound;
-    loop {
-        let (done, value) = probe();
-        if done || std::time::Instant::now() > deadline {
-            return value;
-        }
-        std::thread::sleep(every);
-    }
-}
-
 fn error_log_check(startup: bool, want: &Want) -> Check {
     let size = want.size;
     let name = if startup {
@@ -907,34 +621,35 @@ fn error_log_check(startup: bool, want: &Want) -> Check {
         let resized = s
             .redo_resized_to
             .is_some_and(|to| errorlog::logged_size_is(to, size));
-        Ok(if !s.errors.is_empty() {
-            Verdict::fail(
-                s.errors.join(" | "),
-                "no [ERROR] lines",
+        Ok(
+            if let Some(failed) = checks::log_errors_verdict(
+                &s,
                 "the server logged errors during the resize: read them before going on",
-            )
-        } else if startup && s.crash_recovery {
-            Verdict::fail(
-                "crash recovery ran at startup",
-                "a clean start",
-                "the server was not shut down cleanly: check the data before going on",
-            )
-        } else if !expect_resize {
-            Verdict::pass(
-                format!("no errors; the log file had {} already", format_size(size)),
-                "no [ERROR] lines",
-            )
-        } else {
-            Verdict::check(
-                resized,
-                match s.redo_resized_to {
-                    Some(to) => format!("resized to {}", format_size(to)),
-                    None => "no resize line".into(),
-                },
-                format!("resized to {}", format_size(size)),
-                "the server did not log a resize to the new size: read its error log",
-            )
-        })
+            ) {
+                failed
+            } else if startup && s.crash_recovery {
+                Verdict::fail(
+                    "crash recovery ran at startup",
+                    "a clean start",
+                    "the server was not shut down cleanly: check the data before going on",
+                )
+            } else if !expect_resize {
+                Verdict::pass(
+                    format!("no errors; the log file had {} already", format_size(size)),
+                    "no [ERROR] lines",
+                )
+            } else {
+                Verdict::check(
+                    resized,
+                    match s.redo_resized_to {
+                        Some(to) => format!("resized to {}", format_size(to)),
+                        None => "no resize line".into(),
+                    },
+                    format!("resized to {}", format_size(size)),
+                    "the server did not log a resize to the new size: read its error log",
+                )
+            },
+        )
     })
 }
 
@@ -964,26 +679,6 @@ fn log_file_check(want: &Want) -> Check {
     })
 }
 
-/// Put the previous drop-in back from the run's backup.
-pub(crate) fn restore_dropin(ctx: &Ctx, path: &Path) -> anyhow::Result<()> {
-    let backup = ctx
-        .run_dir
-        .clone()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("backup");
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let saved = backup.join(&name);
-    if saved.is_file() {
-        std::fs::copy(&saved, path)?;
-    } else if backup.join(format!("{name}.absent")).exists() {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
-}
-
 /// After a failed start: when the server did not come up, put the previous drop-in back and start again, so
 /// the server runs as before. When it did come up, touch nothing and say how it runs.
 fn restore_and_start(
@@ -991,7 +686,6 @@ fn restore_and_start(
     dropin: &Result<PathBuf, String>,
     var: RedoSizeVariable,
 ) -> anyhow::Result<String> {
-    let control = ctx.control()?;
     let path = dropin.clone().map_err(crate::error::refused)?;
     if let Ok(mut conn) = ctx.target.connect() {
         let now = query_size(&mut conn, &ctx.tag(), var)?;
@@ -1001,111 +695,99 @@ fn restore_and_start(
             path.display()
         ));
     }
-    restore_dropin(ctx, &path)?;
-    ctx.drop_conn();
-    control.start(ctx.target, &[])?;
+    dropin::restore(ctx, &path)?;
+    restart::start(ctx)?;
     Ok(format!(
         "The previous {} was restored and the server started again with it.",
         path.display()
     ))
 }
 
+/// The preflight: every check a named function, the shared ones from the kit.
 fn preflight(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv, online: bool) -> Step {
-    let size = p.size;
-    let supported = facts.supported();
-    let needs_control = !online;
-    let has_control = env.control.is_some();
-    let dropin = env.dropin.clone();
-    let logfile = log_file_path(facts);
-    let local = env.target.local;
+    let logfile = log_file_path(facts).filter(|_| env.target.local);
     Step::new("preflight", "Check the server can take the new redo size", Risk::Read)
-        .pre(Check::new("server version supported", move |_| {
-            Ok(match &supported {
-                Ok(()) => Verdict::pass("supported", "MySQL 5.7+ or MariaDB 10.5+"),
-                Err(why) => Verdict::fail("unsupported", "MySQL 5.7+ or MariaDB 10.5+", why.clone()),
-            })
+        .pre(checks::version_supported(facts))
+        .pre(server_healthy())
+        .pre(no_resize_running())
+        .pre(checks::free_space(SpaceNeed {
+            name: "free disk for the new log",
+            dir: logfile.map(|f| f.parent().map(Path::to_path_buf).unwrap_or_default()),
+            place: "the redo log directory",
+            bytes: p.size,
+            for_what: "the new log",
+            fix: "free space or choose a smaller size",
+            strictly_more: true,
         }))
-        .pre(Check::new("server healthy", |ctx| {
-            let tag = ctx.tag();
-            let (force, ro): (u64, u64) = ctx
-                .conn()?
-                .query_first(format!("SELECT {tag} @@GLOBAL.innodb_force_recovery, @@GLOBAL.innodb_read_only"))?
-                .unwrap_or((0, 0));
-            Ok(if force > 0 {
-                Verdict::fail(format!("innodb_force_recovery={force}"), "0", "the server runs in forced recovery: finish the recovery and restart without innodb_force_recovery first")
-            } else if ro > 0 {
-                Verdict::fail("innodb_read_only=ON", "OFF", "the server runs with innodb_read_only, which cannot resize the redo log: restart it without innodb_read_only first")
-            } else {
-                Verdict::pass("force_recovery=0, read_only=OFF", "force_recovery=0, read_only=OFF")
-            })
+        .pre(checks::dropin_writable(&env.dropin))
+        .pre(checks::control_present(ControlNeed {
+            name: "server control",
+            needed: !online,
+            expected: "available when restarting",
+            fix: "this server can only resize at restart and innops was not told how to restart it: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
         }))
-        .pre(Check::new("no resize already running", |ctx| {
-            let tag = ctx.tag();
-            let others: Vec<(u64, String)> = ctx.conn()?.query(format!(
-                "SELECT {tag} ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND \
-                 (INFO LIKE '%innodb_log_file_size%' OR INFO LIKE '%innodb_redo_log_capacity%')"
-            ))?;
-            let status: Option<(String, String)> =
-                ctx.conn()?.query_first(format!("SHOW {tag} GLOBAL STATUS LIKE 'Innodb_redo_log_resize_status'"))?;
-            let mysql_busy = status.as_ref().is_some_and(|(_, v)| !v.eq_ignore_ascii_case("OK"));
-            Ok(if let Some((id, info)) = others.first() {
-                Verdict::fail(format!("connection {id} runs `{info}`"), "no resize running", format!("another resize is running in connection {id}: wait for it to finish"))
-            } else if mysql_busy {
-                Verdict::fail(format!("Innodb_redo_log_resize_status={}", status.map(|s| s.1).unwrap_or_default()), "OK", "a redo resize is in progress: wait for it to finish")
-            } else {
-                Verdict::pass("none", "no resize running")
-            })
-        }))
-        .pre(Check::new("free disk for the new log", move |_| {
-            let Some(file) = logfile.clone().filter(|_| local) else {
-                return Ok(Verdict::pass("not checked: the redo log directory is not on this machine", format!("≥ {} free", format_size(size))));
-            };
-            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-            Ok(match free_bytes(&dir) {
-                Some(free) => Verdict::check(
-                    free > size,
-                    format!("{} free in {}", format_size(free), dir.display()),
-                    format!("> {} free", format_size(size)),
-                    format!("the filesystem of {} has {} free and the new log needs {}: free space or choose a smaller size", dir.display(), format_size(free), format_size(size)),
+}
+
+/// Not in forced recovery, and not read-only InnoDB (which cannot resize the redo log).
+fn server_healthy() -> Check {
+    Check::new("server healthy", |ctx| {
+        let tag = ctx.tag();
+        let (force, ro): (u64, u64) = ctx
+            .conn()?
+            .query_first(format!(
+                "SELECT {tag} @@GLOBAL.innodb_force_recovery, @@GLOBAL.innodb_read_only"
+            ))?
+            .unwrap_or((0, 0));
+        Ok(if force > 0 {
+            checks::forced_recovery_verdict(force, "restart without innodb_force_recovery first")
+        } else if ro > 0 {
+            Verdict::fail("innodb_read_only=ON", "OFF", "the server runs with innodb_read_only, which cannot resize the redo log: restart it without innodb_read_only first")
+        } else {
+            Verdict::pass(
+                "force_recovery=0, read_only=OFF",
+                "force_recovery=0, read_only=OFF",
+            )
+        })
+    })
+}
+
+/// No other session resizes the redo log (MariaDB: a SET in the processlist; MySQL: its resize status).
+fn no_resize_running() -> Check {
+    Check::new("no resize already running", |ctx| {
+        let tag = ctx.tag();
+        let others: Vec<(u64, String)> = ctx.conn()?.query(format!(
+            "SELECT {tag} ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND \
+             (INFO LIKE '%innodb_log_file_size%' OR INFO LIKE '%innodb_redo_log_capacity%')"
+        ))?;
+        let status: Option<(String, String)> = ctx.conn()?.query_first(format!(
+            "SHOW {tag} GLOBAL STATUS LIKE 'Innodb_redo_log_resize_status'"
+        ))?;
+        let mysql_busy = status
+            .as_ref()
+            .is_some_and(|(_, v)| !v.eq_ignore_ascii_case("OK"));
+        Ok(if let Some((id, info)) = others.first() {
+            Verdict::fail(
+                format!("connection {id} runs `{info}`"),
+                "no resize running",
+                format!("another resize is running in connection {id}: wait for it to finish"),
+            )
+        } else if mysql_busy {
+            Verdict::fail(
+                format!(
+                    "Innodb_redo_log_resize_status={}",
+                    status.map(|s| s.1).unwrap_or_default()
                 ),
-                None => Verdict::pass(format!("not checked: {} is not readable here", dir.display()), format!("> {} free", format_size(size))),
-            })
-        }))
-        .pre(Check::new("drop-in can be written", move |_| {
-            Ok(match &dropin {
-                Ok(path) => Verdict::pass(path.display().to_string(), "a drop-in file innops may write"),
-                Err(why) => Verdict::fail("unknown", "a drop-in file innops may write", why.clone()),
-            })
-        }))
-        .pre(Check::new("server control", move |_| {
-            Ok(if !needs_control || has_control {
-                Verdict::pass(if has_control { "available" } else { "not needed" }, "available when restarting")
-            } else {
-                Verdict::fail("none", "a way to stop and start the server", "this server can only resize at restart and innops was not told how to restart it: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd")
-            })
-        }))
+                "OK",
+                "a redo resize is in progress: wait for it to finish",
+            )
+        } else {
+            Verdict::pass("none", "no resize running")
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn poll_until_returns_when_done_and_ends_at_its_bound() {
-        // Done at the third look, well inside the bound: exactly three looks.
-        let mut looks = 0;
-        let got = poll_until(Duration::from_secs(30), Duration::ZERO, || {
-            looks += 1;
-            (looks >= 3, looks)
-        });
-        assert_eq!((got, looks), (3, 3));
-        // Never done, no time allowed: it gives up after the first look past the bound, with the last value.
-        let mut looks = 0;
-        let got = poll_until(Duration::ZERO, Duration::from_millis(1), || {
-            looks += 1;
-            (false, looks)
-        });
-        assert!((1..=3).contains(&got), "{got}");
-    }
     use super::*;
     use crate::server::facts::Version;
 
@@ -1136,39 +818,12 @@ mod tests {
     }
 
     #[test]
-    fn recommendation_holds_an_hour_and_never_shrinks_below_the_default() {
-        assert_eq!(recommend_size(0.0), 96 << 20);
-        // 100 KiB/s → 351.6 MiB/hour → rounded up to 384 MiB.
-        assert_eq!(recommend_size(100.0 * 1024.0), 384 << 20);
-        assert_eq!(minutes_held(96 << 20, 0.0), None);
-        let m = minutes_held(60 << 20, (1 << 20) as f64).unwrap();
-        assert!((m - 1.0).abs() < 1e-9);
-    }
-
-    #[test]
     fn the_path_follows_the_version_and_offline_forces_a_restart() {
         let f = maria();
         assert_eq!(choose_path(&f, false), RedoResize::OnlineLogFileSize);
         assert_eq!(choose_path(&f, true), RedoResize::RestartOnly);
         let old = ServerFacts::synthetic(Flavor::MariaDB, Version::new(10, 6, 0));
         assert_eq!(choose_path(&old, false), RedoResize::RestartOnly);
-    }
-
-    /// The issue's file: `my_print_defaults --mysqld` gives innodb_log_file_size=1G (the version group comes
-    /// after [mysqld]), and so does innops for a 10.11 server; a 10.6 server would read 96M.
-    #[test]
-    fn the_next_start_reads_the_groups_of_the_servers_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("my.cnf");
-        std::fs::write(
-            &f,
-            "[mysqld]\ninnodb_log_file_size=96M\n[mariadb-10.11]\ninnodb_log_file_size=1G\n",
-        )
-        .unwrap();
-        let got = |v: &str| effective_config(&f, "innodb_log_file_size", v).unwrap();
-        assert_eq!(got("10.11.19-MariaDB-0+deb12u1").as_deref(), Some("1G"));
-        assert_eq!(got("10.6.18-MariaDB").as_deref(), Some("96M"));
-        assert_eq!(got("").as_deref(), Some("96M"));
     }
 
     fn want() -> Want {
@@ -1245,25 +900,5 @@ mod tests {
             w.rerun(),
             "innops redo --size 1572868K --socket /tmp/s --user dba --execute"
         );
-    }
-
-    #[test]
-    fn advice_never_shrinks_and_its_command_parses_back() {
-        let mib = 1u64 << 20;
-        // 3.9G an hour (the sample that printed `--size 3.9G`): exact MiB in the command.
-        let rate = (4000 * mib) as f64 / 3600.0;
-        let (rec, cmd) = advice_command(rate, Some(96 * mib), "--socket /s");
-        assert_eq!(rec, 4032 * mib);
-        assert_eq!(
-            cmd.as_deref(),
-            Some("innops redo --size 4032M --socket /s --execute")
-        );
-        // A quiet sample never suggests shrinking the log.
-        let (_, cmd) = advice_command(1.0, Some(2 << 30), "");
-        assert_eq!(cmd, None);
-        let (_, cmd) = advice_command(rate, Some(4032 * mib), "");
-        assert_eq!(cmd, None);
-        // Unknown current size: the recommendation stands.
-        assert!(advice_command(1.0, None, "").1.is_some());
     }
 }
