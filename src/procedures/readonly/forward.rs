@@ -566,18 +566,6 @@ pub(super) fn logged_read_only_start() -> Check {
     })
 }
 
-/// `read_only` is 1 (`--sql-read-only`); `fix` says where the step found it off.
-pub(super) fn read_only_on(fix: &'static str) -> Check {
-    Check::new("read_only is 1", move |ctx| {
-        let tag = ctx.tag();
-        let v: Option<u64> = ctx
-            .conn()?
-            .query_first(format!("SELECT {tag} @@GLOBAL.read_only"))?;
-        let v = v.unwrap_or(0);
-        Ok(Verdict::check(v == 1, format!("read_only={v}"), "1", fix))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::bad_input;
-use crate::plan::{Ctx, Plan, Risk, Step};
+use crate::plan::{Check, Ctx, Plan, Risk, Step, Verdict};
 use crate::procedures::kit::checks::{self, ControlNeed, SpaceNeed};
 use crate::procedures::kit::dropin::effective_config;
 use crate::procedures::kit::restart;
@@ -200,6 +200,24 @@ fn live_ro(ctx: &Ctx) -> anyhow::Result<Option<bool>> {
         }
         Err(_) => Ok(None),
     }
+}
+
+/// `read_only` is 1 (`--sql-read-only`) or 0 (back to read-write); `fix` says where the step found it wrong.
+fn read_only_is(on: bool, fix: &'static str) -> Check {
+    let want = u64::from(on);
+    Check::new(format!("read_only is {want}"), move |ctx| {
+        let tag = ctx.tag();
+        let v: Option<u64> = ctx
+            .conn()?
+            .query_first(format!("SELECT {tag} @@GLOBAL.read_only"))?;
+        let v = v.unwrap_or(0);
+        Ok(Verdict::check(
+            v == want,
+            format!("read_only={v}"),
+            want.to_string(),
+            fix,
+        ))
+    })
 }
 
 fn status_u64(ctx: &mut Ctx, name: &str) -> anyhow::Result<Option<u64>> {

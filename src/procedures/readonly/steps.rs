@@ -18,8 +18,8 @@ use crate::sql::Queryable;
 use super::forward::{self, probe_sql};
 use super::undo;
 use super::{
-    live_ro, merge_state, read_state, resume_hint, state_path, Ro, State, ER_OPEN_AS_READONLY,
-    PROBE_SCHEMA, PROBE_TABLE,
+    live_ro, merge_state, read_only_is, read_state, resume_hint, state_path, Ro, State,
+    ER_OPEN_AS_READONLY, PROBE_SCHEMA, PROBE_TABLE,
 };
 
 pub(super) fn stop_step(ro: &Ro) -> Step {
@@ -365,10 +365,14 @@ pub(super) fn start_step(ro: &Ro) -> Step {
     .bench();
     if undo {
         step = step
-            .post(undo::read_only_off())
+            .post(read_only_is(
+                false,
+                "read_only is still on: check which option file sets it",
+            ))
             .post(undo::redo_size_restored());
     } else if sql_ro {
-        step = step.post(forward::read_only_on(
+        step = step.post(read_only_is(
+            true,
             "read_only did not come on: check which option file sets it last",
         ));
     }
@@ -528,7 +532,8 @@ pub(super) fn verify_step(ro: &Ro) -> Step {
     if !undo {
         step = step.post(forward::logged_read_only_start());
         if sql_ro {
-            step = step.post(forward::read_only_on(
+            step = step.post(read_only_is(
+                true,
                 "read_only is off: check which option file sets it last",
             ));
         }

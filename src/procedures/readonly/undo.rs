@@ -8,23 +8,6 @@ use crate::procedures::kit::restart::journaled;
 use crate::sql::Queryable;
 use crate::units::format_size;
 
-/// `read_only` is 0 after the read-write start.
-pub(super) fn read_only_off() -> Check {
-    Check::new("read_only is 0", |ctx| {
-        let tag = ctx.tag();
-        let v: Option<u64> = ctx
-            .conn()?
-            .query_first(format!("SELECT {tag} @@GLOBAL.read_only"))?;
-        let v = v.unwrap_or(0);
-        Ok(Verdict::check(
-            v == 0,
-            format!("read_only={v}"),
-            "0",
-            "read_only is still on: check which option file sets it",
-        ))
-    })
-}
-
 /// The redo option a forward run recorded, if it is one innops ever records: anything else in the record is not
 /// innops's and is refused rather than queried.
 pub(super) fn recorded_redo_key(key: &str) -> Option<&'static str> {
