@@ -167,13 +167,19 @@ pub fn forced_recovery_verdict(level: u64, then: &str) -> Verdict {
     )
 }
 
+/// A numeric global variable now, on the step's connection (0 when the server does not say). `name` is one of
+/// innops's own constants, never user input.
+pub fn global_u64(ctx: &mut crate::plan::Ctx, name: &'static str) -> anyhow::Result<u64> {
+    let tag = ctx.tag();
+    let v: Option<u64> = ctx
+        .conn()?
+        .query_first(format!("SELECT {tag} @@GLOBAL.{name}"))?;
+    Ok(v.unwrap_or(0))
+}
+
 /// `@@GLOBAL.innodb_force_recovery` now (0 when the server does not say).
 pub fn force_recovery_level(ctx: &mut crate::plan::Ctx) -> anyhow::Result<u64> {
-    let tag = ctx.tag();
-    let level: Option<u64> = ctx
-        .conn()?
-        .query_first(format!("SELECT {tag} @@GLOBAL.innodb_force_recovery"))?;
-    Ok(level.unwrap_or(0))
+    global_u64(ctx, "innodb_force_recovery")
 }
 
 /// `not in forced recovery`: a server in forced recovery is being rescued, not maintained.

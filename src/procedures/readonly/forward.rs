@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::plan::{Check, Ctx, Risk, Step, Verdict};
+use crate::procedures::kit::checks::global_u64;
 use crate::procedures::kit::restart::{interrupted, journaled, readable_log};
 use crate::server::errorlog;
 use crate::server::facts::{ChangeBuffering, Flavor, RedoResize, ServerFacts};
@@ -531,11 +532,7 @@ pub(super) fn min_redo_step(ro: &Ro) -> Step {
         Ok(serde_json::json!({ "before": before, "after": size }))
     })
     .post(Check::new("redo size is the minimum", move |ctx| {
-        let tag = ctx.tag();
-        let cur: Option<u64> = ctx
-            .conn()?
-            .query_first(format!("SELECT {tag} @@GLOBAL.{key}"))?;
-        let cur = cur.unwrap_or(0);
+        let cur = global_u64(ctx, key)?;
         Ok(Verdict::check(
             cur == size,
             format_size(cur),

@@ -206,11 +206,7 @@ fn live_ro(ctx: &Ctx) -> anyhow::Result<Option<bool>> {
 fn read_only_is(on: bool, fix: &'static str) -> Check {
     let want = u64::from(on);
     Check::new(format!("read_only is {want}"), move |ctx| {
-        let tag = ctx.tag();
-        let v: Option<u64> = ctx
-            .conn()?
-            .query_first(format!("SELECT {tag} @@GLOBAL.read_only"))?;
-        let v = v.unwrap_or(0);
+        let v = checks::global_u64(ctx, "read_only")?;
         Ok(Verdict::check(
             v == want,
             format!("read_only={v}"),

@@ -4,8 +4,8 @@
 //! shared ones in [`super::steps`].
 
 use crate::plan::{Check, Verdict};
+use crate::procedures::kit::checks::global_u64;
 use crate::procedures::kit::restart::journaled;
-use crate::sql::Queryable;
 use crate::units::format_size;
 
 /// The redo option a forward run recorded, if it is one innops ever records: anything else in the record is not
@@ -38,11 +38,7 @@ pub(super) fn redo_size_restored() -> Check {
                 "innops's record beside the drop-in was edited: check the redo size by hand",
             ));
         };
-        let tag = ctx.tag();
-        let cur: Option<u64> = ctx
-            .conn()?
-            .query_first(format!("SELECT {tag} @@GLOBAL.{key}"))?;
-        let cur = cur.unwrap_or(0);
+        let cur = global_u64(ctx, key)?;
         Ok(Verdict::check(
             cur == size,
             format_size(cur),
