@@ -3,8 +3,8 @@
 //! word a refusal differently (what the restart is for, what to do instead), the wording is a parameter and the
 //! decision is shared.
 //!
-//! Replication facts (role, replicas, lag) get their check here once the topology issue lands; readonly's
-//! "replication role" is the only one today and stays with it until then.
+//! Replication facts are read by [`super::replication`]; readonly's "replication role" is the only check that
+//! judges them today, and the shared one goes here once the topology issue says what every preflight requires.
 
 use std::path::{Path, PathBuf};
 

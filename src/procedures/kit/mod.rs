@@ -8,6 +8,8 @@
 //!   look-ups a check of a restart needs (the error-log offset its own action recorded), and the waits around
 //!   them. Used by redo, readonly and recover (its original server, its `--in-place` restarts). `deadlock
 //!   --detect` does not restart: `innodb_deadlock_detect` is dynamic, so it uses none of this.
+//! - [`replication`]: what a preflight reads of the topology (a replica? replicas reading the binlog?), the
+//!   place the replication-facts issue grows.
 //! - [`dropin`]: innops's drop-in option file as a restart reads it: what the option files give at the next
 //!   start, the backup a failed restart puts back.
 //!
@@ -16,4 +18,5 @@
 
 pub mod checks;
 pub mod dropin;
+pub mod replication;
 pub mod restart;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::plan::{Check, Ctx, Risk, Step, Verdict};
 use crate::procedures::kit::checks::global_u64;
+use crate::procedures::kit::replication::Replication;
 use crate::procedures::kit::restart::{interrupted, journaled, readable_log};
 use crate::server::errorlog;
 use crate::server::facts::{ChangeBuffering, Flavor, RedoResize, ServerFacts};
@@ -176,37 +177,34 @@ fn dirty_pages() -> Check {
 /// listed. The replication facts move to the kit's checks with the topology issue.
 fn replication_role(flavor: Flavor) -> Check {
     Check::new("replication role", move |ctx| {
-        let tag = ctx.tag();
-        let status_sql = match flavor {
-            Flavor::MariaDB => format!("SHOW {tag} ALL SLAVES STATUS"),
-            Flavor::MySQL => format!("SHOW {tag} REPLICA STATUS"),
-        };
-        let replica: Vec<mysql::Row> = ctx.conn()?.query(status_sql).unwrap_or_default();
-        let dumps: Vec<(u64, String)> = ctx.conn()?.query(format!(
-            "SELECT {tag} ID, HOST FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
-        ))?;
-        Ok(if !replica.is_empty() {
-            Verdict::fail(
-                format!("a replica ({} replication connection(s) configured)", replica.len()),
-                "not a replica",
-                "this server is a replica and read-only InnoDB cannot apply its source's changes: stop replication (STOP ALL SLAVES; RESET SLAVE ALL) first if it is to stay read-only",
-            )
-        } else if !dumps.is_empty() {
-            let hosts: Vec<String> = dumps
-                .iter()
-                .map(|(id, h)| format!("{h} (connection {id})"))
-                .collect();
-            Verdict::pass(
-                format!("a primary with {} replica(s): {}; they receive nothing new while it is read-only", dumps.len(), hosts.join(", ")),
-                "not a replica",
-            )
-        } else {
-            Verdict::pass(
-                "neither a replica nor a primary with replicas",
-                "not a replica",
-            )
-        })
+        Ok(role_verdict(&Replication::read(ctx, flavor)?))
     })
+}
+
+/// A replica is refused: read-only InnoDB cannot apply its source's changes. A primary passes, naming the
+/// replicas that receive nothing new while it is read-only.
+fn role_verdict(r: &Replication) -> Verdict {
+    if r.source_connections > 0 {
+        Verdict::fail(
+            format!("a replica ({} replication connection(s) configured)", r.source_connections),
+            "not a replica",
+            "this server is a replica and read-only InnoDB cannot apply its source's changes: stop replication (STOP ALL SLAVES; RESET SLAVE ALL) first if it is to stay read-only",
+        )
+    } else if !r.replicas.is_empty() {
+        Verdict::pass(
+            format!(
+                "a primary with {} replica(s): {}; they receive nothing new while it is read-only",
+                r.replicas.len(),
+                r.replica_list()
+            ),
+            "not a replica",
+        )
+    } else {
+        Verdict::pass(
+            "neither a replica nor a primary with replicas",
+            "not a replica",
+        )
+    }
 }
 
 /// What innodb_read_only leaves writable (MyISAM/Aria tables, GRANT, CREATE USER), and with --sql-read-only who
@@ -611,5 +609,25 @@ mod tests {
         assert!(n(Flavor::MariaDB, Version::new(11, 4, 0)).contains("gone"));
         assert!(n(Flavor::MariaDB, Version::new(10, 6, 0)).contains("matters"));
         assert!(n(Flavor::MySQL, Version::new(8, 0, 36)).contains("matters"));
+    }
+
+    #[test]
+    fn a_replica_is_refused_and_a_primary_names_its_replicas() {
+        let replica = Replication {
+            source_connections: 1,
+            replicas: vec![],
+        };
+        let v = role_verdict(&replica);
+        assert!(!v.passed && v.fix.unwrap().contains("STOP ALL SLAVES"));
+        let primary = Replication {
+            source_connections: 0,
+            replicas: vec![(7, "r1:4000".into())],
+        };
+        let v = role_verdict(&primary);
+        assert!(
+            v.passed && v.observed.contains("r1:4000 (connection 7)"),
+            "{v:?}"
+        );
+        assert!(role_verdict(&Replication::default()).passed);
     }
 }
