@@ -195,7 +195,7 @@ fn copy_space(p: &RecoverParams, datadir: &Path) -> Check {
     Check::new("free space for the copy", move |_| {
         let (files, bytes) = copy::measure(&datadir)?;
         let at = copy::existing_ancestor(&p3.copy_to);
-        let free = crate::procedures::redo::free_bytes(&at).unwrap_or(0);
+        let free = checks::free_bytes(&at).unwrap_or(0);
         // The copy plus a tenth: the private server writes logs and temporary files beside it.
         let need = bytes + bytes / 10;
         Ok(Verdict::check(
