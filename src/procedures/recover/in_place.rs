@@ -11,11 +11,12 @@ use crate::error::{post_check, refused};
 use crate::plan::{Check, Ctx, Risk, Step, Verdict};
 use crate::procedures::kit::dropin;
 use crate::procedures::kit::restart::restart;
-use crate::sql::Queryable;
 
 use super::describe::{summary, table_lines};
 use super::private::Attempt;
-use super::{escalation, level_zero_check, manifest_check, tables_to_dump, trx, verdict};
+use super::{
+    answering_level, escalation, level_zero_check, manifest_check, tables_to_dump, trx, verdict,
+};
 use super::{Escalation, RecoverParams};
 
 /// The settings innops's drop-in carries while the server runs in forced recovery (`None` removes them).
@@ -58,7 +59,7 @@ pub(super) fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf,
         dropin.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|e| e.clone())
     ))
     .pre(Check::new("not in forced recovery yet", |ctx| {
-        let level: Option<u64> = ctx.conn().ok().and_then(|c| c.query_first("SELECT @@innodb_force_recovery").ok().flatten());
+        let level = answering_level(ctx);
         Ok(match (level, escalation(ctx)) {
             (Some(l), Some(e)) if l == u64::from(e.level) => Verdict::done(format!("running at level {l}"), "level 0"),
             (Some(0), _) => Verdict::pass("running at level 0", "level 0"),
@@ -109,7 +110,7 @@ pub(super) fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf,
     })
     .post(Check::new("server runs at the recorded level", |ctx| {
         let e = escalation(ctx);
-        let level: Option<u64> = ctx.conn().ok().and_then(|c| c.query_first("SELECT @@innodb_force_recovery").ok().flatten());
+        let level = answering_level(ctx);
         Ok(Verdict::check(
             level.is_some() && e.as_ref().map(|e| u64::from(e.level)) == level,
             level.map(|l| format!("innodb_force_recovery={l}")).unwrap_or_else(|| "not answering".into()),

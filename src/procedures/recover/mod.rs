@@ -395,11 +395,7 @@ fn start_original_step() -> Step {
 /// The original server answers and its innodb_force_recovery is 0.
 fn level_zero_check(name: &str) -> Check {
     Check::new(name, |ctx| {
-        let level: Option<u64> = ctx.conn().ok().and_then(|c| {
-            c.query_first("SELECT @@innodb_force_recovery")
-                .ok()
-                .flatten()
-        });
+        let level = answering_level(ctx);
         Ok(Verdict::check(
             level == Some(0),
             level
@@ -558,7 +554,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         })
         .post(Check::new("private server answers at the recorded level", move |ctx| {
             let e = escalation(ctx);
-            let level: Option<u64> = private_level(&pr3);
+            let level: Option<u64> = private_level(&pr3, &ctx.tag());
             Ok(Verdict::check(
                 e.as_ref().map(|e| u64::from(e.level)) == level && level.is_some(),
                 level.map(|l| format!("innodb_force_recovery={l}")).unwrap_or_else(|| "not answering".into()),
@@ -569,13 +565,25 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
         .recover(move |_| Ok(safety::private_stopped(&pr4)))
 }
 
+/// The innodb_force_recovery a connection's server runs at (None: the query failed), the statement tagged.
+fn force_level(c: &mut mysql::Conn, tag: &str) -> Option<u64> {
+    c.query_first(format!("SELECT {tag} @@innodb_force_recovery"))
+        .ok()
+        .flatten()
+}
+
+/// The level the step's server runs at, when it answers.
+fn answering_level(ctx: &mut Ctx) -> Option<u64> {
+    let tag = ctx.tag();
+    ctx.conn().ok().and_then(|c| force_level(c, &tag))
+}
+
 /// The level the private server on the copy runs at, when it answers.
-fn private_level(p: &Private) -> Option<u64> {
-    p.target().connect().ok().and_then(|mut c| {
-        c.query_first("SELECT @@innodb_force_recovery")
-            .ok()
-            .flatten()
-    })
+fn private_level(p: &Private, tag: &str) -> Option<u64> {
+    p.target()
+        .connect()
+        .ok()
+        .and_then(|mut c| force_level(&mut c, tag))
 }
 
 fn stop_private_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
