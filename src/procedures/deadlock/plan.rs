@@ -423,9 +423,21 @@ fn no_result() -> Verdict {
     )
 }
 
+/// The step's proofs, each a named check over what the run recorded and what the server shows now.
 fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
+    step.post(statements_as_expected(local))
+        .post(same_outcome_every_run(local))
+        .post(expected_deadlocks(local))
+        .post(report_agrees(local))
+        .post(none_left_open(local))
+        .post(schema_dropped(&p.schema))
+        .post(detect_restored(local))
+}
+
+/// Every statement of every run ended (and waited) as the scenario file says.
+fn statements_as_expected(local: &str) -> Check {
     let l = local.to_string();
-    let step = step.post(Check::new(
+    Check::new(
         "every statement ended as the scenario expects",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
@@ -442,23 +454,27 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
                 })
                 .collect();
             Ok(Verdict::check(
-                o.as_expected && wrong.is_empty(),
-                if wrong.is_empty() {
-                    format!(
-                        "{} statement(s) in each of {} run(s), each as expected",
-                        o.runs.first().map_or(0, |r| r.statements.len()),
-                        o.runs.len()
-                    )
-                } else {
-                    wrong.join("; ")
-                },
-                "each statement's result (and its wait) as the scenario file says",
-                "the server behaves differently from the scenario's expectations: read the statements marked ✗",
-            ))
+            o.as_expected && wrong.is_empty(),
+            if wrong.is_empty() {
+                format!(
+                    "{} statement(s) in each of {} run(s), each as expected",
+                    o.runs.first().map_or(0, |r| r.statements.len()),
+                    o.runs.len()
+                )
+            } else {
+                wrong.join("; ")
+            },
+            "each statement's result (and its wait) as the scenario file says",
+            "the server behaves differently from the scenario's expectations: read the statements marked ✗",
+        ))
         },
-    ));
+    )
+}
+
+/// Every run had the same results and the same victim.
+fn same_outcome_every_run(local: &str) -> Check {
     let l = local.to_string();
-    let step = step.post(Check::new("the same outcome in every run", move |ctx| {
+    Check::new("the same outcome in every run", move |ctx| {
         let Some(o) = recorded(ctx, &l) else {
             return Ok(no_result());
         };
@@ -473,9 +489,13 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
             "the same statements' results and the same victim every time",
             "the outcome differs between runs: read each run's statements in the step's result",
         ))
-    }));
+    })
+}
+
+/// This run's own sessions got the deadlock errors the scenario expects (never the server-wide counter alone).
+fn expected_deadlocks(local: &str) -> Check {
     let l = local.to_string();
-    let step = step.post(Check::new(
+    Check::new(
         "this run's sessions had the expected deadlocks",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
@@ -484,26 +504,30 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
             let counts: Vec<u64> = o.runs.iter().map(|r| r.deadlocks).collect();
             let want = o.expected_deadlocks_per_run;
             Ok(Verdict::check(
-                counts.iter().all(|&c| c == want),
-                format!(
-                    "{} (from the errors of this run's sessions; Innodb_deadlocks, server-wide, went {} → {})",
-                    match counts.first() {
-                        Some(c) if counts.iter().all(|x| x == c) => format!("{c} in each run"),
-                        _ => format!(
-                            "per run {}",
-                            counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
-                        ),
-                    },
-                    o.runs.first().map_or(0, |r| r.deadlocks_before),
-                    o.runs.last().map_or(0, |r| r.deadlocks_after),
-                ),
-                format!("{want} per run"),
-                "the scenario's sessions deadlocked a different number of times than the scenario says: read each run's statements in the step's result",
-            ))
+            counts.iter().all(|&c| c == want),
+            format!(
+                "{} (from the errors of this run's sessions; Innodb_deadlocks, server-wide, went {} → {})",
+                match counts.first() {
+                    Some(c) if counts.iter().all(|x| x == c) => format!("{c} in each run"),
+                    _ => format!(
+                        "per run {}",
+                        counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                },
+                o.runs.first().map_or(0, |r| r.deadlocks_before),
+                o.runs.last().map_or(0, |r| r.deadlocks_after),
+            ),
+            format!("{want} per run"),
+            "the scenario's sessions deadlocked a different number of times than the scenario says: read each run's statements in the step's result",
+        ))
         },
-    ));
+    )
+}
+
+/// InnoDB's own report names the victims the sessions saw fail.
+fn report_agrees(local: &str) -> Check {
     let l = local.to_string();
-    let step = step.post(Check::new(
+    Check::new(
         "InnoDB's report agrees with the errors this run's sessions got",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
@@ -512,65 +536,75 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
             let differ: Vec<String> = o
                 .runs
                 .iter()
-                .filter_map(|r| r.report_problem.as_ref().map(|p| format!("run {}: {p}", r.n)))
+                .filter_map(|r| {
+                    r.report_problem
+                        .as_ref()
+                        .map(|p| format!("run {}: {p}", r.n))
+                })
                 .collect();
             Ok(Verdict::check(
-                differ.is_empty(),
-                if differ.is_empty() {
-                    format!(
-                        "the sessions' errors name {}; InnoDB's report names {}",
-                        dedup_join(
-                            &o.runs
-                                .iter()
-                                .map(|r| r.victim.clone().unwrap_or_else(|| "none".into()))
-                                .collect::<Vec<_>>()
-                        ),
-                        dedup_join(
-                            &o.runs
-                                .iter()
-                                .map(|r| r.report_victim.clone().unwrap_or_else(|| "none".into()))
-                                .collect::<Vec<_>>()
-                        )
+            differ.is_empty(),
+            if differ.is_empty() {
+                format!(
+                    "the sessions' errors name {}; InnoDB's report names {}",
+                    dedup_join(
+                        &o.runs
+                            .iter()
+                            .map(|r| r.victim.clone().unwrap_or_else(|| "none".into()))
+                            .collect::<Vec<_>>()
+                    ),
+                    dedup_join(
+                        &o.runs
+                            .iter()
+                            .map(|r| r.report_victim.clone().unwrap_or_else(|| "none".into()))
+                            .collect::<Vec<_>>()
                     )
-                } else {
-                    differ.join("; ")
-                },
-                "every victim InnoDB's report names among this run's sessions got the error that said so",
-                "InnoDB rolled back a transaction of the scenario that the run did not see fail: read the report in the step's result",
-            ))
+                )
+            } else {
+                differ.join("; ")
+            },
+            "every victim InnoDB's report names among this run's sessions got the error that said so",
+            "InnoDB rolled back a transaction of the scenario that the run did not see fail: read the report in the step's result",
+        ))
         },
-    ));
+    )
+}
+
+/// No transaction of the scenario's sessions stayed open.
+fn none_left_open(local: &str) -> Check {
     let l = local.to_string();
-    let step = step.post(Check::new(
-        "no transaction of the scenario is left open",
-        move |ctx| {
-            let Some(o) = recorded(ctx, &l) else {
-                return Ok(no_result());
-            };
-            let open: u64 = o.runs.iter().map(|r| r.open_after).sum();
-            Ok(Verdict::check(
-                open == 0,
-                format!("{open} open after the runs"),
-                "0",
-                "a transaction of the scenario's sessions stayed open: check the server's TRANSACTIONS list",
-            ))
-        },
-    ));
-    let schema = p.schema.clone();
-    let step = step.post(Check::new(
-        format!("schema {schema} is dropped"),
-        move |ctx| {
-            let there = schema_exists(ctx, &schema)?;
-            Ok(Verdict::check(
-                !there,
-                if there { "exists" } else { "absent" },
-                "absent",
-                format!("drop schema {schema}: the run left it behind"),
-            ))
-        },
-    ));
+    Check::new("no transaction of the scenario is left open", move |ctx| {
+        let Some(o) = recorded(ctx, &l) else {
+            return Ok(no_result());
+        };
+        let open: u64 = o.runs.iter().map(|r| r.open_after).sum();
+        Ok(Verdict::check(
+            open == 0,
+            format!("{open} open after the runs"),
+            "0",
+            "a transaction of the scenario's sessions stayed open: check the server's TRANSACTIONS list",
+        ))
+    })
+}
+
+/// The scenario's schema is gone again.
+fn schema_dropped(schema: &str) -> Check {
+    let schema = schema.to_string();
+    Check::new(format!("schema {schema} is dropped"), move |ctx| {
+        let there = schema_exists(ctx, &schema)?;
+        Ok(Verdict::check(
+            !there,
+            if there { "exists" } else { "absent" },
+            "absent",
+            format!("drop schema {schema}: the run left it behind"),
+        ))
+    })
+}
+
+/// `innodb_deadlock_detect` is back to the value before the run (`--detect` sets it for the run only).
+fn detect_restored(local: &str) -> Check {
     let l = local.to_string();
-    step.post(Check::new(
+    Check::new(
         "innodb_deadlock_detect is what it was before the run",
         move |ctx| {
             let Some(o) = recorded(ctx, &l) else {
@@ -592,7 +626,7 @@ fn post_checks(step: Step, p: &DeadlockParams, local: &str) -> Step {
                 ),
             ))
         },
-    ))
+    )
 }
 
 /// `t2 every time` when every item is t2 (`none`: no victim in any run), else `t2, t1, t2`.

@@ -126,7 +126,7 @@ mod tests {
             ],
             files: Default::default(),
         };
-        let s = super::super::summary(&m);
+        let s = super::super::describe::summary(&m);
         assert_eq!(s["not_complete"], 2, "{s}");
         assert_eq!(s["tables"].as_array().unwrap().len(), 5);
         assert_eq!(s["tables"][3]["status"], "partial", "{s}");
