@@ -423,14 +423,19 @@ fn advise_measures_redo_writes_and_recommends_an_hour() {
     )
     .unwrap();
     let target = sb.target();
+    // The writer writes until innops has measured, however slowly this machine runs it: the sample window
+    // always holds writes.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
     let writer = std::thread::spawn(move || {
         let mut c = target.connect().unwrap();
-        for _ in 0..400 {
+        while !stop.load(std::sync::atomic::Ordering::SeqCst) {
             c.query_drop("INSERT INTO w.t (pad) VALUES (REPEAT('x', 200))")
                 .unwrap();
         }
     });
     let out = sb.innops(&["redo", "--advise", "--interval", "1", "--format", "json"]);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
     writer.join().unwrap();
     assert_eq!(out.code, 0, "{out:?}");
     let j = out.json();
@@ -447,16 +452,6 @@ fn advise_measures_redo_writes_and_recommends_an_hour() {
         .as_str()
         .unwrap()
         .starts_with("innops redo --size "));
-}
-
-/// The step of a report with this id.
-fn step_of<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    report["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no step {id} in the report"))
 }
 
 /// The post-check of a step whose name starts with `name`.
@@ -584,12 +579,9 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     assert!(j["bench"]["after"]["tps"].as_f64().unwrap() > 0.0, "{j}");
 
     // Redo online, then offline; the size survives the restarts after it.
-    assert_eq!(step_of(&j, "redo/resize")["status"], "done");
-    assert_eq!(step_of(&j, "redo.2/stop")["status"], "done");
-    let survives = check_of(
-        step_of(&j, "drill-damage/redo-size"),
-        "innodb_log_file_size",
-    );
+    assert_eq!(step(&j, "redo/resize")["status"], "done");
+    assert_eq!(step(&j, "redo.2/stop")["status"], "done");
+    let survives = check_of(step(&j, "drill-damage/redo-size"), "innodb_log_file_size");
     assert_eq!(survives["observed"], "128M", "{survives}");
     // Both conversion paths.
     let notes: Vec<&str> = j["notes"]
@@ -607,7 +599,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         "{notes:?}"
     );
     assert_eq!(
-        step_of(&j, "convert.2/indexes:drill.orders2")["status"],
+        step(&j, "convert.2/indexes:drill.orders2")["status"],
         "done"
     );
 
@@ -618,7 +610,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         ("deadlock.2/run:opposite-order", 1),
         ("deadlock.3/run:gap-insert", 1),
     ] {
-        let r = &step_of(&j, id)["result"];
+        let r = &step(&j, id)["result"];
         assert_eq!(r["deadlock_detect"], true, "{id}");
         assert_eq!(r["as_expected"], true, "{id}");
         let reps = r["runs"].as_array().unwrap();
@@ -640,7 +632,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         );
         assert!(r["report"]["victim"].is_u64(), "{id}");
     }
-    let off = &step_of(&j, "deadlock.4/run:share-then-delete")["result"];
+    let off = &step(&j, "deadlock.4/run:share-then-delete")["result"];
     assert_eq!(off["deadlock_detect"], false, "{off}");
     let rep = &off["runs"][0];
     assert_eq!(rep["deadlocks_after"], rep["deadlocks_before"], "{off}");
@@ -667,12 +659,12 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     );
 
     // Read-only reached with the write probe refused and the downtime measured; then back to read-write.
-    let start = step_of(&j, "readonly/start");
+    let start = step(&j, "readonly/start");
     assert!(
         start["result"]["downtime_s"].as_f64().unwrap() > 0.0,
         "{start}"
     );
-    let probe = check_of(step_of(&j, "readonly/verify"), "write probe");
+    let probe = check_of(step(&j, "readonly/verify"), "write probe");
     assert!(
         probe["observed"]
             .as_str()
@@ -681,12 +673,12 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
         "{probe}"
     );
     assert!(
-        step_of(&j, "readonly.2/start")["result"]["downtime_s"]
+        step(&j, "readonly.2/start")["result"]["downtime_s"]
             .as_f64()
             .unwrap()
             > 0.0
     );
-    let probe = check_of(step_of(&j, "readonly.2/verify"), "write probe");
+    let probe = check_of(step(&j, "readonly.2/verify"), "write probe");
     assert!(
         probe["observed"].as_str().unwrap().starts_with("accepted"),
         "{probe}"
@@ -694,7 +686,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
 
     // Recovery: innops gets back every row not on a damaged page and names the lost ranges exactly;
     // mariadb-dump, on the same damaged files, stops at the first damaged page.
-    let rec = &step_of(&j, "drill-figures/recovery")["result"];
+    let rec = &step(&j, "drill-figures/recovery")["result"];
     let n = |k: &str| rec[k].as_u64().unwrap_or_else(|| panic!("{k} in {rec}"));
     assert_eq!(rec["damaged_pages"].as_array().unwrap().len(), 4, "{rec}");
     assert!(n("rows_on_damaged_pages") > 4, "{rec}");
@@ -718,7 +710,7 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
     );
     assert_eq!(rec["exact_lost"].as_array().unwrap().len(), 3, "{rec}");
     assert_eq!(rec["innops_lost"], rec["exact_lost"], "{rec}");
-    assert_eq!(step_of(&j, "recover/verify-load")["status"], "done");
+    assert_eq!(step(&j, "recover/verify-load")["status"], "done");
     assert!(
         !out_dir.join("recover-copy").exists(),
         "--drop-copy removed the copy"
@@ -836,7 +828,7 @@ fn a_drill_killed_after_its_damage_step_is_finished_by_resume_as_one_run() {
     assert_eq!(started("recover/dump"), 1);
     assert_eq!(ev.iter().filter(|e| e["event"] == "resumed").count(), 1);
     assert_eq!(ev.iter().filter(|e| e["event"] == "bench").count(), 2);
-    let rec = &step_of(&j, "drill-figures/recovery")["result"];
+    let rec = &step(&j, "drill-figures/recovery")["result"];
     assert_eq!(rec["innops"], rec["limit"], "{rec}");
     assert_eq!(rec["innops_lost"], rec["exact_lost"], "{rec}");
 }
