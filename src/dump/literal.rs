@@ -91,11 +91,18 @@ pub fn to_sql(kind: Kind, v: &Value) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Only digits, signs, points and exponents, and at least one digit (one pass: every number of a dump goes
+/// through here).
 fn looks_numeric(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E'))
-        && b.iter().any(|c| c.is_ascii_digit())
+    let mut digit = false;
+    for &c in b {
+        if c.is_ascii_digit() {
+            digit = true;
+        } else if !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E') {
+            return false;
+        }
+    }
+    digit
 }
 
 fn push_bytes(out: &mut Vec<u8>, kind: Kind, b: &[u8]) {
@@ -279,6 +286,8 @@ mod tests {
             "'1; DROP TABLE t'"
         );
         assert_eq!(lit(Kind::Number, Value::Bytes(Vec::new())), "''");
+        assert_eq!(lit(Kind::Number, Value::Bytes(b"-.".to_vec())), "'-.'");
+        assert_eq!(lit(Kind::Number, Value::Bytes(b"e5x".to_vec())), "'e5x'");
         assert_eq!(lit(Kind::Number, Value::Int(-3)), "-3");
     }
 
