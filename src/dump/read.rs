@@ -70,16 +70,16 @@ struct Out {
     hash: u128,
 }
 
-/// The writer thread of a table file: writes and hashes what the readers send, and hands the emptied buffers
-/// back through `spare`; the file's sha256.
-fn spawn_writer(
-    f: std::fs::File,
-    header: Vec<u8>,
-) -> (
+/// A table file's writer: where statements go, where emptied buffers come back, and the thread (the sha256).
+type Writer = (
     std::sync::mpsc::SyncSender<Vec<u8>>,
     std::sync::mpsc::Receiver<Vec<u8>>,
     std::thread::JoinHandle<std::io::Result<String>>,
-) {
+);
+
+/// The writer thread of a table file: writes and hashes what the readers send, and hands the emptied buffers
+/// back through `spare`; the file's sha256.
+fn spawn_writer(f: std::fs::File, header: Vec<u8>) -> Writer {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
     let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     let handle = std::thread::spawn(move || {
