@@ -56,6 +56,34 @@ pub fn push(out: &mut Vec<u8>, kind: Kind, v: &Value) {
     }
 }
 
+/// The integer a value's text spells, as `str::parse::<i128>` reads it (an optional sign, then decimal digits;
+/// None for anything else or past the range), without checking the bytes are UTF-8 first: keys are read this
+/// way for every row.
+pub(crate) fn parse_int(b: &[u8]) -> Option<i128> {
+    let (neg, digits) = match b.split_first()? {
+        (b'-', rest) => (true, rest),
+        (b'+', rest) => (false, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i128 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n.checked_mul(10)?;
+        n = if neg {
+            n.checked_sub(i128::from(d))?
+        } else {
+            n.checked_add(i128::from(d))?
+        };
+    }
+    Some(n)
+}
+
 /// The literal as a `String` (key bounds in WHERE clauses).
 pub fn to_sql(kind: Kind, v: &Value) -> String {
     let mut out = Vec::new();
@@ -63,11 +91,18 @@ pub fn to_sql(kind: Kind, v: &Value) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Only digits, signs, points and exponents, and at least one digit (one pass: every number of a dump goes
+/// through here).
 fn looks_numeric(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E'))
-        && b.iter().any(|c| c.is_ascii_digit())
+    let mut digit = false;
+    for &c in b {
+        if c.is_ascii_digit() {
+            digit = true;
+        } else if !matches!(c, b'-' | b'+' | b'.' | b'e' | b'E') {
+            return false;
+        }
+    }
+    digit
 }
 
 fn push_bytes(out: &mut Vec<u8>, kind: Kind, b: &[u8]) {
@@ -102,7 +137,15 @@ fn push_bytes(out: &mut Vec<u8>, kind: Kind, b: &[u8]) {
 pub fn push_quoted(out: &mut Vec<u8>, b: &[u8]) {
     out.reserve(b.len() + 2);
     out.push(b'\'');
-    let mut start = 0;
+    // Most values need no escape: 8 bytes at a time up to the first word that may hold a byte to escape, then
+    // byte by byte from there.
+    let clean = b
+        .chunks_exact(8)
+        .take_while(|w| !may_need_escape(u64::from_le_bytes((*w).try_into().unwrap())))
+        .count()
+        * 8;
+    out.extend_from_slice(&b[..clean]);
+    let mut start = clean;
     while let Some(off) = b[start..].iter().position(|&c| ESCAPED[c as usize] != 0) {
         let i = start + off;
         out.extend_from_slice(&b[start..i]);
@@ -112,6 +155,20 @@ pub fn push_quoted(out: &mut Vec<u8>, b: &[u8]) {
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'\'');
+}
+
+/// Whether one of the 8 bytes of `w` may be one [`push_quoted`] escapes: a control byte (below 0x20, which holds
+/// `\0`, newline, carriage return and Ctrl-Z), a quote or a backslash. Never false for a word holding one; true
+/// for other control bytes too (they are then looked at one by one).
+#[inline(always)]
+fn may_need_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero, or below `n` (n <= 0x80): the classic exact word tests.
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH != 0;
+    below(w, 0x20)
+        || below(w ^ (ONES * u64::from(b'\'')), 1)
+        || below(w ^ (ONES * u64::from(b'\\')), 1)
 }
 
 /// For each byte, the letter that follows the backslash when it is escaped, or 0.
@@ -153,6 +210,71 @@ mod tests {
     }
 
     #[test]
+    fn long_strings_escape_the_same_bytes_wherever_they_are() {
+        // Every byte value, at every position of a string longer than the 16-byte blocks scanned at once.
+        for c in 0..=255u8 {
+            for at in [0, 5, 15, 16, 17, 31, 32, 40] {
+                let mut s = vec![b'a'; 41];
+                s[at] = c;
+                let mut got = Vec::new();
+                push_quoted(&mut got, &s);
+                let mut want = vec![b'\''];
+                for &x in &s {
+                    if ESCAPED[x as usize] != 0 {
+                        want.extend([b'\\', ESCAPED[x as usize]]);
+                    } else {
+                        want.push(x);
+                    }
+                }
+                want.push(b'\'');
+                assert_eq!(got, want, "byte {c:#x} at {at}");
+                if ESCAPED[c as usize] != 0 {
+                    assert!(may_need_escape(u64::from_le_bytes([
+                        b'a', b'a', b'a', c, 0x80, 0xff, b'a', b'a'
+                    ])));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_parse_as_the_standard_library_parses_them() {
+        let max = i128::MAX.to_string();
+        let min = i128::MIN.to_string();
+        let past_max = format!("{max}0");
+        let past_min = "-170141183460469231731687303715884105729".to_string();
+        for s in [
+            "0",
+            "-0",
+            "+0",
+            "7",
+            "-7",
+            "+7",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "",
+            "-",
+            "+",
+            "--1",
+            "+-1",
+            "1-",
+            " 1",
+            "1 ",
+            "1.0",
+            "1e3",
+            "0x10",
+            "٣",
+            &max,
+            &min,
+            &past_max,
+            &past_min,
+        ] {
+            assert_eq!(parse_int(s.as_bytes()), s.parse::<i128>().ok(), "{s:?}");
+        }
+        assert_eq!(parse_int(b"\xff1"), None);
+    }
+
+    #[test]
     fn numbers_are_copied_only_when_they_look_like_numbers() {
         assert_eq!(
             lit(Kind::Number, Value::Bytes(b"-12.50".to_vec())),
@@ -164,6 +286,8 @@ mod tests {
             "'1; DROP TABLE t'"
         );
         assert_eq!(lit(Kind::Number, Value::Bytes(Vec::new())), "''");
+        assert_eq!(lit(Kind::Number, Value::Bytes(b"-.".to_vec())), "'-.'");
+        assert_eq!(lit(Kind::Number, Value::Bytes(b"e5x".to_vec())), "'e5x'");
         assert_eq!(lit(Kind::Number, Value::Int(-3)), "-3");
     }
 

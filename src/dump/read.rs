@@ -63,32 +63,41 @@ type Stretch = (usize, Option<B>, Option<B>);
 /// hashes the file), the row count and content hash add up here.
 struct Out {
     tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// Buffers the writer is done with, emptied, for the readers' next statements (no fresh megabyte to
+    /// allocate and fault in per statement).
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
     rows: u64,
     hash: u128,
 }
 
-/// The writer thread of a table file: writes and hashes what the readers send; the file's sha256.
-fn spawn_writer(
-    f: std::fs::File,
-    header: Vec<u8>,
-) -> (
+/// A table file's writer: where statements go, where emptied buffers come back, and the thread (the sha256).
+type Writer = (
     std::sync::mpsc::SyncSender<Vec<u8>>,
+    std::sync::mpsc::Receiver<Vec<u8>>,
     std::thread::JoinHandle<std::io::Result<String>>,
-) {
+);
+
+/// The writer thread of a table file: writes and hashes what the readers send, and hands the emptied buffers
+/// back through `spare`; the file's sha256.
+fn spawn_writer(f: std::fs::File, header: Vec<u8>) -> Writer {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     let handle = std::thread::spawn(move || {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         let mut sha = Sha256::new();
         sha.update(&header);
         w.write_all(&header)?;
-        for buf in rx {
+        for mut buf in rx {
             sha.update(&buf);
             w.write_all(&buf)?;
+            buf.clear();
+            // Full (the readers have enough) or gone: the buffer is simply freed.
+            let _ = back.try_send(buf);
         }
         w.flush()?;
         Ok(format!("{:x}", sha.finalize()))
     });
-    (tx, handle)
+    (tx, spare, handle)
 }
 
 struct Shared<'a> {
@@ -1460,8 +1469,12 @@ fn flush_parts(
         return Ok(());
     }
     buf.extend_from_slice(b";\n");
-    let full = std::mem::replace(buf, Vec::with_capacity(sh.opts.chunk_bytes + (64 << 10)));
     let mut out = sh.out.lock().unwrap();
+    let next = out
+        .spare
+        .try_recv()
+        .unwrap_or_else(|_| Vec::with_capacity(sh.opts.chunk_bytes + (64 << 10)));
+    let full = std::mem::replace(buf, next);
     out.rows += *rows;
     out.hash = out.hash.wrapping_add(*hash);
     let tx = out.tx.clone();
@@ -1503,7 +1516,7 @@ fn as_int(v: &Value) -> Option<i128> {
     match v {
         Value::Int(i) => Some(i128::from(*i)),
         Value::UInt(u) => Some(i128::from(*u)),
-        Value::Bytes(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        Value::Bytes(b) => literal::parse_int(b),
         _ => None,
     }
 }
@@ -1604,9 +1617,10 @@ pub(crate) fn dump_table(
          {create};\n",
         db = quote_ident(&name.db)
     );
-    let (tx, writer) = spawn_writer(f, header.into_bytes());
+    let (tx, spare, writer) = spawn_writer(f, header.into_bytes());
     let out = Out {
         tx,
+        spare,
         rows: 0,
         hash: 0,
     };
