@@ -190,6 +190,9 @@ fn run_one(
     let shadow = format!("_{table}_innops_new");
 
     let mut c = setup(sb, sql);
+    if let Some(spec) = get("relabel") {
+        relabel(sb, &mut c, &spec);
+    }
     let before = rows(&mut c, &table);
     let engine_before = engine(&mut c, &table);
     let row_format_changes = get("row_format_changes").as_deref() == Some("yes");
@@ -360,6 +363,48 @@ fn run_one(
     }
 }
 
+/// `relabel=TABLE:TWIN` in expect: TABLE takes the definition of TWIN (a MyISAM table identical but for a
+/// collation, made by create.sql), outside the server, as a collation changed under a MyISAM table's data does:
+/// TWIN's `.frm` goes over TABLE's, and the collation numbers in TABLE's index file (its key segments: MyISAM
+/// refuses to open an index whose key segments name another collation, error 190) are set to TWIN's. TABLE's
+/// rows and index entries stay as they were written, so a UNIQUE key under a case-insensitive TWIN can hold 'A'
+/// and 'a'. Which header bytes name the collation is found by comparing TWIN's index file with an empty copy
+/// of TABLE's layout (the two differ only there, past the state section).
+fn relabel(sb: &Sandboxed, c: &mut Conn, spec: &str) {
+    let (table, twin) = spec.split_once(':').expect("relabel=TABLE:TWIN");
+    let layout = "_relabel_layout";
+    c.query_drop(format!("CREATE TABLE d.`{layout}` LIKE d.`{table}`"))
+        .unwrap();
+    c.query_drop("FLUSH TABLES").unwrap();
+    let dir = sb.sandbox.datadir.join("d");
+    let read = |t: &str, ext: &str| std::fs::read(dir.join(format!("{t}.{ext}"))).unwrap();
+    let (empty, wanted, mut index) = (read(layout, "MYI"), read(twin, "MYI"), read(table, "MYI"));
+    // The MyISAM header: its length at byte 6, where the base information starts at byte 12 (big-endian).
+    let at = |d: &[u8], i: usize| usize::from(u16::from_be_bytes([d[i], d[i + 1]]));
+    let (header, base) = (at(&wanted, 6), at(&wanted, 12));
+    assert_eq!(
+        at(&empty, 6),
+        header,
+        "{twin} and {table} differ in more than a collation"
+    );
+    let mut patched = 0;
+    for i in base..header {
+        if empty[i] != wanted[i] {
+            index[i] = wanted[i];
+            patched += 1;
+        }
+    }
+    assert!(
+        patched > 0,
+        "{twin}'s index file names the same collations as {table}'s"
+    );
+    std::fs::write(dir.join(format!("{table}.MYI")), index).unwrap();
+    std::fs::write(dir.join(format!("{table}.frm")), read(twin, "frm")).unwrap();
+    c.query_drop(format!("DROP TABLE d.`{layout}`, d.`{twin}`"))
+        .unwrap();
+    c.query_drop("FLUSH TABLES").unwrap();
+}
+
 macro_rules! cases {
     ($($name:ident),* $(,)?) => {
         $(#[test] fn $name() { run_case(stringify!($name)); })*
@@ -436,7 +481,44 @@ cases!(
     sequence_default,
     sequence_default_alter,
     aria_leftover_options,
+    unique_collation_duplicates,
+    unique_keys_nulls_composite,
 );
+
+/// The duplicate check reads a UNIQUE key in chunks; a group of equal keys may start in one chunk and end in
+/// the next, or be longer than a chunk. At every chunk size from the smallest, the dry run names every group.
+#[test]
+fn collation_duplicates_are_found_across_every_chunk_border() {
+    let sb = Sandboxed::new("cv-dup-chunks");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT PRIMARY KEY, code VARCHAR(20) COLLATE utf8mb4_bin, UNIQUE KEY uk (code)) ENGINE=MyISAM; \
+         CREATE TABLE t_ci (id INT PRIMARY KEY, code VARCHAR(20) COLLATE utf8mb4_general_ci, UNIQUE KEY uk (code)) ENGINE=MyISAM; \
+         INSERT INTO t VALUES (1, 'A'), (2, 'a'), (3, 'b1'), (4, NULL), (5, NULL), (6, 'b2'), (7, 'bX'), (8, 'bx'), \
+         (9, 'c1'), (10, 'zED'), (11, 'zeD'), (12, 'zed');",
+    );
+    relabel(&sb, &mut c, "t:t_ci");
+    for rows in 2..=7 {
+        let n = rows.to_string();
+        let out = convert(
+            &sb,
+            &args(&["--tables", "d.t"]),
+            &[("INNOPS_TEST_CHUNK_ROWS", &n)],
+        );
+        assert_eq!(out.code, 1, "chunks of {rows}: {out:?}");
+        let err = out.error_line();
+        for group in ["'A', 'a'", "'bX', 'bx'", "'zED'"] {
+            assert!(
+                err.contains(group),
+                "chunks of {rows}: {group} not named: {err}"
+            );
+        }
+        assert!(
+            !err.contains("NULL") && !err.contains("'b1'"),
+            "chunks of {rows}: {err}"
+        );
+    }
+}
 
 pub const SHAPE: &str = "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
     c CHAR(120) NOT NULL DEFAULT '', KEY k_1 (k)) ENGINE=MyISAM; \

@@ -14,6 +14,7 @@
 pub mod copy;
 pub mod definition;
 pub mod drop_kept;
+pub mod duplicates;
 pub mod own;
 pub mod rollback;
 pub mod scan;
@@ -950,6 +951,14 @@ fn preflight(
         move |ctx| {
             let t = fresh(ctx, &t)?;
             check_constraint_rows(ctx, &t)
+        },
+    ));
+    let t = i.clone();
+    step = step.pre(Check::new(
+        "UNIQUE keys hold under their collation",
+        move |ctx| {
+            let t = fresh(ctx, &t)?;
+            duplicates::check_unique_keys_hold(ctx, &t)
         },
     ));
     let t = i.clone();
