@@ -1279,3 +1279,72 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
         assert!(l.contains("LIMIT"), "a read of the whole table: {l}");
     }
 }
+
+/// A copy that runs out of space, made deterministic without a small mount: the system tablespace capped at
+/// 20M with `innodb_file_per_table=0`, so the copy of a ~20M table fills it (ERROR 1114 on the chunked copy,
+/// ERROR 1114 or 1005 with handler error 135 on the ALTER, and a bulk insert the server reports done and undoes
+/// at COMMIT without an error). Each path ends in one sentence naming the datadir's filesystem, its free space,
+/// what the copy needs and what is full, and the table is left as it was.
+#[test]
+fn a_copy_out_of_space_says_which_space_and_leaves_the_table() {
+    let cap = "ibdata1:12M:autoextend:max:20M";
+    let sb = Sandboxed::with(
+        "cv-full",
+        innops::sandbox::SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec![
+                "innodb_file_per_table = 0".into(),
+                format!("innodb_data_file_path = {cap}"),
+            ],
+        },
+    );
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', KEY k_1 (k)) ENGINE=MyISAM; \
+         INSERT INTO t (k, c) SELECT seq % 101, CONCAT('c-', seq) FROM seq_1_to_150000;",
+    );
+    let checksum = |c: &mut Conn| -> Option<u64> {
+        c.query_first::<(String, Option<u64>), _>("CHECKSUM TABLE d.t EXTENDED")
+            .unwrap()
+            .and_then(|(_, v)| v)
+    };
+    let before = checksum(&mut c);
+    // Bulk first: its undone insert leaves the tablespace as it found it. `--restart` lets each later path
+    // start over from the shadow the one before left.
+    for (strategy, code) in [("bulk", 3), ("deferred", 3), ("alter", 1)] {
+        let run_dir = sb.root.join(format!("run-{strategy}"));
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--restart",
+                "--execute",
+                "--yes",
+                "--no-bench",
+                "--run-dir",
+                run_dir.to_str().unwrap(),
+            ]),
+            &[],
+        );
+        assert_eq!(out.code, code, "{strategy}: {out:?}");
+        let err = out.error_line();
+        for said in [
+            "out of space",
+            &format!("innodb_data_file_path={cap}"),
+            "free of",
+            "d.t itself is unchanged",
+        ] {
+            assert!(err.contains(said), "{strategy}: lacks {said:?}: {err}");
+        }
+        assert!(
+            !err.contains("(HY000)"),
+            "{strategy}: the server's raw text: {err}"
+        );
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"), "{strategy}");
+        assert_eq!(checksum(&mut c), before, "{strategy}: the table changed");
+    }
+}
