@@ -1238,7 +1238,7 @@ fn checksum_table_is_trusted_only_for_tables_it_reads_alike_on_both_engines() {
     assert!(untried.is_empty(), "trusted but never tried: {untried:?}");
 }
 
-/// A dry run's whole-table checks (zero dates, CHECK constraints) read a MyISAM table, and each MyISAM read
+/// A dry run's whole-table checks (zero dates, CHECK constraints, duplicates under a UNIQUE key's collation) read a MyISAM table, and each MyISAM read
 /// holds the table's writers for its whole statement: they read in short statements over the primary key,
 /// never the table in one. Judged from the server's own log of what innops sent, not from timings: every
 /// statement that reads `d`.`t`'s rows is bounded by a LIMIT, and the scan took many of them.
@@ -1247,8 +1247,8 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
     let sb = Sandboxed::new("cv-scan");
     let mut c = setup(
         &sb,
-        "CREATE TABLE t (id INT PRIMARY KEY, d DATE, n INT, CONSTRAINT pos CHECK (n >= 0)) ENGINE=MyISAM; \
-         INSERT INTO t SELECT seq, IF(seq = 777, '2020-00-05', '2020-01-01'), seq FROM seq_1_to_20000;",
+        "CREATE TABLE t (id INT PRIMARY KEY, d DATE, n INT, u VARCHAR(20), CONSTRAINT pos CHECK (n >= 0), UNIQUE KEY uk (u)) ENGINE=MyISAM; \
+         INSERT INTO t SELECT seq, IF(seq = 777, '2020-00-05', '2020-01-01'), seq, CONCAT('u', seq) FROM seq_1_to_20000;",
     );
     let log = sb.root.join("general.log");
     c.query_drop(format!(
@@ -1269,7 +1269,19 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
             .contains("every row satisfies 1 constraint(s) (read in 21 short statement(s)"),
         "{out:?}"
     );
+    // The UNIQUE key's duplicate check walks its own index in chunks too.
+    assert!(
+        out.stdout.contains("no duplicates in 1 key(s) (read in"),
+        "{out:?}"
+    );
     let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("FORCE INDEX (`uk`)"))
+            .count()
+            >= 20,
+        "the UNIQUE key was not read in chunks"
+    );
     let reads: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("innops:") && l.contains("FROM `d`.`t`"))
