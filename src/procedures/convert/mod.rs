@@ -629,6 +629,12 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             .var("datadir")
             .filter(|_| env.target.local)
             .map(std::path::PathBuf::from),
+        tmpdir: facts
+            .var("tmpdir")
+            .filter(|_| env.target.local)
+            .and_then(|d| d.split(':').next())
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from),
         file_per_table: facts.var_on("innodb_file_per_table"),
         data_file_path: facts.var("innodb_data_file_path").unwrap_or("").to_string(),
     };

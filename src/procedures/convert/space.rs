@@ -27,6 +27,9 @@ use crate::units::format_size;
 pub struct Where {
     /// The datadir, when the server runs on this machine.
     pub datadir: Option<PathBuf>,
+    /// The server's (first) tmpdir, when the server runs on this machine: where it sorts during a copy.
+    #[serde(default)]
+    pub tmpdir: Option<PathBuf>,
     pub file_per_table: bool,
     pub data_file_path: String,
 }
@@ -38,6 +41,8 @@ pub enum Lack {
     Sure,
     /// A generic engine error: out of space only if the filesystem is.
     Perhaps,
+    /// A temporary file the server sorts in (the tmpdir) could not be written.
+    Temp,
 }
 
 /// Handler errors that mean no room: HA_ERR_RECORD_FILE_FULL, HA_ERR_INDEX_FILE_FULL, ENOSPC, EDQUOT.
@@ -62,9 +67,13 @@ pub fn classify(code: u16, message: &str) -> Option<Lack> {
     match code {
         // ER_RECORD_FILE_FULL, ER_DISK_FULL.
         1114 | 1021 => Some(Lack::Sure),
+        // ER_TEMP_FILE_WRITE_FAILURE; ER_GET_TEMPORARY_ERRMSG with InnoDB's DB_TEMP_FILE_WRITE_FAIL (59), as a bulk
+        // insert reports a full tmpdir.
+        1878 => Some(Lack::Temp),
+        1296 if handler_errno(message) == Some(59) => Some(Lack::Temp),
         // ER_CANT_CREATE_TABLE, ER_GET_ERRNO, ER_ERROR_ON_WRITE, ER_ERROR_DURING_COMMIT, ER_CANT_CREATE_HANDLER_FILE,
-        // ER_ERROR_ON_WRITE (3), ER_TEMP_FILE_WRITE_FAILURE.
-        1005 | 1030 | 1026 | 1180 | 1501 | 3 | 1878 => match handler_errno(message) {
+        // ER_ERROR_ON_WRITE (3).
+        1005 | 1030 | 1026 | 1180 | 1501 | 3 => match handler_errno(message) {
             Some(n) if FULL_ERRNOS.contains(&n) => Some(Lack::Sure),
             Some(GENERIC_ERRNO) => Some(Lack::Perhaps),
             // ER_CANT_CREATE_HANDLER_FILE names no handler error: a file the server could not create.
@@ -119,14 +128,19 @@ pub fn explain(
         return e;
     };
     let need = needed(t);
-    let fs = at
-        .datadir
-        .as_ref()
-        .and_then(|d| filesystem(d).map(|s| (d, s)));
+    let (place, dir) = match lack {
+        Lack::Temp => ("tmpdir", &at.tmpdir),
+        _ => ("datadir", &at.datadir),
+    };
+    let fs = dir.as_ref().and_then(|d| filesystem(d).map(|s| (d, s)));
     if lack == Lack::Perhaps && !matches!(fs, Some((_, (free, _))) if free < need) {
         return e;
     }
-    let sentence = sentence(t, at, code, handler_errno(&message), fs, doing, then);
+    let error = match handler_errno(&message) {
+        Some(n) => format!("ERROR {code}, engine error {n}"),
+        None => format!("ERROR {code}"),
+    };
+    let sentence = sentence(t, at, place, &error, fs, doing, then);
     if unchanged {
         crate::error::refused(sentence)
     } else {
@@ -176,23 +190,19 @@ pub fn undone_at_commit(t: &TableInfo, at: &Where, then: &str) -> String {
 fn sentence(
     t: &TableInfo,
     at: &Where,
-    code: u16,
-    errno: Option<u32>,
+    place: &str,
+    error: &str,
     fs: Option<(&PathBuf, (u64, u64))>,
     doing: &str,
     then: &str,
 ) -> String {
     let need = needed(t);
-    let error = match errno {
-        Some(n) => format!("ERROR {code}, handler error {n}"),
-        None => format!("ERROR {code}"),
-    };
-    let capped = !at.file_per_table && at.data_file_path.contains(":max:");
+    let capped = place == "datadir" && !at.file_per_table && at.data_file_path.contains(":max:");
     let room = fs.is_some_and(|(_, (free, _))| free >= need);
     let (disk, fix) = match fs {
         Some((dir, (free, total))) => (
             format!(
-                "the datadir {} is on a filesystem with {} free of {}",
+                "the {place} {} is on a filesystem with {} free of {}",
                 dir.display(),
                 format_size(free),
                 format_size(total)
@@ -204,17 +214,17 @@ fn sentence(
                 )
             } else {
                 format!(
-                    "free at least {} there (or move the datadir to a larger filesystem)",
+                    "free at least {} there (or move the {place} to a larger filesystem)",
                     format_size(need.saturating_sub(free))
                 )
             },
         ),
         None => (
-            "the datadir is not on this machine, so its free space was not measured".to_string(),
+            format!("the {place} is not on this machine, so its free space was not measured"),
             if capped {
                 format!("free space on the datadir's filesystem, or raise the max of innodb_data_file_path={} (innodb_file_per_table=OFF puts the copy in the system tablespace)", at.data_file_path)
             } else {
-                "free space on the datadir's filesystem".to_string()
+                format!("free space on the {place}'s filesystem")
             },
         ),
     };
@@ -275,6 +285,15 @@ mod tests {
         assert_eq!(
             classify(1501, "Failed to create specific handler file"),
             Some(Lack::Perhaps)
+        );
+        // A bulk insert whose sort file in the tmpdir could not be written (seen on a full tmpfs).
+        assert_eq!(
+            classify(1296, "Got error 59 'Temp file write failure' from InnoDB"),
+            Some(Lack::Temp)
+        );
+        assert_eq!(
+            classify(1296, "Got error 60 'Something else' from InnoDB"),
+            None
         );
         // Other handler errors, and other errors, are not about space.
         assert_eq!(
