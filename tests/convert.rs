@@ -143,6 +143,9 @@ fn run_one(
     let shadow = format!("_{table}_innops_new");
 
     let mut c = setup(sb, sql);
+    if let Some(spec) = get("relabel") {
+        relabel(sb, &mut c, &spec);
+    }
     let before = rows(&mut c, &table);
     let engine_before = engine(&mut c, &table);
     let row_format_changes = get("row_format_changes").as_deref() == Some("yes");
@@ -313,6 +316,48 @@ fn run_one(
     }
 }
 
+/// `relabel=TABLE:TWIN` in expect: TABLE takes the definition of TWIN (a MyISAM table identical but for a
+/// collation, made by create.sql), outside the server, as a collation changed under a MyISAM table's data does:
+/// TWIN's `.frm` goes over TABLE's, and the collation numbers in TABLE's index file (its key segments: MyISAM
+/// refuses to open an index whose key segments name another collation, error 190) are set to TWIN's. TABLE's
+/// rows and index entries stay as they were written, so a UNIQUE key under a case-insensitive TWIN can hold 'A'
+/// and 'a'. Which header bytes name the collation is found by comparing TWIN's index file with an empty copy
+/// of TABLE's layout (the two differ only there, past the state section).
+fn relabel(sb: &Sandboxed, c: &mut Conn, spec: &str) {
+    let (table, twin) = spec.split_once(':').expect("relabel=TABLE:TWIN");
+    let layout = "_relabel_layout";
+    c.query_drop(format!("CREATE TABLE d.`{layout}` LIKE d.`{table}`"))
+        .unwrap();
+    c.query_drop("FLUSH TABLES").unwrap();
+    let dir = sb.sandbox.datadir.join("d");
+    let read = |t: &str, ext: &str| std::fs::read(dir.join(format!("{t}.{ext}"))).unwrap();
+    let (empty, wanted, mut index) = (read(layout, "MYI"), read(twin, "MYI"), read(table, "MYI"));
+    // The MyISAM header: its length at byte 6, where the base information starts at byte 12 (big-endian).
+    let at = |d: &[u8], i: usize| usize::from(u16::from_be_bytes([d[i], d[i + 1]]));
+    let (header, base) = (at(&wanted, 6), at(&wanted, 12));
+    assert_eq!(
+        at(&empty, 6),
+        header,
+        "{twin} and {table} differ in more than a collation"
+    );
+    let mut patched = 0;
+    for i in base..header {
+        if empty[i] != wanted[i] {
+            index[i] = wanted[i];
+            patched += 1;
+        }
+    }
+    assert!(
+        patched > 0,
+        "{twin}'s index file names the same collations as {table}'s"
+    );
+    std::fs::write(dir.join(format!("{table}.MYI")), index).unwrap();
+    std::fs::write(dir.join(format!("{table}.frm")), read(twin, "frm")).unwrap();
+    c.query_drop(format!("DROP TABLE d.`{layout}`, d.`{twin}`"))
+        .unwrap();
+    c.query_drop("FLUSH TABLES").unwrap();
+}
+
 macro_rules! cases {
     ($($name:ident),* $(,)?) => {
         $(#[test] fn $name() { run_case(stringify!($name)); })*
@@ -389,7 +434,44 @@ cases!(
     sequence_default,
     sequence_default_alter,
     aria_leftover_options,
+    unique_collation_duplicates,
+    unique_keys_nulls_composite,
 );
+
+/// The duplicate check reads a UNIQUE key in chunks; a group of equal keys may start in one chunk and end in
+/// the next, or be longer than a chunk. At every chunk size from the smallest, the dry run names every group.
+#[test]
+fn collation_duplicates_are_found_across_every_chunk_border() {
+    let sb = Sandboxed::new("cv-dup-chunks");
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT PRIMARY KEY, code VARCHAR(20) COLLATE utf8mb4_bin, UNIQUE KEY uk (code)) ENGINE=MyISAM; \
+         CREATE TABLE t_ci (id INT PRIMARY KEY, code VARCHAR(20) COLLATE utf8mb4_general_ci, UNIQUE KEY uk (code)) ENGINE=MyISAM; \
+         INSERT INTO t VALUES (1, 'A'), (2, 'a'), (3, 'b1'), (4, NULL), (5, NULL), (6, 'b2'), (7, 'bX'), (8, 'bx'), \
+         (9, 'c1'), (10, 'zED'), (11, 'zeD'), (12, 'zed');",
+    );
+    relabel(&sb, &mut c, "t:t_ci");
+    for rows in 2..=7 {
+        let n = rows.to_string();
+        let out = convert(
+            &sb,
+            &args(&["--tables", "d.t"]),
+            &[("INNOPS_TEST_CHUNK_ROWS", &n)],
+        );
+        assert_eq!(out.code, 1, "chunks of {rows}: {out:?}");
+        let err = out.error_line();
+        for group in ["'A', 'a'", "'bX', 'bx'", "'zED'"] {
+            assert!(
+                err.contains(group),
+                "chunks of {rows}: {group} not named: {err}"
+            );
+        }
+        assert!(
+            !err.contains("NULL") && !err.contains("'b1'"),
+            "chunks of {rows}: {err}"
+        );
+    }
+}
 
 #[test]
 fn a_copy_killed_mid_way_resumes_to_the_same_result() {
@@ -1101,7 +1183,7 @@ fn checksum_table_is_trusted_only_for_tables_it_reads_alike_on_both_engines() {
     assert!(untried.is_empty(), "trusted but never tried: {untried:?}");
 }
 
-/// A dry run's whole-table checks (zero dates, CHECK constraints) read a MyISAM table, and each MyISAM read
+/// A dry run's whole-table checks (zero dates, CHECK constraints, duplicates under a UNIQUE key's collation) read a MyISAM table, and each MyISAM read
 /// holds the table's writers for its whole statement: they read in short statements over the primary key,
 /// never the table in one. Judged from the server's own log of what innops sent, not from timings: every
 /// statement that reads `d`.`t`'s rows is bounded by a LIMIT, and the scan took many of them.
@@ -1110,8 +1192,8 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
     let sb = Sandboxed::new("cv-scan");
     let mut c = setup(
         &sb,
-        "CREATE TABLE t (id INT PRIMARY KEY, d DATE, n INT, CONSTRAINT pos CHECK (n >= 0)) ENGINE=MyISAM; \
-         INSERT INTO t SELECT seq, IF(seq = 777, '2020-00-05', '2020-01-01'), seq FROM seq_1_to_20000;",
+        "CREATE TABLE t (id INT PRIMARY KEY, d DATE, n INT, u VARCHAR(20), CONSTRAINT pos CHECK (n >= 0), UNIQUE KEY uk (u)) ENGINE=MyISAM; \
+         INSERT INTO t SELECT seq, IF(seq = 777, '2020-00-05', '2020-01-01'), seq, CONCAT('u', seq) FROM seq_1_to_20000;",
     );
     let log = sb.root.join("general.log");
     c.query_drop(format!(
@@ -1132,7 +1214,19 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
             .contains("every row satisfies 1 constraint(s) (read in 21 short statement(s)"),
         "{out:?}"
     );
+    // The UNIQUE key's duplicate check walks its own index in chunks too.
+    assert!(
+        out.stdout.contains("no duplicates in 1 key(s) (read in"),
+        "{out:?}"
+    );
     let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("FORCE INDEX (`uk`)"))
+            .count()
+            >= 20,
+        "the UNIQUE key was not read in chunks"
+    );
     let reads: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("innops:") && l.contains("FROM `d`.`t`"))
@@ -1140,5 +1234,74 @@ fn a_dry_runs_scans_read_the_table_in_short_statements() {
     assert!(reads.len() >= 40, "{} reads: {reads:#?}", reads.len());
     for l in &reads {
         assert!(l.contains("LIMIT"), "a read of the whole table: {l}");
+    }
+}
+
+/// A copy that runs out of space, made deterministic without a small mount: the system tablespace capped at
+/// 20M with `innodb_file_per_table=0`, so the copy of a ~20M table fills it (ERROR 1114 on the chunked copy,
+/// ERROR 1114 or 1005 with handler error 135 on the ALTER, and a bulk insert the server reports done and undoes
+/// at COMMIT without an error). Each path ends in one sentence naming the datadir's filesystem, its free space,
+/// what the copy needs and what is full, and the table is left as it was.
+#[test]
+fn a_copy_out_of_space_says_which_space_and_leaves_the_table() {
+    let cap = "ibdata1:12M:autoextend:max:20M";
+    let sb = Sandboxed::with(
+        "cv-full",
+        innops::sandbox::SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec![
+                "innodb_file_per_table = 0".into(),
+                format!("innodb_data_file_path = {cap}"),
+            ],
+        },
+    );
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', KEY k_1 (k)) ENGINE=MyISAM; \
+         INSERT INTO t (k, c) SELECT seq % 101, CONCAT('c-', seq) FROM seq_1_to_150000;",
+    );
+    let checksum = |c: &mut Conn| -> Option<u64> {
+        c.query_first::<(String, Option<u64>), _>("CHECKSUM TABLE d.t EXTENDED")
+            .unwrap()
+            .and_then(|(_, v)| v)
+    };
+    let before = checksum(&mut c);
+    // Bulk first: its undone insert leaves the tablespace as it found it. `--restart` lets each later path
+    // start over from the shadow the one before left.
+    for (strategy, code) in [("bulk", 3), ("deferred", 3), ("alter", 1)] {
+        let run_dir = sb.root.join(format!("run-{strategy}"));
+        let out = convert(
+            &sb,
+            &args(&[
+                "--tables",
+                "d.t",
+                "--strategy",
+                strategy,
+                "--restart",
+                "--execute",
+                "--yes",
+                "--no-bench",
+                "--run-dir",
+                run_dir.to_str().unwrap(),
+            ]),
+            &[],
+        );
+        assert_eq!(out.code, code, "{strategy}: {out:?}");
+        let err = out.error_line();
+        for said in [
+            "out of space",
+            &format!("innodb_data_file_path={cap}"),
+            "free of",
+            "d.t itself is unchanged",
+        ] {
+            assert!(err.contains(said), "{strategy}: lacks {said:?}: {err}");
+        }
+        assert!(
+            !err.contains("(HY000)"),
+            "{strategy}: the server's raw text: {err}"
+        );
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"), "{strategy}");
+        assert_eq!(checksum(&mut c), before, "{strategy}: the table changed");
     }
 }

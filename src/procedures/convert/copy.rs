@@ -487,7 +487,7 @@ impl KeyColumn {
     }
 
     /// The boundary as the server should see it, in the column's own type.
-    fn operand(&self) -> String {
+    pub fn operand(&self) -> String {
         match &self.kind {
             KeyKind::Decimal { cast } => format!("CAST(? AS {cast})"),
             KeyKind::Text { charset, collation } => {
@@ -498,12 +498,12 @@ impl KeyColumn {
         }
     }
 
-    fn equal(&self, v: &Value, params: &mut Vec<Value>) -> String {
+    pub fn equal(&self, v: &Value, params: &mut Vec<Value>) -> String {
         params.push(v.clone());
         format!("{} = {}", quote_ident(&self.name), self.operand())
     }
 
-    fn after(&self, v: &Value, params: &mut Vec<Value>) -> anyhow::Result<String> {
+    pub fn after(&self, v: &Value, params: &mut Vec<Value>) -> anyhow::Result<String> {
         let q = quote_ident(&self.name);
         if let KeyKind::Enum { members } = self.kind {
             let n = value_u64(v).ok_or_else(|| {
@@ -532,15 +532,25 @@ fn value_u64(v: &Value) -> Option<u64> {
 /// The primary-key columns of `info` and how each carries its boundary (character sets and collations read
 /// from the server).
 pub fn key_columns(conn: &mut Conn, tag: &str, info: &TableInfo) -> anyhow::Result<Vec<KeyColumn>> {
+    index_columns(conn, tag, info, &info.pk_columns())
+}
+
+/// The columns `names` of one of `info`'s indexes, and how each carries its boundary.
+pub fn index_columns(
+    conn: &mut Conn,
+    tag: &str,
+    info: &TableInfo,
+    names: &[String],
+) -> anyhow::Result<Vec<KeyColumn>> {
     let mut out = Vec::new();
-    for name in info.pk_columns() {
+    for name in names.iter().cloned() {
         let col = info
             .columns
             .iter()
             .find(|c| c.name == name)
             .ok_or_else(|| {
                 anyhow::anyhow!(
-                    "primary-key column {name} is not among the columns of {}",
+                    "key column {name} is not among the columns of {}",
                     info.display()
                 )
             })?;

@@ -14,10 +14,12 @@
 pub mod copy;
 pub mod definition;
 pub mod drop_kept;
+pub mod duplicates;
 pub mod own;
 pub mod rollback;
 pub mod scan;
 pub mod schema;
+pub mod space;
 pub mod verify;
 
 use std::time::Duration;
@@ -611,6 +613,21 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     };
     let tag = "/* innops:convert:plan */";
     let flags = env.flags();
+    // Where a copy's bytes go, for the sentence of a copy that runs out of space.
+    let room = space::Where {
+        datadir: facts
+            .var("datadir")
+            .filter(|_| env.target.local)
+            .map(std::path::PathBuf::from),
+        tmpdir: facts
+            .var("tmpdir")
+            .filter(|_| env.target.local)
+            .and_then(|d| d.split(':').next())
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from),
+        file_per_table: facts.var_on("innodb_file_per_table"),
+        data_file_path: facts.var("innodb_data_file_path").unwrap_or("").to_string(),
+    };
     let mut steps = Vec::new();
     let mut described = Vec::new();
     for (schema, table) in &p.tables {
@@ -704,11 +721,11 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             steps.push(discard_step(info));
         }
         match strategy {
-            Strategy::Alter => steps.push(alter_step(info)),
+            Strategy::Alter => steps.push(alter_step(info, &room)),
             _ => {
-                steps.push(copy_step(info, strategy, p, &flags));
+                steps.push(copy_step(info, strategy, p, &flags, &room));
                 if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
-                    steps.push(index_step(info));
+                    steps.push(index_step(info, &room));
                 }
                 steps.push(verify_step(info, &flags, p.verify));
                 steps.push(swap_step(info, &flags, p.verify));
@@ -943,6 +960,14 @@ fn preflight(
         },
     ));
     let t = i.clone();
+    step = step.pre(Check::new(
+        "UNIQUE keys hold under their collation",
+        move |ctx| {
+            let t = fresh(ctx, &t)?;
+            duplicates::check_unique_keys_hold(ctx, &t)
+        },
+    ));
+    let t = i.clone();
     step = step.pre(Check::new("privileges", move |ctx| {
         privileges(ctx, &t, strategy)
     }));
@@ -1163,8 +1188,15 @@ fn preflight(
     }))
 }
 
-fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &str) -> Step {
+fn copy_step(
+    info: &TableInfo,
+    strategy: Strategy,
+    p: &ConvertParams,
+    flags: &str,
+    room: &space::Where,
+) -> Step {
     let flags = flags.to_string();
+    let room_act = room.clone();
     let deferred = strategy == Strategy::Deferred;
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let cols = info
@@ -1295,7 +1327,17 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
         let source = side
             .join()
             .map_err(|_| anyhow::anyhow!("the checksum thread panicked"))?;
-        let copied = copied?;
+        let copied = copied.map_err(|e| {
+            let run = ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "RUN_DIR".into());
+            space::explain(
+                e,
+                &t,
+                &room_act,
+                &format!("copying it into {}", qualified(&t.schema, &shadow_t)),
+                &format!("continue with `innops resume {run}` (innops's copy {shadow_t} is kept for it; `{}` starts over)", restart_command(&flags_copy, &t)),
+                false,
+            )
+        })?;
         let (source, source_hash_s) = match source {
             Ok((fp, secs)) => (Ok(fp), secs),
             Err(e) => (Err(e), 0.0),
@@ -1326,6 +1368,7 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
         }))
     });
     let t = info.clone();
+    let room = room.clone();
     step.post(Check::new("shadow has every row", move |ctx| {
         let tag = ctx.tag();
         let has_pk = t.primary().is_some();
@@ -1364,6 +1407,8 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
                 "rows",
             ),
         };
+        // The server said it inserted rows, and the shadow holds none: the bulk insert was undone at COMMIT.
+        let undone = reported.is_some_and(|(_, n)| n > 0) && dst == 0 && src > 0;
         let run = ctx
             .run_dir
             .as_ref()
@@ -1381,6 +1426,8 @@ fn copy_step(info: &TableInfo, strategy: Strategy, p: &ConvertParams, flags: &st
                     t.display(),
                     restart_command(&flags, &t)
                 )
+            } else if undone {
+                space::undone_at_commit(&t, &room, &format!("`innops resume {run}` copies again"))
             } else {
                 format!("the copy is incomplete: `innops resume {run}` continues it")
             },
@@ -1431,7 +1478,8 @@ fn set_aside(t: &TableInfo) -> Vec<&'static str> {
     out
 }
 
-fn index_step(info: &TableInfo) -> Step {
+fn index_step(info: &TableInfo, room: &space::Where) -> Step {
+    let room = room.clone();
     let stmts = copy::index_statements(info);
     let mut step = Step::new(
         step_id("indexes", info),
@@ -1460,6 +1508,11 @@ fn index_step(info: &TableInfo) -> Step {
         let tag = ctx.tag();
         let t0 = std::time::Instant::now();
         let target = ctx.target;
+        let run = ctx
+            .run_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "RUN_DIR".into());
         let conn = ctx.conn()?;
         let id = conn.connection_id();
         for (i, s) in stmts.iter().enumerate() {
@@ -1471,6 +1524,19 @@ fn index_step(info: &TableInfo) -> Step {
             let sql = s.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1);
             copy::watch_progress(target, id, &label, 100, copy::Watch::Percent, || {
                 Ok(conn.query_drop(&sql)?)
+            })
+            .map_err(|e| {
+                space::explain(
+                    e,
+                    &t2,
+                    &room,
+                    &format!(
+                        "building the indexes of {}",
+                        qualified(&t2.schema, &shadow_name(&t2.name))
+                    ),
+                    &format!("continue with `innops resume {run}`"),
+                    false,
+                )
             })?;
         }
         Ok(serde_json::json!({ "statements": stmts, "seconds": t0.elapsed().as_secs_f64() }))
@@ -1852,7 +1918,8 @@ fn drop_old_step(info: &TableInfo) -> Step {
         }))
 }
 
-fn alter_step(info: &TableInfo) -> Step {
+fn alter_step(info: &TableInfo, room: &space::Where) -> Step {
+    let room = room.clone();
     let t = info.clone();
     let t2 = info.clone();
     let t3 = info.clone();
@@ -1900,7 +1967,9 @@ fn alter_step(info: &TableInfo) -> Step {
             })();
             let _ = conn.query_drop("UNLOCK TABLES");
             ctx.writes_released(&t2.display());
-            let (before, after, secs) = r?;
+            let (before, after, secs) = r.map_err(|e| {
+                space::explain(e, &t2, &room, "rebuilding it as InnoDB (the ALTER was undone)", "convert again", true)
+            })?;
             ctx.memo.insert(format!("alter:{}", t2.display()), serde_json::json!({ "before": before, "after": after }));
             Ok(serde_json::json!({ "before": before, "after": after, "seconds": secs }))
         })
