@@ -702,7 +702,7 @@ pub fn rebuild(
     let mut plans = Vec::new();
     for m in &p.members {
         // The drill's own members (damaging pages, say) belong to a drill's run on its sandbox only.
-        if crate::drill::members::is_drill_member(&m.procedure) && header.procedure != "drill" {
+        if crate::procedures::drill::is_drill_member(&m.procedure) && header.procedure != "drill" {
             return Err(crate::error::refused(format!(
                 "the run's plan.json names the drill's own step {} in a {} run: only `innops drill` runs it; start a new run",
                 m.procedure, header.procedure

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use innops::dump::damage as pages;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
+use innops::procedures::drill::damage as pages;
 use mysql::prelude::Queryable;
 
 use crate::common::Sandboxed;
@@ -17,11 +17,11 @@ use crate::common::Sandboxed;
 /// A row as text (NULL as None), in the order the server returns columns.
 pub(crate) type TextRow = Vec<Option<String>>;
 
-pub(crate) use innops::dump::damage::IndexPage;
-use innops::dump::damage::PAGE;
+pub(crate) use innops::procedures::drill::damage::IndexPage;
+use innops::procedures::drill::damage::PAGE;
 
 /// The leaf pages of `db`.`table`'s index whose root is `root` (3: clustered, 4: the first secondary index),
-/// in key order, read by the library's page parser (`innops::dump::damage`) from the stopped sandbox.
+/// in key order, read by the library's page parser (`innops::procedures::drill::damage`) from the stopped sandbox.
 pub(crate) fn leaves(sb: &Sandboxed, table: &str, root: u32) -> Vec<IndexPage> {
     pages::Stopped::already(&sb.sandbox)
         .unwrap()
@@ -464,7 +464,7 @@ pub(crate) fn garble(sb: &Sandboxed, table: &str, n: u32) {
 
 /// A connector that, like the lead's private server, starts the crashed sandbox again at the same level.
 struct Restarting {
-    sandbox: std::sync::Mutex<innops::sandbox::Sandbox>,
+    sandbox: std::sync::Mutex<innops::server::sandbox::Sandbox>,
     level: u8,
     restarts: std::sync::atomic::AtomicU32,
 }
@@ -486,7 +486,7 @@ impl dump::Connector for Restarting {
             return Ok(c);
         }
         if let Some(pid) = sb.running_pid() {
-            innops::sandbox::wait_exit(pid, Duration::from_secs(120));
+            innops::server::process::wait_exit(pid, Duration::from_secs(120));
         }
         sb.start(
             &[

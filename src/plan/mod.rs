@@ -287,18 +287,7 @@ impl Plan {
     }
 }
 
-/// A step id (which may hold a table name) made safe inside a `/* … */` comment.
-pub fn tag_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._:-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use crate::sql::tag_safe;
 
 /// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
 /// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without

@@ -433,10 +433,10 @@ fn execute(
             .map(|s| (s.id.clone(), s.title.clone()))
             .collect();
         report.during =
-            crate::bench::during::report_of(&rd.path, &titles, report.bench.before.as_ref());
+            crate::plan::report::impact::report_of(&rd.path, &titles, report.bench.before.as_ref());
     }
     rd.write_json("report.json", report)?;
-    crate::bench::html::write_report(&rd.path, report)?;
+    crate::plan::report::html::write_report(&rd.path, report)?;
     result
 }
 

@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod deadlock;
+pub mod drill;
 pub mod inspect;
 pub mod readonly;
 pub mod recover;
@@ -50,7 +51,7 @@ impl PlanEnv {
         match &self.control {
             Some(ControlSpec::Sandbox { root, name }) => {
                 out.push(format!("--sandbox {}", sh(name)));
-                if *root != crate::sandbox::default_root() {
+                if *root != crate::server::sandbox::default_root() {
                     out.push(format!(
                         "--sandbox-root {}",
                         sh(&root.display().to_string())
@@ -146,8 +147,8 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
             deadlock::plan::plan(&params, facts, env)
         }
         "playbook" | "drill" => crate::playbook::rebuild(header, facts, env),
-        p if crate::drill::members::is_drill_member(p) => {
-            crate::drill::members::rebuild(header, facts, env)
+        p if drill::is_drill_member(p) => {
+            drill::rebuild(header, facts, env)
         }
         other => Err(crate::error::bad_input(format!(
             "the run directory holds a '{other}' run, which this innops cannot resume: use the innops version that started it"

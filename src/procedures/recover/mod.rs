@@ -159,8 +159,8 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         .clone()
         .unwrap_or_else(|| PathBuf::from(facts.var("datadir").unwrap_or_default()));
     let binary = match &p.mariadbd {
-        Some(b) => crate::sandbox::server_binary_at(b)?.0,
-        None => crate::sandbox::find_server_binary()?.0,
+        Some(b) => crate::server::sandbox::server_binary_at(b)?.0,
+        None => crate::server::sandbox::find_server_binary()?.0,
     };
     let vars: Vec<(String, String)> = facts
         .variables
@@ -297,7 +297,7 @@ fn preflight(
             let mut holder = ibdata_lock_holder(&ibdata);
             let until = std::time::Instant::now() + Duration::from_secs(30);
             while let Some(pid) = holder {
-                if crate::sandbox::process_alive(pid as u32) || std::time::Instant::now() > until {
+                if crate::server::process::process_alive(pid as u32) || std::time::Instant::now() > until {
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -772,7 +772,7 @@ impl Connector for PrivateConnector {
         }
         // Down: it crashed (or is still restarting by itself). Wait for the old process to go, then start it.
         if let Some(pid) = self.private.running_pid() {
-            crate::sandbox::wait_exit(pid, Duration::from_secs(120));
+            crate::server::process::wait_exit(pid, Duration::from_secs(120));
         }
         let why = crate::error::went_away_detail(why);
         crate::progress::say(&format!(
@@ -1078,7 +1078,7 @@ fn verify_load_step(p: &RecoverParams) -> Step {
             let files = p1.copy_to.join("verify");
             safety::clear_leftover_load(&files)?;
             let root = safety::LoadRoot::new(&files)?;
-            let mut sb = crate::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
+            let mut sb = crate::server::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
             let r = (|| {
                 sb.start(&[], Duration::from_secs(600))?;
                 dump::verify_load(&p1.out, &sb.conn_spec().resolve_plain(), &ctx.tag())

@@ -1,5 +1,13 @@
 //! `report.json`: where a run stands, step by step, with every verdict and the before/after figures. Rewritten
 //! after every step so a crash leaves an accurate report behind; also rendered as text for the terminal.
+//!
+//! The report's one home: [`impact`] reads the during-workload's lines back with the journal's step spans,
+//! [`timeline`] draws the impact-over-time chart and [`html`] renders `report.html`. They use bench's figures
+//! and statistics; bench knows nothing of them.
+
+pub mod html;
+pub mod impact;
+pub mod timeline;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -89,7 +97,7 @@ pub struct Report {
     pub outcome: Vec<String>,
     /// With `--bench-during`: the workload's throughput and latency over the whole run, with the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub during: Option<crate::bench::during::DuringReport>,
+    pub during: Option<impact::DuringReport>,
 }
 
 impl Report {

@@ -10,18 +10,20 @@
 //! - `drill-figures/recovery`, after it: what `innops recover` got back, against the limit (every row not on a
 //!   damaged page) and against `mariadb-dump` on the same damaged files.
 
+pub mod damage;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dump::{damage, Manifest};
+use crate::dump::Manifest;
 use crate::error::{bad_input, refused};
 use crate::plan::{Check, Ctx, Plan, PlanHeader, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
-use crate::sandbox::Sandbox;
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
+use crate::server::sandbox::Sandbox;
 use crate::sql::{qualified, Queryable};
 
 pub const SETUP: &str = "drill-setup";
