@@ -12,6 +12,7 @@ pub mod plan;
 pub mod playbook;
 pub mod procedures;
 pub mod progress;
+pub mod registry;
 pub mod server;
 pub mod sql;
 pub mod units;

@@ -143,7 +143,7 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     Some(RunSummary {
         started,
-        procedure: plan.header.procedure.clone(),
+        procedure: plan.header.procedure.to_string(),
         objects: objects(&plan.header.params),
         target: plan.header.target.clone(),
         status,

@@ -255,7 +255,7 @@ fn plan(
     let redo_size = members
         .iter()
         .rev()
-        .find(|p| p.header.procedure == "redo")
+        .find(|p| p.header.procedure == crate::plan::Procedure::Redo)
         .and_then(|p| p.header.params["size"].as_u64());
     let mut plans = vec![members::setup_plan(
         &SetupParams {
@@ -266,7 +266,7 @@ fn plan(
         env,
     )?];
     for p in members {
-        let recover = p.header.procedure == "recover";
+        let recover = p.header.procedure == crate::plan::Procedure::Recover;
         if recover {
             plans.push(members::damage_plan(
                 &DamageParams {
@@ -294,7 +294,7 @@ fn plan(
         }
     }
     let mut plan = playbook::combine(
-        "drill",
+        crate::plan::Procedure::Drill,
         PLAYBOOK_FILE,
         checked.playbook.description.as_deref(),
         plans,

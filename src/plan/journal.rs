@@ -145,7 +145,7 @@ impl RunDir {
         let mac = plan_mac(&key_file()?, &bytes)?;
         let mut rd = RunDir::open(path)?;
         rd.log(EventKind::RunStarted {
-            procedure: plan.header.procedure.clone(),
+            procedure: plan.header.procedure.to_string(),
             target: plan.header.target.clone(),
             plan_sha256: Some(file_sha256(&path.join("plan.json"))?),
             plan_mac: Some(mac),
@@ -344,7 +344,20 @@ pub fn not_a_run_dir(dir: &Path) -> anyhow::Error {
 pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
     let p = dir.join("plan.json");
     let text = std::fs::read_to_string(&p).map_err(|_| not_a_run_dir(dir))?;
-    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
+    serde_json::from_str(&text).map_err(|e| {
+        // A procedure this innops does not have (a newer version's run) is said as such, not as a parse error.
+        let named = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| {
+            v.get("procedure")
+                .and_then(|n| n.as_str())
+                .map(str::to_string)
+        });
+        match named {
+            Some(name) if crate::plan::Procedure::named(&name).is_none() => crate::error::bad_input(format!(
+                "the run directory holds a '{name}' run, which this innops cannot resume: use the innops version that started it"
+            )),
+            _ => anyhow::Error::new(e).context(format!("reading {}", p.display())),
+        }
+    })
 }
 
 /// Every event of a journal; a torn last line (crash mid-write) is ignored.
@@ -544,5 +557,32 @@ mod tests {
         let events = read_journal(dir.path()).unwrap();
         assert_eq!(events.len(), 2);
         assert_eq!(progress(&events).done, vec!["a".to_string()]);
+    }
+
+    #[test]
+    fn a_plan_json_written_before_the_procedure_type_reads_back_and_an_unknown_procedure_is_named()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = |procedure: &str| {
+            serde_json::json!({
+                "procedure": procedure, "target": "t", "server": "s", "params": {}, "notes": [],
+                "conn": {}, "control": null, "steps": [], "created": "2026-01-01T00:00:00Z"
+            })
+            .to_string()
+        };
+        std::fs::write(dir.path().join("plan.json"), plan("convert-drop-kept")).unwrap();
+        let pf = read_plan(dir.path()).unwrap();
+        assert_eq!(pf.header.procedure, crate::plan::Procedure::ConvertDropKept);
+        assert_eq!(
+            serde_json::to_value(&pf).unwrap()["procedure"],
+            "convert-drop-kept"
+        );
+        std::fs::write(dir.path().join("plan.json"), plan("resize-everything")).unwrap();
+        let e = read_plan(dir.path()).unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), 2, "{e}");
+        assert_eq!(
+            crate::error::display_of(&e),
+            "the run directory holds a 'resize-everything' run, which this innops cannot resume: use the innops version that started it"
+        );
     }
 }

@@ -40,13 +40,13 @@ pub fn run(
 ) -> (Report, anyhow::Result<()>) {
     let previews = plan.previews();
     let mut report = Report::new(
-        &plan.header.procedure,
+        plan.header.procedure.name(),
         &plan.header.target,
         &plan.header.server,
         plan.header.notes.clone(),
         &previews,
     );
-    let mut ctx = Ctx::new(target, control, &plan.header.procedure, abort);
+    let mut ctx = Ctx::new(target, control, plan.header.procedure.name(), abort);
     if let Some(threads) = bench_during(&plan) {
         match during_spec(&plan, opts, threads) {
             Ok(d) => report.notes.push(format!(
@@ -111,16 +111,16 @@ fn during_spec(
         ));
     }
     let Some(bench) = &plan.bench else {
-        let why = match plan.header.procedure.as_str() {
-            "recover" => " (a workload could crash a damaged server)",
-            _ => "",
+        let why = match plan.header.procedure.why_no_workload() {
+            Some(why) => format!(" ({why})"),
+            None => String::new(),
         };
         return Err(crate::error::bad_input(format!(
             "--bench-during runs the plan's benchmark workload through the whole plan, and this {} plan has none{why}: drop --bench-during",
             plan.header.procedure
         )));
     };
-    crate::bench::during::DuringSpec::of(bench, threads, &plan.header.procedure)
+    crate::bench::during::DuringSpec::of(bench, threads, plan.header.procedure.name())
 }
 
 /// Run checks in order. A check that cannot run (the server went away, a lock wait ran out) has not proven
@@ -220,7 +220,7 @@ fn refusable_group(plan: &Plan, i: usize, groups: usize) -> Option<&String> {
 }
 
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
-    let mut refusal = Locks::new(&plan.header.procedure, plan.locks.clone())
+    let mut refusal = Locks::new(plan.header.procedure.name(), plan.locks.clone())
         .taken(ctx.target)
         .ok()
         .flatten();
@@ -332,7 +332,7 @@ fn execute(
     }
     confirm(&plan, opts, report)?;
     // Before anything is created or changed: a second run of the same object stops here.
-    let mut locks = Locks::new(&plan.header.procedure, plan.locks.clone());
+    let mut locks = Locks::new(plan.header.procedure.name(), plan.locks.clone());
     locks.ensure(ctx.target)?;
     let (mut rd, prior) = match &resume {
         Some(dir) => {
@@ -348,7 +348,7 @@ fn execute(
             let path = opts
                 .run_dir
                 .clone()
-                .unwrap_or_else(|| RunDir::default_path(&plan.header.procedure));
+                .unwrap_or_else(|| RunDir::default_path(plan.header.procedure.name()));
             let file = PlanFile {
                 header: plan.header.clone(),
                 steps: plan.previews(),
