@@ -8,6 +8,8 @@ pub mod drill;
 pub mod dump;
 pub mod error;
 pub mod files;
+#[cfg(test)]
+mod layers;
 pub mod plan;
 pub mod playbook;
 pub mod procedures;
