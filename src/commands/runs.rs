@@ -88,7 +88,7 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
         .unwrap_or(0);
     let tail = &events[from..];
     let ended = tail.iter().rev().find_map(|e| match &e.kind {
-        EventKind::RunDone { status } => Some(status.clone()),
+        EventKind::RunDone { status } => Some(status.to_string()),
         _ => None,
     });
     let last_step = |pick: fn(&EventKind) -> Option<&String>| {

@@ -10,6 +10,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::plan::report::RunStatus;
 use crate::plan::{PlanHeader, StepPreview, Verdict};
 
 /// One line of `journal.jsonl`.
@@ -42,7 +43,7 @@ pub enum EventKind {
     },
     Check {
         step: String,
-        phase: String,
+        phase: CheckPhase,
         verdict: Verdict,
     },
     ActionSkipped {
@@ -66,15 +67,51 @@ pub enum EventKind {
         recovery: Option<String>,
     },
     Bench {
-        label: String,
+        label: BenchPoint,
         file: String,
     },
     Interrupted {
         before_step: String,
     },
     RunDone {
-        status: String,
+        status: RunStatus,
     },
+}
+
+/// When a check recorded in the journal was judged.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckPhase {
+    /// Before the step's action.
+    Pre,
+    /// After it.
+    Post,
+    /// On resume, the post-checks of a step whose action was recorded done.
+    ResumePost,
+}
+
+/// Where a plan's benchmark figures are taken: before its first benchmarked step, after its last.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchPoint {
+    Before,
+    After,
+}
+
+impl BenchPoint {
+    /// `before` or `after`: the journal's word, the file name under `bench/` and the progress line's.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchPoint::Before => "before",
+            BenchPoint::After => "after",
+        }
+    }
+}
+
+impl std::fmt::Display for BenchPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The plan as written to `plan.json`.
@@ -394,7 +431,7 @@ pub fn progress(events: &[Event]) -> Progress {
                 }
                 p.in_flight = None;
             }
-            EventKind::RunDone { status } => p.finished = status == "done",
+            EventKind::RunDone { status } => p.finished = *status == RunStatus::Done,
             EventKind::ActionDone { step, .. } if !p.acted.contains(step) => {
                 p.acted.push(step.clone())
             }
@@ -584,5 +621,67 @@ mod tests {
             crate::error::display_of(&e),
             "the run directory holds a 'resize-everything' run, which this innops cannot resume: use the innops version that started it"
         );
+    }
+
+    #[test]
+    fn journal_lines_written_before_the_enums_read_back_with_the_same_spelling() {
+        // Lines as an older innops wrote them: the words are the enums' serde names.
+        let old = [
+            r#"{"ts":"2026-01-01T00:00:00Z","event":"check","step":"s","phase":"resume-post","verdict":{"check":"c","passed":true,"observed":"o","expected":"x"}}"#,
+            r#"{"ts":"2026-01-01T00:00:01Z","event":"bench","label":"before","file":"bench/before.json"}"#,
+            r#"{"ts":"2026-01-01T00:00:02Z","event":"run_done","status":"interrupted"}"#,
+        ];
+        let kinds: Vec<EventKind> = old
+            .iter()
+            .map(|l| {
+                serde_json::from_str::<Event>(l)
+                    .unwrap_or_else(|e| panic!("{l}: {e}"))
+                    .kind
+            })
+            .collect();
+        assert!(matches!(
+            &kinds[0],
+            EventKind::Check {
+                phase: CheckPhase::ResumePost,
+                ..
+            }
+        ));
+        assert!(matches!(
+            &kinds[1],
+            EventKind::Bench {
+                label: BenchPoint::Before,
+                ..
+            }
+        ));
+        assert_eq!(
+            kinds[2],
+            EventKind::RunDone {
+                status: RunStatus::Interrupted
+            }
+        );
+        for (l, k) in old.iter().zip(&kinds) {
+            let again: serde_json::Value = serde_json::to_value(Event {
+                ts: serde_json::from_str::<Event>(l).unwrap().ts,
+                kind: k.clone(),
+            })
+            .unwrap();
+            let was: serde_json::Value = serde_json::from_str(l).unwrap();
+            for key in ["phase", "label", "status"] {
+                assert_eq!(again.get(key), was.get(key), "{l}");
+            }
+        }
+        for s in [
+            RunStatus::DryRun,
+            RunStatus::Running,
+            RunStatus::Done,
+            RunStatus::Refused,
+            RunStatus::Failed,
+            RunStatus::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+        for b in [BenchPoint::Before, BenchPoint::After] {
+            assert_eq!(serde_json::to_value(b).unwrap(), b.name());
+        }
     }
 }

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::{Failure, EXIT_INCOMPLETE, EXIT_INTERRUPTED};
-use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
+use crate::plan::journal::{
+    self, BenchPoint, CheckPhase, EventKind, PlanFile, RecordedOptions, RunDir,
+};
 use crate::plan::lock::Locks;
-use crate::plan::report::{Report, StepStatus};
+use crate::plan::report::{Report, RunStatus, StepStatus};
 use crate::plan::{Check, Ctx, Plan, Verdict};
 use crate::server::connect::Target;
 use crate::server::control::Control;
@@ -59,7 +61,7 @@ pub fn run(
                     .unwrap_or_default()
             )),
             Err(e) => {
-                report.status = "refused".into();
+                report.status = RunStatus::Refused;
                 report.message = Some(crate::error::display_of(&e));
                 return (report, Err(e));
             }
@@ -275,7 +277,7 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
     }
     match refusal {
         Some(msg) => {
-            report.status = "refused".into();
+            report.status = RunStatus::Refused;
             report.message = Some(msg.clone());
             Err(Failure::Refused(msg).into())
         }
@@ -326,7 +328,7 @@ fn execute(
     resume: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     report.executed = true;
-    report.status = "running".into();
+    report.status = RunStatus::Running;
     if let Some(dir) = &resume {
         check_same_plan(dir, &plan)?;
     }
@@ -410,22 +412,20 @@ fn execute(
     // Every step done: what they made may still fall short of the aim (a dump with losses).
     let result = result.and_then(|()| shortfall(&plan, ctx));
     let status = match &result {
-        Ok(()) => "done",
+        Ok(()) => RunStatus::Done,
         Err(e) => match crate::error::exit_code_of(e) {
-            EXIT_INTERRUPTED => "interrupted",
+            EXIT_INTERRUPTED => RunStatus::Interrupted,
             // Every step finished: the run is done, and its message says what fell short.
-            EXIT_INCOMPLETE => "done",
-            1 => "refused",
-            _ => "failed",
+            EXIT_INCOMPLETE => RunStatus::Done,
+            1 => RunStatus::Refused,
+            _ => RunStatus::Failed,
         },
     };
-    report.status = status.into();
+    report.status = status;
     if let Err(e) = &result {
         report.message = Some(crate::error::display_of(e));
     }
-    rd.log(EventKind::RunDone {
-        status: status.into(),
-    })?;
+    rd.log(EventKind::RunDone { status })?;
     if bench_during(&plan).is_some() && !opts.no_bench {
         let titles = report
             .steps
@@ -511,7 +511,7 @@ fn execute_steps(
                 for v in &post {
                     rd.log(EventKind::Check {
                         step: step.id.clone(),
-                        phase: "resume-post".into(),
+                        phase: CheckPhase::ResumePost,
                         verdict: v.clone(),
                     })?;
                 }
@@ -536,7 +536,7 @@ fn execute_steps(
                     })?;
                     rd.write_json("report.json", report)?;
                     if Some(i) == last_bench {
-                        bench_point(bench, during, ctx, report, rd, "after")?;
+                        bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
                     }
                     continue;
                 }
@@ -573,7 +573,7 @@ fn execute_steps(
         for v in &pre {
             rd.log(EventKind::Check {
                 step: step.id.clone(),
-                phase: "pre".into(),
+                phase: CheckPhase::Pre,
                 verdict: v.clone(),
             })?;
         }
@@ -601,7 +601,7 @@ fn execute_steps(
             return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
-            bench_point(bench, during, ctx, report, rd, "before")?;
+            bench_point(bench, during, ctx, report, rd, BenchPoint::Before)?;
             // The step's own time starts after the measurement.
             started = std::time::Instant::now();
             report.step_mut(&step.id).started = Some(chrono::Utc::now());
@@ -691,7 +691,7 @@ fn execute_steps(
         for v in &post {
             rd.log(EventKind::Check {
                 step: step.id.clone(),
-                phase: "post".into(),
+                phase: CheckPhase::Post,
                 verdict: v.clone(),
             })?;
         }
@@ -743,7 +743,7 @@ fn execute_steps(
         });
         rd.write_json("report.json", report)?;
         if Some(i) == last_bench {
-            bench_point(bench, during, ctx, report, rd, "after")?;
+            bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
         }
     }
     if !refused_groups.is_empty() {
@@ -763,7 +763,7 @@ fn bench_point(
     ctx: &mut Ctx,
     report: &mut Report,
     rd: &mut RunDir,
-    label: &str,
+    label: BenchPoint,
 ) -> anyhow::Result<()> {
     let Some(spec) = bench else { return Ok(()) };
     let secs = spec.time.as_secs();
@@ -777,7 +777,7 @@ fn bench_point(
                 d.spec().workload.workload
             ));
             crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-                d.slice(label, spec.time, ctx.abort)
+                d.slice(label.name(), spec.time, ctx.abort)
             })?
         }
         None => {
@@ -792,11 +792,8 @@ fn bench_point(
     };
     let file = format!("bench/{label}.json");
     rd.write_json(&file, &result)?;
-    rd.log(EventKind::Bench {
-        label: label.into(),
-        file,
-    })?;
-    if label == "before" {
+    rd.log(EventKind::Bench { label, file })?;
+    if label == BenchPoint::Before {
         report.bench.before = Some(result);
     } else {
         if let Some(b) = &report.bench.before {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::Report;
+use super::{Report, RunStatus};
 use crate::bench::{compare, BenchResult};
 
 /// Escape text for HTML/XML.
@@ -224,9 +224,13 @@ pub fn render_report(r: &Report) -> String {
         s,
         "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
         esc(&r.procedure),
-        esc(&r.status)
+        esc(r.status.name())
     );
-    let class = if r.status == "done" { "ok" } else { "bad" };
+    let class = if r.status == RunStatus::Done {
+        "ok"
+    } else {
+        "bad"
+    };
     let _ = write!(s, "<h1>innops {}</h1>", esc(&r.procedure));
     let _ = write!(
         s,
@@ -237,7 +241,7 @@ pub fn render_report(r: &Report) -> String {
     let _ = write!(
         s,
         "<tr><th>status</th><td class=\"{class}\">{}</td></tr>",
-        esc(&r.status)
+        esc(r.status.name())
     );
     if let Some(d) = &r.run_dir {
         let _ = write!(

@@ -68,13 +68,46 @@ pub struct BenchReport {
     pub change: Option<Comparison>,
 }
 
+/// How a run stands, as `report.json`, the journal's last line and `innops runs` spell it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Planned and checked, nothing executed.
+    DryRun,
+    Running,
+    /// Every step done (the message says what fell short of the aim, if anything did).
+    Done,
+    Refused,
+    Failed,
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word `--format json` consumers read (`dry_run`, `done`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::DryRun => "dry_run",
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Refused => "refused",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub procedure: String,
     pub target: String,
     pub server: String,
-    /// `dry_run`, `running`, `done`, `refused`, `failed`, `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     pub executed: bool,
     pub notes: Vec<String>,
     pub steps: Vec<StepReport>,
@@ -112,7 +145,7 @@ impl Report {
             procedure: procedure.into(),
             target: target.into(),
             server: server.into(),
-            status: "dry_run".into(),
+            status: RunStatus::DryRun,
             executed: false,
             notes,
             steps: steps
@@ -175,15 +208,15 @@ impl Report {
     /// The final verdict alone (`--quiet`): one line.
     pub fn render_verdict(&self) -> String {
         let what = if self.executed {
-            match self.status.as_str() {
+            match self.status {
                 // A run that finished short of its aim (exit 4) says how, even in one line.
-                "done" => match &self.message {
+                RunStatus::Done => match &self.message {
                     Some(m) => format!("done, {m}"),
                     None => "done".to_string(),
                 },
                 other => other.to_string(),
             }
-        } else if self.status == "refused" {
+        } else if self.status == RunStatus::Refused {
             "refused (dry run: nothing was changed)".to_string()
         } else {
             "every pre-check passes (dry run: nothing was changed; add --execute to act)"
