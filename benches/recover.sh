@@ -17,7 +17,7 @@
 #
 # Then the damaged part, on the same table: benches/recover_damage.rs reads the keys, shuts the sandbox down
 # slowly, damages four leaf pages of the clustered index (one in the middle, an adjacent pair at three
-# quarters, one next to the last; through innops::dump::damage, which touches only a stopped sandbox's own
+# quarters, one next to the last; through innops::procedures::drill::damage, which touches only a stopped sandbox's own
 # table file), starts it again (no buffer-pool load) and prints the limit (every row not on a damaged page)
 # and the exact lost ranges. On those files it counts the rows each gets back:
 #   innops    innops recover --sandbox rb --tables bench.t --execute --yes (the whole command: stop, copy,

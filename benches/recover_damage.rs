@@ -1,5 +1,5 @@
 //! The damaging half of benches/recover.sh: leaf pages of a sandbox's table are damaged (through
-//! `innops::dump::damage`, which touches only a stopped sandbox's own table file) and the exact outcome a
+//! `innops::procedures::drill::damage`, which touches only a stopped sandbox's own table file) and the exact outcome a
 //! perfect recovery has is printed, for the script to set `innops recover`, mariadb-dump and an
 //! ascending-plus-descending dump against.
 //!
@@ -12,8 +12,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use innops::dump::damage::{self, Stopped};
-use innops::sandbox::Sandbox;
+use innops::procedures::drill::damage::{self, Stopped};
+use innops::server::sandbox::Sandbox;
 use mysql::prelude::Queryable;
 
 fn main() -> anyhow::Result<()> {

@@ -7,11 +7,14 @@ pub mod commands;
 pub mod drill;
 pub mod dump;
 pub mod error;
+pub mod files;
+#[cfg(test)]
+mod layers;
 pub mod plan;
 pub mod playbook;
 pub mod procedures;
 pub mod progress;
-pub mod sandbox;
+pub mod registry;
 pub mod server;
 pub mod sql;
 pub mod units;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::bad_input;
-use crate::plan::{Check, Ctx, Plan, Step, Verdict};
+use crate::plan::{Check, Ctx, Plan, Procedure, Step, Verdict};
 use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
@@ -430,7 +430,7 @@ pub struct PlaybookParams {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MemberParams {
-    pub procedure: String,
+    pub procedure: Procedure,
     pub params: serde_json::Value,
 }
 
@@ -519,7 +519,7 @@ fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
 pub struct MemberEffect {
     /// The member's step-id prefix without its slash (`convert.2`).
     pub name: String,
-    pub procedure: String,
+    pub procedure: Procedure,
     /// The tables it converts (`db.t`), from its plan's locks.
     pub tables: Vec<String>,
     /// Whether the server is read-only after it: Some(true) for readonly, Some(false) for readonly --undo.
@@ -528,10 +528,10 @@ pub struct MemberEffect {
 
 impl MemberEffect {
     fn of(name: &str, plan: &Plan) -> MemberEffect {
-        let procedure = plan.header.procedure.clone();
+        let procedure = plan.header.procedure;
         MemberEffect {
             name: name.trim_end_matches('/').to_string(),
-            tables: if procedure == "convert" {
+            tables: if procedure == Procedure::Convert {
                 plan.locks
                     .iter()
                     .filter_map(|l| l.strip_prefix("table:"))
@@ -540,7 +540,7 @@ impl MemberEffect {
             } else {
                 Vec::new()
             },
-            leaves_read_only: (procedure == "readonly").then(|| {
+            leaves_read_only: (procedure == Procedure::Readonly).then(|| {
                 !plan
                     .header
                     .params
@@ -554,7 +554,10 @@ impl MemberEffect {
 
     /// The procedures that write to InnoDB (a read-only server refuses them midway, with a raw error).
     fn writes(&self) -> bool {
-        matches!(self.procedure.as_str(), "convert" | "redo" | "deadlock")
+        matches!(
+            self.procedure,
+            Procedure::Convert | Procedure::Redo | Procedure::Deadlock
+        )
     }
 }
 
@@ -613,7 +616,7 @@ fn order_check(problems: Vec<String>) -> Check {
 /// drill with its own members): prefixed step ids, every member's notes and locks, and one benchmark (a
 /// read-only workload when a member leaves the server read-only, else the first member's).
 pub fn combine(
-    procedure: &str,
+    procedure: Procedure,
     file: &str,
     description: Option<&str>,
     plans: Vec<Plan>,
@@ -623,7 +626,7 @@ pub fn combine(
     let members: Vec<MemberParams> = plans
         .iter()
         .map(|p| MemberParams {
-            procedure: p.header.procedure.clone(),
+            procedure: p.header.procedure,
             params: p.header.params.clone(),
         })
         .collect();
@@ -635,7 +638,7 @@ pub fn combine(
     let mut locks: Vec<String> = Vec::new();
     let read_only_bench = plans
         .iter()
-        .find(|p| p.header.procedure == "readonly")
+        .find(|p| p.header.procedure == Procedure::Readonly)
         .and_then(|p| p.bench.clone());
     let mut bench = None;
     let effects: Vec<MemberEffect> = plans
@@ -646,7 +649,7 @@ pub fn combine(
     let problems = order_problems(&effects);
     for (i, plan) in plans.into_iter().enumerate() {
         let prefix = member_prefix(&members, i);
-        let proc = plan.header.procedure.clone();
+        let proc = plan.header.procedure;
         notes.extend(
             plan.header
                 .notes
@@ -664,10 +667,10 @@ pub fn combine(
         steps.extend(plan.steps.into_iter().map(|mut s| {
             // The drill damages pages on purpose: its recovery falls short by design, and the drill's own
             // figures step judges it against the limit instead.
-            if procedure == "drill" {
+            if procedure == Procedure::Drill {
                 s.shortfall = None;
             }
-            wrap_step(s, &proc, &prefix)
+            wrap_step(s, proc.name(), &prefix)
         }));
     }
     // Judged with the first step, so a playbook that would stop midway is refused before anything acts.
@@ -679,12 +682,17 @@ pub fn combine(
         members,
     };
     Ok(Plan {
-        header: env.header(procedure, facts, serde_json::to_value(params)?, notes),
+        header: env.header_of(procedure, facts, serde_json::to_value(params)?, notes),
         steps,
         bench: read_only_bench.or(bench),
         locks,
     })
 }
+
+/// How a member's plan is built again from its header: the registry's `rebuild`, handed down so the playbook
+/// need not know every procedure.
+pub type RebuildMember<'a> =
+    &'a dyn Fn(&crate::plan::PlanHeader, &ServerFacts, &PlanEnv) -> anyhow::Result<Plan>;
 
 /// Build a playbook's plan again from its `plan.json` header (for `resume`): every member from its recorded
 /// parameters, on the facts the server shows now.
@@ -692,6 +700,7 @@ pub fn rebuild(
     header: &crate::plan::PlanHeader,
     facts: &ServerFacts,
     env: &PlanEnv,
+    rebuild_member: RebuildMember,
 ) -> anyhow::Result<Plan> {
     let p: PlaybookParams = serde_json::from_value(header.params.clone())?;
     let description = header
@@ -702,21 +711,21 @@ pub fn rebuild(
     let mut plans = Vec::new();
     for m in &p.members {
         // The drill's own members (damaging pages, say) belong to a drill's run on its sandbox only.
-        if crate::drill::members::is_drill_member(&m.procedure) && header.procedure != "drill" {
+        if m.procedure.is_drill_member() && header.procedure != Procedure::Drill {
             return Err(crate::error::refused(format!(
                 "the run's plan.json names the drill's own step {} in a {} run: only `innops drill` runs it; start a new run",
                 m.procedure, header.procedure
             )));
         }
         let h = crate::plan::PlanHeader {
-            procedure: m.procedure.clone(),
+            procedure: m.procedure,
             params: m.params.clone(),
             ..header.clone()
         };
-        plans.push(crate::procedures::rebuild(&h, facts, env)?);
+        plans.push(rebuild_member(&h, facts, env)?);
     }
     combine(
-        &header.procedure,
+        header.procedure,
         &p.file,
         description.as_deref(),
         plans,
@@ -803,7 +812,7 @@ mod tests {
     #[test]
     fn a_procedure_that_comes_again_gets_its_own_prefix() {
         let m = |p: &str| MemberParams {
-            procedure: p.into(),
+            procedure: Procedure::named(p).unwrap(),
             params: serde_json::Value::Null,
         };
         let ms = [m("convert"), m("redo"), m("convert")];
@@ -854,7 +863,7 @@ mod tests {
     fn effect(name: &str, procedure: &str, tables: &[&str], ro: Option<bool>) -> MemberEffect {
         MemberEffect {
             name: name.into(),
-            procedure: procedure.into(),
+            procedure: Procedure::named(procedure).unwrap(),
             tables: tables.iter().map(|t| t.to_string()).collect(),
             leaves_read_only: ro,
         }

@@ -94,6 +94,19 @@ impl Queryable for Conn {
     }
 }
 
+/// A step id (which may hold a table name) made safe inside a `/* … */` comment.
+pub fn tag_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._:-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

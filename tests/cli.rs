@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 
 use std::process::{Command, Stdio};
 
-use innops::sandbox::SandboxOptions;
+use innops::server::sandbox::SandboxOptions;
 
 use crate::common::{args as s, certificates};
 use crate::common::{run_innops, Output, Sandboxed};

@@ -1247,7 +1247,7 @@ fn a_copy_out_of_space_says_which_space_and_leaves_the_table() {
     let cap = "ibdata1:12M:autoextend:max:20M";
     let sb = Sandboxed::with(
         "cv-full",
-        innops::sandbox::SandboxOptions {
+        innops::server::sandbox::SandboxOptions {
             buffer_pool: Some("64M".into()),
             extra: vec![
                 "innodb_file_per_table = 0".into(),

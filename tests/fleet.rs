@@ -164,7 +164,7 @@ impl Fleet {
             .map(|(i, lines)| {
                 Sandboxed::with(
                     &format!("{tag}{}", i + 1),
-                    innops::sandbox::SandboxOptions {
+                    innops::server::sandbox::SandboxOptions {
                         buffer_pool: Some("64M".into()),
                         extra: lines.iter().map(|l| l.to_string()).collect(),
                     },

@@ -522,7 +522,10 @@ fn a_server_that_turns_read_only_under_the_workload_refuses_its_writes_and_that_
     });
     let pid = sb.sandbox.running_pid().unwrap();
     sb.conn().query_drop("SHUTDOWN").unwrap();
-    assert!(innops::sandbox::wait_exit(pid, Duration::from_secs(120)));
+    assert!(innops::server::process::wait_exit(
+        pid,
+        Duration::from_secs(120)
+    ));
     let down = Utc::now();
     sb.sandbox
         .start(&["--innodb-read-only=1".into()], Duration::from_secs(300))

@@ -163,7 +163,7 @@ fn every_corpus_file_reads_as_my_print_defaults_prints_it() {
 
 use crate::common::certificates;
 use crate::common::{run_innops, Output, Sandboxed};
-use innops::sandbox::SandboxOptions;
+use innops::server::sandbox::SandboxOptions;
 use innops::server::ConnSpec;
 
 /// Root's TCP settings of a sandbox (user, password, host, port), as option-file lines.

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use innops::dump::damage as pages;
-use innops::dump::damage::PAGE;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
+use innops::procedures::drill::damage as pages;
+use innops::procedures::drill::damage::PAGE;
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{
@@ -308,7 +308,7 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
 
 /// A connector that, like the lead's private server, starts the crashed sandbox again at the same level.
 struct Restarting {
-    sandbox: std::sync::Mutex<innops::sandbox::Sandbox>,
+    sandbox: std::sync::Mutex<innops::server::sandbox::Sandbox>,
     level: u8,
     restarts: std::sync::atomic::AtomicU32,
 }
@@ -330,7 +330,7 @@ impl dump::Connector for Restarting {
             return Ok(c);
         }
         if let Some(pid) = sb.running_pid() {
-            innops::sandbox::wait_exit(pid, Duration::from_secs(120));
+            innops::server::process::wait_exit(pid, Duration::from_secs(120));
         }
         sb.start(
             &[

@@ -33,7 +33,10 @@ fn a_private_server_on_a_copy_starts_at_the_level_asked_without_tcp_and_leaves_t
         .unwrap();
     let pid = sb.sandbox.running_pid().expect("running");
     c.query_drop("SHUTDOWN").unwrap();
-    assert!(innops::sandbox::wait_exit(pid, Duration::from_secs(120)));
+    assert!(innops::server::process::wait_exit(
+        pid,
+        Duration::from_secs(120)
+    ));
 
     let work = sb.root.join("recover");
     let copy = work.join("data");

@@ -1,6 +1,6 @@
 //! Ground truth for `innops recover` on each damage layout (issue 21): every case builds a table on a sandbox,
 //! reads an independent truth with plain SQL before the damage (every key and every row as text), damages the
-//! stopped server's file (`innops::dump::damage`), runs the real CLI end to end on it, loads the SQL files into
+//! stopped server's file (`innops::procedures::drill::damage`), runs the real CLI end to end on it, loads the SQL files into
 //! a fresh sandbox and judges them against the truth: every row the server can still return is there, no row
 //! that differs from the truth is in a file unless a doubt covers it, the lost ranges are exact and in key
 //! order, the table's status and the exit code say what happened. The verdict never rests on innops's own
@@ -14,8 +14,8 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use innops::dump::damage::{self as pages, IndexPage, Scramble, TableFile};
 use innops::dump::{self, Doubt, KeyRange, Manifest, TableEntry, TableStatus};
+use innops::procedures::drill::damage::{self as pages, IndexPage, Scramble, TableFile};
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{rows, start_at, stop_slow, TextRow};

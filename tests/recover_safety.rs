@@ -118,7 +118,10 @@ fn a_copy_that_fills_the_disk_starts_the_original_again_and_says_so() {
         &[("INNOPS_TEST_HOLD", spec.as_str())],
     );
     wait_holding(&hold, &mut child);
-    assert!(!innops::sandbox::process_alive(pid), "held after the stop");
+    assert!(
+        !innops::server::process::process_alive(pid),
+        "held after the stop"
+    );
     assert!(
         sb.target().connect().is_err(),
         "the server is down for the copy"
@@ -234,7 +237,7 @@ fn no_server_innops_starts_inherits_mysql_pwd() {
     .collect();
     let out = run_innops(&up, &secret);
     assert_eq!(out.code, 0, "{out:?}");
-    let mut sandbox = innops::sandbox::Sandbox::open(root, "rspwd").unwrap();
+    let mut sandbox = innops::server::sandbox::Sandbox::open(root, "rspwd").unwrap();
     let pid = sandbox.running_pid().unwrap();
     // The check reads what it means to: innops itself has it.
     assert!(has_mysql_pwd(std::process::id()) || std::env::var_os("MYSQL_PWD").is_none());
@@ -324,7 +327,7 @@ fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
     child.kill().unwrap();
     wait_innops(child);
     assert!(
-        innops::sandbox::process_alive(left),
+        innops::server::process::process_alive(left),
         "the private server outlives innops"
     );
     // Resume stops this run's leftover server and goes on (it refused before: "already runs").
@@ -333,7 +336,7 @@ fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
         &[],
     );
     assert_eq!(resumed.code, 0, "{resumed:?}");
-    assert!(!innops::sandbox::process_alive(left));
+    assert!(!innops::server::process::process_alive(left));
     let m = innops::dump::Manifest::read(&out_a).unwrap();
     assert_eq!(m.table("db", "t").unwrap().rows, 300);
     assert_eq!(level(&sb), 0);
@@ -349,7 +352,7 @@ fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
     );
     wait_holding(&hold, &mut child);
     let running = private_pid(&copy_b);
-    assert!(innops::sandbox::process_alive(running));
+    assert!(innops::server::process::process_alive(running));
     std::fs::remove_dir(&out_b).unwrap();
     std::fs::write(&out_b, b"in the way").unwrap();
     std::fs::write(hold.join("go"), b"").unwrap();
@@ -361,7 +364,7 @@ fn a_kill_during_escalate_resumes_and_a_failed_dump_leaves_no_private_server() {
         line.contains("innops stopped the private server on the copy"),
         "{line}"
     );
-    assert!(!innops::sandbox::process_alive(running));
+    assert!(!innops::server::process::process_alive(running));
     assert_eq!(level(&sb), 0);
 }
 

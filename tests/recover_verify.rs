@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use innops::dump::damage as pages;
 use innops::dump::manifest::sha256_file;
 use innops::dump::{self, DumpOptions, Manifest, TableName, TableStatus, TargetConnector};
+use innops::procedures::drill::damage as pages;
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{damage, int_table, keys_per_leaf, leaves, rows, start_at, stop_slow};

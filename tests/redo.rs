@@ -1224,7 +1224,7 @@ fn online_catalogue_innops_killed_after_each_action_then_resumed() {
 fn preflight_refuses_what_it_cannot_do_and_names_the_flag_or_the_setting() {
     let sb = Sandboxed::with(
         "redopre",
-        innops::sandbox::SandboxOptions {
+        innops::server::sandbox::SandboxOptions {
             buffer_pool: Some("64M".into()),
             extra: vec!["innodb_read_only = 1".into()],
         },

@@ -270,7 +270,7 @@ fn report_html_renders_in_chromium_with_labelled_axes_a_steps_table_and_nothing_
         .select(&Selector::parse("meta[http-equiv=\"Content-Security-Policy\"]").unwrap())
         .filter_map(|m| m.value().attr("content").map(str::to_string))
         .collect();
-    assert_eq!(csp, [innops::bench::html::CSP]);
+    assert_eq!(csp, [innops::plan::report::html::CSP]);
 
     // The control: the same checks catch a page that loads a stylesheet, a script and an image from a server.
     let control = sb.root.join("control.html");

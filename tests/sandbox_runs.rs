@@ -77,8 +77,8 @@ fn a_failed_sandbox_up_says_why_in_one_sentence_and_leaves_nothing_behind() {
 fn sandbox_up_takes_the_port_binary_and_buffer_pool_given_and_lists_under_a_header() {
     let dir = temp_root();
     let root = dir.path();
-    let port = innops::sandbox::free_port().unwrap();
-    let bin = innops::sandbox::find_server_binary().unwrap().0;
+    let port = innops::server::sandbox::free_port().unwrap();
+    let bin = innops::server::sandbox::find_server_binary().unwrap().0;
     let up = in_root(
         root,
         &[
@@ -94,7 +94,7 @@ fn sandbox_up_takes_the_port_binary_and_buffer_pool_given_and_lists_under_a_head
         ],
     );
     assert_eq!(up.code, 0, "{up:?}");
-    let sb = innops::sandbox::Sandbox::open(root, "chosen").unwrap();
+    let sb = innops::server::sandbox::Sandbox::open(root, "chosen").unwrap();
     assert_eq!(sb.port, port);
     assert_eq!(sb.binary, bin);
     let mut c = sb.conn_spec().resolve_plain().connect().unwrap();

@@ -185,7 +185,7 @@ fn redo_advice_keeps_a_big_enough_log_and_its_command_runs_as_printed() {
     // an hour, so the advice always has a command (a larger log would make this depend on the write rate).
     let sb = Sandboxed::with(
         "face-adv2",
-        innops::sandbox::SandboxOptions {
+        innops::server::sandbox::SandboxOptions {
             buffer_pool: Some("64M".into()),
             extra: vec!["innodb_log_file_size = 8M".into()],
         },

@@ -7,21 +7,20 @@
 //! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads
 //! (each a `worker`),
 //! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
-//! latencies into sysbench's text, [`html`] draws the run report, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
+//! latencies into sysbench's text, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
-//! workload for the whole plan (`--bench-during`), [`tap`] takes the figures of a slice of a running workload,
-//! and [`timeline`] draws the impact-over-time chart.
+//! workload for the whole plan (`--bench-during`) and [`tap`] takes the figures of a slice of a running workload.
+//! The run report that shows these figures (HTML, impact chart) is the plan's: `plan::report`. Nothing here
+//! imports the plan: a plan measures with bench, never the reverse.
 
 pub mod action;
 pub mod distribution;
 pub mod during;
-pub mod html;
 pub mod prepare;
 pub mod run;
 pub mod stats;
 pub mod table;
 pub mod tap;
-pub mod timeline;
 pub mod wire;
 mod worker;
 pub mod workloads;
@@ -38,6 +37,7 @@ use crate::server::connect::Target;
 
 pub use distribution::{RandParams, RandType};
 pub use run::{IgnoreErrors, RunSpec};
+pub use worker::DURING_LOCK_WAIT_S;
 pub use workloads::Workload;
 
 /// Status counters measured as deltas per transaction.

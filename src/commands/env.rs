@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use crate::cli::{ConnArgs, ControlArgs, Format, ProtocolArg, SandboxRootArg, SslModeArg};
 use crate::error::bad_input;
 use crate::procedures::PlanEnv;
-use crate::sandbox::{self, Sandbox};
 use crate::server::connect::{ConnSpec, Protocol, SslMode};
 use crate::server::control::{self, Control, ControlSpec};
 use crate::server::facts::ServerFacts;
 use crate::server::optionfile;
+use crate::server::sandbox::{self, Sandbox};
 
 /// Where the server is and how innops may handle it.
 pub struct Env {

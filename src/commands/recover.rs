@@ -13,8 +13,8 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
         // Down already: nothing to ask a server; the copy is made from the files.
         Some(d) => {
             let binary = match &params.mariadbd {
-                Some(b) => crate::sandbox::server_binary_at(b)?.0,
-                None => crate::sandbox::find_server_binary()?.0,
+                Some(b) => crate::server::sandbox::server_binary_at(b)?.0,
+                None => crate::server::sandbox::find_server_binary()?.0,
             };
             let option_file = a.control.config_file.as_deref();
             params.original_running = false;

@@ -8,7 +8,7 @@ use super::run_plan;
 use crate::cli::ResumeArgs;
 use crate::error::refused;
 use crate::plan::runner::RunOptions;
-use crate::procedures;
+
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
 
@@ -85,7 +85,7 @@ pub fn run(a: ResumeArgs) -> anyhow::Result<()> {
         }
     }
     attach_error_log(&mut env, &facts);
-    let mut plan = procedures::rebuild(&pf.header, &facts, &env.plan_env)?;
+    let mut plan = crate::registry::rebuild(&pf.header, &facts, &env.plan_env)?;
     // The figures must be comparable: the same workload as before the crash.
     if let Ok(text) = std::fs::read_to_string(a.run_dir.join("bench/before.json")) {
         if let (Ok(before), Some(b)) = (

@@ -48,7 +48,7 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     drop(conn);
     let plans = member_plans(&checked, file, &text, &facts, &env.plan_env)?;
     let plan = playbook::combine(
-        "playbook",
+        crate::plan::Procedure::Playbook,
         &file.display().to_string(),
         pb.description.as_deref(),
         plans,

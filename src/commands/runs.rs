@@ -88,7 +88,7 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
         .unwrap_or(0);
     let tail = &events[from..];
     let ended = tail.iter().rev().find_map(|e| match &e.kind {
-        EventKind::RunDone { status } => Some(status.clone()),
+        EventKind::RunDone { status } => Some(status.to_string()),
         _ => None,
     });
     let last_step = |pick: fn(&EventKind) -> Option<&String>| {
@@ -143,7 +143,7 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     Some(RunSummary {
         started,
-        procedure: plan.header.procedure.clone(),
+        procedure: plan.header.procedure.to_string(),
         objects: objects(&plan.header.params),
         target: plan.header.target.clone(),
         status,

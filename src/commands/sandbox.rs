@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::env::sandbox_root;
 use crate::cli::{Format, SandboxArgs};
 use crate::error::refused;
-use crate::sandbox::{Sandbox, SandboxOptions, ServerChoice};
 use crate::server::control::{self, Control, ControlSpec};
+use crate::server::sandbox::{Sandbox, SandboxOptions, ServerChoice};
 
 /// How to reach a sandbox over TCP: root has a generated password there, kept in a 0600 file.
 fn tcp_hint(sb: &Sandbox) -> String {

@@ -5,13 +5,11 @@
 //! off too), read-only and back, and a forced-recovery dump.
 //!
 //! What only a sandbox drill may do stays here, apart from the playbook: before the playbook is planned the drill
-//! creates its tables ([`setup`]); its own members of the plan ([`members`]) check that setup, check that the
+//! creates its tables ([`setup`]); its own members of the plan ([`crate::procedures::drill`]) check that setup, check that the
 //! redo size survived the restarts, damage leaf pages of `drill.damaged` just before the recovery, and set what
 //! the recovery got back against the limit and `mariadb-dump`. A playbook cannot name them.
 //!
 //! The order (the playbook's, and where the drill's members go) is explained in docs/sandbox.md ("The drill").
-
-pub mod members;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -22,11 +20,12 @@ use crate::plan::runner::{self, RunOptions};
 use crate::plan::Plan;
 use crate::playbook::{self, Checked, FlagValue, Setting};
 use crate::procedures::PlanEnv;
-use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::server::control::Control;
 use crate::server::facts::ServerFacts;
+use crate::server::sandbox::{Sandbox, SandboxOptions};
 use crate::sql::Queryable;
 
+use crate::procedures::drill as members;
 use members::{DamageParams, DrillSandbox, FiguresParams, SetupParams, SetupTable};
 
 /// The staging drill playbook, as the drill runs it.
@@ -256,7 +255,7 @@ fn plan(
     let redo_size = members
         .iter()
         .rev()
-        .find(|p| p.header.procedure == "redo")
+        .find(|p| p.header.procedure == crate::plan::Procedure::Redo)
         .and_then(|p| p.header.params["size"].as_u64());
     let mut plans = vec![members::setup_plan(
         &SetupParams {
@@ -267,7 +266,7 @@ fn plan(
         env,
     )?];
     for p in members {
-        let recover = p.header.procedure == "recover";
+        let recover = p.header.procedure == crate::plan::Procedure::Recover;
         if recover {
             plans.push(members::damage_plan(
                 &DamageParams {
@@ -295,7 +294,7 @@ fn plan(
         }
     }
     let mut plan = playbook::combine(
-        "drill",
+        crate::plan::Procedure::Drill,
         PLAYBOOK_FILE,
         checked.playbook.description.as_deref(),
         plans,

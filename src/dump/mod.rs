@@ -28,7 +28,6 @@
 //! crashed on a garbage record), and must bring the server back at the same level and return a session; the
 //! read goes on from the last key received.
 
-pub mod damage;
 pub mod independent;
 pub mod literal;
 pub mod manifest;

@@ -2,7 +2,7 @@
 //! `report.json` (rewritten after every step) and `bench/*.json`. A crash loses nothing already written, and
 //! `innops resume` reads it all back.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +10,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::plan::report::RunStatus;
 use crate::plan::{PlanHeader, StepPreview, Verdict};
 
 /// One line of `journal.jsonl`.
@@ -42,7 +43,7 @@ pub enum EventKind {
     },
     Check {
         step: String,
-        phase: String,
+        phase: CheckPhase,
         verdict: Verdict,
     },
     ActionSkipped {
@@ -66,15 +67,51 @@ pub enum EventKind {
         recovery: Option<String>,
     },
     Bench {
-        label: String,
+        label: BenchPoint,
         file: String,
     },
     Interrupted {
         before_step: String,
     },
     RunDone {
-        status: String,
+        status: RunStatus,
     },
+}
+
+/// When a check recorded in the journal was judged.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckPhase {
+    /// Before the step's action.
+    Pre,
+    /// After it.
+    Post,
+    /// On resume, the post-checks of a step whose action was recorded done.
+    ResumePost,
+}
+
+/// Where a plan's benchmark figures are taken: before its first benchmarked step, after its last.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchPoint {
+    Before,
+    After,
+}
+
+impl BenchPoint {
+    /// `before` or `after`: the journal's word, the file name under `bench/` and the progress line's.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchPoint::Before => "before",
+            BenchPoint::After => "after",
+        }
+    }
+}
+
+impl std::fmt::Display for BenchPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The plan as written to `plan.json`.
@@ -145,7 +182,7 @@ impl RunDir {
         let mac = plan_mac(&key_file()?, &bytes)?;
         let mut rd = RunDir::open(path)?;
         rd.log(EventKind::RunStarted {
-            procedure: plan.header.procedure.clone(),
+            procedure: plan.header.procedure.to_string(),
             target: plan.header.target.clone(),
             plan_sha256: Some(file_sha256(&path.join("plan.json"))?),
             plan_mac: Some(mac),
@@ -344,7 +381,20 @@ pub fn not_a_run_dir(dir: &Path) -> anyhow::Error {
 pub fn read_plan(dir: &Path) -> anyhow::Result<PlanFile> {
     let p = dir.join("plan.json");
     let text = std::fs::read_to_string(&p).map_err(|_| not_a_run_dir(dir))?;
-    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
+    serde_json::from_str(&text).map_err(|e| {
+        // A procedure this innops does not have (a newer version's run) is said as such, not as a parse error.
+        let named = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| {
+            v.get("procedure")
+                .and_then(|n| n.as_str())
+                .map(str::to_string)
+        });
+        match named {
+            Some(name) if crate::plan::Procedure::named(&name).is_none() => crate::error::bad_input(format!(
+                "the run directory holds a '{name}' run, which this innops cannot resume: use the innops version that started it"
+            )),
+            _ => anyhow::Error::new(e).context(format!("reading {}", p.display())),
+        }
+    })
 }
 
 /// Every event of a journal; a torn last line (crash mid-write) is ignored.
@@ -381,7 +431,7 @@ pub fn progress(events: &[Event]) -> Progress {
                 }
                 p.in_flight = None;
             }
-            EventKind::RunDone { status } => p.finished = status == "done",
+            EventKind::RunDone { status } => p.finished = *status == RunStatus::Done,
             EventKind::ActionDone { step, .. } if !p.acted.contains(step) => {
                 p.acted.push(step.clone())
             }
@@ -394,61 +444,12 @@ pub fn progress(events: &[Event]) -> Progress {
     p
 }
 
-/// Creates `path` and any missing parents with mode 0700: a run directory holds option-file backups, server
-/// facts and the journal, which other local users have no business reading. Directories that already exist
-/// keep their mode (`--run-dir /tmp/x` must not lock others out of `/tmp`).
-pub fn create_private_dir(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .with_context(|| format!("creating {}", path.display()))
-}
-
-pub fn write_json_atomic(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    write_private(&tmp, serde_json::to_string_pretty(value)?.as_bytes())?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))
-}
-
-/// Opens `path` for appending, creating it readable and writable by its owner only (0600). A run's files hold
-/// every variable and status value of the server and the plan; a `--run-dir` that already exists keeps its own
-/// mode, so the files themselves must be private whatever the directory and the umask allow. An existing file
-/// is made 0600 too.
-pub fn open_private_append(path: &Path) -> anyhow::Result<File> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("making {} private", path.display()))?;
-    Ok(f)
-}
-
-/// Writes `bytes` to `path` (replacing what it held) as a file only its owner can read: see
-/// [`open_private_append`].
-pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("making {} private", path.display()))?;
-    f.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))
-}
+pub use crate::files::{create_private_dir, open_private_append, write_json_atomic, write_private};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn ev(kind: EventKind) -> Event {
         Event {
@@ -593,5 +594,94 @@ mod tests {
         let events = read_journal(dir.path()).unwrap();
         assert_eq!(events.len(), 2);
         assert_eq!(progress(&events).done, vec!["a".to_string()]);
+    }
+
+    #[test]
+    fn a_plan_json_written_before_the_procedure_type_reads_back_and_an_unknown_procedure_is_named()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = |procedure: &str| {
+            serde_json::json!({
+                "procedure": procedure, "target": "t", "server": "s", "params": {}, "notes": [],
+                "conn": {}, "control": null, "steps": [], "created": "2026-01-01T00:00:00Z"
+            })
+            .to_string()
+        };
+        std::fs::write(dir.path().join("plan.json"), plan("convert-drop-kept")).unwrap();
+        let pf = read_plan(dir.path()).unwrap();
+        assert_eq!(pf.header.procedure, crate::plan::Procedure::ConvertDropKept);
+        assert_eq!(
+            serde_json::to_value(&pf).unwrap()["procedure"],
+            "convert-drop-kept"
+        );
+        std::fs::write(dir.path().join("plan.json"), plan("resize-everything")).unwrap();
+        let e = read_plan(dir.path()).unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), 2, "{e}");
+        assert_eq!(
+            crate::error::display_of(&e),
+            "the run directory holds a 'resize-everything' run, which this innops cannot resume: use the innops version that started it"
+        );
+    }
+
+    #[test]
+    fn journal_lines_written_before_the_enums_read_back_with_the_same_spelling() {
+        // Lines as an older innops wrote them: the words are the enums' serde names.
+        let old = [
+            r#"{"ts":"2026-01-01T00:00:00Z","event":"check","step":"s","phase":"resume-post","verdict":{"check":"c","passed":true,"observed":"o","expected":"x"}}"#,
+            r#"{"ts":"2026-01-01T00:00:01Z","event":"bench","label":"before","file":"bench/before.json"}"#,
+            r#"{"ts":"2026-01-01T00:00:02Z","event":"run_done","status":"interrupted"}"#,
+        ];
+        let kinds: Vec<EventKind> = old
+            .iter()
+            .map(|l| {
+                serde_json::from_str::<Event>(l)
+                    .unwrap_or_else(|e| panic!("{l}: {e}"))
+                    .kind
+            })
+            .collect();
+        assert!(matches!(
+            &kinds[0],
+            EventKind::Check {
+                phase: CheckPhase::ResumePost,
+                ..
+            }
+        ));
+        assert!(matches!(
+            &kinds[1],
+            EventKind::Bench {
+                label: BenchPoint::Before,
+                ..
+            }
+        ));
+        assert_eq!(
+            kinds[2],
+            EventKind::RunDone {
+                status: RunStatus::Interrupted
+            }
+        );
+        for (l, k) in old.iter().zip(&kinds) {
+            let again: serde_json::Value = serde_json::to_value(Event {
+                ts: serde_json::from_str::<Event>(l).unwrap().ts,
+                kind: k.clone(),
+            })
+            .unwrap();
+            let was: serde_json::Value = serde_json::from_str(l).unwrap();
+            for key in ["phase", "label", "status"] {
+                assert_eq!(again.get(key), was.get(key), "{l}");
+            }
+        }
+        for s in [
+            RunStatus::DryRun,
+            RunStatus::Running,
+            RunStatus::Done,
+            RunStatus::Refused,
+            RunStatus::Failed,
+            RunStatus::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+        for b in [BenchPoint::Before, BenchPoint::After] {
+            assert_eq!(serde_json::to_value(b).unwrap(), b.name());
+        }
     }
 }

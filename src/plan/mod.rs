@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod journal;
 pub mod lock;
+pub mod procedure;
 pub mod report;
 pub mod runner;
 
@@ -232,7 +233,7 @@ impl Step {
 /// What a plan is, as written to `plan.json`, and what `resume` needs to build it again.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanHeader {
-    pub procedure: String,
+    pub procedure: Procedure,
     pub target: String,
     pub server: String,
     /// The procedure's own settings, enough to rebuild the plan.
@@ -287,18 +288,8 @@ impl Plan {
     }
 }
 
-/// A step id (which may hold a table name) made safe inside a `/* … */` comment.
-pub fn tag_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._:-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use crate::sql::tag_safe;
+pub use procedure::Procedure;
 
 /// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
 /// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::{Failure, EXIT_INCOMPLETE, EXIT_INTERRUPTED};
-use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
+use crate::plan::journal::{
+    self, BenchPoint, CheckPhase, EventKind, PlanFile, RecordedOptions, RunDir,
+};
 use crate::plan::lock::Locks;
-use crate::plan::report::{Report, StepStatus};
+use crate::plan::report::{Report, RunStatus, StepStatus};
 use crate::plan::{Check, Ctx, Plan, Verdict};
 use crate::server::connect::Target;
 use crate::server::control::Control;
@@ -40,13 +42,13 @@ pub fn run(
 ) -> (Report, anyhow::Result<()>) {
     let previews = plan.previews();
     let mut report = Report::new(
-        &plan.header.procedure,
+        plan.header.procedure.name(),
         &plan.header.target,
         &plan.header.server,
         plan.header.notes.clone(),
         &previews,
     );
-    let mut ctx = Ctx::new(target, control, &plan.header.procedure, abort);
+    let mut ctx = Ctx::new(target, control, plan.header.procedure.name(), abort);
     if let Some(threads) = bench_during(&plan) {
         match during_spec(&plan, opts, threads) {
             Ok(d) => report.notes.push(format!(
@@ -59,7 +61,7 @@ pub fn run(
                     .unwrap_or_default()
             )),
             Err(e) => {
-                report.status = "refused".into();
+                report.status = RunStatus::Refused;
                 report.message = Some(crate::error::display_of(&e));
                 return (report, Err(e));
             }
@@ -111,16 +113,16 @@ fn during_spec(
         ));
     }
     let Some(bench) = &plan.bench else {
-        let why = match plan.header.procedure.as_str() {
-            "recover" => " (a workload could crash a damaged server)",
-            _ => "",
+        let why = match plan.header.procedure.why_no_workload() {
+            Some(why) => format!(" ({why})"),
+            None => String::new(),
         };
         return Err(crate::error::bad_input(format!(
             "--bench-during runs the plan's benchmark workload through the whole plan, and this {} plan has none{why}: drop --bench-during",
             plan.header.procedure
         )));
     };
-    crate::bench::during::DuringSpec::of(bench, threads, &plan.header.procedure)
+    crate::bench::during::DuringSpec::of(bench, threads, plan.header.procedure.name())
 }
 
 /// Run checks in order. A check that cannot run (the server went away, a lock wait ran out) has not proven
@@ -220,7 +222,7 @@ fn refusable_group(plan: &Plan, i: usize, groups: usize) -> Option<&String> {
 }
 
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
-    let mut refusal = Locks::new(&plan.header.procedure, plan.locks.clone())
+    let mut refusal = Locks::new(plan.header.procedure.name(), plan.locks.clone())
         .taken(ctx.target)
         .ok()
         .flatten();
@@ -275,7 +277,7 @@ fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()
     }
     match refusal {
         Some(msg) => {
-            report.status = "refused".into();
+            report.status = RunStatus::Refused;
             report.message = Some(msg.clone());
             Err(Failure::Refused(msg).into())
         }
@@ -326,13 +328,13 @@ fn execute(
     resume: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     report.executed = true;
-    report.status = "running".into();
+    report.status = RunStatus::Running;
     if let Some(dir) = &resume {
         check_same_plan(dir, &plan)?;
     }
     confirm(&plan, opts, report)?;
     // Before anything is created or changed: a second run of the same object stops here.
-    let mut locks = Locks::new(&plan.header.procedure, plan.locks.clone());
+    let mut locks = Locks::new(plan.header.procedure.name(), plan.locks.clone());
     locks.ensure(ctx.target)?;
     let (mut rd, prior) = match &resume {
         Some(dir) => {
@@ -348,7 +350,7 @@ fn execute(
             let path = opts
                 .run_dir
                 .clone()
-                .unwrap_or_else(|| RunDir::default_path(&plan.header.procedure));
+                .unwrap_or_else(|| RunDir::default_path(plan.header.procedure.name()));
             let file = PlanFile {
                 header: plan.header.clone(),
                 steps: plan.previews(),
@@ -410,22 +412,20 @@ fn execute(
     // Every step done: what they made may still fall short of the aim (a dump with losses).
     let result = result.and_then(|()| shortfall(&plan, ctx));
     let status = match &result {
-        Ok(()) => "done",
+        Ok(()) => RunStatus::Done,
         Err(e) => match crate::error::exit_code_of(e) {
-            EXIT_INTERRUPTED => "interrupted",
+            EXIT_INTERRUPTED => RunStatus::Interrupted,
             // Every step finished: the run is done, and its message says what fell short.
-            EXIT_INCOMPLETE => "done",
-            1 => "refused",
-            _ => "failed",
+            EXIT_INCOMPLETE => RunStatus::Done,
+            1 => RunStatus::Refused,
+            _ => RunStatus::Failed,
         },
     };
-    report.status = status.into();
+    report.status = status;
     if let Err(e) = &result {
         report.message = Some(crate::error::display_of(e));
     }
-    rd.log(EventKind::RunDone {
-        status: status.into(),
-    })?;
+    rd.log(EventKind::RunDone { status })?;
     if bench_during(&plan).is_some() && !opts.no_bench {
         let titles = report
             .steps
@@ -433,10 +433,10 @@ fn execute(
             .map(|s| (s.id.clone(), s.title.clone()))
             .collect();
         report.during =
-            crate::bench::during::report_of(&rd.path, &titles, report.bench.before.as_ref());
+            crate::plan::report::impact::report_of(&rd.path, &titles, report.bench.before.as_ref());
     }
     rd.write_json("report.json", report)?;
-    crate::bench::html::write_report(&rd.path, report)?;
+    crate::plan::report::html::write_report(&rd.path, report)?;
     result
 }
 
@@ -511,7 +511,7 @@ fn execute_steps(
                 for v in &post {
                     rd.log(EventKind::Check {
                         step: step.id.clone(),
-                        phase: "resume-post".into(),
+                        phase: CheckPhase::ResumePost,
                         verdict: v.clone(),
                     })?;
                 }
@@ -536,7 +536,7 @@ fn execute_steps(
                     })?;
                     rd.write_json("report.json", report)?;
                     if Some(i) == last_bench {
-                        bench_point(bench, during, ctx, report, rd, "after")?;
+                        bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
                     }
                     continue;
                 }
@@ -573,7 +573,7 @@ fn execute_steps(
         for v in &pre {
             rd.log(EventKind::Check {
                 step: step.id.clone(),
-                phase: "pre".into(),
+                phase: CheckPhase::Pre,
                 verdict: v.clone(),
             })?;
         }
@@ -601,7 +601,7 @@ fn execute_steps(
             return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
         }
         if Some(i) == first_bench && report.bench.before.is_none() {
-            bench_point(bench, during, ctx, report, rd, "before")?;
+            bench_point(bench, during, ctx, report, rd, BenchPoint::Before)?;
             // The step's own time starts after the measurement.
             started = std::time::Instant::now();
             report.step_mut(&step.id).started = Some(chrono::Utc::now());
@@ -691,7 +691,7 @@ fn execute_steps(
         for v in &post {
             rd.log(EventKind::Check {
                 step: step.id.clone(),
-                phase: "post".into(),
+                phase: CheckPhase::Post,
                 verdict: v.clone(),
             })?;
         }
@@ -743,7 +743,7 @@ fn execute_steps(
         });
         rd.write_json("report.json", report)?;
         if Some(i) == last_bench {
-            bench_point(bench, during, ctx, report, rd, "after")?;
+            bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
         }
     }
     if !refused_groups.is_empty() {
@@ -763,7 +763,7 @@ fn bench_point(
     ctx: &mut Ctx,
     report: &mut Report,
     rd: &mut RunDir,
-    label: &str,
+    label: BenchPoint,
 ) -> anyhow::Result<()> {
     let Some(spec) = bench else { return Ok(()) };
     let secs = spec.time.as_secs();
@@ -777,7 +777,7 @@ fn bench_point(
                 d.spec().workload.workload
             ));
             crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-                d.slice(label, spec.time, ctx.abort)
+                d.slice(label.name(), spec.time, ctx.abort)
             })?
         }
         None => {
@@ -792,11 +792,8 @@ fn bench_point(
     };
     let file = format!("bench/{label}.json");
     rd.write_json(&file, &result)?;
-    rd.log(EventKind::Bench {
-        label: label.into(),
-        file,
-    })?;
-    if label == "before" {
+    rd.log(EventKind::Bench { label, file })?;
+    if label == BenchPoint::Before {
         report.bench.before = Some(result);
     } else {
         if let Some(b) = &report.bench.before {

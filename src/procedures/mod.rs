@@ -1,8 +1,9 @@
-//! One module per procedure, each turning validated settings plus [`ServerFacts`] into a [`Plan`]; and the
-//! registry `resume` uses to build a plan again from its `plan.json`.
+//! One module per procedure, each turning validated settings plus [`ServerFacts`] into a [`Plan`]. Which plan a
+//! [`Procedure`] names, for `resume`, the playbook and the drill, is the registry's (`crate::registry`).
 
 pub mod convert;
 pub mod deadlock;
+pub mod drill;
 pub mod inspect;
 pub mod kit;
 pub mod readonly;
@@ -11,7 +12,7 @@ pub mod redo;
 
 use std::path::PathBuf;
 
-use crate::plan::{Plan, PlanHeader};
+use crate::plan::{PlanHeader, Procedure};
 use crate::server::connect::{ConnSpec, Target};
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
@@ -41,7 +42,7 @@ impl PlanEnv {
         match &self.control {
             Some(ControlSpec::Sandbox { root, name }) => {
                 out.extend(["--sandbox".into(), name.clone()]);
-                if *root != crate::sandbox::default_root() {
+                if *root != crate::server::sandbox::default_root() {
                     out.extend(["--sandbox-root".into(), root.display().to_string()]);
                 }
                 return shell_words::join(out);
@@ -66,6 +67,8 @@ impl PlanEnv {
         shell_words::join(out)
     }
 
+    /// The header of a plan of `procedure`, which must be one innops has ([`Procedure::named`]): each
+    /// procedure's module names itself, and the registry's test builds every one.
     pub fn header(
         &self,
         procedure: &str,
@@ -73,8 +76,22 @@ impl PlanEnv {
         params: serde_json::Value,
         notes: Vec<String>,
     ) -> PlanHeader {
+        let procedure = Procedure::named(procedure).unwrap_or_else(|| {
+            panic!("{procedure:?} is not a procedure of crate::plan::Procedure")
+        });
+        self.header_of(procedure, facts, params, notes)
+    }
+
+    /// The header of a plan of `procedure`.
+    pub fn header_of(
+        &self,
+        procedure: Procedure,
+        facts: &ServerFacts,
+        params: serde_json::Value,
+        notes: Vec<String>,
+    ) -> PlanHeader {
         PlanHeader {
-            procedure: procedure.to_string(),
+            procedure,
             target: self.target.label.clone(),
             server: facts.version_string.clone(),
             params,
@@ -83,47 +100,5 @@ impl PlanEnv {
             notes,
             facts: Some(facts.clone()),
         }
-    }
-}
-
-/// Build a plan again from a `plan.json` header (for `resume`).
-pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
-    match header.procedure.as_str() {
-        "redo" => {
-            let params: redo::RedoParams = serde_json::from_value(header.params.clone())?;
-            redo::plan(&params, facts, env)
-        }
-        "readonly" => {
-            let params: readonly::ReadonlyParams = serde_json::from_value(header.params.clone())?;
-            readonly::plan(&params, facts, env)
-        }
-        "recover" => {
-            let params: recover::RecoverParams = serde_json::from_value(header.params.clone())?;
-            recover::plan(&params, facts, env)
-        }
-        "convert" => {
-            let params: convert::ConvertParams = serde_json::from_value(header.params.clone())?;
-            convert::plan(&params, facts, env)
-        }
-        "convert-drop-kept" => {
-            let p: convert::drop_kept::DropKeptParams = serde_json::from_value(header.params.clone())?;
-            convert::drop_kept::plan(&p.schema, &p.table, facts, env)
-        }
-        "convert-rollback" => {
-            let p: convert::rollback::RollbackParams = serde_json::from_value(header.params.clone())?;
-            convert::rollback::plan(&p.schema, &p.table, facts, env)
-        }
-        "deadlock" => {
-            let params: deadlock::plan::DeadlockParams =
-                serde_json::from_value(header.params.clone())?;
-            deadlock::plan::plan(&params, facts, env)
-        }
-        "playbook" | "drill" => crate::playbook::rebuild(header, facts, env),
-        p if crate::drill::members::is_drill_member(p) => {
-            crate::drill::members::rebuild(header, facts, env)
-        }
-        other => Err(crate::error::bad_input(format!(
-            "the run directory holds a '{other}' run, which this innops cannot resume: use the innops version that started it"
-        ))),
     }
 }

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{bad_input, refused};
 use crate::progress::Waiting;
-use crate::sandbox::{self, Sandbox};
 use crate::server::connect::Target;
 use crate::server::errorlog;
+use crate::server::process;
+use crate::server::sandbox::Sandbox;
 
 /// How the user lets innops stop and start the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -214,7 +215,7 @@ impl Control {
         loop {
             shown.tick();
             let gone = match pid {
-                Some(pid) => !sandbox::process_alive(pid),
+                Some(pid) => !process::process_alive(pid),
                 None => mysql::Conn::new(target.opts.clone()).is_err(),
             };
             if gone {
@@ -310,7 +311,7 @@ fn local_pid(conn: &mut mysql::Conn, tag: &str) -> Option<u32> {
         Path::new(&datadir?).join(p)
     };
     let pid: u32 = std::fs::read_to_string(p).ok()?.trim().parse().ok()?;
-    sandbox::process_alive(pid).then_some(pid)
+    process::process_alive(pid).then_some(pid)
 }
 
 /// The error log of a running server, from `@@log_error` (relative paths are in the datadir).
@@ -343,7 +344,7 @@ fn run_cmd(prog: &str, args: &[&str]) -> anyhow::Result<()> {
 }
 
 /// `/bin/sh -c CMD` with `env` added; a command that starts the server (`starts_server`) passes on no client
-/// password ([`sandbox::NOT_FOR_SERVERS`]), while a stop command may need it (`mysqladmin shutdown`).
+/// password ([`process::NOT_FOR_SERVERS`]), while a stop command may need it (`mysqladmin shutdown`).
 fn shell_command(cmd: &str, env: &[(&str, String)], starts_server: bool) -> Command {
     let mut c = Command::new("/bin/sh");
     // The command's output goes to stderr: stdout carries innops's report (JSON with --format json).
@@ -354,7 +355,7 @@ fn shell_command(cmd: &str, env: &[(&str, String)], starts_server: bool) -> Comm
         c.env(k, v);
     }
     if starts_server {
-        sandbox::without_client_secrets(&mut c);
+        process::without_client_secrets(&mut c);
     }
     c
 }

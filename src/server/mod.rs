@@ -8,6 +8,8 @@ pub mod control;
 pub mod errorlog;
 pub mod facts;
 pub mod optionfile;
+pub mod process;
+pub mod sandbox;
 
 pub use connect::{ConnSpec, Target};
 pub use facts::ServerFacts;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use innops::sandbox::{Sandbox, SandboxOptions};
+use innops::server::sandbox::{Sandbox, SandboxOptions};
 use innops::server::Target;
 
 pub struct Sandboxed {

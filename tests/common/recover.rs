@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use innops::dump::damage as pages;
 use innops::dump::{self, Manifest};
+use innops::procedures::drill::damage as pages;
 use mysql::prelude::Queryable;
 
 use crate::common::Sandboxed;
@@ -14,10 +14,10 @@ use crate::common::Sandboxed;
 /// A row as text (NULL as None), in the order the server returns columns.
 pub type TextRow = Vec<Option<String>>;
 
-pub use innops::dump::damage::IndexPage;
+pub use innops::procedures::drill::damage::IndexPage;
 
 /// The leaf pages of `db`.`table`'s index whose root is `root` (3: clustered, 4: the first secondary index),
-/// in key order, read by the library's page parser (`innops::dump::damage`) from the stopped sandbox.
+/// in key order, read by the library's page parser (`innops::procedures::drill::damage`) from the stopped sandbox.
 pub fn leaves(sb: &Sandboxed, table: &str, root: u32) -> Vec<IndexPage> {
     pages::Stopped::already(&sb.sandbox)
         .unwrap()

@@ -32,9 +32,7 @@ use super::run::{self, RunSpec};
 use super::tap::{self, Mark, Tap};
 use super::{BenchResult, Interval, PlanBench, Workload};
 
-mod report;
 use crate::server::connect::Target;
-pub use report::{impact, report_of, step_spans, DuringReport, StepImpact, StepSpan};
 
 /// One line of the chart a second.
 pub const INTERVAL: Duration = Duration::from_secs(1);
@@ -217,7 +215,7 @@ impl DuringSpec {
             time: Duration::ZERO,
             report_interval: INTERVAL,
             during: true,
-            tag: format!("/* innops:{}:during */", crate::plan::tag_safe(procedure)),
+            tag: format!("/* innops:{}:during */", crate::sql::tag_safe(procedure)),
             ..base.clone()
         };
         let probe = match &base.workload {
@@ -230,7 +228,7 @@ impl DuringSpec {
                 rate: PROBE_RATE,
                 tag: format!(
                     "/* innops:{}:during-writes */",
-                    crate::plan::tag_safe(procedure)
+                    crate::sql::tag_safe(procedure)
                 ),
                 ..workload.clone()
             }),
@@ -266,7 +264,7 @@ impl During {
             super::ready(target, &spec.workload)?;
         }
         let path = run_dir.join(FILE);
-        let file = crate::plan::journal::open_private_append(&path)?;
+        let file = crate::files::open_private_append(&path)?;
         let sink = Arc::new(Mutex::new(Sink { path, file }));
         let stop = Arc::new(AtomicBool::new(false));
         let tap = Arc::new(Tap::default());
@@ -504,7 +502,7 @@ pub fn read_lines(run_dir: &Path) -> Vec<Line> {
         .collect()
 }
 
-/// Intervals and instants for the unit tests of this module and of `report`.
+/// Intervals and instants for the unit tests of this module and of the plan's impact report.
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
@@ -539,46 +537,7 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::{iv, t};
     use super::*;
-
-    #[test]
-    fn lines_read_back_as_written_and_a_torn_one_is_left_out() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("bench")).unwrap();
-        let lines = vec![
-            Line::Start {
-                ts: t(0),
-                series: WORKLOAD.into(),
-                workload: "oltp_read_write".into(),
-                threads: 2,
-            },
-            Line::Interval(iv(WORKLOAD, 0, 10.0, Some(1.5), &[(2013, 1)])),
-            Line::Slice {
-                label: "before".into(),
-                from: t(0),
-                to: t(1),
-            },
-        ];
-        let mut text: String = lines
-            .iter()
-            .map(|l| serde_json::to_string(l).unwrap() + "\n")
-            .collect();
-        text.push_str("{\"interval\":{\"ser");
-        std::fs::write(dir.path().join(FILE), text).unwrap();
-        assert_eq!(read_lines(dir.path()), lines);
-        let r = report_of(dir.path(), &BTreeMap::new(), None).unwrap();
-        assert_eq!(
-            (r.workload.as_str(), r.threads, r.started),
-            ("oltp_read_write", 2, t(0))
-        );
-        assert_eq!(r.intervals.len(), 1);
-        assert_eq!(r.slices, vec![("before".to_string(), t(0), t(1))]);
-        assert_eq!(
-            describe_codes(&r.intervals[0].error_codes),
-            "2013 connection lost ×1"
-        );
-    }
 
     #[test]
     fn the_probe_comes_with_a_workload_that_reads_a_real_table_only() {

@@ -44,7 +44,7 @@ impl Connector for PrivateConnector {
         }
         // Down: it crashed (or is still restarting by itself). Wait for the old process to go, then start it.
         if let Some(pid) = self.private.running_pid() {
-            crate::sandbox::wait_exit(pid, Duration::from_secs(120));
+            crate::server::process::wait_exit(pid, Duration::from_secs(120));
         }
         let why = crate::error::went_away_detail(why);
         crate::progress::say(&format!(

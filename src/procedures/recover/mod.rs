@@ -170,8 +170,8 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         .clone()
         .unwrap_or_else(|| PathBuf::from(facts.var("datadir").unwrap_or_default()));
     let binary = match &p.mariadbd {
-        Some(b) => crate::sandbox::server_binary_at(b)?.0,
-        None => crate::sandbox::find_server_binary()?.0,
+        Some(b) => crate::server::sandbox::server_binary_at(b)?.0,
+        None => crate::server::sandbox::find_server_binary()?.0,
     };
     let vars: Vec<(String, String)> = facts
         .variables
@@ -616,7 +616,7 @@ fn verify_load_step(p: &RecoverParams) -> Step {
             let files = p1.copy_to.join("verify");
             safety::clear_leftover_load(&files)?;
             let root = safety::LoadRoot::new(&files)?;
-            let mut sb = crate::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
+            let mut sb = crate::server::sandbox::Sandbox::create(root.path(), "load", &Default::default())?;
             let r = (|| {
                 sb.start(&[], Duration::from_secs(600))?;
                 dump::verify_load(&p1.out, &sb.conn_spec().resolve_plain(), &ctx.tag())

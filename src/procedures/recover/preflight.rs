@@ -72,7 +72,9 @@ fn no_server_on_datadir(datadir: &Path, running: bool) -> Check {
         let mut holder = ibdata_lock_holder(&ibdata);
         let until = std::time::Instant::now() + Duration::from_secs(30);
         while let Some(pid) = holder {
-            if crate::sandbox::process_alive(pid as u32) || std::time::Instant::now() > until {
+            if crate::server::process::process_alive(pid as u32)
+                || std::time::Instant::now() > until
+            {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));

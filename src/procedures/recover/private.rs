@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::{process_alive, wait_exit};
 use crate::server::connect::{ConnSpec, Target};
 use crate::server::errorlog;
+use crate::server::process::{process_alive, wait_exit};
 
 /// Options that change how InnoDB reads the data files; the private server must start with the original's.
 pub const CARRIED: &[&str] = &[
@@ -113,7 +113,7 @@ impl Private {
                 .with_context(|| format!("creating {}", self.dir.display()))?;
         }
         let offset = errorlog::end_offset(&self.error_log());
-        let out = crate::sandbox::without_client_secrets(&mut Command::new("/bin/sh"))
+        let out = crate::server::process::without_client_secrets(&mut Command::new("/bin/sh"))
             .arg("-c")
             .arg("\"$@\" </dev/null >/dev/null 2>&1 & echo $!")
             .arg("sh")

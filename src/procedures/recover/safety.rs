@@ -176,11 +176,11 @@ pub(super) fn clear_leftover_load(files: &Path) -> anyhow::Result<()> {
     let pid = std::fs::read_to_string(dir.join("mysqld.pid"))
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok())
-        .filter(|&pid| crate::sandbox::process_alive(pid));
+        .filter(|&pid| crate::server::process::process_alive(pid));
     if let Some(pid) = pid {
         // SAFETY: kill(2) on the pid a load sandbox of this copy recorded.
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-        if !crate::sandbox::wait_exit(pid, Duration::from_secs(300)) {
+        if !crate::server::process::wait_exit(pid, Duration::from_secs(300)) {
             anyhow::bail!(
                 "the load sandbox left in {} (pid {pid}) did not stop: stop it with kill {pid}, then resume",
                 dir.display()

@@ -8,9 +8,10 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use super::during::{describe_codes, DuringInterval, DuringReport, WORKLOAD, WRITES};
 use super::html::esc;
-use crate::plan::report::WriteBlock;
+use super::impact::DuringReport;
+use super::WriteBlock;
+use crate::bench::during::{describe_codes, DuringInterval, WORKLOAD, WRITES};
 
 const W: f64 = 940.0;
 const LEFT: f64 = 78.0;
@@ -525,8 +526,8 @@ pub fn impact_table(d: &DuringReport) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::impact::StepSpan;
     use super::*;
-    use crate::bench::during::StepSpan;
 
     fn t(s: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{bad_input, refused};
 use crate::server::connect::ConnSpec;
 use crate::server::errorlog;
+use crate::server::process::{process_alive, wait_exit, without_client_secrets};
 
 /// Environment variable that moves the sandbox root.
 pub const ROOT_ENV: &str = "INNOPS_SANDBOX_DIR";
@@ -189,32 +190,6 @@ pub fn free_port() -> anyhow::Result<u16> {
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
-}
-
-/// Variables no server innops starts may inherit: `MYSQL_PWD` is the DBA's client password, and a server keeps
-/// its environment in /proc/PID/environ for its whole life (readable by root and by the server's user).
-pub const NOT_FOR_SERVERS: &[&str] = &["MYSQL_PWD"];
-
-/// `cmd` without [`NOT_FOR_SERVERS`] in the environment it passes on (a server, or a command that starts one).
-pub fn without_client_secrets(cmd: &mut Command) -> &mut Command {
-    for v in NOT_FOR_SERVERS {
-        cmd.env_remove(v);
-    }
-    cmd
-}
-
-/// Whether a process exists and is not a zombie.
-pub fn process_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            // The state follows the parenthesised command name.
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
 }
 
 impl Sandbox {
@@ -690,18 +665,6 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))?;
     f.write_all(text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
-}
-
-/// Wait until `pid` is gone; false on timeout.
-pub fn wait_exit(pid: u32, timeout: Duration) -> bool {
-    let start = Instant::now();
-    while process_alive(pid) {
-        if start.elapsed() > timeout {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
 }
 
 use std::os::unix::process::CommandExt as _;

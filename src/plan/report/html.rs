@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{compare, BenchResult};
-use crate::plan::report::Report;
+use super::{Report, RunStatus};
+use crate::bench::{compare, BenchResult};
 
 /// Escape text for HTML/XML.
 pub fn esc(s: &str) -> String {
@@ -224,9 +224,13 @@ pub fn render_report(r: &Report) -> String {
         s,
         "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
         esc(&r.procedure),
-        esc(&r.status)
+        esc(r.status.name())
     );
-    let class = if r.status == "done" { "ok" } else { "bad" };
+    let class = if r.status == RunStatus::Done {
+        "ok"
+    } else {
+        "bad"
+    };
     let _ = write!(s, "<h1>innops {}</h1>", esc(&r.procedure));
     let _ = write!(
         s,
@@ -237,7 +241,7 @@ pub fn render_report(r: &Report) -> String {
     let _ = write!(
         s,
         "<tr><th>status</th><td class=\"{class}\">{}</td></tr>",
-        esc(&r.status)
+        esc(r.status.name())
     );
     if let Some(d) = &r.run_dir {
         let _ = write!(
@@ -322,14 +326,14 @@ pub fn render_report(r: &Report) -> String {
                 .map(|p| format!(
                     " Beside it, {} ({} a second) takes a writer's locks and changes nothing, standing for the table's writers.",
                     esc(p),
-                    super::during::PROBE_RATE
+                    crate::bench::during::PROBE_RATE
                 ))
                 .unwrap_or_else(|| if d.reads_only() {
                     " It only reads: writes were not measured.".to_string()
                 } else {
                     String::new()
                 }),
-            super::worker::DURING_LOCK_WAIT_S
+            crate::bench::DURING_LOCK_WAIT_S
         );
         s.push_str(&super::timeline::impact_chart(d, &r.write_blocks));
         s.push_str(&super::timeline::legend(d, &r.write_blocks));
@@ -421,7 +425,7 @@ pub fn render_report(r: &Report) -> String {
 /// Write `report.html` into the run directory.
 pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
     let path = dir.join("report.html");
-    crate::plan::journal::write_private(&path, render_report(r).as_bytes())
+    crate::files::write_private(&path, render_report(r).as_bytes())
 }
 
 #[cfg(test)]

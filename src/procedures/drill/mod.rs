@@ -10,28 +10,21 @@
 //! - `drill-figures/recovery`, after it: what `innops recover` got back, against the limit (every row not on a
 //!   damaged page) and against `mariadb-dump` on the same damaged files.
 
+pub mod damage;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dump::{damage, Manifest};
+use crate::dump::Manifest;
 use crate::error::{bad_input, refused};
-use crate::plan::{Check, Ctx, Plan, PlanHeader, Risk, Step, Verdict};
+use crate::plan::{Check, Ctx, Plan, PlanHeader, Procedure, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
-use crate::sandbox::Sandbox;
 use crate::server::control::ControlSpec;
 use crate::server::facts::ServerFacts;
+use crate::server::sandbox::Sandbox;
 use crate::sql::{qualified, Queryable};
-
-pub const SETUP: &str = "drill-setup";
-pub const DAMAGE: &str = "drill-damage";
-pub const FIGURES: &str = "drill-figures";
-
-/// Whether a member's procedure is one of the drill's own.
-pub fn is_drill_member(procedure: &str) -> bool {
-    [SETUP, DAMAGE, FIGURES].contains(&procedure)
-}
 
 /// The drill's sandbox, as every member names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,7 +165,12 @@ pub fn setup_plan(p: &SetupParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow
             .join(", ")
     )];
     Ok(Plan {
-        header: env.header(SETUP, facts, serde_json::to_value(p)?, notes),
+        header: env.header_of(
+            Procedure::DrillSetup,
+            facts,
+            serde_json::to_value(p)?,
+            notes,
+        ),
         steps: vec![step],
         bench: None,
         locks: Vec::new(),
@@ -272,7 +270,12 @@ pub fn damage_plan(p: &DamageParams, facts: &ServerFacts, env: &PlanEnv) -> anyh
         "after the last step that restarts the server: {target}'s leaf pages are damaged with the server stopped after a slow shutdown, and it starts without loading the buffer-pool dump (which lists those pages); no member before the recovery reads them"
     )];
     Ok(Plan {
-        header: env.header(DAMAGE, facts, serde_json::to_value(p)?, notes),
+        header: env.header_of(
+            Procedure::DrillDamage,
+            facts,
+            serde_json::to_value(p)?,
+            notes,
+        ),
         steps,
         bench: None,
         locks: Vec::new(),
@@ -376,7 +379,12 @@ pub fn figures_plan(p: &FiguresParams, facts: &ServerFacts, env: &PlanEnv) -> an
         )
     }));
     Ok(Plan {
-        header: env.header(FIGURES, facts, serde_json::to_value(p)?, Vec::new()),
+        header: env.header_of(
+            Procedure::DrillFigures,
+            facts,
+            serde_json::to_value(p)?,
+            Vec::new(),
+        ),
         steps: vec![step],
         bench: None,
         locks: Vec::new(),
@@ -559,10 +567,14 @@ pub fn recovery_lines(f: &RecoveryFigures) -> Vec<String> {
 
 /// Build a drill member again from its `plan.json` header (for `innops resume` of a drill run).
 pub fn rebuild(h: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
-    match h.procedure.as_str() {
-        SETUP => setup_plan(&serde_json::from_value(h.params.clone())?, facts, env),
-        DAMAGE => damage_plan(&serde_json::from_value(h.params.clone())?, facts, env),
-        FIGURES => figures_plan(&serde_json::from_value(h.params.clone())?, facts, env),
+    match h.procedure {
+        Procedure::DrillSetup => setup_plan(&serde_json::from_value(h.params.clone())?, facts, env),
+        Procedure::DrillDamage => {
+            damage_plan(&serde_json::from_value(h.params.clone())?, facts, env)
+        }
+        Procedure::DrillFigures => {
+            figures_plan(&serde_json::from_value(h.params.clone())?, facts, env)
+        }
         other => Err(bad_input(format!("'{other}' is not a member of the drill"))),
     }
 }

@@ -1,5 +1,13 @@
 //! `report.json`: where a run stands, step by step, with every verdict and the before/after figures. Rewritten
 //! after every step so a crash leaves an accurate report behind; also rendered as text for the terminal.
+//!
+//! The report's one home: [`impact`] reads the during-workload's lines back with the journal's step spans,
+//! [`timeline`] draws the impact-over-time chart and [`html`] renders `report.html`. They use bench's figures
+//! and statistics; bench knows nothing of them.
+
+pub mod html;
+pub mod impact;
+pub mod timeline;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -60,13 +68,46 @@ pub struct BenchReport {
     pub change: Option<Comparison>,
 }
 
+/// How a run stands, as `report.json`, the journal's last line and `innops runs` spell it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Planned and checked, nothing executed.
+    DryRun,
+    Running,
+    /// Every step done (the message says what fell short of the aim, if anything did).
+    Done,
+    Refused,
+    Failed,
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word `--format json` consumers read (`dry_run`, `done`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::DryRun => "dry_run",
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Refused => "refused",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub procedure: String,
     pub target: String,
     pub server: String,
-    /// `dry_run`, `running`, `done`, `refused`, `failed`, `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     pub executed: bool,
     pub notes: Vec<String>,
     pub steps: Vec<StepReport>,
@@ -89,7 +130,7 @@ pub struct Report {
     pub outcome: Vec<String>,
     /// With `--bench-during`: the workload's throughput and latency over the whole run, with the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub during: Option<crate::bench::during::DuringReport>,
+    pub during: Option<impact::DuringReport>,
 }
 
 impl Report {
@@ -104,7 +145,7 @@ impl Report {
             procedure: procedure.into(),
             target: target.into(),
             server: server.into(),
-            status: "dry_run".into(),
+            status: RunStatus::DryRun,
             executed: false,
             notes,
             steps: steps
@@ -167,15 +208,15 @@ impl Report {
     /// The final verdict alone (`--quiet`): one line.
     pub fn render_verdict(&self) -> String {
         let what = if self.executed {
-            match self.status.as_str() {
+            match self.status {
                 // A run that finished short of its aim (exit 4) says how, even in one line.
-                "done" => match &self.message {
+                RunStatus::Done => match &self.message {
                     Some(m) => format!("done, {m}"),
                     None => "done".to_string(),
                 },
                 other => other.to_string(),
             }
-        } else if self.status == "refused" {
+        } else if self.status == RunStatus::Refused {
             "refused (dry run: nothing was changed)".to_string()
         } else {
             "every pre-check passes (dry run: nothing was changed; add --execute to act)"

@@ -18,7 +18,7 @@ use std::time::Duration;
 use mysql::prelude::Queryable;
 
 use crate::error::refused;
-use crate::sandbox::Sandbox;
+use crate::server::sandbox::Sandbox;
 
 /// The page size innops damages (MariaDB's default, `innodb_page_size = 16k`).
 pub const PAGE: usize = 16384;
@@ -498,7 +498,7 @@ impl<'a> Stopped<'a> {
             c.query_drop(format!("SET {tag} GLOBAL innodb_fast_shutdown = 0"))?;
             // The server closes the session as it goes down; the statement's own result does not matter.
             let _ = c.query_drop(format!("SHUTDOWN {tag}"));
-            if !crate::sandbox::wait_exit(pid, Duration::from_secs(600)) {
+            if !crate::server::process::wait_exit(pid, Duration::from_secs(600)) {
                 return Err(refused(format!(
                     "sandbox '{}' (pid {pid}) did not exit within 600 s of its slow shutdown: read {}",
                     sb.name,

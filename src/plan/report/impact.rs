@@ -1,4 +1,4 @@
-//! The impact over time read back: a run's lines of [`super::FILE`] and its journal's step starts and ends
+//! The impact over time read back: a run's lines of [`crate::bench::during::FILE`] and its journal's step starts and ends
 //! become `report.json`'s `during` ([`report_of`]): each step's span, and what the workload measured in it set
 //! against "before" ([`impact`], pure and tested without a server); and the text summary's lines.
 
@@ -8,7 +8,9 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{describe_codes, read_lines, DuringInterval, Line, INTERVAL, WORKLOAD, WRITES};
+use crate::bench::during::{
+    describe_codes, read_lines, DuringInterval, Line, INTERVAL, WORKLOAD, WRITES,
+};
 use crate::bench::{BenchResult, Workload};
 
 /// A step's span, from the journal.
@@ -362,8 +364,9 @@ impl DuringReport {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{iv, t};
     use super::*;
+    use crate::bench::during::test_support::{iv, t};
+    use crate::bench::during::FILE;
     use crate::plan::journal::{Event, EventKind};
 
     fn ev(s: i64, kind: EventKind) -> Event {
@@ -531,6 +534,44 @@ mod tests {
         assert_eq!(
             (sliced.intervals, sliced.median_tps, sliced.seconds),
             (1, Some(0.0), 1.0)
+        );
+    }
+
+    #[test]
+    fn lines_read_back_as_written_and_a_torn_one_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bench")).unwrap();
+        let lines = vec![
+            Line::Start {
+                ts: t(0),
+                series: WORKLOAD.into(),
+                workload: "oltp_read_write".into(),
+                threads: 2,
+            },
+            Line::Interval(iv(WORKLOAD, 0, 10.0, Some(1.5), &[(2013, 1)])),
+            Line::Slice {
+                label: "before".into(),
+                from: t(0),
+                to: t(1),
+            },
+        ];
+        let mut text: String = lines
+            .iter()
+            .map(|l| serde_json::to_string(l).unwrap() + "\n")
+            .collect();
+        text.push_str("{\"interval\":{\"ser");
+        std::fs::write(dir.path().join(FILE), text).unwrap();
+        assert_eq!(read_lines(dir.path()), lines);
+        let r = report_of(dir.path(), &BTreeMap::new(), None).unwrap();
+        assert_eq!(
+            (r.workload.as_str(), r.threads, r.started),
+            ("oltp_read_write", 2, t(0))
+        );
+        assert_eq!(r.intervals.len(), 1);
+        assert_eq!(r.slices, vec![("before".to_string(), t(0), t(1))]);
+        assert_eq!(
+            describe_codes(&r.intervals[0].error_codes),
+            "2013 connection lost ×1"
         );
     }
 }

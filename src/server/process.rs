@@ -1,0 +1,68 @@
+//! Processes innops starts or watches by pid: whether one is alive, waiting for one to end, and the environment a
+//! server must not inherit. Pure OS plumbing (procfs, signals), shared by the sandbox, server control, the
+//! recovery's private servers and the drill's page damage; nothing here knows a server's protocol.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Variables no server innops starts may inherit: `MYSQL_PWD` is the DBA's client password, and a server keeps
+/// its environment in /proc/PID/environ for its whole life (readable by root and by the server's user).
+pub const NOT_FOR_SERVERS: &[&str] = &["MYSQL_PWD"];
+
+/// `cmd` without [`NOT_FOR_SERVERS`] in the environment it passes on (a server, or a command that starts one).
+pub fn without_client_secrets(cmd: &mut Command) -> &mut Command {
+    for v in NOT_FOR_SERVERS {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // The state follows the parenthesised command name.
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Wait until `pid` is gone; false on timeout.
+pub fn wait_exit(pid: u32, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while process_alive(pid) {
+        if start.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_and_a_reaped_child_is_not() {
+        assert!(process_alive(std::process::id()));
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!process_alive(pid));
+        assert!(wait_exit(pid, Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn client_secrets_are_not_passed_on() {
+        let mut c = Command::new("env");
+        c.env("MYSQL_PWD", "secret");
+        without_client_secrets(&mut c);
+        let out = c.output().unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("MYSQL_PWD"));
+    }
+}
