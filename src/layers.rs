@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["server"],
     &["sql"],
     &["progress"],
-    &["units", "files"],
+    &["units", "files", "testhooks"],
     &["error"],
 ];
 

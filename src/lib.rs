@@ -17,4 +17,5 @@ pub mod progress;
 pub mod registry;
 pub mod server;
 pub mod sql;
+pub mod testhooks;
 pub mod units;

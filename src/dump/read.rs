@@ -28,9 +28,6 @@ impl std::fmt::Display for Unopenable {
 }
 impl std::error::Error for Unopenable {}
 
-/// Environment variable: when set, every read and its outcome is printed on stderr (for working on this module).
-pub const TRACE: &str = "INNOPS_DUMP_TRACE";
-
 /// Error codes that mean the table as a whole cannot be opened: corrupted (1877), not in the engine (1932), its
 /// tablespace missing (1812) or discarded (1814; the server still describes such a table, so only the read says).
 const UNOPENABLE: [u16; 4] = [1812, 1814, 1877, 1932];
@@ -481,7 +478,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                 }
             }
         }
-        if std::env::var_os(TRACE).is_some() {
+        if crate::testhooks::dump_trace() {
             let end = failure
                 .as_ref()
                 .map_or("end".to_string(), crate::error::describe_mysql);
@@ -531,7 +528,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                         .extend(lines.iter().filter_map(|l| page_of(l)));
                 }
                 (None, Some(first), Some(last)) if write => {
-                    if std::env::var_os(TRACE).is_some() {
+                    if crate::testhooks::dump_trace() {
                         eprintln!("suspect: {lines:?}");
                     }
                     let last = key_of(&key_pos, last);
@@ -1030,7 +1027,7 @@ impl<'s, 'a> Reader<'s, 'a> {
                 keys = self.sh.key_list,
             );
             let res = self.conn.query::<Row, _>(&sql);
-            if std::env::var_os(TRACE).is_some() {
+            if crate::testhooks::dump_trace() {
                 match &res {
                     Ok(r) => eprintln!("{sql} -> {} keys", r.len()),
                     Err(e) => eprintln!("{sql} -> {}", crate::error::describe_mysql(e)),
@@ -1224,7 +1221,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         let _ = o;
         let logged = crate::server::errorlog::end_offset(log) > from
             && !unexplained(&corruption_since(log, from), explained).is_empty();
-        if std::env::var_os(TRACE).is_some() {
+        if crate::testhooks::dump_trace() {
             eprintln!("confirm {} key(s): logged {logged}", keys.len());
         }
         if !logged {

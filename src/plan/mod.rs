@@ -291,29 +291,6 @@ impl Plan {
 pub use crate::sql::tag_safe;
 pub use procedure::Procedure;
 
-/// Test hook: with `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `POINT` and
-/// waits (at most 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point without
-/// depending on timing. Points: convert's `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard
-/// held), recover's `dump-connect-N` (before the dump opens its N-th session) and `escalate-started-N` (the
-/// private server up at level N, not yet recorded), and `after-action:STEP` in any plan.
-pub fn test_hold(point: &str) {
-    let Ok(spec) = std::env::var("INNOPS_TEST_HOLD") else {
-        return;
-    };
-    let Some((p, dir)) = spec.split_once('=') else {
-        return;
-    };
-    if p != point {
-        return;
-    }
-    let dir = PathBuf::from(dir);
-    let _ = std::fs::write(dir.join("holding"), b"");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    while !dir.join("go").exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// Seconds a check's session waits for a table lock before it gives up and names who may hold it.
 pub const CHECK_LOCK_WAIT_S: u64 = 10;
 

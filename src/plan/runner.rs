@@ -26,11 +26,6 @@ pub struct RunOptions {
     pub no_bench: bool,
 }
 
-/// Fault injection for crash tests: `INNOPS_FAULT=after-action:STEP` ends the process right after that step's
-/// action, before its post-checks are journaled, as a kill would; `before-journal:STEP` ends it after the action
-/// but before its result is journaled.
-pub const FAULT_ENV: &str = "INNOPS_FAULT";
-
 /// Show or execute `plan`. `resume` names the run directory of an interrupted run to continue.
 pub fn run(
     plan: Plan,
@@ -630,7 +625,7 @@ fn execute_steps(
         } else if let Some(act) = &step.act {
             match act(ctx) {
                 Ok(result) => {
-                    fault_point("before-journal:", &step.id);
+                    crate::testhooks::exit_at("before-journal:", &step.id);
                     report.mark_acts(&step.id);
                     rd.log(EventKind::ActionDone {
                         step: step.id.clone(),
@@ -678,8 +673,8 @@ fn execute_steps(
                     .into());
                 }
             }
-            fault_point("after-action:", &step.id);
-            crate::plan::test_hold(&format!("after-action:{}", step.id));
+            crate::testhooks::exit_at("after-action:", &step.id);
+            crate::testhooks::hold(&format!("after-action:{}", step.id));
         }
         // A step a pre-check found already done did not act: its end state was observed by that check, and
         // its post-checks (a clean shutdown, say) may describe an action that was rightly never taken.
@@ -840,17 +835,6 @@ fn recover(step: &crate::plan::Step, ctx: &mut Ctx) -> Option<String> {
         r(ctx)
             .unwrap_or_else(|re| format!("Recovery failed too: {}", crate::error::display_of(&re))),
     )
-}
-
-/// `after-action:STEP` ends the process once the action's result is journaled; `before-journal:STEP` ends it
-/// before, as a kill in the moment between the server doing the work and innops writing it down would.
-fn fault_point(point: &str, step: &str) {
-    if let Ok(f) = std::env::var(FAULT_ENV) {
-        if f.strip_prefix(point) == Some(step) {
-            eprintln!("innops: {FAULT_ENV} ends the process at {point}{step}");
-            std::process::exit(137);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -85,11 +85,6 @@ pub struct StopRecord {
     pub clean: bool,
 }
 
-/// Test hook: with `INNOPS_TEST_KILL_AT_STOP` set, a stop kills the server (SIGKILL) instead of shutting it down,
-/// as a mariadbd killed during its shutdown leaves things: no `Shutdown complete` line, crash recovery at the
-/// next start.
-pub const KILL_AT_STOP_ENV: &str = "INNOPS_TEST_KILL_AT_STOP";
-
 /// A server innops may stop and start.
 pub struct Control {
     pub spec: ControlSpec,
@@ -169,7 +164,7 @@ impl Control {
                         "SHOW /* {tag} */ GLOBAL STATUS LIKE 'Innodb_history_list_length'"
                     ))?
                     .and_then(|(_, v)| v.parse().ok());
-                let kill = std::env::var_os(KILL_AT_STOP_ENV).is_some();
+                let kill = crate::testhooks::kill_at_stop();
                 match &self.spec {
                     _ if kill && pid.is_some() => {
                         // SAFETY: plain kill(2) on the server's own pid (test hook).

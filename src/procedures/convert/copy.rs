@@ -52,11 +52,7 @@ pub fn guard_held(ctx: &Ctx, info: &TableInfo) -> bool {
 /// How long innops waits to lock a table before it gives up and names who holds it: 60 s
 /// (`INNOPS_TEST_LOCK_WAIT=N` in tests).
 pub fn lock_wait_secs() -> u64 {
-    std::env::var("INNOPS_TEST_LOCK_WAIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| (1..=3600).contains(n))
-        .unwrap_or(60)
+    crate::testhooks::lock_wait_secs().unwrap_or(60)
 }
 
 /// The refusal for a lock on `info` that could not be had within [`lock_wait_secs`], naming the sessions that
@@ -646,7 +642,7 @@ impl Pause {
     /// One more pause of 500 ms for `why`; an error once the wait is over its bound.
     fn wait(&mut self, why: &str) -> anyhow::Result<()> {
         let since = *self.since.get_or_insert_with(|| {
-            crate::plan::test_hold("load-paused");
+            crate::testhooks::hold("load-paused");
             Instant::now()
         });
         if since.elapsed() > MAX_PAUSE {
@@ -701,52 +697,6 @@ pub fn wait_for_load(ctx: &Ctx, settings: &ChunkSettings) -> anyhow::Result<()> 
     }
 }
 
-/// Test hooks: `INNOPS_FAULT=after-chunk:N` ends the process after the N-th chunk, as a kill would;
-/// `INNOPS_FAULT=sigint-after-chunk:N` sends it a SIGINT there, as Ctrl-C would (`sigterm-…`, `sighup-…`: SIGTERM,
-/// SIGHUP).
-fn chunk_fault(n: u64) {
-    if let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) {
-        if f.strip_prefix("after-chunk:")
-            .and_then(|v| v.parse::<u64>().ok())
-            == Some(n)
-        {
-            eprintln!(
-                "innops: {} ends the process after chunk {n}",
-                crate::plan::runner::FAULT_ENV
-            );
-            std::process::exit(137);
-        }
-        // As a DBA's Ctrl-C would (or systemd's SIGTERM, or a dropped ssh session's SIGHUP): the copy must stop
-        // at the next chunk boundary.
-        for (name, signal) in [
-            ("sigint", libc::SIGINT),
-            ("sigterm", libc::SIGTERM),
-            ("sighup", libc::SIGHUP),
-        ] {
-            if f.strip_prefix(name)
-                .and_then(|rest| rest.strip_prefix("-after-chunk:"))
-                .and_then(|v| v.parse::<u64>().ok())
-                == Some(n)
-            {
-                // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
-                unsafe { libc::raise(signal) };
-            }
-        }
-    }
-}
-
-/// Test hook: `INNOPS_TEST_CHUNK_ROWS=N` copies in chunks of exactly N rows, so a small table crosses many
-/// chunk boundaries whatever the machine's speed.
-pub const CHUNK_ROWS_ENV: &str = "INNOPS_TEST_CHUNK_ROWS";
-
-pub fn test_chunk_rows() -> Option<u64> {
-    std::env::var(CHUNK_ROWS_ENV)
-        .ok()?
-        .parse()
-        .ok()
-        .filter(|n| *n > 0)
-}
-
 /// Copy in primary-key chunks into the PK-only shadow, continuing after the highest key already copied.
 pub fn copy_chunked(
     ctx: &mut Ctx,
@@ -783,7 +733,7 @@ pub fn copy_chunked(
     let mut last: Option<Vec<Value>> = conn
         .exec_first::<mysql::Row, _, _>(&last_sql, ())?
         .map(|r| r.unwrap());
-    let fixed_chunk = test_chunk_rows();
+    let fixed_chunk = crate::testhooks::chunk_rows();
     let mut chunk: u64 = fixed_chunk.unwrap_or(1000);
     let already = crate::procedures::convert::verify::count_rows(
         &mut conn,
@@ -858,7 +808,7 @@ pub fn copy_chunked(
         last = conn
             .exec_first::<mysql::Row, _, _>(&last_sql, ())?
             .map(|r| r.unwrap());
-        chunk_fault(chunks);
+        crate::testhooks::after_chunk(chunks);
         if n < chunk {
             // A short chunk was the last one.
             break;
@@ -933,7 +883,7 @@ pub fn swap(
     conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
     let id = conn.connection_id();
     // Test hook: a test can queue a write behind the guard here without depending on timing.
-    crate::plan::test_hold("before-swap");
+    crate::testhooks::hold("before-swap");
     let key = guard_key(info);
     let guard = ctx.held.remove(&key);
     let mut watch = ctx.target.connect()?;

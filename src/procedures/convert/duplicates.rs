@@ -201,7 +201,7 @@ pub fn walk_key(ctx: &mut Ctx, t: &TableInfo, ix: &Index) -> anyhow::Result<KeyD
     };
     let index = quote_ident(&ix.name);
     let source = format!("{} FORCE INDEX ({index})", t.qualified());
-    let fixed = super::copy::test_chunk_rows();
+    let fixed = crate::testhooks::chunk_rows();
     // Two rows at least: a chunk of one could never hold a group.
     let mut chunk = fixed.unwrap_or(1000).clamp(2, MAX_CHUNK);
     let mut from: Option<(Vec<Value>, bool)> = None;

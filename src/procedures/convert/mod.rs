@@ -1249,7 +1249,7 @@ fn copy_step(
     let t = info.clone();
     let flags_copy = flags.clone();
     step = step.act(move |ctx| {
-        crate::plan::test_hold("before-guard");
+        crate::testhooks::hold("before-guard");
         let t_start = std::time::Instant::now();
         // Wait for a calm server before blocking writes or creating anything.
         copy::wait_for_load(ctx, &settings)?;
@@ -1343,7 +1343,7 @@ fn copy_step(
             Err(e) => (Err(e), 0.0),
         };
         let waited_for_hash_s = (copy_start.elapsed().as_secs_f64() - copy_s).max(0.0);
-        crate::plan::test_hold("after-copy");
+        crate::testhooks::hold("after-copy");
         // One statement in one transaction: the server's count of the rows it inserted, against the source's
         // count under the guard, is the copy's outcome (the post-check uses it instead of reading the shadow
         // again; verification reads every row next).

@@ -78,7 +78,7 @@ pub fn sums(ctx: &mut Ctx, t: &TableInfo, exprs: &[String]) -> anyhow::Result<Sc
         .map(KeyColumn::read_expr)
         .collect::<Vec<_>>()
         .join(", ");
-    let fixed = super::copy::test_chunk_rows();
+    let fixed = crate::testhooks::chunk_rows();
     let mut chunk = fixed.unwrap_or(1000).min(MAX_CHUNK);
     let mut last: Option<Vec<Value>> = None;
     let (mut statements, mut longest) = (0u64, Duration::ZERO);

@@ -216,10 +216,7 @@ pub fn poll_until<T>(bound: Duration, every: Duration, mut probe: impl FnMut() -
 /// Test hook: `INNOPS_FAULT=sigint-in-action:STEP` sends innops a SIGINT inside that step's action, as Ctrl-C
 /// would, and waits until the handler has raised the abort flag.
 pub fn sigint_fault(ctx: &Ctx, step: &str) {
-    let Ok(f) = std::env::var(crate::plan::runner::FAULT_ENV) else {
-        return;
-    };
-    if f.strip_prefix("sigint-in-action:") != Some(step) {
+    if !crate::testhooks::sigint_in_action(step) {
         return;
     }
     // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.

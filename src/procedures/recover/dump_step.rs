@@ -33,7 +33,7 @@ impl Connector for PrivateConnector {
             .opened
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
             + 1;
-        crate::plan::test_hold(&format!("dump-connect-{n}"));
+        crate::testhooks::hold(&format!("dump-connect-{n}"));
         self.private.target().connect()
     }
 

@@ -517,7 +517,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 crate::progress::say(&format!("      level {level}: starting the private server"));
                 let mut a = private.start(level, Duration::from_secs(600))?;
                 if a.started {
-                    crate::plan::test_hold(&format!("escalate-started-{level}"));
+                    crate::testhooks::hold(&format!("escalate-started-{level}"));
                     let listed = private.target().connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
                     match listed {
                         Ok((_, missing)) if missing.is_empty() => {

@@ -1,0 +1,116 @@
+//! Every test hook innops reads, in one place: environment variables the integration tests set to put a run at
+//! an exact point (hold there, die there, send itself a signal there) or to make a bound small enough to cross
+//! on a small table, so no test depends on timing. None of them changes what a run does when unset; a DBA never
+//! sets them. Each hook says where it fires.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `INNOPS_FAULT=POINT…`: end the process (or signal it) at a point; see each function below.
+pub const FAULT: &str = "INNOPS_FAULT";
+/// `INNOPS_TEST_HOLD=POINT=DIR`: wait at a point; see [`hold`].
+pub const HOLD: &str = "INNOPS_TEST_HOLD";
+/// `INNOPS_TEST_KILL_AT_STOP`: a stop kills the server instead; see [`kill_at_stop`].
+pub const KILL_AT_STOP: &str = "INNOPS_TEST_KILL_AT_STOP";
+/// `INNOPS_TEST_LOCK_WAIT=N`: convert's table-lock wait in seconds; see [`lock_wait_secs`].
+pub const LOCK_WAIT: &str = "INNOPS_TEST_LOCK_WAIT";
+/// `INNOPS_TEST_CHUNK_ROWS=N`: chunks of exactly N rows; see [`chunk_rows`].
+pub const CHUNK_ROWS: &str = "INNOPS_TEST_CHUNK_ROWS";
+/// `INNOPS_DUMP_TRACE`: the dump prints each read it makes to stderr; see [`dump_trace`].
+pub const DUMP_TRACE: &str = "INNOPS_DUMP_TRACE";
+
+fn fault() -> Option<String> {
+    std::env::var(FAULT).ok()
+}
+
+/// With `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `point` and waits (at most
+/// 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point. Points: convert's
+/// `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard held), recover's `dump-connect-N`
+/// (before the dump opens its N-th session) and `escalate-started-N` (the private server up at level N, not
+/// yet recorded), and `after-action:STEP` in any plan.
+pub fn hold(point: &str) {
+    let Ok(spec) = std::env::var(HOLD) else {
+        return;
+    };
+    let Some((p, dir)) = spec.split_once('=') else {
+        return;
+    };
+    if p != point {
+        return;
+    }
+    let dir = PathBuf::from(dir);
+    let _ = std::fs::write(dir.join("holding"), b"");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !dir.join("go").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `INNOPS_FAULT=after-action:STEP` ends the process once the action's result is journaled;
+/// `before-journal:STEP` ends it before, as a kill between the server doing the work and innops writing it
+/// down would (the runner calls this with `point` = `after-action:` or `before-journal:`).
+pub fn exit_at(point: &str, step: &str) {
+    if fault().is_some_and(|f| f.strip_prefix(point) == Some(step)) {
+        eprintln!("innops: {FAULT} ends the process at {point}{step}");
+        std::process::exit(137);
+    }
+}
+
+/// Whether `INNOPS_FAULT=sigint-in-action:STEP` names `step`: the restart kit then sends innops a SIGINT inside
+/// that step's action, as Ctrl-C would.
+pub fn sigint_in_action(step: &str) -> bool {
+    fault().is_some_and(|f| f.strip_prefix("sigint-in-action:") == Some(step))
+}
+
+/// After convert's `n`-th chunk: `INNOPS_FAULT=after-chunk:N` ends the process, as a kill would;
+/// `sigint-after-chunk:N` sends it a SIGINT, as Ctrl-C would (`sigterm-…`, `sighup-…`: SIGTERM, SIGHUP).
+pub fn after_chunk(n: u64) {
+    let Some(f) = fault() else {
+        return;
+    };
+    let at = |prefix: &str| f.strip_prefix(prefix).and_then(|v| v.parse::<u64>().ok()) == Some(n);
+    if at("after-chunk:") {
+        eprintln!("innops: {FAULT} ends the process after chunk {n}");
+        std::process::exit(137);
+    }
+    for (name, signal) in [
+        ("sigint-after-chunk:", libc::SIGINT),
+        ("sigterm-after-chunk:", libc::SIGTERM),
+        ("sighup-after-chunk:", libc::SIGHUP),
+    ] {
+        if at(name) {
+            // SAFETY: raise(2) on our own process; the handler installed by the command layer only sets a flag.
+            unsafe { libc::raise(signal) };
+        }
+    }
+}
+
+/// Whether a stop kills the server (SIGKILL) instead of shutting it down, as a mariadbd killed during its
+/// shutdown leaves things: no `Shutdown complete` line, crash recovery at the next start.
+pub fn kill_at_stop() -> bool {
+    std::env::var_os(KILL_AT_STOP).is_some()
+}
+
+/// Convert's table-lock wait in seconds (1 to 3600), when a test sets one.
+pub fn lock_wait_secs() -> Option<u64> {
+    std::env::var(LOCK_WAIT)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| (1..=3600).contains(n))
+}
+
+/// Chunks of exactly this many rows (convert's copy and dry-run scans), so a small table crosses many chunk
+/// boundaries whatever the machine's speed.
+pub fn chunk_rows() -> Option<u64> {
+    std::env::var(CHUNK_ROWS)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// Whether the dump prints each read it makes to stderr.
+pub fn dump_trace() -> bool {
+    std::env::var_os(DUMP_TRACE).is_some()
+}
