@@ -1,0 +1,550 @@
+//! Convert's pre-flight: one named check per concern, each a function of the table and the run's settings,
+//! listed in the order the plan shows them. Every check reads the table as it is now ([`fresh`]), not as the plan
+//! saw it.
+
+use super::*;
+
+/// What every pre-flight check may use.
+struct Pre<'a> {
+    i: &'a TableInfo,
+    strategy: Strategy,
+    facts: &'a ServerFacts,
+    env: &'a PlanEnv,
+    p: &'a ConvertParams,
+}
+
+pub(super) fn preflight(
+    info: &TableInfo,
+    strategy: Strategy,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+    p: &ConvertParams,
+) -> Step {
+    let pre = Pre {
+        i: info,
+        strategy,
+        facts,
+        env,
+        p,
+    };
+    let step = Step::new(
+        step_id("preflight", info),
+        format!("Check {} can convert", info.display()),
+        Risk::Read,
+    );
+    // In the order the plan shows them; two apply to one kind of path only.
+    [
+        Some(load_thresholds_name_status_variables(&pre)),
+        Some(not_marked_as_crashed(&pre)),
+        Some(myisam_table(&pre)),
+        Some(no_merge_table_over_it(&pre)),
+        Some(auto_increment_leads_an_index(&pre)),
+        (strategy == Strategy::Alter).then(|| no_default_from_a_sequence(&pre)),
+        Some(auto_increment_table_option(&pre)),
+        Some(column_names_innodb_accepts(&pre)),
+        Some(files_in_the_datadir(&pre)),
+        Some(rows_satisfy_the_check_constraints(&pre)),
+        Some(unique_keys_hold_under_their_collation(&pre)),
+        Some(privileges_check(&pre)),
+        Some(row_fits_innodb(&pre)),
+        Some(primary_key(&pre)),
+        Some(triggers(&pre)),
+        Some(fulltext_indexes(&pre)),
+        Some(row_format(&pre)),
+        (strategy != Strategy::Alter).then(|| names_free(&pre)),
+        Some(free_disk(&pre)),
+        Some(buffer_pool(&pre)),
+        Some(values_strict_sql_mode_rejects(&pre)),
+        Some(views(&pre)),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(step, Step::pre)
+}
+
+/// The pre-flight's "load thresholds name status variables".
+fn load_thresholds_name_status_variables(pre: &Pre) -> Check {
+    let unknown: Vec<String> = [&pre.p.max_load.variable, &pre.p.critical_load.variable]
+        .into_iter()
+        .filter(|v| !pre.facts.status.contains_key(v.as_str()))
+        .cloned()
+        .collect();
+    Check::new("load thresholds name status variables", move |_| {
+        Ok(Verdict::check(
+            unknown.is_empty(),
+            if unknown.is_empty() { "known".to_string() } else { format!("{} unknown", unknown.join(", ")) },
+            "variables of SHOW GLOBAL STATUS",
+            format!("the server has no status variable {}: fix --max-load/--critical-load (they are case-sensitive, like Threads_running=25)", unknown.join(", ")),
+        ))
+    })
+}
+
+/// The pre-flight's "not marked as crashed".
+fn not_marked_as_crashed(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let log = pre.env.error_log.clone();
+    Check::new("not marked as crashed", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        if let Some(why) = &t.crashed {
+            return Ok(Verdict::fail(
+                why.clone(),
+                "a table the server can open",
+                if why.starts_with("ERROR 130") {
+                    format!(
+                        "{} cannot be opened (its index file is not a MyISAM index: {why}) and innops copies only healthy tables: back up its files, run REPAIR TABLE {} USE_FRM (it rebuilds the index from the data file), check the rows, then convert it",
+                        t.display(),
+                        t.qualified()
+                    )
+                } else {
+                    format!(
+                        "{} is marked as crashed and innops copies only healthy tables: back up its files, run REPAIR TABLE {}, check the rows, then convert it",
+                        t.display(),
+                        t.qualified()
+                    )
+                },
+            ));
+        }
+        // With myisam_recover_options the server repairs a crashed table when innops first opens it: say so.
+        let repaired = log
+            .as_ref()
+            .and_then(|(path, from)| crate::server::errorlog::read_since(path, *from).ok())
+            .map(|l| repair_lines(&l.lines, &t.schema, &t.name))
+            .unwrap_or_default();
+        Ok(if repaired.is_empty() {
+            Verdict::pass("healthy", "a table the server can open")
+        } else {
+            Verdict::pass(
+                format!(
+                    "the server repaired it automatically when innops opened it (myisam_recover_options): {}; check the rows before relying on the copy",
+                    repaired.join(" / ")
+                ),
+                "a table the server can open",
+            )
+        })
+    })
+}
+
+/// The pre-flight's "MyISAM table".
+fn myisam_table(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("MyISAM table", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        // A crashed table shows no engine: the check above refuses it with the repair, and this one has
+        // nothing to add.
+        if t.crashed.is_some() && t.engine.is_empty() {
+            return Ok(Verdict::pass(
+                "not readable while crashed (see the check above)",
+                "MyISAM",
+            ));
+        }
+        Ok(Verdict::check(
+            t.engine.eq_ignore_ascii_case("MyISAM"),
+            t.engine.clone(),
+            "MyISAM",
+            format!(
+                "{} is {}, not MyISAM: nothing to convert",
+                t.display(),
+                t.engine
+            ),
+        ))
+    })
+}
+
+/// The pre-flight's "no MERGE table over it".
+fn no_merge_table_over_it(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("no MERGE table over it", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let unreadable = if t.merge_unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; could not read the MERGE table(s) {}: if one combines {} it will break",
+                t.merge_unreadable.join(", "),
+                t.display()
+            )
+        };
+        Ok(Verdict::check(
+            t.merge_parents.is_empty(),
+            if t.merge_parents.is_empty() { format!("none{unreadable}") } else { t.merge_parents.join(", ") },
+            "none",
+            format!("the MERGE table(s) {} combine {} and would break if it became InnoDB: convert or drop the MERGE table first", t.merge_parents.join(", "), t.display()),
+        ))
+    })
+}
+
+/// The pre-flight's "AUTO_INCREMENT leads an index".
+fn auto_increment_leads_an_index(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("AUTO_INCREMENT leads an index", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(match schema::auto_increment_problem(&t) {
+            None => Verdict::pass(
+                "yes, or no AUTO_INCREMENT column",
+                "first column of an index",
+            ),
+            Some(why) => Verdict::fail(
+                "second column of a composite key",
+                "first column of an index",
+                why,
+            ),
+        })
+    })
+}
+
+/// The pre-flight's "no DEFAULT from a sequence (alter path)".
+fn no_default_from_a_sequence(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("no DEFAULT from a sequence (alter path)", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(match sequence_defaults(&t) {
+                None => Verdict::pass("none", "none"),
+                Some(cols) => Verdict::fail(
+                    cols.clone(),
+                    "none",
+                    format!(
+                        "{}: {cols} takes its DEFAULT from a sequence, and the server cannot ALTER such a table under LOCK TABLES (ERROR 1100; with the sequence locked too MariaDB 10.11 crashes): convert it with --strategy bulk or --strategy deferred",
+                        t.display()
+                    ),
+                ),
+            })
+    })
+}
+
+/// The pre-flight's "AUTO_INCREMENT table option".
+fn auto_increment_table_option(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("AUTO_INCREMENT table option", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let option = t
+            .definition
+            .options
+            .iter()
+            .find(|(k, _)| k == "AUTO_INCREMENT")
+            .map(|(_, v)| v.clone());
+        Ok(match option {
+            Some(v) if !t.columns.iter().any(|c| c.auto_increment) => Verdict::pass(
+                format!("AUTO_INCREMENT={v} without an AUTO_INCREMENT column: InnoDB keeps no counter for such a table, so the converted table loses this option (no value changes)"),
+                "noted",
+            ),
+            _ => Verdict::pass("nothing lost", "noted"),
+        })
+    })
+}
+
+/// The pre-flight's "column names InnoDB accepts".
+fn column_names_innodb_accepts(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("column names InnoDB accepts", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(match schema::reserved_column_problem(&t) {
+            None => Verdict::pass("none reserved", "none reserved"),
+            Some(why) => Verdict::fail("a name InnoDB reserves", "none reserved", why),
+        })
+    })
+}
+
+/// The pre-flight's "files in the datadir".
+fn files_in_the_datadir(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("files in the datadir", move |ctx| {
+        Ok(files_outside_datadir(&fresh(ctx, &t)?))
+    })
+}
+
+/// The pre-flight's "rows satisfy the CHECK constraints".
+fn rows_satisfy_the_check_constraints(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("rows satisfy the CHECK constraints", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        check_constraint_rows(ctx, &t)
+    })
+}
+
+/// The pre-flight's "UNIQUE keys hold under their collation".
+fn unique_keys_hold_under_their_collation(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("UNIQUE keys hold under their collation", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        duplicates::check_unique_keys_hold(ctx, &t)
+    })
+}
+
+/// The pre-flight's "privileges".
+fn privileges_check(pre: &Pre) -> Check {
+    let strategy = pre.strategy;
+    let t = pre.i.clone();
+    Check::new("privileges", move |ctx| privileges(ctx, &t, strategy))
+}
+
+/// The pre-flight's "row fits InnoDB".
+fn row_fits_innodb(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("row fits InnoDB", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let total: u64 = t.columns.iter().map(schema::inline_bytes).sum();
+        Ok(match schema::row_size_problem(&t) {
+            None => Verdict::pass(
+                format!("~{total} bytes inline"),
+                format!("≤ {}", schema::INNODB_MAX_ROW),
+            ),
+            Some(why) => Verdict::fail(
+                format!("~{total} bytes inline"),
+                format!("≤ {}", schema::INNODB_MAX_ROW),
+                why,
+            ),
+        })
+    })
+}
+
+/// The pre-flight's "primary key".
+fn primary_key(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let force_pk = pre.facts.var_on("innodb_force_primary_key");
+    Check::new("primary key", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(match (t.primary().is_some(), force_pk) {
+            (true, _) => Verdict::pass(format!("PRIMARY KEY ({})", t.pk_columns().join(", ")), "a primary key"),
+            (false, true) => Verdict::fail("none", "a primary key", format!("{} has no primary key and this server sets innodb_force_primary_key=ON: add a primary key first", t.display())),
+            (false, false) => Verdict::pass("none: InnoDB will use a hidden row id, and the copy runs as one statement without chunks or resume", "a primary key"),
+        })
+    })
+}
+
+/// The pre-flight's "triggers".
+fn triggers(pre: &Pre) -> Check {
+    let strategy = pre.strategy;
+    let t = pre.i.clone();
+    Check::new("triggers", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(if t.triggers.is_empty() {
+            Verdict::pass("none", "none, or --strategy alter")
+        } else if strategy == Strategy::Alter {
+            Verdict::pass(
+                format!("{} (kept by ALTER)", t.triggers.join(", ")),
+                "none, or --strategy alter",
+            )
+        } else {
+            Verdict::fail(
+                t.triggers.join(", "),
+                "none, or --strategy alter",
+                format!("{} has triggers ({}) that the swap would move to the kept old table: use --strategy alter, which keeps them", t.display(), t.triggers.join(", ")),
+            )
+        })
+    })
+}
+
+/// The pre-flight's "FULLTEXT indexes".
+fn fulltext_indexes(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let ft_myisam = pre.facts.var("ft_min_word_len").unwrap_or("4").to_string();
+    let ft_innodb = pre
+        .facts
+        .var("innodb_ft_min_token_size")
+        .unwrap_or("3")
+        .to_string();
+    Check::new("FULLTEXT indexes", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let ft: Vec<&str> = t
+            .secondary()
+            .filter(|x| x.is_fulltext())
+            .map(|x| x.name.as_str())
+            .collect();
+        Ok(Verdict::pass(
+            if ft.is_empty() {
+                "none".to_string()
+            } else {
+                format!(
+                    "{}: search results will change (ft_min_word_len={ft_myisam} vs innodb_ft_min_token_size={ft_innodb}, other stopwords); check the application's searches",
+                    ft.join(", ")
+                )
+            },
+            "noted",
+        ))
+    })
+}
+
+/// The pre-flight's "row format".
+fn row_format(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("row format", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(Verdict::pass(
+            if t.explicit_fixed_format() {
+                let format = t
+                    .definition
+                    .foreign_row_format()
+                    .map(|f| f.to_ascii_uppercase())
+                    .unwrap_or_else(|| "FIXED".into());
+                format!("ROW_FORMAT={format}: converted with ROW_FORMAT=DEFAULT (InnoDB has no {format} format)")
+            } else {
+                t.row_format.clone()
+            },
+            "any",
+        ))
+    })
+}
+
+/// The pre-flight's "names free".
+fn names_free(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let restart = pre.p.restart;
+    let flags = pre.env.flags();
+    Check::new("names free", move |ctx| {
+        let shadow = shadow_name(&t.name);
+        let old = old_name(&t.name);
+        let shadow_taken = engine_of(ctx, &t.schema, &shadow)?.is_some();
+        let old_taken = engine_of(ctx, &t.schema, &old)?.is_some();
+        let tag = ctx.tag();
+        let kept = old_taken
+            && own::lookup(ctx.conn()?, &tag, &t.schema, &old)?
+                .is_some_and(|r| r.kind == own::KEPT && r.of_table == t.name);
+        Ok(if kept && swapped(ctx, &t)? {
+            // Converted already (a playbook's second convert of the table): the kept copy is that
+            // conversion's rollback copy, and "not converted yet" skips the work.
+            Verdict::pass(
+                format!("{old} is the kept copy of the conversion already done"),
+                "free",
+            )
+        } else if kept {
+            // Never advise dropping the only rollback copy: keep it under another name.
+            Verdict::fail(
+                    format!("{old} is innops's kept copy of an earlier conversion"),
+                    "free",
+                    format!("{}.{old} is the MyISAM table innops kept when it converted {} before, and the swap needs that name: keep it under another name (RENAME TABLE {} TO {}) if you need it, then convert again", t.schema, t.display(), qualified(&t.schema, &old), qualified(&t.schema, &format!("{old}_1"))),
+                )
+        } else if old_taken {
+            Verdict::fail(
+                    format!("{old} exists"),
+                    "free",
+                    format!("{}.{old} already exists, so the swap could not keep the MyISAM table under that name: check what it is, then rename it (RENAME TABLE {} TO …) or drop it if it is not needed", t.schema, qualified(&t.schema, &old)),
+                )
+        } else if shadow_taken && !restart {
+            Verdict::fail(
+                    format!("{shadow} exists"),
+                    "free",
+                    format!("{}.{shadow} is left from an interrupted conversion: continue that run with `innops resume RUN_DIR`, or start over with `{}`", t.schema, restart_command(&flags, &t)),
+                )
+        } else if shadow_taken {
+            Verdict::pass(format!("{shadow} exists: --restart drops it"), "free")
+        } else {
+            Verdict::pass(format!("{shadow}, {old} free"), "free")
+        })
+    })
+}
+
+/// The pre-flight's "free disk".
+fn free_disk(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let local = pre.env.target.local;
+    let datadir = pre.facts.var("datadir").map(str::to_string);
+    Check::new("free disk", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let need = (t.data_length + t.index_length) * 2;
+        let Some(dir) = datadir.clone().filter(|_| local) else {
+            return Ok(Verdict::pass(
+                "not checked: the datadir is not on this machine",
+                format!("≥ {} free", format_size(need)),
+            ));
+        };
+        Ok(match crate::procedures::kit::checks::free_bytes(std::path::Path::new(&dir)) {
+            Some(free) => Verdict::check(
+                free > need,
+                format!("{} free", format_size(free)),
+                format!("> {} (twice the MyISAM data and indexes)", format_size(need)),
+                format!("{} needs about {} and the datadir's filesystem has {} free: free space first", t.display(), format_size(need), format_size(free)),
+            ),
+            None => Verdict::pass(format!("not checked: {dir} is not readable here"), format!("> {}", format_size(need))),
+        })
+    })
+}
+
+/// The pre-flight's "buffer pool".
+fn buffer_pool(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let pool = pre.facts.var_u64("innodb_buffer_pool_size").unwrap_or(0);
+    Check::new("buffer pool", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        let size = t.data_length + t.index_length;
+        Ok(Verdict::pass(
+            if size > pool && pool > 0 {
+                format!("{} of MyISAM data and indexes vs a {} buffer pool: the copy runs out of memory; a larger innodb_buffer_pool_size for the job would speed it up", format_size(size), format_size(pool))
+            } else {
+                format!(
+                    "{} of MyISAM data and indexes fit the {} buffer pool",
+                    format_size(size),
+                    format_size(pool)
+                )
+            },
+            "advice",
+        ))
+    })
+}
+
+/// The pre-flight's "values strict sql_mode rejects".
+fn values_strict_sql_mode_rejects(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("values strict sql_mode rejects", move |ctx| {
+        let dates: Vec<&schema::Column> = t
+            .columns
+            .iter()
+            .filter(|c| matches!(c.data_type.as_str(), "date" | "datetime" | "timestamp"))
+            .collect();
+        if dates.is_empty() {
+            return Ok(Verdict::pass("no date columns", "noted"));
+        }
+        let sums: Vec<String> = dates
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} < '0001-01-01' OR DAYOFMONTH({}) = 0 OR MONTH({}) = 0",
+                    crate::sql::quote_ident(&c.name),
+                    crate::sql::quote_ident(&c.name),
+                    crate::sql::quote_ident(&c.name)
+                )
+            })
+            .collect();
+        // In short statements: a dry run must not hold the table's writers for a whole scan.
+        let scanned = scan::sums(ctx, &t, &sums)?;
+        let scan::Scanned::Sums { sums: counts, .. } = &scanned else {
+            return Ok(Verdict::pass(scan::how(&scanned), "noted"));
+        };
+        let counts = counts.clone();
+        let found: Vec<String> = dates
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| format!("{n} zero dates in `{}`", c.name))
+            .collect();
+        Ok(Verdict::pass(
+            if found.is_empty() {
+                format!("none ({})", scan::how(&scanned))
+            } else {
+                format!(
+                    "{}: copied verbatim; applications in strict sql_mode cannot write such values",
+                    found.join(", ")
+                )
+            },
+            "noted",
+        ))
+    })
+}
+
+/// The pre-flight's "views".
+fn views(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    Check::new("views", move |ctx| {
+        let t = fresh(ctx, &t)?;
+        Ok(Verdict::pass(
+            if t.views.is_empty() {
+                "none".to_string()
+            } else {
+                format!(
+                    "{} read the table by name and will read the InnoDB table after the swap",
+                    t.views.join(", ")
+                )
+            },
+            "noted",
+        ))
+    })
+}
