@@ -682,7 +682,7 @@ pub fn combine(
         members,
     };
     Ok(Plan {
-        header: env.header_of(procedure, facts, serde_json::to_value(params)?, notes),
+        header: env.header(procedure, facts, serde_json::to_value(params)?, notes),
         steps,
         bench: read_only_bench.or(bench),
         locks,

@@ -67,23 +67,8 @@ impl PlanEnv {
         shell_words::join(out)
     }
 
-    /// The header of a plan of `procedure`, which must be one innops has ([`Procedure::named`]): each
-    /// procedure's module names itself, and the registry's test builds every one.
-    pub fn header(
-        &self,
-        procedure: &str,
-        facts: &ServerFacts,
-        params: serde_json::Value,
-        notes: Vec<String>,
-    ) -> PlanHeader {
-        let procedure = Procedure::named(procedure).unwrap_or_else(|| {
-            panic!("{procedure:?} is not a procedure of crate::plan::Procedure")
-        });
-        self.header_of(procedure, facts, params, notes)
-    }
-
     /// The header of a plan of `procedure`.
-    pub fn header_of(
+    pub fn header(
         &self,
         procedure: Procedure,
         facts: &ServerFacts,

@@ -104,7 +104,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     }));
     Ok(Plan {
         header: env.header(
-            "convert-drop-kept",
+            crate::plan::Procedure::ConvertDropKept,
             facts,
             serde_json::to_value(&p)?,
             vec![format!(

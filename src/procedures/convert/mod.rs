@@ -755,7 +755,12 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         ..p.clone()
     };
     Ok(Plan {
-        header: env.header("convert", facts, serde_json::to_value(recorded)?, notes),
+        header: env.header(
+            crate::plan::Procedure::Convert,
+            facts,
+            serde_json::to_value(recorded)?,
+            notes,
+        ),
         steps,
         bench,
         locks: p

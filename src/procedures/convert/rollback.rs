@@ -109,7 +109,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     )];
     Ok(Plan {
         header: env.header(
-            "convert-rollback",
+            crate::plan::Procedure::ConvertRollback,
             facts,
             serde_json::to_value(&params)?,
             notes,

@@ -292,7 +292,12 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         sc.name, p.schema, detect_note
     )];
     Ok(Plan {
-        header: env.header("deadlock", facts, serde_json::to_value(p)?, notes),
+        header: env.header(
+            crate::plan::Procedure::Deadlock,
+            facts,
+            serde_json::to_value(p)?,
+            notes,
+        ),
         steps: vec![step],
         bench: None,
         locks: crate::plan::lock::server_if(p.detect.is_some(), format!("deadlock:{}", p.schema)),

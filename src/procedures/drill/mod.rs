@@ -165,7 +165,7 @@ pub fn setup_plan(p: &SetupParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow
             .join(", ")
     )];
     Ok(Plan {
-        header: env.header_of(
+        header: env.header(
             Procedure::DrillSetup,
             facts,
             serde_json::to_value(p)?,
@@ -270,7 +270,7 @@ pub fn damage_plan(p: &DamageParams, facts: &ServerFacts, env: &PlanEnv) -> anyh
         "after the last step that restarts the server: {target}'s leaf pages are damaged with the server stopped after a slow shutdown, and it starts without loading the buffer-pool dump (which lists those pages); no member before the recovery reads them"
     )];
     Ok(Plan {
-        header: env.header_of(
+        header: env.header(
             Procedure::DrillDamage,
             facts,
             serde_json::to_value(p)?,
@@ -379,7 +379,7 @@ pub fn figures_plan(p: &FiguresParams, facts: &ServerFacts, env: &PlanEnv) -> an
         )
     }));
     Ok(Plan {
-        header: env.header_of(
+        header: env.header(
             Procedure::DrillFigures,
             facts,
             serde_json::to_value(p)?,

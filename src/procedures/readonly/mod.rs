@@ -304,7 +304,12 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps.push(start_step(&ro));
         steps.push(verify_step(&ro));
     }
-    let header = env.header("readonly", facts, serde_json::to_value(p)?, notes);
+    let header = env.header(
+        crate::plan::Procedure::Readonly,
+        facts,
+        serde_json::to_value(p)?,
+        notes,
+    );
     // A read-only workload runs on either side of the switch; --undo starts from a read-only server, whose
     // benchmark tables may be missing, so it does not benchmark.
     let bench = env

@@ -210,7 +210,12 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     if p.in_place {
         notes[0] = "--in-place (DANGER): innops restarts the server itself with innodb_force_recovery through its drop-in, dumps from it, then removes the setting and starts it normally; no copy is made".to_string();
     }
-    let mut header = env.header("recover", facts, serde_json::to_value(p)?, notes);
+    let mut header = env.header(
+        crate::plan::Procedure::Recover,
+        facts,
+        serde_json::to_value(p)?,
+        notes,
+    );
     if p.in_place {
         let dropin = env.dropin.clone();
         let steps = vec![

@@ -288,7 +288,12 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
             format_size(size)
         ));
     }
-    let header = env.header("redo", facts, serde_json::to_value(p)?, notes);
+    let header = env.header(
+        crate::plan::Procedure::Redo,
+        facts,
+        serde_json::to_value(p)?,
+        notes,
+    );
 
     let mut steps = vec![preflight(p, facts, env, online)];
     let dropin = env.dropin.clone();
