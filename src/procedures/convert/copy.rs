@@ -568,12 +568,37 @@ pub fn index_columns(
     Ok(out)
 }
 
-/// `WHERE key > last` in the primary index's order, expanded so the range optimizer uses the primary key
-/// (`a > ? OR (a = ? AND b > ?)`), with its parameters.
+/// `WHERE key > last` in the primary index's order (a primary key holds no NULL), with its parameters.
 pub fn after_key(key: &[KeyColumn], last: &[Value]) -> anyhow::Result<(String, Vec<Value>)> {
+    key_bound(key, last, Bound::After)
+}
+
+/// A value read with [`KeyColumn::read_expr`], as the server compares it: for an ENUM, BIT or SET its number.
+pub fn value_operand(k: &KeyColumn) -> String {
+    match k.kind {
+        KeyKind::Enum { .. } | KeyKind::Bit | KeyKind::Set => "?".into(),
+        _ => k.operand(),
+    }
+}
+
+/// Where a chunk of a key's index starts or ends, relative to the last key read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Before,
+    AtOrAfter,
+    After,
+}
+
+/// `key < last`, `key >= last` or `key > last` in the index's order, expanded column by column
+/// (`a > ? OR (a = ? AND b >= ?)`) so the range optimizer uses the index. NULL sorts first in an index.
+pub fn key_bound(
+    key: &[KeyColumn],
+    last: &[Value],
+    bound: Bound,
+) -> anyhow::Result<(String, Vec<Value>)> {
     anyhow::ensure!(
         key.len() == last.len() && !key.is_empty(),
-        "the last copied key has {} values for {} key columns",
+        "the last key read has {} values for {} key columns",
         last.len(),
         key.len()
     );
@@ -581,12 +606,45 @@ pub fn after_key(key: &[KeyColumn], last: &[Value]) -> anyhow::Result<(String, V
     let mut params = Vec::new();
     for i in 0..key.len() {
         let mut ands: Vec<String> = (0..i)
-            .map(|j| key[j].equal(&last[j], &mut params))
+            .map(|j| equal(&key[j], &last[j], &mut params))
             .collect();
-        ands.push(key[i].after(&last[i], &mut params)?);
+        let final_column = i + 1 == key.len();
+        ands.push(match bound {
+            Bound::Before => before(&key[i], &last[i], &mut params),
+            Bound::After => after(&key[i], &last[i], &mut params)?,
+            Bound::AtOrAfter if final_column => {
+                let gt = after(&key[i], &last[i], &mut params)?;
+                let eq = equal(&key[i], &last[i], &mut params);
+                format!("({gt} OR {eq})")
+            }
+            Bound::AtOrAfter => after(&key[i], &last[i], &mut params)?,
+        });
         ors.push(format!("({})", ands.join(" AND ")));
     }
     Ok((ors.join(" OR "), params))
+}
+
+fn equal(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> String {
+    if *v == Value::NULL {
+        return format!("{} IS NULL", quote_ident(&k.name));
+    }
+    k.equal(v, params)
+}
+
+fn after(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> anyhow::Result<String> {
+    if *v == Value::NULL {
+        return Ok(format!("{} IS NOT NULL", quote_ident(&k.name)));
+    }
+    k.after(v, params)
+}
+
+fn before(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> String {
+    let q = quote_ident(&k.name);
+    if *v == Value::NULL {
+        return "FALSE".into();
+    }
+    params.push(v.clone());
+    format!("({q} < {} OR {q} IS NULL)", value_operand(k))
 }
 
 /// The next chunk size: aim at the target duration, never more than doubling or less than halving at once.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use super::copy::{index_columns, next_chunk, KeyColumn, KeyKind};
+use super::copy::{index_columns, key_bound, next_chunk, value_operand, Bound, KeyColumn};
 use super::scan::{MAX_CHUNK, TARGET};
 use super::schema::{Index, TableInfo};
 use crate::plan::{Ctx, Verdict};
@@ -303,82 +303,10 @@ fn same_key(
     Ok(same.flatten() == Some(1))
 }
 
-/// A value read with [`KeyColumn::read_expr`], as the server compares it: for an ENUM, BIT or SET its number.
-fn value_operand(k: &KeyColumn) -> String {
-    match k.kind {
-        KeyKind::Enum { .. } | KeyKind::Bit | KeyKind::Set => "?".into(),
-        _ => k.operand(),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Bound {
-    Before,
-    AtOrAfter,
-    After,
-}
-
-/// `key < last`, `key >= last` or `key > last` in the index's order, expanded column by column
-/// (`a > ? OR (a = ? AND b >= ?)`) so the range optimizer uses the index. NULL sorts first in an index.
-fn key_bound(
-    key: &[KeyColumn],
-    last: &[Value],
-    bound: Bound,
-) -> anyhow::Result<(String, Vec<Value>)> {
-    anyhow::ensure!(
-        key.len() == last.len() && !key.is_empty(),
-        "the last key read has {} values for {} key columns",
-        last.len(),
-        key.len()
-    );
-    let mut ors = Vec::new();
-    let mut params = Vec::new();
-    for i in 0..key.len() {
-        let mut ands: Vec<String> = (0..i)
-            .map(|j| equal(&key[j], &last[j], &mut params))
-            .collect();
-        let final_column = i + 1 == key.len();
-        ands.push(match bound {
-            Bound::Before => before(&key[i], &last[i], &mut params),
-            Bound::After => after(&key[i], &last[i], &mut params)?,
-            Bound::AtOrAfter if final_column => {
-                let gt = after(&key[i], &last[i], &mut params)?;
-                let eq = equal(&key[i], &last[i], &mut params);
-                format!("({gt} OR {eq})")
-            }
-            Bound::AtOrAfter => after(&key[i], &last[i], &mut params)?,
-        });
-        ors.push(format!("({})", ands.join(" AND ")));
-    }
-    Ok((ors.join(" OR "), params))
-}
-
-fn equal(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> String {
-    if *v == Value::NULL {
-        return format!("{} IS NULL", quote_ident(&k.name));
-    }
-    k.equal(v, params)
-}
-
-fn after(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> anyhow::Result<String> {
-    if *v == Value::NULL {
-        return Ok(format!("{} IS NOT NULL", quote_ident(&k.name)));
-    }
-    k.after(v, params)
-}
-
-fn before(k: &KeyColumn, v: &Value, params: &mut Vec<Value>) -> String {
-    let q = quote_ident(&k.name);
-    if *v == Value::NULL {
-        return "FALSE".into();
-    }
-    params.push(v.clone());
-    format!("({q} < {} OR {q} IS NULL)", value_operand(k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procedures::convert::copy::KeyKind;
 
     fn text(name: &str) -> KeyColumn {
         KeyColumn {
