@@ -302,8 +302,10 @@ pub struct Ctx<'a> {
     pub step: String,
     pub run_dir: Option<PathBuf>,
     pub abort: &'a AtomicBool,
-    /// Values one step leaves for a later step of the same process (a crash forgets them: steps that read
-    /// them must cope with their absence, as after `resume`).
+    /// Values one step leaves for a later step of the same process, one typed value per type ([`Ctx::state`];
+    /// a crash forgets them: steps that read them must cope with their absence, as after `resume`).
+    states: std::collections::HashMap<std::any::TypeId, Box<dyn std::any::Any>>,
+    /// The string-keyed form of the same, being replaced by [`Ctx::state`].
     pub memo: std::collections::BTreeMap<String, serde_json::Value>,
     /// Sessions a step keeps open for later steps, such as a lock guard.
     pub held: std::collections::HashMap<String, Conn>,
@@ -336,6 +338,7 @@ impl<'a> Ctx<'a> {
             step: String::new(),
             run_dir: None,
             abort,
+            states: Default::default(),
             memo: Default::default(),
             held: Default::default(),
             blocked_since: Default::default(),
@@ -345,6 +348,17 @@ impl<'a> Ctx<'a> {
             own_sessions: 0,
             conn: None,
         }
+    }
+
+    /// The value of type `T` that this process's steps share (its `Default` until a step changes it): each
+    /// procedure keeps what its steps leave for later steps in one struct of its own, so a reader finds every
+    /// such value, and its type, in one place instead of behind string keys.
+    pub fn state<T: Default + 'static>(&mut self) -> &mut T {
+        self.states
+            .entry(std::any::TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("each value is stored under its own type's id")
     }
 
     /// The comment every statement of this step starts with.
@@ -472,6 +486,23 @@ mod tests {
         assert_eq!(ctx.recorded_result("copy"), Some(serde_json::json!(2)));
         assert_eq!(ctx.recorded_result("verify"), Some(serde_json::json!(3)));
         assert_eq!(ctx.recorded_result("swap"), None);
+    }
+
+    #[test]
+    fn each_type_of_step_state_is_kept_apart_and_starts_at_its_default() {
+        #[derive(Default)]
+        struct A(Vec<u32>);
+        #[derive(Default)]
+        struct B(Option<String>);
+        let target = crate::server::connect::to_target(&Default::default());
+        let abort = AtomicBool::new(false);
+        let mut ctx = Ctx::new(&target, None, "convert", &abort);
+        assert!(ctx.state::<A>().0.is_empty());
+        ctx.state::<A>().0.push(7);
+        ctx.state::<B>().0 = Some("x".into());
+        ctx.state::<A>().0.push(8);
+        assert_eq!(ctx.state::<A>().0, vec![7, 8]);
+        assert_eq!(ctx.state::<B>().0.as_deref(), Some("x"));
     }
 
     #[test]

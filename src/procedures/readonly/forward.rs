@@ -364,13 +364,24 @@ pub(super) fn probe_table_step() -> Step {
     }))
 }
 
+/// The values the pre-flush changed, to put back (this process's own record while the pre-flush runs).
+#[derive(Default)]
+struct Memo {
+    /// innodb_max_dirty_pages_pct before, and innodb_io_capacity before when the pre-flush raised it.
+    preflush: Option<(f64, Option<u64>)>,
+}
+
 /// The pre-flush values to put back, from this run's journal.
 fn restore_preflush(ctx: &mut Ctx) -> anyhow::Result<String> {
-    let Some(rec) = journaled(ctx, "preflush").or_else(|| ctx.memo.get("preflush").cloned()) else {
-        return Ok("nothing to restore: the pre-flush recorded no old values".into());
+    let rec = match journaled(ctx, "preflush") {
+        Some(rec) => match rec.get("old_max_dirty_pages_pct").and_then(|v| v.as_f64()) {
+            Some(pct) => Some((pct, rec.get("old_io_capacity").and_then(|v| v.as_u64()))),
+            None => return Ok("nothing to restore".into()),
+        },
+        None => ctx.state::<Memo>().preflush,
     };
-    let Some(pct) = rec.get("old_max_dirty_pages_pct").and_then(|v| v.as_f64()) else {
-        return Ok("nothing to restore".into());
+    let Some((pct, old_io)) = rec else {
+        return Ok("nothing to restore: the pre-flush recorded no old values".into());
     };
     if ctx.target.connect().is_err() {
         return Ok("the server is down: innodb_max_dirty_pages_pct comes from its option files at the next start".into());
@@ -379,7 +390,7 @@ fn restore_preflush(ctx: &mut Ctx) -> anyhow::Result<String> {
     ctx.conn()?.query_drop(format!(
         "SET {tag} GLOBAL innodb_max_dirty_pages_pct = {pct}"
     ))?;
-    match rec.get("old_io_capacity").and_then(|v| v.as_u64()) {
+    match old_io {
         Some(io) => {
             ctx.conn()?
                 .query_drop(format!("SET {tag} GLOBAL innodb_io_capacity = {io}"))?;
@@ -423,8 +434,7 @@ pub(super) fn preflush_step(ro: &Ro) -> Step {
             (Some(io), Some(max)) if max > io => Some((io, max)),
             _ => None,
         };
-        let rec = serde_json::json!({ "old_max_dirty_pages_pct": old, "old_io_capacity": raise.map(|(io, _)| io) });
-        ctx.memo.insert("preflush".into(), rec.clone());
+        ctx.state::<Memo>().preflush = Some((old, raise.map(|(io, _)| io)));
         ctx.conn()?.query_drop(format!("SET {tag} GLOBAL innodb_max_dirty_pages_pct = 0"))?;
         if let Some((_, max)) = raise {
             ctx.conn()?.query_drop(format!("SET {tag} GLOBAL innodb_io_capacity = {max}"))?;

@@ -67,7 +67,7 @@ impl Connector for PrivateConnector {
 }
 
 /// Start the private server at the recorded level if it is not running (a resumed run).
-fn ensure_private(ctx: &Ctx, private: &Private) -> anyhow::Result<u8> {
+fn ensure_private(ctx: &mut Ctx, private: &Private) -> anyhow::Result<u8> {
     let e = escalation(ctx).ok_or_else(|| {
         post_check("the escalation's level is not recorded in this run: run the recovery again")
     })?;

@@ -91,7 +91,7 @@ pub(super) fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf,
                         attempts.push(a);
                         let e = Escalation { level, attempts, look: None, recovered: Vec::new(), log_from: Some(log_from) };
                         let v = serde_json::to_value(&e)?;
-                        ctx.memo.insert("escalation".into(), v.clone());
+                        ctx.state::<super::Memo>().escalation = Some(e);
                         return Ok(v);
                     }
                     a.error_log.push(format!("innops: the data dictionary does not list {}", missing.join(", ")));

@@ -461,11 +461,21 @@ fn tables_to_dump(
     Ok((want, missing))
 }
 
-fn escalation(ctx: &Ctx) -> Option<Escalation> {
-    ctx.memo
-        .get("escalation")
-        .cloned()
-        .or_else(|| ctx.recorded_result("escalate"))
+/// What recover's steps leave for later steps of the same process ([`Ctx::state`]).
+#[derive(Default)]
+struct Memo {
+    /// The escalation step's result.
+    escalation: Option<Escalation>,
+    /// `--verify-load`'s verdict: whether every check passed, and the first failure.
+    verified: Option<(bool, Option<String>)>,
+}
+
+/// The escalation of this process, or (on resume) the one the journal recorded.
+fn escalation(ctx: &mut Ctx) -> Option<Escalation> {
+    if let Some(e) = &ctx.state::<Memo>().escalation {
+        return Some(e.clone());
+    }
+    ctx.recorded_result("escalate")
         .and_then(|v| serde_json::from_value(v).ok())
 }
 
@@ -535,7 +545,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                             }
                             let e = Escalation { level, attempts, look, recovered, log_from: None };
                             let v = serde_json::to_value(&e)?;
-                            ctx.memo.insert("escalation".into(), v.clone());
+                            ctx.state::<Memo>().escalation = Some(e);
                             return Ok(v);
                         }
                         Ok((_, missing)) => a.error_log.push(format!("innops: the data dictionary does not list {}", missing.join(", "))),
@@ -629,14 +639,13 @@ fn verify_load_step(p: &RecoverParams) -> Step {
             let _ = sb.destroy();
             drop(root);
             let v = r?;
-            ctx.memo.insert("verified".into(), serde_json::json!(v.ok()));
-            ctx.memo.insert("verify_failure".into(), serde_json::json!(v.failures().into_iter().next()));
+            ctx.state::<Memo>().verified = Some((v.ok(), v.failures().into_iter().next()));
             Ok(serde_json::to_value(&v)?)
         })
         .post(Check::new("the dump loads with the rows and content of the manifest, and its rows agree with the damaged server's indexes", move |ctx| {
             // This run's act, or (on resume) the result the journal recorded.
-            let (ok, first) = match ctx.memo.get("verified").and_then(|v| v.as_bool()) {
-                Some(ok) => (Some(ok), ctx.memo.get("verify_failure").and_then(|f| f.as_str()).map(str::to_string)),
+            let (ok, first) = match ctx.state::<Memo>().verified.clone() {
+                Some((ok, first)) => (Some(ok), first),
                 None => {
                     let v = ctx.recorded_result("verify-load").and_then(|r| serde_json::from_value::<dump::manifest::Verified>(r).ok());
                     (v.as_ref().map(|v| v.ok()), v.and_then(|v| v.failures().into_iter().next()))
