@@ -18,7 +18,13 @@ use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
 /// The procedures a playbook can name.
-pub const PROCEDURES: &[&str] = &["convert", "redo", "readonly", "recover", "deadlock"];
+pub const PROCEDURES: &[Procedure] = &[
+    Procedure::Convert,
+    Procedure::Redo,
+    Procedure::Readonly,
+    Procedure::Recover,
+    Procedure::Deadlock,
+];
 
 /// A playbook file as written.
 #[derive(Debug, Deserialize)]
@@ -176,9 +182,9 @@ impl Setting {
 }
 
 /// The flags each procedure takes in a playbook.
-pub fn allowed(procedure: &str) -> &'static [&'static str] {
+pub fn allowed(procedure: Procedure) -> &'static [&'static str] {
     match procedure {
-        "convert" => &[
+        Procedure::Convert => &[
             "tables",
             "all-myisam",
             "strategy",
@@ -189,15 +195,15 @@ pub fn allowed(procedure: &str) -> &'static [&'static str] {
             "critical-load",
             "restart",
         ],
-        "redo" => &["size", "advise", "interval", "offline"],
-        "readonly" => &[
+        Procedure::Redo => &["size", "advise", "interval", "offline"],
+        Procedure::Readonly => &[
             "undo",
             "min-redo",
             "sql-read-only",
             "no-preflush",
             "preflush-timeout",
         ],
-        "recover" => &[
+        Procedure::Recover => &[
             "out",
             "copy-to",
             "tables",
@@ -209,7 +215,7 @@ pub fn allowed(procedure: &str) -> &'static [&'static str] {
             "mariadbd",
             "in-place",
         ],
-        "deadlock" => &[
+        Procedure::Deadlock => &[
             "scenario",
             "repeat",
             "detect",
@@ -302,7 +308,7 @@ impl MemberSpec {
 /// A checked member: its procedure, its settings, and where its `[[step]]` is.
 #[derive(Debug, Clone)]
 pub struct Member {
-    pub procedure: String,
+    pub procedure: Procedure,
     pub settings: Vec<Setting>,
     pub span: std::ops::Range<usize>,
 }
@@ -381,19 +387,23 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
                 ),
             ));
         };
-        let name = proc.get_ref().as_str();
-        if !PROCEDURES.contains(&name) {
+        let written = proc.get_ref().as_str();
+        let Some(name) = Procedure::named(written).filter(|p| PROCEDURES.contains(p)) else {
             return Err(error_at(
                 file,
                 text,
                 proc.span(),
                 Some("procedure"),
                 &format!(
-                    "'{name}' is not a procedure a playbook can run: write one of {}",
-                    PROCEDURES.join(", ")
+                    "'{written}' is not a procedure a playbook can run: write one of {}",
+                    PROCEDURES
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
-        }
+        };
         let settings = spec.settings();
         for st in &settings {
             if !allowed(name).contains(&st.key) {
@@ -411,7 +421,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
             }
         }
         members.push(Member {
-            procedure: name.to_string(),
+            procedure: name,
             settings,
             span: s.span(),
         });
@@ -450,12 +460,12 @@ pub fn member_prefix(members: &[MemberParams], i: usize) -> String {
 /// of the procedure run alone.
 fn scoped<T>(
     ctx: &mut Ctx,
-    procedure: &str,
+    procedure: Procedure,
     prefix: &str,
     step: &str,
     f: impl FnOnce(&mut Ctx) -> T,
 ) -> T {
-    let saved_proc = std::mem::replace(&mut ctx.procedure, procedure.to_string());
+    let saved_proc = std::mem::replace(&mut ctx.procedure, procedure);
     let saved_step = std::mem::replace(&mut ctx.step, step.to_string());
     let saved_prefix = std::mem::replace(&mut ctx.journal_prefix, prefix.to_string());
     let r = f(ctx);
@@ -465,22 +475,22 @@ fn scoped<T>(
     r
 }
 
-fn wrap_check(c: Check, procedure: &str, prefix: &str, step: &str) -> Check {
-    let (p, x, s) = (procedure.to_string(), prefix.to_string(), step.to_string());
+fn wrap_check(c: Check, p: Procedure, prefix: &str, step: &str) -> Check {
+    let (x, s) = (prefix.to_string(), step.to_string());
     let run = c.run;
     Check {
         name: c.name,
         needs_prior: c.needs_prior,
-        run: Box::new(move |ctx| scoped(ctx, &p, &x, &s, |ctx| run(ctx))),
+        run: Box::new(move |ctx| scoped(ctx, p, &x, &s, |ctx| run(ctx))),
     }
 }
 
-fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
+fn wrap_step(step: Step, p: Procedure, prefix: &str) -> Step {
     let local = step.id.clone();
-    let (p, x) = (procedure.to_string(), prefix.to_string());
+    let x = prefix.to_string();
     Step {
         id: format!("{prefix}{local}"),
-        title: format!("{procedure}: {}", step.title),
+        title: format!("{p}: {}", step.title),
         // A playbook stops at its first refusal: a member's later members may count on every table converted.
         group: None,
         risk: step.risk,
@@ -488,27 +498,27 @@ fn wrap_step(step: Step, procedure: &str, prefix: &str) -> Step {
         pre: step
             .pre
             .into_iter()
-            .map(|c| wrap_check(c, &p, &x, &local))
+            .map(|c| wrap_check(c, p, &x, &local))
             .collect(),
         post: step
             .post
             .into_iter()
-            .map(|c| wrap_check(c, &p, &x, &local))
+            .map(|c| wrap_check(c, p, &x, &local))
             .collect(),
         act: step.act.map(|act| {
-            let (p, x, s) = (p.clone(), x.clone(), local.clone());
-            Box::new(move |ctx: &mut Ctx| scoped(ctx, &p, &x, &s, |ctx| act(ctx)))
+            let (x, s) = (x.clone(), local.clone());
+            Box::new(move |ctx: &mut Ctx| scoped(ctx, p, &x, &s, |ctx| act(ctx)))
                 as crate::plan::ActFn
         }),
         bench: step.bench,
         recover: step.recover.map(|r| {
-            let (p, x, s) = (p.clone(), x.clone(), local.clone());
-            Box::new(move |ctx: &mut Ctx| scoped(ctx, &p, &x, &s, |ctx| r(ctx)))
+            let (x, s) = (x.clone(), local.clone());
+            Box::new(move |ctx: &mut Ctx| scoped(ctx, p, &x, &s, |ctx| r(ctx)))
                 as crate::plan::RecoverFn
         }),
         shortfall: step.shortfall.map(|f| {
-            let (p, x, s) = (p.clone(), x.clone(), local.clone());
-            Box::new(move |ctx: &mut Ctx| scoped(ctx, &p, &x, &s, |ctx| f(ctx)))
+            let (x, s) = (x.clone(), local.clone());
+            Box::new(move |ctx: &mut Ctx| scoped(ctx, p, &x, &s, |ctx| f(ctx)))
                 as crate::plan::ShortfallFn
         }),
     }
@@ -670,7 +680,7 @@ pub fn combine(
             if procedure == Procedure::Drill {
                 s.shortfall = None;
             }
-            wrap_step(s, proc.name(), &prefix)
+            wrap_step(s, proc, &prefix)
         }));
     }
     // Judged with the first step, so a playbook that would stop midway is refused before anything acts.

@@ -11,7 +11,7 @@ use super::env::{attach_error_log, env_from};
 use super::{run_options, run_plan};
 use crate::cli::{Cli, Command, ConnArgs, ControlArgs, RunPlaybookArgs};
 use crate::error::{bad_input, refused, EXIT_BAD_INPUT};
-use crate::plan::Plan;
+use crate::plan::{Plan, Procedure};
 use crate::playbook::{self, error_at, Member, Playbook};
 use crate::procedures;
 use crate::server::facts::ServerFacts;
@@ -171,9 +171,9 @@ fn located(e: anyhow::Error, file: &Path, text: &str, m: &Member) -> anyhow::Err
 
 /// The member's flags as its own command line, parsed by the procedure's own command.
 fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow::Result<Command> {
-    let mut argv: Vec<String> = vec!["innops".into(), m.procedure.clone()];
+    let mut argv: Vec<String> = vec!["innops".into(), m.procedure.name().into()];
     // `innops deadlock run SCENARIO`: the playbook's scenario is the positional argument.
-    if m.procedure == "deadlock" {
+    if m.procedure == Procedure::Deadlock {
         if !m.settings.iter().any(|s| s.key == "scenario") {
             return Err(error_at(
                 file,
@@ -186,7 +186,7 @@ fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow:
         argv.push("run".into());
     }
     argv.extend(m.settings.iter().flat_map(|s| s.args()));
-    if m.procedure == "convert" {
+    if m.procedure == Procedure::Convert {
         let has = |k: &str| m.settings.iter().any(|s| s.key == k);
         if let (false, Some(v)) = (has("max-load"), &pb.load.max_load) {
             argv.push(format!("--max-load={v}"));

@@ -241,7 +241,7 @@ fn plan(
     for m in checked
         .members
         .iter_mut()
-        .filter(|m| m.procedure == "recover")
+        .filter(|m| m.procedure == crate::plan::Procedure::Recover)
     {
         set(m, "out", dump.display().to_string());
         set(m, "copy-to", out.join("recover-copy").display().to_string());

@@ -25,7 +25,7 @@ pub struct Event {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
     RunStarted {
-        procedure: String,
+        procedure: crate::plan::Procedure,
         target: String,
         /// sha256 of `plan.json` as written: `resume` refuses a plan that was changed since.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,7 +182,7 @@ impl RunDir {
         let mac = plan_mac(&key_file()?, &bytes)?;
         let mut rd = RunDir::open(path)?;
         rd.log(EventKind::RunStarted {
-            procedure: plan.header.procedure.to_string(),
+            procedure: plan.header.procedure,
             target: plan.header.target.clone(),
             plan_sha256: Some(file_sha256(&path.join("plan.json"))?),
             plan_mac: Some(mac),
@@ -522,7 +522,7 @@ mod tests {
 
     fn started(sha: Option<String>, mac: Option<String>) -> Vec<Event> {
         vec![ev(EventKind::RunStarted {
-            procedure: "convert".into(),
+            procedure: crate::plan::Procedure::Convert,
             target: "t".into(),
             plan_sha256: sha,
             plan_mac: mac,

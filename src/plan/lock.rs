@@ -218,16 +218,16 @@ pub fn lock_holder_candidates(conn: &mut Conn) -> anyhow::Result<String> {
 
 /// The locks a run holds.
 pub struct Locks {
-    procedure: String,
+    procedure: crate::plan::Procedure,
     objects: Vec<String>,
     session: Option<Conn>,
 }
 
 impl Locks {
     /// The locks of a `procedure` plan that changes `objects` (with [`SERVER`] when it is server-wide).
-    pub fn new(procedure: &str, objects: Vec<String>) -> Locks {
+    pub fn new(procedure: crate::plan::Procedure, objects: Vec<String>) -> Locks {
         Locks {
-            procedure: procedure.to_string(),
+            procedure,
             objects,
             session: None,
         }
@@ -252,7 +252,7 @@ impl Locks {
         let Ok(mut conn) = target.connect() else {
             return Ok(());
         };
-        let label = label_of(&self.procedure);
+        let label = label_of(self.procedure.name());
         let mut slot = None;
         for k in 0..SLOTS {
             let name = slot_name(label, k);
@@ -286,7 +286,7 @@ impl Locks {
                 }));
             }
         }
-        if let Some(why) = conflict(&mut conn, self.server_wide(), &self.procedure)? {
+        if let Some(why) = conflict(&mut conn, self.server_wide(), self.procedure.name())? {
             return Err(refused(why));
         }
         self.session = Some(conn);
@@ -303,7 +303,7 @@ impl Locks {
         let Some(conn) = self.session.as_mut() else {
             return Ok(None);
         };
-        conflict(conn, false, &self.procedure)
+        conflict(conn, false, self.procedure.name())
     }
 
     /// Whether a run now holds what this plan needs (for a dry run, which takes no lock): why, or None.
@@ -319,7 +319,7 @@ impl Locks {
                 )));
             }
         }
-        conflict(&mut conn, self.server_wide(), &self.procedure)
+        conflict(&mut conn, self.server_wide(), self.procedure.name())
     }
 }
 
@@ -374,8 +374,13 @@ mod tests {
             server_if(true, "deadlock:s".into()),
             vec!["deadlock:s", SERVER]
         );
-        let server_wide = Locks::new("redo", vec!["redo-log".into(), SERVER.into()]);
+        let server_wide = Locks::new(
+            crate::plan::Procedure::Redo,
+            vec!["redo-log".into(), SERVER.into()],
+        );
         assert!(server_wide.server_wide());
-        assert!(!Locks::new("convert", vec!["table:d.t".into()]).server_wide());
+        assert!(
+            !Locks::new(crate::plan::Procedure::Convert, vec!["table:d.t".into()]).server_wide()
+        );
     }
 }

@@ -298,7 +298,7 @@ pub const CHECK_LOCK_WAIT_S: u64 = 10;
 pub struct Ctx<'a> {
     pub target: &'a Target,
     pub control: Option<&'a Control>,
-    pub procedure: String,
+    pub procedure: Procedure,
     pub step: String,
     pub run_dir: Option<PathBuf>,
     pub abort: &'a AtomicBool,
@@ -328,13 +328,13 @@ impl<'a> Ctx<'a> {
     pub fn new(
         target: &'a Target,
         control: Option<&'a Control>,
-        procedure: &str,
+        procedure: Procedure,
         abort: &'a AtomicBool,
     ) -> Ctx<'a> {
         Ctx {
             target,
             control,
-            procedure: procedure.to_string(),
+            procedure,
             step: String::new(),
             run_dir: None,
             abort,
@@ -365,7 +365,7 @@ impl<'a> Ctx<'a> {
     pub fn tag(&self) -> String {
         format!(
             "/* innops:{}:{} */",
-            tag_safe(&self.procedure),
+            tag_safe(self.procedure.name()),
             tag_safe(&self.step)
         )
     }
@@ -476,7 +476,7 @@ mod tests {
         std::fs::write(dir.path().join("journal.jsonl"), lines.join("\n")).unwrap();
         let target = crate::server::connect::to_target(&Default::default());
         let abort = AtomicBool::new(false);
-        let mut ctx = Ctx::new(&target, None, "convert", &abort);
+        let mut ctx = Ctx::new(&target, None, Procedure::Convert, &abort);
         assert_eq!(
             ctx.recorded_result("copy"),
             None,
@@ -496,7 +496,7 @@ mod tests {
         struct B(Option<String>);
         let target = crate::server::connect::to_target(&Default::default());
         let abort = AtomicBool::new(false);
-        let mut ctx = Ctx::new(&target, None, "convert", &abort);
+        let mut ctx = Ctx::new(&target, None, Procedure::Convert, &abort);
         assert!(ctx.state::<A>().0.is_empty());
         ctx.state::<A>().0.push(7);
         ctx.state::<B>().0 = Some("x".into());

@@ -37,13 +37,13 @@ pub fn run(
 ) -> (Report, anyhow::Result<()>) {
     let previews = plan.previews();
     let mut report = Report::new(
-        plan.header.procedure.name(),
+        plan.header.procedure,
         &plan.header.target,
         &plan.header.server,
         plan.header.notes.clone(),
         &previews,
     );
-    let mut ctx = Ctx::new(target, control, plan.header.procedure.name(), abort);
+    let mut ctx = Ctx::new(target, control, plan.header.procedure, abort);
     if let Some(threads) = bench_during(&plan) {
         match during_spec(&plan, opts, threads) {
             Ok(d) => report.notes.push(format!(
@@ -217,7 +217,7 @@ fn refusable_group(plan: &Plan, i: usize, groups: usize) -> Option<&String> {
 }
 
 fn dry_run(plan: &Plan, ctx: &mut Ctx, report: &mut Report) -> anyhow::Result<()> {
-    let mut refusal = Locks::new(plan.header.procedure.name(), plan.locks.clone())
+    let mut refusal = Locks::new(plan.header.procedure, plan.locks.clone())
         .taken(ctx.target)
         .ok()
         .flatten();
@@ -329,7 +329,7 @@ fn execute(
     }
     confirm(&plan, opts, report)?;
     // Before anything is created or changed: a second run of the same object stops here.
-    let mut locks = Locks::new(plan.header.procedure.name(), plan.locks.clone());
+    let mut locks = Locks::new(plan.header.procedure, plan.locks.clone());
     locks.ensure(ctx.target)?;
     let (mut rd, prior) = match &resume {
         Some(dir) => {
@@ -781,7 +781,7 @@ fn bench_point(
                 spec.workload, secs
             ));
             crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-                crate::bench::plan_bench(ctx.target, spec, &ctx.procedure, ctx.abort)
+                crate::bench::plan_bench(ctx.target, spec, ctx.procedure.name(), ctx.abort)
             })?
         }
     };

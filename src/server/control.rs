@@ -167,8 +167,8 @@ impl Control {
                 let kill = crate::testhooks::kill_at_stop();
                 match &self.spec {
                     _ if kill && pid.is_some() => {
-                        // SAFETY: plain kill(2) on the server's own pid (test hook).
-                        unsafe { libc::kill(pid.unwrap_or_default() as i32, libc::SIGKILL) };
+                        // The server's own pid (test hook).
+                        process::send(pid.unwrap_or_default(), process::Signal::Kill);
                     }
                     ControlSpec::Commands { stop: Some(cmd), .. } => {
                         run_shell(shell_command(cmd, &[], false))?
@@ -189,8 +189,7 @@ impl Control {
             Err(_) => {
                 // A sandbox whose socket is gone but whose process lives: SIGTERM is a clean shutdown too.
                 if let Some(pid) = pid {
-                    // SAFETY: plain kill(2) on the sandbox's own pid.
-                    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+                    process::send(pid, process::Signal::Term);
                 }
             }
         }

@@ -31,6 +31,30 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// The signals innops sends to a server it started or controls: TERM asks for a clean shutdown, KILL is a
+/// crash (tests, the drill, and a last resort).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Term,
+    Kill,
+}
+
+/// Send `signal` to `pid` (a pid innops read from a server's own pid file or started itself).
+pub fn send(pid: u32, signal: Signal) {
+    let sig = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: plain kill(2), no memory is shared; callers pass the pid of a server of their own.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Send `signal` to `pid` and wait until it is gone; false when it outlives `timeout`.
+pub fn signal_and_wait(pid: u32, signal: Signal, timeout: Duration) -> bool {
+    send(pid, signal);
+    wait_exit(pid, timeout)
+}
+
 /// Wait until `pid` is gone; false on timeout.
 pub fn wait_exit(pid: u32, timeout: Duration) -> bool {
     let start = Instant::now();
@@ -55,6 +79,16 @@ mod tests {
         child.wait().unwrap();
         assert!(!process_alive(pid));
         assert!(wait_exit(pid, Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_terminated_process_is_waited_for() {
+        let mut child = Command::new("sleep").arg("600").spawn().unwrap();
+        let pid = child.id();
+        // Reap it from another thread, as a server's parent would; the wait sees it gone.
+        let reaper = std::thread::spawn(move || child.wait().unwrap());
+        assert!(signal_and_wait(pid, Signal::Term, Duration::from_secs(60)));
+        assert!(!reaper.join().unwrap().success());
     }
 
     #[test]

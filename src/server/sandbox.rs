@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{bad_input, refused};
 use crate::server::connect::ConnSpec;
 use crate::server::errorlog;
-use crate::server::process::{process_alive, wait_exit, without_client_secrets};
+use crate::server::process::{
+    process_alive, signal_and_wait, wait_exit, without_client_secrets, Signal,
+};
 
 /// Environment variable that moves the sandbox root.
 pub const ROOT_ENV: &str = "INNOPS_SANDBOX_DIR";
@@ -619,9 +621,8 @@ impl Sandbox {
     /// Kill the server without a clean shutdown (tests and drills that need a crash).
     pub fn kill9(&self) -> anyhow::Result<()> {
         if let Some(pid) = self.running_pid() {
-            // SAFETY: plain kill(2) on a pid we read from our own pid file.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            if !wait_exit(pid, Duration::from_secs(120)) {
+            // A pid read from our own pid file.
+            if !signal_and_wait(pid, Signal::Kill, Duration::from_secs(120)) {
                 anyhow::bail!("pid {pid} survived SIGKILL for 120 s");
             }
         }
@@ -631,11 +632,9 @@ impl Sandbox {
     /// Stop (SIGTERM, a clean shutdown) if running, then delete the directory.
     pub fn destroy(&self) -> anyhow::Result<()> {
         if let Some(pid) = self.running_pid() {
-            // SAFETY: plain kill(2) on a pid we read from our own pid file.
-            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-            if !wait_exit(pid, Duration::from_secs(300)) {
-                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                wait_exit(pid, Duration::from_secs(60));
+            // A pid read from our own pid file.
+            if !signal_and_wait(pid, Signal::Term, Duration::from_secs(300)) {
+                signal_and_wait(pid, Signal::Kill, Duration::from_secs(60));
             }
         }
         std::fs::remove_dir_all(&self.dir)

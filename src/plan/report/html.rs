@@ -223,7 +223,7 @@ pub fn render_report(r: &Report) -> String {
     let _ = write!(
         s,
         "<title>innops {} — {}</title><style>{STYLE}</style></head><body>",
-        esc(&r.procedure),
+        esc(r.procedure.name()),
         esc(r.status.name())
     );
     let class = if r.status == RunStatus::Done {
@@ -231,7 +231,7 @@ pub fn render_report(r: &Report) -> String {
     } else {
         "bad"
     };
-    let _ = write!(s, "<h1>innops {}</h1>", esc(&r.procedure));
+    let _ = write!(s, "<h1>innops {}</h1>", esc(r.procedure.name()));
     let _ = write!(
         s,
         "<table><tbody><tr><th>target</th><td>{}</td></tr><tr><th>server</th><td>{}</td></tr>",
@@ -455,7 +455,7 @@ mod tests {
     #[test]
     fn a_report_without_bench_says_so() {
         let mut r = Report::new(
-            "redo",
+            crate::plan::Procedure::Redo,
             "root@localhost",
             "10.11",
             vec!["a <note>".into()],
@@ -474,7 +474,7 @@ mod tests {
     #[test]
     fn a_failed_step_shows_its_error_sentence() {
         let mut r = Report::new(
-            "convert",
+            crate::plan::Procedure::Convert,
             "root@localhost",
             "10.11",
             Vec::new(),

@@ -21,7 +21,33 @@ pub struct StepSpan {
     pub from: DateTime<Utc>,
     /// When it ended (done, refused, failed, or the run stopped); None while it runs.
     pub to: Option<DateTime<Utc>>,
-    pub status: String,
+    pub status: SpanEnd,
+}
+
+/// How a step's span ended, as its journal tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpanEnd {
+    /// Not ended: the step runs now.
+    Running,
+    Done,
+    Refused,
+    Failed,
+    /// The run stopped (interrupted, resumed, or another step started) before the step said how it ended.
+    Stopped,
+}
+
+impl SpanEnd {
+    /// The word the report shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanEnd::Running => "running",
+            SpanEnd::Done => "done",
+            SpanEnd::Refused => "refused",
+            SpanEnd::Failed => "failed",
+            SpanEnd::Stopped => "stopped",
+        }
+    }
 }
 
 /// What the workload measured while one step ran, set against "before".
@@ -78,31 +104,31 @@ pub fn step_spans(
 ) -> Vec<StepSpan> {
     use crate::plan::journal::EventKind as K;
     let mut spans: Vec<StepSpan> = Vec::new();
-    let close = |spans: &mut Vec<StepSpan>, step: Option<&str>, ts, status: &str| {
+    let close = |spans: &mut Vec<StepSpan>, step: Option<&str>, ts, status: SpanEnd| {
         for s in spans.iter_mut().rev() {
             if s.to.is_none() && step.is_none_or(|id| id == s.step) {
                 s.to = Some(ts);
-                s.status = status.to_string();
+                s.status = status;
             }
         }
     };
     for e in events {
         match &e.kind {
             K::StepStarted { step } => {
-                close(&mut spans, None, e.ts, "stopped");
+                close(&mut spans, None, e.ts, SpanEnd::Stopped);
                 spans.push(StepSpan {
                     step: step.clone(),
                     title: titles.get(step).cloned().unwrap_or_default(),
                     from: e.ts,
                     to: None,
-                    status: "running".into(),
+                    status: SpanEnd::Running,
                 });
             }
-            K::StepDone { step } => close(&mut spans, Some(step), e.ts, "done"),
-            K::StepRefused { step, .. } => close(&mut spans, Some(step), e.ts, "refused"),
-            K::StepFailed { step, .. } => close(&mut spans, Some(step), e.ts, "failed"),
+            K::StepDone { step } => close(&mut spans, Some(step), e.ts, SpanEnd::Done),
+            K::StepRefused { step, .. } => close(&mut spans, Some(step), e.ts, SpanEnd::Refused),
+            K::StepFailed { step, .. } => close(&mut spans, Some(step), e.ts, SpanEnd::Failed),
             K::Interrupted { .. } | K::RunDone { .. } | K::Resumed { .. } => {
-                close(&mut spans, None, e.ts, "stopped")
+                close(&mut spans, None, e.ts, SpanEnd::Stopped)
             }
             _ => {}
         }
@@ -401,16 +427,16 @@ mod tests {
         let spans = step_spans(&events, &titles);
         assert_eq!(spans.len(), 3);
         assert_eq!(
-            (spans[0].from, spans[0].to, spans[0].status.as_str()),
+            (spans[0].from, spans[0].to, spans[0].status.name()),
             (t(0), Some(t(2)), "done")
         );
         assert_eq!(spans[0].title, "Step A");
         assert_eq!(
-            (spans[1].to, spans[1].status.as_str()),
+            (spans[1].to, spans[1].status.name()),
             (Some(t(5)), "stopped")
         );
         assert_eq!(
-            (spans[2].from, spans[2].to, spans[2].status.as_str()),
+            (spans[2].from, spans[2].to, spans[2].status.name()),
             (t(6), Some(t(9)), "failed")
         );
     }
@@ -428,7 +454,7 @@ mod tests {
             title: String::new(),
             from: t(0) + chrono::Duration::milliseconds(from_ms),
             to: Some(t(0) + chrono::Duration::milliseconds(to_ms)),
-            status: "done".into(),
+            status: SpanEnd::Done,
         };
         // a, b, c in the second interval; d in the third; e across the third and fourth.
         let steps = vec![
@@ -483,7 +509,7 @@ mod tests {
             title: String::new(),
             from: t(1),
             to: Some(t(3)),
-            status: "done".into(),
+            status: SpanEnd::Done,
         }];
         let before = BenchResult {
             tps: 80.0,

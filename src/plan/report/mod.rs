@@ -104,7 +104,7 @@ impl std::fmt::Display for RunStatus {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
-    pub procedure: String,
+    pub procedure: crate::plan::Procedure,
     pub target: String,
     pub server: String,
     pub status: RunStatus,
@@ -135,14 +135,14 @@ pub struct Report {
 
 impl Report {
     pub fn new(
-        procedure: &str,
+        procedure: crate::plan::Procedure,
         target: &str,
         server: &str,
         notes: Vec<String>,
         steps: &[StepPreview],
     ) -> Report {
         Report {
-            procedure: procedure.into(),
+            procedure,
             target: target.into(),
             server: server.into(),
             status: RunStatus::DryRun,

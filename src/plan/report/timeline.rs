@@ -363,7 +363,7 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
             r#"<g class="step"><title>{}. {} ({}): {} → {}</title><rect class="step-span" x="{xs:.1}" y="{:.1}" width="{:.1}" height="3" fill="{C_STEP}"/><text class="step-label" x="{xs:.1}" y="{:.1}" font-size="10">{}</text></g><line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"/>"#,
             n + 1,
             esc(&st.step),
-            esc(&st.status),
+            esc(st.status.name()),
             st.from.format("%H:%M:%S%.3f"),
             st.to
                 .map(|t| t.format("%H:%M:%S%.3f").to_string())
@@ -567,7 +567,7 @@ mod tests {
                 title: "Copy <d.t>".into(),
                 from: t(1),
                 to: Some(t(2)),
-                status: "done".into(),
+                status: crate::plan::report::impact::SpanEnd::Done,
             }],
             slices: vec![("before".into(), t(0), t(1))],
             impact: Vec::new(),

@@ -122,7 +122,7 @@ pub fn verified_key(info: &TableInfo) -> String {
 /// so that what the shadow holds afterwards is final. Returns the connection ids stopped.
 pub fn reap_orphans(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<Vec<u64>> {
     let suffix = format!(":{} */", crate::plan::tag_safe(&info.display()));
-    let procedure = format!("/* innops:{}:", crate::plan::tag_safe(&ctx.procedure));
+    let procedure = format!("/* innops:{}:", crate::plan::tag_safe(ctx.procedure.name()));
     let tag = ctx.tag();
     // This run's own sessions: a statement that just returned (the guard's FLUSH) can still show as running.
     let mut own: Vec<u64> = ctx

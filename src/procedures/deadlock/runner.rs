@@ -413,7 +413,8 @@ pub fn run(target: &Target, scenario: &Scenario, s: &RunSettings) -> anyhow::Res
     let in_force = settings(&mut monitor, &facts, scenario, s)?;
     // Another innops run's schema is never called a leftover: its lock says it is in use.
     let lock_object = format!("deadlock:{}", s.schema);
-    let mut locks = crate::plan::lock::Locks::new("deadlock", vec![lock_object]);
+    let mut locks =
+        crate::plan::lock::Locks::new(crate::plan::Procedure::Deadlock, vec![lock_object]);
     if s.take_lock {
         if s.execute {
             locks.ensure(target)?;

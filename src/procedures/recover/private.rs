@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::server::connect::{ConnSpec, Target};
 use crate::server::errorlog;
-use crate::server::process::{process_alive, wait_exit};
+use crate::server::process::{process_alive, signal_and_wait, Signal};
 
 /// Options that change how InnoDB reads the data files; the private server must start with the original's.
 pub const CARRIED: &[&str] = &[
@@ -165,9 +165,8 @@ impl Private {
 }
 
 fn stop_pid(pid: u32) -> bool {
-    // SAFETY: kill(2) on the pid of a server this module started.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-    wait_exit(pid, Duration::from_secs(600))
+    // The pid of a server this module started.
+    signal_and_wait(pid, Signal::Term, Duration::from_secs(600))
 }
 
 /// The options to carry, from the original server's variables (`name`, `value` pairs as read).

@@ -178,9 +178,9 @@ pub(super) fn clear_leftover_load(files: &Path) -> anyhow::Result<()> {
         .and_then(|t| t.trim().parse::<u32>().ok())
         .filter(|&pid| crate::server::process::process_alive(pid));
     if let Some(pid) = pid {
-        // SAFETY: kill(2) on the pid a load sandbox of this copy recorded.
-        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-        if !crate::server::process::wait_exit(pid, Duration::from_secs(300)) {
+        // The pid a load sandbox of this copy recorded.
+        use crate::server::process::{signal_and_wait, Signal};
+        if !signal_and_wait(pid, Signal::Term, Duration::from_secs(300)) {
             anyhow::bail!(
                 "the load sandbox left in {} (pid {pid}) did not stop: stop it with kill {pid}, then resume",
                 dir.display()
