@@ -588,6 +588,13 @@ pub enum SandboxAction {
         /// TCP port the sandbox listens on (refused if in use) [default: a free port].
         #[arg(long)]
         port: Option<u16>,
+        /// Write a binary log (ROW format, GTID strict mode), so replicas can follow this sandbox.
+        #[arg(long)]
+        binlog: bool,
+        /// Make this sandbox a GTID replica of the running sandbox PRIMARY (made with --binlog): read_only, its own
+        /// binary log, and every row of PRIMARY replayed before `up` returns.
+        #[arg(long, value_name = "PRIMARY")]
+        replica_of: Option<String>,
     },
     /// Clean shutdown.
     Stop { name: String },

@@ -11,6 +11,12 @@ pub fn quote_ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
+/// A string literal: single quotes, with quotes doubled and backslashes escaped (the server's default
+/// `sql_mode`, without NO_BACKSLASH_ESCAPES).
+pub fn quote_string(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+}
+
 /// `db`.`table`.
 pub fn qualified(db: &str, table: &str) -> String {
     format!("{}.{}", quote_ident(db), quote_ident(table))

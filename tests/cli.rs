@@ -327,6 +327,7 @@ fn tls_reaches_a_server_that_requires_secure_transport() {
                 format!("ssl_key={}", p("server-key.pem")),
                 "require_secure_transport=ON".into(),
             ],
+            ..Default::default()
         },
     );
     let cnf = sb.sandbox.client_file.clone().unwrap();

@@ -1253,6 +1253,7 @@ fn a_copy_out_of_space_says_which_space_and_leaves_the_table() {
                 "innodb_file_per_table = 0".into(),
                 format!("innodb_data_file_path = {cap}"),
             ],
+            ..Default::default()
         },
     );
     let mut c = setup(

@@ -167,6 +167,7 @@ impl Fleet {
                     innops::server::sandbox::SandboxOptions {
                         buffer_pool: Some("64M".into()),
                         extra: lines.iter().map(|l| l.to_string()).collect(),
+                        ..Default::default()
                     },
                 )
             })

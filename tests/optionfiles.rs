@@ -323,6 +323,7 @@ fn client_tls_options_against_a_server_with_tls() {
                 format!("ssl_cert={}", p("server-cert.pem")),
                 format!("ssl_key={}", p("server-key.pem")),
             ],
+            ..Default::default()
         },
     );
     let (tcp, _) = tcp_lines(&sb);

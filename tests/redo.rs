@@ -1227,6 +1227,7 @@ fn preflight_refuses_what_it_cannot_do_and_names_the_flag_or_the_setting() {
         innops::server::sandbox::SandboxOptions {
             buffer_pool: Some("64M".into()),
             extra: vec!["innodb_read_only = 1".into()],
+            ..Default::default()
         },
     );
     let ro = sb.innops(&["redo", "--size", "128M"]);

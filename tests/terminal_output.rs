@@ -188,6 +188,7 @@ fn redo_advice_keeps_a_big_enough_log_and_its_command_runs_as_printed() {
         innops::server::sandbox::SandboxOptions {
             buffer_pool: Some("64M".into()),
             extra: vec!["innodb_log_file_size = 8M".into()],
+            ..Default::default()
         },
     );
     let mut c = sb.conn();

@@ -23,4 +23,5 @@ mod redo;
 mod report_browser;
 mod sandbox_runs;
 mod terminal_output;
+mod topology;
 mod verdicts;

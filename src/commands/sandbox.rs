@@ -1,7 +1,7 @@
 //! `innops sandbox up|stop|start|down|list`: throwaway local servers, created, controlled and listed.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::env::sandbox_root;
@@ -32,7 +32,24 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
             buffer_pool,
             mariadbd,
             port,
-        } => up(&root, &name, buffer_pool, mariadbd, port, json),
+            binlog,
+            replica_of,
+        } => up(
+            &root,
+            &name,
+            SandboxOptions {
+                buffer_pool,
+                binlog: binlog || replica_of.is_some(),
+                replica: replica_of.is_some(),
+                ..Default::default()
+            },
+            ServerChoice {
+                port,
+                binary: mariadbd,
+            },
+            replica_of.as_deref(),
+            json,
+        ),
         SandboxAction::Stop { name } => stop(&root, &name, json),
         SandboxAction::Start { name } => start(&root, &name, json),
         SandboxAction::Down { name } => down(&root, &name, json),
@@ -46,24 +63,25 @@ const TIMEOUT: Duration = Duration::from_secs(600);
 fn up(
     root: &Path,
     name: &str,
-    buffer_pool: Option<String>,
-    mariadbd: Option<PathBuf>,
-    port: Option<u16>,
+    opts: SandboxOptions,
+    choice: ServerChoice,
+    replica_of: Option<&str>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let choice = ServerChoice {
-        port,
-        binary: mariadbd,
+    // The primary first: a replica of a sandbox that is not there or not running is refused before anything is made.
+    let primary = match replica_of {
+        Some(p) => {
+            let primary = Sandbox::open(root, p)?;
+            if !primary.is_running() {
+                return Err(refused(format!(
+                    "sandbox '{p}' is not running, so it cannot take a replica: start it with `innops sandbox start {p}`"
+                )));
+            }
+            Some(primary)
+        }
+        None => None,
     };
-    let mut sb = Sandbox::create_on(
-        root,
-        name,
-        &SandboxOptions {
-            buffer_pool,
-            extra: Vec::new(),
-        },
-        &choice,
-    )?;
+    let mut sb = Sandbox::create_on(root, name, &opts, &choice)?;
     if let Err(e) = sb.start(&[], TIMEOUT) {
         // A sandbox that never came up is not kept: its error log goes with it, so say what it said.
         let tail = std::fs::read_to_string(&sb.error_log).ok().and_then(|t| {
@@ -84,6 +102,13 @@ fn up(
             ),
         });
     }
+    if let Some(primary) = &primary {
+        // A replica that cannot follow its primary is not kept.
+        if let Err(e) = sb.replicate_from(primary, TIMEOUT) {
+            let _ = sb.destroy();
+            return Err(e);
+        }
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&sb)?);
     } else {
@@ -98,6 +123,17 @@ fn up(
             sb.error_log.display(),
             sb.option_file.display()
         );
+        if let Some(p) = &primary {
+            println!(
+                "  replica of '{}' (127.0.0.1:{}): read_only, caught up with every row it had; `innops inspect --sandbox {}` shows the topology",
+                p.name, p.port, sb.name
+            );
+        } else if opts.binlog {
+            println!(
+                "  binary log on (ROW, GTID strict): add replicas with `innops sandbox up NAME --replica-of {}`",
+                sb.name
+            );
+        }
     }
     Ok(())
 }

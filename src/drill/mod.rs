@@ -165,6 +165,8 @@ pub fn run(
         root,
         &name,
         &SandboxOptions {
+            binlog: false,
+            replica: false,
             buffer_pool: Some("128M".into()),
             extra: Vec::new(),
         },

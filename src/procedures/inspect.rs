@@ -52,6 +52,9 @@ pub struct Inspection {
     pub kept_by_innops: Vec<MyIsamTable>,
     pub redo_bytes_per_sec: Option<f64>,
     pub hazards: Vec<String>,
+    /// Where the server stands in replication, and the sentence every plan shows for it.
+    pub topology: crate::server::topology::Topology,
+    pub topology_line: String,
 }
 
 /// Hazards visible in one snapshot (plus the measured redo rate). Pure.
@@ -159,6 +162,8 @@ pub fn inspect(target: &Target, sample: Duration) -> anyhow::Result<Inspection> 
         myisam_tables: myisam,
         kept_by_innops,
         redo_bytes_per_sec: rate,
+        topology_line: facts.topology.describe(),
+        topology: facts.topology,
     })
 }
 
@@ -185,6 +190,7 @@ pub fn render(i: &Inspection) -> String {
             s.push_str(&format!("  {k:<32} {v}\n"));
         }
     }
+    s.push_str(&format!("\ntopology: {}\n", i.topology_line));
     s.push_str("\ncapabilities:\n");
     if let Some(m) = i.matrix.as_object() {
         for (k, v) in m {

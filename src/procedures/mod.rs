@@ -73,8 +73,10 @@ impl PlanEnv {
         procedure: Procedure,
         facts: &ServerFacts,
         params: serde_json::Value,
-        notes: Vec<String>,
+        mut notes: Vec<String>,
     ) -> PlanHeader {
+        // Every plan says where the server stands in replication, and so what its writes will do there.
+        notes.push(format!("topology: {}", facts.topology.describe()));
         PlanHeader {
             procedure,
             target: self.target.label.clone(),

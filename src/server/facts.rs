@@ -70,6 +70,9 @@ pub struct ServerFacts {
     pub variables: BTreeMap<String, String>,
     /// `SHOW GLOBAL STATUS`, names as the server prints them.
     pub status: BTreeMap<String, String>,
+    /// Where the server stands in replication (plans made before this was read have the default).
+    #[serde(default)]
+    pub topology: super::topology::Topology,
 }
 
 /// How the redo log can be resized on this server.
@@ -128,7 +131,10 @@ impl ServerFacts {
             true,
         )?;
         let status = show_map(conn, "SHOW /* innops:inspect:facts */ GLOBAL STATUS", false)?;
-        Ok(ServerFacts::from_parts(&version_string, variables, status))
+        let mut facts = ServerFacts::from_parts(&version_string, variables, status);
+        let mariadb = facts.flavor == Flavor::MariaDB;
+        facts.topology.read_links(conn, mariadb);
+        Ok(facts)
     }
 
     /// Build from parts (tests, and `collect`).
@@ -149,12 +155,17 @@ impl ServerFacts {
             Flavor::MySQL
         };
         let version = Version::parse(version_string).unwrap_or(Version::new(0, 0, 0));
+        let topology = super::topology::Topology::from_variables(
+            |k| variables.get(k).cloned(),
+            |k| status.get(k).cloned(),
+        );
         ServerFacts {
             flavor,
             version,
             version_string: version_string.to_string(),
             variables,
             status,
+            topology,
         }
     }
 

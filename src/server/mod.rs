@@ -10,6 +10,7 @@ pub mod facts;
 pub mod optionfile;
 pub mod process;
 pub mod sandbox;
+pub mod topology;
 
 pub use connect::{ConnSpec, Target};
 pub use facts::ServerFacts;

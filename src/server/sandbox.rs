@@ -41,6 +41,10 @@ pub enum ServerKind {
     MySQL,
 }
 
+/// Seconds a sandbox replica waits before it connects to its primary again (`MASTER_CONNECT_RETRY`): short,
+/// so a rehearsal's restarts of the primary do not keep its replicas away for the server's default minute.
+pub const REPLICA_CONNECT_RETRY_S: u32 = 1;
+
 /// What `sandbox up` may tune.
 #[derive(Debug, Clone, Default)]
 pub struct SandboxOptions {
@@ -48,6 +52,10 @@ pub struct SandboxOptions {
     pub buffer_pool: Option<String>,
     /// More `key=value` lines for the `[mysqld]` group.
     pub extra: Vec<String>,
+    /// Write a binary log (ROW, GTID strict mode, replicas' changes logged too), so replicas can follow it.
+    pub binlog: bool,
+    /// Set up to be a replica ([`Sandbox::replicate_from`]): a binary log as above, and `read_only`.
+    pub replica: bool,
 }
 
 /// A sandbox on disk.
@@ -362,6 +370,19 @@ impl Sandbox {
             buffer_pool_bytes(opts)?
         ));
         s.push_str("skip-name-resolve\n");
+        if opts.binlog || opts.replica {
+            // The port is free on this machine now, so no other sandbox has it as its server_id.
+            s.push_str(&format!("server_id = {}\n", self.port));
+            s.push_str("log_bin = binlog\n");
+            s.push_str("binlog_format = ROW\n");
+            s.push_str("log_slave_updates = ON\n");
+            s.push_str("gtid_strict_mode = ON\n");
+        }
+        if opts.replica {
+            s.push_str("relay_log = relay-bin\n");
+            s.push_str("read_only = ON\n");
+            s.push_str("report_host = 127.0.0.1\n");
+        }
         if is_root() {
             s.push_str("user = root\n");
         }
@@ -410,7 +431,7 @@ impl Sandbox {
                 self.port
             ),
         )?;
-        let lit = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"));
+        let lit = crate::sql::quote_string;
         let sql = [
             format!(
                 "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY {};",
@@ -429,7 +450,9 @@ impl Sandbox {
         ];
         // Accounts named by host name (root@HOST, ''@HOST) are ignored under skip-name-resolve, which the
         // sandbox's option file sets: no connection can match them.
-        let mut text = sql.join("\n");
+        // Not logged: a replica's own accounts must not reach its primary's GTID domain, nor the primary's
+        // accounts its replicas.
+        let mut text = format!("SET SESSION sql_log_bin = 0;\n{}", sql.join("\n"));
         text.push('\n');
         write_private(&self.secure_sql_path(), &text)
     }
@@ -510,6 +533,110 @@ impl Sandbox {
             socket: Some(self.socket.clone()),
             user: Some("root".into()),
             ..Default::default()
+        }
+    }
+
+    /// Make this (running, empty, [`SandboxOptions::replica`]) sandbox a GTID replica of `primary` (running, with
+    /// [`SandboxOptions::binlog`]): an account of its own on the primary (not logged, so it reaches no other
+    /// replica), `CHANGE MASTER` over TCP on the loopback, and both threads running, caught up with the
+    /// primary's binary log as it is now. The primary's log must hold its whole history (its first file never
+    /// purged): a replica of an empty sandbox gets every row by replaying it.
+    pub fn replicate_from(&self, primary: &Sandbox, timeout: Duration) -> anyhow::Result<()> {
+        use crate::sql::Queryable;
+        if self.kind != ServerKind::MariaDB || primary.kind != ServerKind::MariaDB {
+            return Err(bad_input(
+                "--replica-of builds MariaDB topologies only (MySQL's GTID setup is not built yet): use mariadbd sandboxes",
+            ));
+        }
+        let mut p = primary.conn_spec().resolve_plain().connect()?;
+        let log_bin: Option<u8> =
+            p.query_first("SELECT /* innops:sandbox:replica */ @@GLOBAL.log_bin")?;
+        if log_bin != Some(1) {
+            return Err(bad_input(format!(
+                "sandbox '{}' writes no binary log, so it cannot have replicas: create the primary with `innops sandbox up {} --binlog`",
+                primary.name, primary.name
+            )));
+        }
+        let logs: Vec<mysql::Row> = p.query("SHOW /* innops:sandbox:replica */ BINARY LOGS")?;
+        let first: Option<String> = logs.first().and_then(|r| r.get(0));
+        if !first.is_some_and(|f| f.ends_with(".000001")) {
+            return Err(bad_input(format!(
+                "sandbox '{}' no longer has its first binary log, so a new replica cannot replay its history: make the replica from a copy of its data, or start a new primary",
+                primary.name
+            )));
+        }
+        let user = format!("innops_repl_{}", self.port);
+        let password: String = {
+            use rand::Rng;
+            rand::thread_rng()
+                .sample_iter(&rand::distributions::Alphanumeric)
+                .take(24)
+                .map(char::from)
+                .collect()
+        };
+        let lit = crate::sql::quote_string;
+        p.query_drop(format!(
+            "SET /* innops:sandbox:replica */ SESSION sql_log_bin = 0; \
+             CREATE OR REPLACE USER {}@'127.0.0.1' IDENTIFIED BY {}; \
+             GRANT REPLICATION SLAVE ON *.* TO {}@'127.0.0.1'",
+            lit(&user),
+            lit(&password),
+            lit(&user)
+        ))?;
+        let target: String = p
+            .query_first("SELECT /* innops:sandbox:replica */ @@GLOBAL.gtid_binlog_pos")?
+            .unwrap_or_default();
+        let mut r = self.conn_spec().resolve_plain().connect()?;
+        r.query_drop(format!(
+            "CHANGE /* innops:sandbox:replica */ MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, \
+             MASTER_USER = {}, MASTER_PASSWORD = {}, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = {REPLICA_CONNECT_RETRY_S}",
+            primary.port,
+            lit(&user),
+            lit(&password)
+        ))?;
+        r.query_drop("START /* innops:sandbox:replica */ SLAVE")?;
+        let start = std::time::Instant::now();
+        loop {
+            // 0 once the replica has applied `target`, -1 when 0.1 s passed first.
+            let caught_up: Option<i64> = r.query_first(format!(
+                "SELECT /* innops:sandbox:replica */ MASTER_GTID_WAIT({}, 0.1)",
+                lit(&target)
+            ))?;
+            let row: Option<mysql::Row> =
+                r.query_first("SHOW /* innops:sandbox:replica */ SLAVE STATUS")?;
+            let field = |n: &str| -> String {
+                row.as_ref()
+                    .and_then(|row| {
+                        let i = row.columns_ref().iter().position(|c| c.name_str() == n)?;
+                        match row.as_ref(i)? {
+                            mysql::Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                            _ => None,
+                        }
+                    })
+                    .unwrap_or_default()
+            };
+            let (io, sql) = (field("Slave_IO_Running"), field("Slave_SQL_Running"));
+            if io == "Yes" && sql == "Yes" && caught_up == Some(0) {
+                return Ok(());
+            }
+            let error = [field("Last_IO_Error"), field("Last_SQL_Error")]
+                .into_iter()
+                .find(|e| !e.is_empty());
+            if let Some(e) = error.filter(|_| io != "Connecting") {
+                return Err(refused(format!(
+                    "sandbox '{}' did not start replicating from '{}': {e}",
+                    self.name, primary.name
+                )));
+            }
+            if start.elapsed() > timeout {
+                return Err(refused(format!(
+                    "sandbox '{}' did not catch up with '{}' within {} s (IO {io}, SQL {sql}): see {}",
+                    self.name,
+                    primary.name,
+                    timeout.as_secs(),
+                    self.error_log.display()
+                )));
+            }
         }
     }
 

@@ -24,6 +24,7 @@ impl Sandboxed {
             SandboxOptions {
                 buffer_pool: Some("64M".into()),
                 extra: Vec::new(),
+                ..Default::default()
             },
         )
     }
@@ -249,6 +250,7 @@ pub fn events(run_dir: &Path) -> Vec<serde_json::Value> {
 
 pub mod convert;
 pub mod recover;
+pub mod topology;
 
 pub const MIB: u64 = 1 << 20;
 

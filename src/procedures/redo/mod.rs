@@ -609,8 +609,8 @@ fn server_healthy() -> Check {
             Verdict::fail("innodb_read_only=ON", "OFF", "the server runs with innodb_read_only, which cannot resize the redo log: restart it without innodb_read_only first")
         } else {
             Verdict::pass(
-                "force_recovery=0, read_only=OFF",
-                "force_recovery=0, read_only=OFF",
+                "force_recovery=0, innodb_read_only=OFF",
+                "force_recovery=0, innodb_read_only=OFF",
             )
         })
     })
