@@ -15,7 +15,7 @@ use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
 use super::table::TablePlan;
 use super::tap::{Mark, Tap};
-use super::worker::{Counts, Pace, Window, Worker};
+use super::worker::{Counts, Frame, Pace, Window, Worker};
 use super::workloads::{OltpOptions, Workload};
 use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
 use crate::server::connect::Target;
@@ -350,7 +350,16 @@ fn run_inner(
             .zip(windows.iter())
             .map(|(w, win)| {
                 let (stop, pace) = (&stop, &pace);
-                s.spawn(move || w.run(win, measure_from, deadline, stop, abort, pace))
+                s.spawn(move || {
+                    w.run(Frame {
+                        window: win,
+                        measure_from,
+                        deadline,
+                        stop,
+                        abort,
+                        pace,
+                    })
+                })
             })
             .collect();
         if !spec.warmup.is_zero() {

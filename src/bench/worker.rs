@@ -53,6 +53,18 @@ pub const DURING_READ_TIMEOUT: Duration = Duration::from_secs(30);
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(20), Duration::from_secs(1));
 const RECONNECT_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
 
+/// What a thread's loop answers to, the same for every event: the window its measurements go into, when they
+/// start to count and when the run ends, the flags that stop it, and the pace all threads share.
+#[derive(Clone, Copy)]
+pub(crate) struct Frame<'s> {
+    pub(crate) window: &'s Mutex<Window>,
+    pub(crate) measure_from: Instant,
+    pub(crate) deadline: Instant,
+    pub(crate) stop: &'s AtomicBool,
+    pub(crate) abort: &'s AtomicBool,
+    pub(crate) pace: &'s Pace,
+}
+
 pub(crate) struct Worker<'a> {
     spec: &'a RunSpec,
     plan: Option<&'a TablePlan>,
@@ -252,16 +264,9 @@ impl<'a> Worker<'a> {
     }
 
     /// Run transactions until the deadline; what started after `measure_from` goes into `window`.
-    pub(crate) fn run(
-        mut self,
-        window: &Mutex<Window>,
-        measure_from: Instant,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-    ) -> anyhow::Result<()> {
-        let result = self.events(window, measure_from, deadline, stop, abort, pace);
+    pub(crate) fn run(mut self, frame: Frame) -> anyhow::Result<()> {
+        let result = self.events(frame);
+        let window = frame.window;
         // bulk_insert.lua's thread_done(): the rows still pending are sent before the thread ends.
         let mut c = Counts::default();
         let flushed = self.flush_bulk(&mut c);
@@ -270,15 +275,15 @@ impl<'a> Worker<'a> {
         flushed.map_err(|e| anyhow::anyhow!("the benchmark's last bulk INSERT failed: {e}"))
     }
 
-    fn events(
-        &mut self,
-        window: &Mutex<Window>,
-        measure_from: Instant,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-    ) -> anyhow::Result<()> {
+    fn events(&mut self, frame: Frame) -> anyhow::Result<()> {
+        let Frame {
+            window,
+            measure_from,
+            deadline,
+            stop,
+            abort,
+            pace,
+        } = frame;
         loop {
             if Instant::now() >= deadline
                 || stop.load(Ordering::Relaxed)
@@ -306,7 +311,7 @@ impl<'a> Worker<'a> {
             }
             let mut c = Counts::default();
             let start = Instant::now();
-            let (done, result) = self.one_event(&mut c, deadline, stop, abort, pace, window);
+            let (done, result) = self.one_event(&mut c, frame);
             // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
                 let mut w = window.lock().expect("bench window lock");
@@ -329,16 +334,15 @@ impl<'a> Worker<'a> {
 
     /// One event: the transaction, restarted after each ignored error. Returns whether it completed, and an
     /// error when the run must stop.
-    #[allow(clippy::too_many_arguments)]
-    fn one_event(
-        &mut self,
-        c: &mut Counts,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-        window: &Mutex<Window>,
-    ) -> (bool, anyhow::Result<()>) {
+    fn one_event(&mut self, c: &mut Counts, frame: Frame) -> (bool, anyhow::Result<()>) {
+        let Frame {
+            window,
+            deadline,
+            stop,
+            abort,
+            pace,
+            ..
+        } = frame;
         let halt = || {
             stop.load(Ordering::Relaxed)
                 || abort.load(Ordering::Relaxed)

@@ -66,13 +66,13 @@ impl Worker<'_> {
             match g.kind {
                 GroupKind::Begin => exec_control(&mut self.wire, &self.stmts.begin, c)?,
                 GroupKind::Commit => exec_control(&mut self.wire, &self.stmts.commit, c)?,
-                GroupKind::PointSelects | GroupKind::IndexUpdates | GroupKind::Deletes => {
-                    self.by_id(g.kind, g.count, c)?
-                }
-                GroupKind::SimpleRanges
+                GroupKind::PointSelects
+                | GroupKind::IndexUpdates
+                | GroupKind::Deletes
+                | GroupKind::SimpleRanges
                 | GroupKind::SumRanges
                 | GroupKind::OrderRanges
-                | GroupKind::DistinctRanges => self.ranges(g.kind, g.count, c)?,
+                | GroupKind::DistinctRanges => self.by_id(g.kind, g.count, c)?,
                 GroupKind::NonIndexUpdates => self.non_index_updates(g.count, c)?,
                 GroupKind::DeleteInserts => self.delete_inserts(g.count, c)?,
                 GroupKind::RandomPoints => self.random_points(c)?,
@@ -92,43 +92,35 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// `count` runs of a statement that takes one `get_id()`, on one table drawn first (oltp_delete.lua too:
-    /// table uniform, then the id): the point selects, the index updates and the deletes.
+    /// `count` runs of one statement on one table drawn first (oltp_delete.lua too: table uniform, then the id),
+    /// each with a new `get_id()`: a point select, index update or delete takes the id, a range read the range
+    /// that starts at it.
     fn by_id(&mut self, kind: GroupKind, count: u32, c: &mut Counts) -> Result<(), WireError> {
-        let t = self.table_index();
-        for _ in 0..count {
-            let id = self.id();
-            let ts = &self.stmts.tables[t];
-            let s = match kind {
-                GroupKind::PointSelects => &ts.point,
-                GroupKind::IndexUpdates => &ts.index_update,
-                _ => &ts.delete,
-            };
-            exec(&mut self.wire, stmt(s), &[Value::from(id)], c)?;
-        }
-        Ok(())
-    }
-
-    /// `count` range reads of `kind` on one table, each from a `get_id()` over `range_size` ids.
-    fn ranges(&mut self, kind: GroupKind, count: u32, c: &mut Counts) -> Result<(), WireError> {
         // `id + range_size - 1`, as the INT sysbench binds (range_size 0 gives an empty range).
         let range = i64::from(self.spec.oltp.range_size) - 1;
+        let one_id = matches!(
+            kind,
+            GroupKind::PointSelects | GroupKind::IndexUpdates | GroupKind::Deletes
+        );
         let t = self.table_index();
         for _ in 0..count {
             let id = self.id();
             let ts = &self.stmts.tables[t];
-            let s = match kind {
+            let s = stmt(match kind {
+                GroupKind::PointSelects => &ts.point,
+                GroupKind::IndexUpdates => &ts.index_update,
+                GroupKind::Deletes => &ts.delete,
                 GroupKind::SimpleRanges => &ts.simple,
                 GroupKind::SumRanges => &ts.sum,
                 GroupKind::OrderRanges => &ts.order,
                 _ => &ts.distinct,
-            };
-            exec(
-                &mut self.wire,
-                stmt(s),
-                &[Value::from(id), Value::from(i64::from(id) + range)],
-                c,
-            )?;
+            });
+            if one_id {
+                exec(&mut self.wire, s, &[Value::from(id)], c)?;
+            } else {
+                let params = [Value::from(id), Value::from(i64::from(id) + range)];
+                exec(&mut self.wire, s, &params, c)?;
+            }
         }
         Ok(())
     }
