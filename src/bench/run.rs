@@ -13,8 +13,9 @@ use mysql::{Conn, OptsBuilder};
 
 use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
+use super::table::TablePlan;
 use super::tap::{Mark, Tap};
-use super::worker::{Counts, Pace, Window, Worker};
+use super::worker::{Counts, Frame, Pace, Window, Worker};
 use super::workloads::{OltpOptions, Workload};
 use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
 use crate::server::connect::Target;
@@ -304,44 +305,15 @@ fn run_inner(
     on_interval: &mut dyn FnMut(&Interval),
     tap: Option<&Tap>,
 ) -> anyhow::Result<BenchResult> {
-    let db = match spec.workload.real_table() {
-        Some((db, _)) => db.to_string(),
-        None => spec.db.clone(),
-    };
-    let mut opts = worker_opts(target, &db, spec.tables);
-    if spec.during {
-        // Connecting and the statements sent through the crate (the session settings, PREPARE) are bounded too.
-        opts = OptsBuilder::from_opts(opts)
-            .read_timeout(Some(super::worker::DURING_READ_TIMEOUT))
-            .write_timeout(Some(super::worker::DURING_READ_TIMEOUT))
-            .into();
-    }
-    let worker_target = Target {
-        opts: opts.clone(),
-        label: target.label.clone(),
-        local: target.local,
-        ssl_mode: target.ssl_mode,
-    };
-    let mut main = worker_target.connect()?;
-    let plan = match spec.workload.real_table() {
-        Some((db, table)) => Some(super::table::plan(&mut main, db, table, spec)?),
-        None => None,
-    };
+    let Setup {
+        opts,
+        worker_target,
+        mut main,
+        plan,
+    } = Setup::open(target, spec)?;
     let table_rows = plan.as_ref().map(|p| p.samples.len() as u32);
     let threads = spec.threads.max(1);
-    let mut workers = Vec::new();
-    for t in 0..threads {
-        workers.push(
-            Worker::new(spec, plan.as_ref(), opts.clone(), t).map_err(|e| {
-                anyhow::anyhow!(
-                    "thread {} could not connect and prepare its statements on {}: {}",
-                    t + 1,
-                    target.label,
-                    crate::error::display_of(&e)
-                )
-            })?,
-        );
-    }
+    let workers = open_workers(target, spec, plan.as_ref(), &opts)?;
     let windows: Vec<Mutex<Window>> = (0..threads)
         .map(|_| {
             Mutex::new(Window {
@@ -363,29 +335,31 @@ fn run_inner(
         };
     let pace = Pace::new(spec, t0);
 
-    let mut total_hist = new_histogram();
-    let mut per_thread = vec![Counts::default(); threads as usize];
-    let mut intervals = Vec::new();
-    let drain_windows = |hist: &mut Histogram<u64>, per_thread: &mut [Counts]| -> Counts {
-        let mut sum = Counts::default();
-        for (i, w) in windows.iter().enumerate() {
-            let mut w = w.lock().expect("bench window lock");
-            hist.add(&w.hist).expect("histograms share their bounds");
-            w.hist.reset();
-            sum.add(&w.counts);
-            per_thread[i].add(&w.counts);
-            w.counts = Counts::default();
-        }
-        sum
+    let mut tally = Tally {
+        spec,
+        windows: &windows,
+        measure_from,
+        deadline,
+        total_hist: new_histogram(),
+        per_thread: vec![Counts::default(); threads as usize],
+        intervals: Vec::new(),
     };
-
     let (results, end, last) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
             .zip(windows.iter())
             .map(|(w, win)| {
                 let (stop, pace) = (&stop, &pace);
-                s.spawn(move || w.run(win, measure_from, deadline, stop, abort, pace))
+                s.spawn(move || {
+                    w.run(Frame {
+                        window: win,
+                        measure_from,
+                        deadline,
+                        stop,
+                        abort,
+                        pace,
+                    })
+                })
             })
             .collect();
         if !spec.warmup.is_zero() {
@@ -397,12 +371,177 @@ fn run_inner(
         if let Some(tap) = tap {
             tap.set_started(measure_from);
         }
+        let last = tally.report_intervals(&handles, abort, on_interval, tap, table_rows);
+        let results: Vec<anyhow::Result<()>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
+            })
+            .collect();
+        (results, Instant::now(), last)
+    });
+    for r in results {
+        r?;
+    }
+    tally.last_line(end, last, on_interval);
+    let after = counters_after(&mut main, &worker_target, spec)?;
+    let elapsed = end.saturating_duration_since(measure_from).as_secs_f64();
+    Ok(assemble(
+        spec,
+        &tally.total_hist,
+        &tally.per_thread,
+        counter_deltas(&before, &after),
+        elapsed,
+        tally.intervals,
+        table_rows,
+    ))
+}
+
+/// What a run holds before its threads connect: the options every thread connects with (with bounded replies
+/// beside a plan), the target with those options (for a new connection to read the counters if `main` is lost),
+/// the calling thread's own connection, and the table workload's plan.
+struct Setup {
+    opts: mysql::Opts,
+    worker_target: Target,
+    main: Conn,
+    plan: Option<TablePlan>,
+}
+
+impl Setup {
+    fn open(target: &Target, spec: &RunSpec) -> anyhow::Result<Setup> {
+        let db = match spec.workload.real_table() {
+            Some((db, _)) => db.to_string(),
+            None => spec.db.clone(),
+        };
+        let mut opts = worker_opts(target, &db, spec.tables);
+        if spec.during {
+            // Connecting and the statements sent through the crate (the session settings, PREPARE) are bounded too.
+            opts = OptsBuilder::from_opts(opts)
+                .read_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+                .write_timeout(Some(super::worker::DURING_READ_TIMEOUT))
+                .into();
+        }
+        let worker_target = Target {
+            opts: opts.clone(),
+            label: target.label.clone(),
+            local: target.local,
+            ssl_mode: target.ssl_mode,
+        };
+        let mut main = worker_target.connect()?;
+        let plan = match spec.workload.real_table() {
+            Some((db, table)) => Some(super::table::plan(&mut main, db, table, spec)?),
+            None => None,
+        };
+        Ok(Setup {
+            opts,
+            worker_target,
+            main,
+            plan,
+        })
+    }
+}
+
+/// One worker per thread, each connected with its statements prepared before the clock starts; the first thread
+/// that cannot is the run's error.
+fn open_workers<'a>(
+    target: &Target,
+    spec: &'a RunSpec,
+    plan: Option<&'a TablePlan>,
+    opts: &mysql::Opts,
+) -> anyhow::Result<Vec<Worker<'a>>> {
+    let mut workers = Vec::new();
+    for t in 0..spec.threads.max(1) {
+        workers.push(Worker::new(spec, plan, opts.clone(), t).map_err(|e| {
+            anyhow::anyhow!(
+                "thread {} could not connect and prepare its statements on {}: {}",
+                t + 1,
+                target.label,
+                crate::error::display_of(&e)
+            )
+        })?);
+    }
+    Ok(workers)
+}
+
+/// The counters at the end of the run. The connection may have been lost during the run (a killed session, a
+/// restart): read with a new one then; beside a plan, a run that cannot read them has none rather than failing.
+fn counters_after(
+    main: &mut Conn,
+    worker_target: &Target,
+    spec: &RunSpec,
+) -> anyhow::Result<BTreeMap<String, u64>> {
+    Ok(match status_counters(main) {
+        Ok(a) => a,
+        Err(_) if spec.during => worker_target
+            .connect()
+            .and_then(|mut c| status_counters(&mut c))
+            .unwrap_or_default(),
+        Err(_) => status_counters(&mut worker_target.connect()?)?,
+    })
+}
+
+/// How much each of [`COUNTERS`] grew between two reads (a counter missing from either is left out).
+fn counter_deltas(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    COUNTERS
+        .iter()
+        .filter_map(|k| {
+            Some((
+                k.to_string(),
+                after.get(*k)?.saturating_sub(*before.get(*k)?),
+            ))
+        })
+        .collect()
+}
+
+/// What the calling thread adds up while the workers run: it empties the threads' windows into one histogram
+/// and each thread's totals, and keeps the interval lines it made from them.
+struct Tally<'a> {
+    spec: &'a RunSpec,
+    windows: &'a [Mutex<Window>],
+    measure_from: Instant,
+    deadline: Instant,
+    total_hist: Histogram<u64>,
+    per_thread: Vec<Counts>,
+    intervals: Vec<Interval>,
+}
+
+impl Tally<'_> {
+    /// Take what every thread measured since the last look: its latencies into `hist`, its counts into its own
+    /// totals; returns the counts of all threads together.
+    fn drain(&mut self, hist: &mut Histogram<u64>) -> Counts {
+        let mut sum = Counts::default();
+        for (i, w) in self.windows.iter().enumerate() {
+            let mut w = w.lock().expect("bench window lock");
+            hist.add(&w.hist).expect("histograms share their bounds");
+            w.hist.reset();
+            sum.add(&w.counts);
+            self.per_thread[i].add(&w.counts);
+            w.counts = Counts::default();
+        }
+        sum
+    }
+
+    /// The `--report-interval` lines, each at its boundary, until the deadline, an abort, or every thread is
+    /// done; a tap that wants a mark gets one after each line. Returns when the last line ended.
+    fn report_intervals(
+        &mut self,
+        handles: &[std::thread::ScopedJoinHandle<'_, anyhow::Result<()>>],
+        abort: &AtomicBool,
+        on_interval: &mut dyn FnMut(&Interval),
+        tap: Option<&Tap>,
+        table_rows: Option<u32>,
+    ) -> Instant {
+        let spec = self.spec;
         let mut interval_hist = new_histogram();
-        let mut last = measure_from;
+        let mut last = self.measure_from;
         let mut k = 1u32;
         while !spec.report_interval.is_zero() {
-            let next = measure_from + spec.report_interval * k;
-            if next > deadline {
+            let next = self.measure_from + spec.report_interval * k;
+            if next > self.deadline {
                 break;
             }
             loop {
@@ -419,8 +558,8 @@ fn run_inner(
                 break;
             }
             let now = Instant::now();
-            let c = drain_windows(&mut interval_hist, &mut per_thread);
-            total_hist
+            let c = self.drain(&mut interval_hist);
+            self.total_hist
                 .add(&interval_hist)
                 .expect("histograms share their bounds");
             let secs = (now - last).as_secs_f64();
@@ -433,13 +572,15 @@ fn run_inner(
             );
             interval_hist.reset();
             on_interval(&line);
-            intervals.push(line);
+            self.intervals.push(line);
             last = now;
             k += 1;
             if spec.during {
                 // Beside a plan a late line (the machine was busy) is a longer line, not a burst of short
                 // ones catching up: the next boundary is the first one still ahead.
-                let behind = (now.saturating_duration_since(measure_from).as_secs_f64()
+                let behind = (now
+                    .saturating_duration_since(self.measure_from)
+                    .as_secs_f64()
                     / spec.report_interval.as_secs_f64()) as u32;
                 k = k.max(behind + 1);
             }
@@ -448,70 +589,38 @@ fn run_inner(
             if let Some(tap) = tap.filter(|t| t.wanted()) {
                 tap.deliver(Mark {
                     at: now,
-                    hist: total_hist.clone(),
-                    per_thread: per_thread.clone(),
+                    hist: self.total_hist.clone(),
+                    per_thread: self.per_thread.clone(),
                     counters: BTreeMap::new(),
                     table_rows,
                 });
             }
         }
-        let results: Vec<anyhow::Result<()>> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
-            })
-            .collect();
-        (results, Instant::now(), last)
-    });
-    for r in results {
-        r?;
+        last
     }
-    let mut last_hist = new_histogram();
-    let c = drain_windows(&mut last_hist, &mut per_thread);
-    total_hist
-        .add(&last_hist)
-        .expect("histograms share their bounds");
-    if spec.during && end > last {
-        // Stopped between two boundaries: the time since the last line is a line of its own.
-        let line = interval_line(
-            spec,
-            end.saturating_duration_since(measure_from).as_secs_f64(),
-            (end - last).as_secs_f64(),
-            &c,
-            &last_hist,
-        );
-        on_interval(&line);
-        intervals.push(line);
+
+    /// After the threads ended at `end`: what they measured since the last line. A run beside a plan stopped
+    /// between two boundaries makes the time since the last line (`last`) a line of its own.
+    fn last_line(&mut self, end: Instant, last: Instant, on_interval: &mut dyn FnMut(&Interval)) {
+        let mut last_hist = new_histogram();
+        let c = self.drain(&mut last_hist);
+        self.total_hist
+            .add(&last_hist)
+            .expect("histograms share their bounds");
+        if self.spec.during && end > last {
+            // Stopped between two boundaries: the time since the last line is a line of its own.
+            let line = interval_line(
+                self.spec,
+                end.saturating_duration_since(self.measure_from)
+                    .as_secs_f64(),
+                (end - last).as_secs_f64(),
+                &c,
+                &last_hist,
+            );
+            on_interval(&line);
+            self.intervals.push(line);
+        }
     }
-    // The connection may have been lost during the run (a killed session, a restart): read with a new one then.
-    let after = match status_counters(&mut main) {
-        Ok(a) => a,
-        Err(_) if spec.during => worker_target
-            .connect()
-            .and_then(|mut c| status_counters(&mut c))
-            .unwrap_or_default(),
-        Err(_) => status_counters(&mut worker_target.connect()?)?,
-    };
-    let elapsed = end.saturating_duration_since(measure_from).as_secs_f64();
-    let counters: BTreeMap<String, u64> = COUNTERS
-        .iter()
-        .filter_map(|k| {
-            Some((
-                k.to_string(),
-                after.get(*k)?.saturating_sub(*before.get(*k)?),
-            ))
-        })
-        .collect();
-    Ok(assemble(
-        spec,
-        &total_hist,
-        &per_thread,
-        counters,
-        elapsed,
-        intervals,
-        table_rows,
-    ))
 }
 
 #[cfg(test)]

@@ -13,22 +13,31 @@
 //! while the server is away, and nothing waits unbounded: lock waits end after [`DURING_LOCK_WAIT_S`] (a write
 //! blocked by a conversion's guard fails with 1205 instead of hanging), a reply that does not come within
 //! [`DURING_READ_TIMEOUT`] counts as a lost connection, and connecting has the connection's own timeouts.
+//!
+//! The thread's pieces have files of their own under `worker/`: the counts it keeps ([`counts`]), what all
+//! threads share ([`pace`]), its connection and prepared statements ([`conn`]) and the statements of one event
+//! ([`script`]); this file keeps the loop, its timing and its errors.
 
-use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+mod conn;
+mod counts;
+mod pace;
+mod script;
+
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-use mysql::prelude::Queryable;
-use mysql::{Conn, Statement, Value};
+use mysql::Conn;
 
+use self::conn::{open, socket_of, Statements};
+pub(crate) use self::counts::{Counts, Window};
+pub(crate) use self::pace::Pace;
 use super::distribution::SbRng;
 use super::run::RunSpec;
 use super::stats::record_ns;
 use super::table::TablePlan;
-use super::wire::{Outcome, Socket, Wire, WireError};
-use super::workloads::{self as wl, Group, GroupKind, Workload};
+use super::wire::{Socket, Wire, WireError};
+use super::workloads::{self as wl, Group};
 
 /// Client-side codes for a lost connection (CR_SERVER_GONE_ERROR, CR_TCP_CONNECTION, CR_SERVER_LOST,
 /// CR_SERVER_LOST_EXTENDED): when ignored, sysbench reconnects.
@@ -44,165 +53,16 @@ pub const DURING_READ_TIMEOUT: Duration = Duration::from_secs(30);
 const RETRY_PAUSE: (Duration, Duration) = (Duration::from_millis(20), Duration::from_secs(1));
 const RECONNECT_PAUSE: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
 
-/// Statement counts of one thread, by sysbench's classes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Counts {
-    pub(crate) txns: u64,
-    pub(crate) reads: u64,
-    pub(crate) writes: u64,
-    pub(crate) other: u64,
-    pub(crate) errors: u64,
-    pub(crate) reconnects: u64,
-    pub(crate) busy_ns: u128,
-    /// Errors by server or client error code (only beside a plan: the bench counts them in `errors` alone).
-    pub(crate) codes: std::collections::BTreeMap<u16, u64>,
-}
-
-impl Counts {
-    pub(crate) fn add(&mut self, o: &Counts) {
-        self.txns += o.txns;
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.other += o.other;
-        self.errors += o.errors;
-        self.reconnects += o.reconnects;
-        self.busy_ns += o.busy_ns;
-        for (k, v) in &o.codes {
-            *self.codes.entry(*k).or_default() += v;
-        }
-    }
-
-    /// What was counted after `earlier`, a snapshot of the same running totals.
-    pub(crate) fn since(&self, earlier: &Counts) -> Counts {
-        let mut codes = self.codes.clone();
-        for (k, v) in &earlier.codes {
-            if let Some(n) = codes.get_mut(k) {
-                *n = n.saturating_sub(*v);
-            }
-        }
-        codes.retain(|_, n| *n > 0);
-        Counts {
-            txns: self.txns.saturating_sub(earlier.txns),
-            reads: self.reads.saturating_sub(earlier.reads),
-            writes: self.writes.saturating_sub(earlier.writes),
-            other: self.other.saturating_sub(earlier.other),
-            errors: self.errors.saturating_sub(earlier.errors),
-            reconnects: self.reconnects.saturating_sub(earlier.reconnects),
-            busy_ns: self.busy_ns.saturating_sub(earlier.busy_ns),
-            codes,
-        }
-    }
-
-    /// One error with its code.
-    fn error(&mut self, code: u16) {
-        self.errors += 1;
-        *self.codes.entry(code).or_default() += 1;
-    }
-    pub(crate) fn queries(&self) -> u64 {
-        self.reads + self.writes + self.other
-    }
-}
-
-/// What a thread measured since the reporter last looked.
-pub(crate) struct Window {
-    pub(crate) hist: Histogram<u64>,
-    pub(crate) counts: Counts,
-}
-
-/// The sbtest statements prepared on one connection for one table.
-#[derive(Default)]
-struct TableStmts {
-    point: Option<Statement>,
-    simple: Option<Statement>,
-    sum: Option<Statement>,
-    order: Option<Statement>,
-    distinct: Option<Statement>,
-    index_update: Option<Statement>,
-    non_index_update: Option<Statement>,
-    delete: Option<Statement>,
-    insert: Option<Statement>,
-}
-
-/// BEGIN and COMMIT are prepared as sysbench prepares them, or sent as text where the server refuses.
-enum Control {
-    Prepared(Statement),
-    Text(String),
-}
-
-struct Statements {
-    /// Not prepared under `--skip_trx` or for the scripts without a transaction, as sysbench does.
-    begin: Option<Control>,
-    commit: Option<Control>,
-    tables: Vec<TableStmts>,
-    /// table workload: point read, PK range, one per secondary index.
-    table_point: Option<Statement>,
-    table_range: Option<Statement>,
-    table_index: Vec<Statement>,
-    /// The write probe's locking read.
-    table_lock: Option<Statement>,
-    /// select_random_points / select_random_ranges: the one statement on sbtest1.
-    random: Option<Statement>,
-}
-
-/// What all threads share to keep `--events` and `--rate`: the events handed out so far, and the schedule of
-/// arrivals (exponentially spaced, as sysbench's event generator spaces them).
-pub(crate) struct Pace {
-    events: u64,
-    started: std::sync::atomic::AtomicU64,
-    rate: u32,
-    next: Mutex<(Instant, SbRng)>,
-    /// `sysbench.rand.unique()`'s counter, shared so that no two threads draw the same id.
-    unique: AtomicU32,
-    unique_offset: u32,
-}
-
-/// Jeff Preshing's quadratic-residue permutation of the 32-bit integers below the prime 4294967291, which
-/// `sysbench.rand.unique()` applies twice to a counter: every counter value gives a different id.
-fn permute_qpr(x: u32) -> u32 {
-    const P: u32 = 4_294_967_291;
-    if x >= P {
-        return x;
-    }
-    let residue = ((u64::from(x) * u64::from(x)) % u64::from(P)) as u32;
-    if x <= P / 2 {
-        residue
-    } else {
-        P - residue
-    }
-}
-
-impl Pace {
-    pub(crate) fn new(spec: &RunSpec, start: Instant) -> Pace {
-        Pace {
-            events: spec.events,
-            started: std::sync::atomic::AtomicU64::new(0),
-            rate: spec.rate,
-            next: Mutex::new((start, SbRng::new(spec.seed, u64::MAX))),
-            unique: AtomicU32::new(SbRng::new(spec.seed, u64::MAX - 1).next_u64() as u32),
-            unique_offset: SbRng::new(spec.seed, u64::MAX - 2).next_u64() as u32,
-        }
-    }
-
-    /// `sysbench.rand.unique()`: a 32-bit value no other call of this run returns.
-    pub(crate) fn unique(&self) -> u32 {
-        let i = self.unique.fetch_add(1, Ordering::Relaxed);
-        permute_qpr(permute_qpr(i).wrapping_add(self.unique_offset) ^ 0x5bf0_3635)
-    }
-
-    /// Claim the next event: `None` when `--events` are used up, else the time it may start.
-    fn claim(&self) -> Option<Option<Instant>> {
-        if self.events > 0 && self.started.fetch_add(1, Ordering::Relaxed) >= self.events {
-            return None;
-        }
-        if self.rate == 0 {
-            return Some(None);
-        }
-        let mut g = self.next.lock().expect("bench pace lock");
-        // Exponential gap with mean 1/rate: -ln(1 - u) / rate.
-        let gap = -(1.0 - g.1.uniform_double()).ln() / f64::from(self.rate);
-        g.0 += Duration::from_secs_f64(gap.min(3600.0));
-        Some(Some(g.0))
-    }
+/// What a thread's loop answers to, the same for every event: the window its measurements go into, when they
+/// start to count and when the run ends, the flags that stop it, and the pace all threads share.
+#[derive(Clone, Copy)]
+pub(crate) struct Frame<'s> {
+    pub(crate) window: &'s Mutex<Window>,
+    pub(crate) measure_from: Instant,
+    pub(crate) deadline: Instant,
+    pub(crate) stop: &'s AtomicBool,
+    pub(crate) abort: &'s AtomicBool,
+    pub(crate) pace: &'s Pace,
 }
 
 pub(crate) struct Worker<'a> {
@@ -225,127 +85,6 @@ pub(crate) struct Worker<'a> {
     events_done: u64,
     c_buf: String,
     pad_buf: String,
-}
-
-fn prepare_control(conn: &mut Conn, sql: &str) -> Result<Control, mysql::Error> {
-    match conn.prep(sql) {
-        Ok(s) => Ok(Control::Prepared(s)),
-        // ER_UNSUPPORTED_PS: sysbench falls back to client-side emulation, i.e. plain text.
-        Err(mysql::Error::MySqlError(e)) if e.code == 1295 => Ok(Control::Text(sql.to_string())),
-        Err(e) => Err(e),
-    }
-}
-
-fn prepare_statements(
-    conn: &mut Conn,
-    spec: &RunSpec,
-    plan: Option<&TablePlan>,
-) -> Result<Statements, mysql::Error> {
-    let tag = spec.tag.as_str();
-    let script = spec
-        .workload
-        .script(&spec.oltp, plan.map_or(0, |p| p.index_sql.len()));
-    let (begin, commit) = if script.iter().any(|g| g.kind == GroupKind::Begin) {
-        (
-            Some(prepare_control(conn, &wl::tag_sql("BEGIN", tag))?),
-            Some(prepare_control(conn, &wl::tag_sql("COMMIT", tag))?),
-        )
-    } else {
-        (None, None)
-    };
-    let mut tables = Vec::new();
-    let w = &spec.workload;
-    let reads = matches!(
-        w,
-        Workload::PointSelect | Workload::ReadOnly | Workload::ReadWrite
-    );
-    // oltp_read_only/read_write.lua prepare the ranges only with --range_selects on.
-    let ranges = matches!(w, Workload::ReadOnly | Workload::ReadWrite) && spec.oltp.range_selects;
-    let writes = matches!(w, Workload::ReadWrite | Workload::WriteOnly);
-    let index_updates = writes || matches!(w, Workload::UpdateIndex);
-    let non_index_updates = writes || matches!(w, Workload::UpdateNonIndex);
-    let deletes = writes || matches!(w, Workload::Delete);
-    if reads || index_updates || non_index_updates || deletes {
-        for t in 1..=spec.tables {
-            let mut p = |tmpl: &str, on: bool| -> Result<Option<Statement>, mysql::Error> {
-                if on {
-                    conn.prep(wl::tagged(tmpl, t, tag)).map(Some)
-                } else {
-                    Ok(None)
-                }
-            };
-            tables.push(TableStmts {
-                point: p(wl::STMT_POINT_SELECT, reads)?,
-                simple: p(wl::STMT_SIMPLE_RANGE, ranges)?,
-                sum: p(wl::STMT_SUM_RANGE, ranges)?,
-                order: p(wl::STMT_ORDER_RANGE, ranges)?,
-                distinct: p(wl::STMT_DISTINCT_RANGE, ranges)?,
-                index_update: p(wl::STMT_INDEX_UPDATE, index_updates)?,
-                non_index_update: p(wl::STMT_NON_INDEX_UPDATE, non_index_updates)?,
-                delete: p(wl::STMT_DELETE, deletes)?,
-                insert: p(wl::STMT_INSERT, writes)?,
-            });
-        }
-    }
-    let (mut table_point, mut table_range, mut table_index) = (None, None, Vec::new());
-    let mut table_lock = None;
-    match (plan, w) {
-        (Some(plan), Workload::WriteProbe { .. }) => table_lock = Some(conn.prep(&plan.lock_sql)?),
-        (Some(plan), _) => {
-            table_point = Some(conn.prep(&plan.point_sql)?);
-            table_range = Some(conn.prep(&plan.range_sql)?);
-            for sql in &plan.index_sql {
-                table_index.push(conn.prep(sql)?);
-            }
-        }
-        (None, _) => {}
-    }
-    let random = match w {
-        Workload::SelectRandomPoints => {
-            Some(conn.prep(wl::random_points_sql(wl::RANDOM_POINTS, tag))?)
-        }
-        Workload::SelectRandomRanges => {
-            Some(conn.prep(wl::random_ranges_sql(wl::NUMBER_OF_RANGES, tag))?)
-        }
-        _ => None,
-    };
-    Ok(Statements {
-        begin,
-        commit,
-        tables,
-        table_point,
-        table_range,
-        table_index,
-        table_lock,
-        random,
-    })
-}
-
-/// The connection's socket for the wire; beside a plan, a reply is awaited at most [`DURING_READ_TIMEOUT`].
-fn socket_of(conn: &Conn, spec: &RunSpec) -> Socket {
-    let socket = Socket::new(conn.as_raw_fd());
-    if spec.during {
-        socket.with_timeout(DURING_READ_TIMEOUT)
-    } else {
-        socket
-    }
-}
-
-/// A connection of the run with its statements prepared; beside a plan, with its lock waits bounded.
-fn open(
-    opts: &mysql::Opts,
-    spec: &RunSpec,
-    plan: Option<&TablePlan>,
-) -> Result<(Conn, Statements), mysql::Error> {
-    let mut conn = Conn::new(opts.clone())?;
-    if spec.during {
-        conn.query_drop(format!(
-            "SET {} SESSION lock_wait_timeout = {DURING_LOCK_WAIT_S}, innodb_lock_wait_timeout = {DURING_LOCK_WAIT_S}",
-            spec.tag
-        ))?;
-    }
-    let stmts = prepare_statements(&mut conn, spec, plan)?;
-    Ok((conn, stmts))
 }
 
 /// The code a failed connection attempt is counted under: the server's, else the client's "cannot connect"
@@ -378,42 +117,6 @@ fn error_code(e: &WireError) -> Option<u16> {
         WireError::Io(_) => Some(2013),
         WireError::Protocol(_) => None,
     }
-}
-
-/// Count a statement the way sysbench does: a result set is a read, changed rows a write, the rest other.
-fn count(o: Outcome, c: &mut Counts) {
-    match o {
-        Outcome::Rows(_) => c.reads += 1,
-        Outcome::Affected(n) if n > 0 => c.writes += 1,
-        Outcome::Affected(_) => c.other += 1,
-    }
-}
-
-fn exec(
-    wire: &mut Wire<Socket>,
-    stmt: &Statement,
-    params: &[Value],
-    c: &mut Counts,
-) -> Result<(), WireError> {
-    count(wire.execute(stmt.id(), params)?, c);
-    Ok(())
-}
-
-fn exec_control(
-    wire: &mut Wire<Socket>,
-    ctl: &Option<Control>,
-    c: &mut Counts,
-) -> Result<(), WireError> {
-    let o = match ctl.as_ref().expect("BEGIN/COMMIT prepared for this script") {
-        Control::Prepared(s) => wire.execute(s.id(), &[])?,
-        Control::Text(sql) => wire.query(sql)?,
-    };
-    count(o, c);
-    Ok(())
-}
-
-fn stmt(s: &Option<Statement>) -> &Statement {
-    s.as_ref().expect("statement prepared for this workload")
 }
 
 impl<'a> Worker<'a> {
@@ -451,263 +154,6 @@ impl<'a> Worker<'a> {
         self.wire = Wire::new(socket_of(&conn, self.spec));
         self._conn = conn;
         self.stmts = stmts;
-    }
-
-    /// `get_table_num()`: uniform over the tables; 0-based here.
-    fn table_index(&mut self) -> usize {
-        (self.rng.uniform(1, self.spec.tables) - 1) as usize
-    }
-
-    /// `get_id()`: the default distribution over [1, table_size].
-    fn id(&mut self) -> u32 {
-        self.rng.default(&self.dist, 1, self.spec.table_size)
-    }
-
-    /// select_random_*.lua's `sb_rand(rmin, rmax)`: the default distribution over this thread's slice of the
-    /// table (rlen = table_size / threads; slices keep the threads' ranges apart).
-    fn slice_id(&mut self) -> u32 {
-        let rlen = f64::from(self.spec.table_size) / f64::from(self.spec.threads.max(1));
-        let rmin = rlen * f64::from(self.thread % self.spec.threads.max(1));
-        let rmax = rmin + rlen;
-        self.rng.default(&self.dist, rmin as u32, rmax as u32)
-    }
-
-    /// Send the pending bulk INSERT, if any.
-    fn flush_bulk(&mut self, c: &mut Counts) -> Result<(), WireError> {
-        if self.bulk_rows == 0 {
-            return Ok(());
-        }
-        let sql = std::mem::take(&mut self.bulk);
-        self.bulk_rows = 0;
-        count(self.wire.query(&sql)?, c);
-        Ok(())
-    }
-
-    /// A sampled row of the table workload, drawn with the run's distribution.
-    fn sample(&mut self) -> usize {
-        let n = self.plan.map_or(1, |p| p.samples.len()) as u32;
-        (self.rng.default(&self.dist, 1, n.max(1)) - 1) as usize
-    }
-
-    /// One event of the script. Returns at the first failing statement.
-    fn transaction(&mut self, c: &mut Counts, pace: &Pace) -> Result<(), WireError> {
-        let script = std::mem::take(&mut self.script);
-        let r = self.run_script(&script, c, pace);
-        self.script = script;
-        r
-    }
-
-    fn run_script(
-        &mut self,
-        script: &[Group],
-        c: &mut Counts,
-        pace: &Pace,
-    ) -> Result<(), WireError> {
-        // `id + range_size - 1`, as the INT sysbench binds (range_size 0 gives an empty range).
-        let range = i64::from(self.spec.oltp.range_size) - 1;
-        for g in script {
-            match g.kind {
-                GroupKind::Begin => exec_control(&mut self.wire, &self.stmts.begin, c)?,
-                GroupKind::Commit => exec_control(&mut self.wire, &self.stmts.commit, c)?,
-                GroupKind::PointSelects => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].point),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::SimpleRanges
-                | GroupKind::SumRanges
-                | GroupKind::OrderRanges
-                | GroupKind::DistinctRanges => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        let ts = &self.stmts.tables[t];
-                        let s = match g.kind {
-                            GroupKind::SimpleRanges => &ts.simple,
-                            GroupKind::SumRanges => &ts.sum,
-                            GroupKind::OrderRanges => &ts.order,
-                            _ => &ts.distinct,
-                        };
-                        exec(
-                            &mut self.wire,
-                            stmt(s),
-                            &[Value::from(id), Value::from(i64::from(id) + range)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::IndexUpdates => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].index_update),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::NonIndexUpdates => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                        let id = self.id();
-                        let params = [Value::from(self.c_buf.as_str()), Value::from(id)];
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].non_index_update),
-                            &params,
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::DeleteInserts => {
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        let k = self.id();
-                        self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                        self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].delete),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                        let params = [
-                            Value::from(id),
-                            Value::from(k),
-                            Value::from(self.c_buf.as_str()),
-                            Value::from(self.pad_buf.as_str()),
-                        ];
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].insert),
-                            &params,
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::Deletes => {
-                    // oltp_delete.lua: table uniform, then the id.
-                    let t = self.table_index();
-                    for _ in 0..g.count {
-                        let id = self.id();
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.tables[t].delete),
-                            &[Value::from(id)],
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::RandomPoints => {
-                    let params: Vec<Value> = (0..wl::RANDOM_POINTS)
-                        .map(|_| Value::from(self.slice_id()))
-                        .collect();
-                    exec(&mut self.wire, stmt(&self.stmts.random), &params, c)?;
-                }
-                GroupKind::RandomRanges => {
-                    let mut params = Vec::with_capacity(2 * wl::NUMBER_OF_RANGES as usize);
-                    for _ in 0..wl::NUMBER_OF_RANGES {
-                        let v = self.slice_id();
-                        params.push(Value::from(v));
-                        params.push(Value::from(v + wl::RANGE_DELTA));
-                    }
-                    exec(&mut self.wire, stmt(&self.stmts.random), &params, c)?;
-                }
-                GroupKind::BulkRow => {
-                    // bulk_insert.lua: rows (n, n) into sbtest<thread + 1>, sent before the INSERT would
-                    // pass sysbench's packet size.
-                    let row = format!("({0},{0})", self.bulk_next);
-                    if self.bulk_rows > 0 && self.bulk.len() + row.len() + 1 > wl::BULK_PACKET_SIZE
-                    {
-                        self.flush_bulk(c)?;
-                    }
-                    if self.bulk_rows == 0 {
-                        self.bulk = format!(
-                            "INSERT {} INTO sbtest{} VALUES",
-                            self.spec.tag,
-                            self.thread + 1
-                        );
-                    } else {
-                        self.bulk.push(',');
-                    }
-                    self.bulk.push_str(&row);
-                    self.bulk_rows += 1;
-                    self.bulk_next += 1;
-                }
-                GroupKind::InsertText => {
-                    // oltp_insert.lua: table, k, c, pad drawn in that order; id 0 lets AUTO_INCREMENT assign it,
-                    // and with --auto_inc=off the id is sysbench.rand.unique() - 2147483648 (an SQL INT).
-                    let t = self.rng.uniform(1, self.spec.tables);
-                    let k = self.id();
-                    self.rng.fill_template(wl::C_TEMPLATE, &mut self.c_buf);
-                    self.rng.fill_template(wl::PAD_TEMPLATE, &mut self.pad_buf);
-                    let id = if self.spec.oltp.auto_inc {
-                        0
-                    } else {
-                        i64::from(pace.unique()) - 2_147_483_648
-                    };
-                    let sql = format!(
-                        "INSERT {} INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{}', '{}')",
-                        self.spec.tag, self.c_buf, self.pad_buf
-                    );
-                    count(self.wire.query(&sql)?, c);
-                }
-                GroupKind::TablePoints => {
-                    for _ in 0..g.count {
-                        let row = self.sample();
-                        let p = self.plan.expect("table plan");
-                        exec(
-                            &mut self.wire,
-                            stmt(&self.stmts.table_point),
-                            &p.point_params(row),
-                            c,
-                        )?;
-                    }
-                }
-                GroupKind::TableRange => {
-                    let row = self.sample();
-                    let p = self.plan.expect("table plan");
-                    exec(
-                        &mut self.wire,
-                        stmt(&self.stmts.table_range),
-                        &p.range_params(row),
-                        c,
-                    )?;
-                }
-                GroupKind::TableLockingPoint => {
-                    let row = self.sample();
-                    let p = self.plan.expect("table plan");
-                    exec(
-                        &mut self.wire,
-                        stmt(&self.stmts.table_lock),
-                        &p.point_params(row),
-                        c,
-                    )?;
-                }
-                GroupKind::TableIndex(i) => {
-                    let row = self.sample();
-                    let p = self.plan.expect("table plan");
-                    exec(
-                        &mut self.wire,
-                        &self.stmts.table_index[i],
-                        &p.index_params(i, row),
-                        c,
-                    )?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// oltp_common.lua's check_reconnect() (sysbench 1.1's `--reconnect=N`): after every N-th event of this
@@ -818,16 +264,9 @@ impl<'a> Worker<'a> {
     }
 
     /// Run transactions until the deadline; what started after `measure_from` goes into `window`.
-    pub(crate) fn run(
-        mut self,
-        window: &Mutex<Window>,
-        measure_from: Instant,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-    ) -> anyhow::Result<()> {
-        let result = self.events(window, measure_from, deadline, stop, abort, pace);
+    pub(crate) fn run(mut self, frame: Frame) -> anyhow::Result<()> {
+        let result = self.events(frame);
+        let window = frame.window;
         // bulk_insert.lua's thread_done(): the rows still pending are sent before the thread ends.
         let mut c = Counts::default();
         let flushed = self.flush_bulk(&mut c);
@@ -836,15 +275,15 @@ impl<'a> Worker<'a> {
         flushed.map_err(|e| anyhow::anyhow!("the benchmark's last bulk INSERT failed: {e}"))
     }
 
-    fn events(
-        &mut self,
-        window: &Mutex<Window>,
-        measure_from: Instant,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-    ) -> anyhow::Result<()> {
+    fn events(&mut self, frame: Frame) -> anyhow::Result<()> {
+        let Frame {
+            window,
+            measure_from,
+            deadline,
+            stop,
+            abort,
+            pace,
+        } = frame;
         loop {
             if Instant::now() >= deadline
                 || stop.load(Ordering::Relaxed)
@@ -872,7 +311,7 @@ impl<'a> Worker<'a> {
             }
             let mut c = Counts::default();
             let start = Instant::now();
-            let (done, result) = self.one_event(&mut c, deadline, stop, abort, pace, window);
+            let (done, result) = self.one_event(&mut c, frame);
             // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
                 let mut w = window.lock().expect("bench window lock");
@@ -895,16 +334,15 @@ impl<'a> Worker<'a> {
 
     /// One event: the transaction, restarted after each ignored error. Returns whether it completed, and an
     /// error when the run must stop.
-    #[allow(clippy::too_many_arguments)]
-    fn one_event(
-        &mut self,
-        c: &mut Counts,
-        deadline: Instant,
-        stop: &AtomicBool,
-        abort: &AtomicBool,
-        pace: &Pace,
-        window: &Mutex<Window>,
-    ) -> (bool, anyhow::Result<()>) {
+    fn one_event(&mut self, c: &mut Counts, frame: Frame) -> (bool, anyhow::Result<()>) {
+        let Frame {
+            window,
+            deadline,
+            stop,
+            abort,
+            pace,
+            ..
+        } = frame;
         let halt = || {
             stop.load(Ordering::Relaxed)
                 || abort.load(Ordering::Relaxed)
@@ -961,51 +399,6 @@ impl<'a> Worker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pace_hands_out_events_up_to_the_limit_and_spaces_arrivals_at_the_rate() {
-        let start = Instant::now();
-        let spec = RunSpec {
-            events: 3,
-            ..RunSpec::new(Workload::PointSelect, "sbtest", "/* t */", 5)
-        };
-        let pace = Pace::new(&spec, start);
-        assert_eq!(
-            (0..5).map(|_| pace.claim().is_some()).collect::<Vec<_>>(),
-            vec![true, true, true, false, false]
-        );
-        assert_eq!(pace.claim(), None);
-        // 1000 arrivals at 100/s end about 10 s after the start (sd of the sum: 0.32 s).
-        let spec = RunSpec {
-            rate: 100,
-            ..RunSpec::new(Workload::PointSelect, "sbtest", "/* t */", 5)
-        };
-        let pace = Pace::new(&spec, start);
-        let mut last = start;
-        for _ in 0..1000 {
-            let at = pace.claim().unwrap().unwrap();
-            assert!(at >= last, "arrivals are in order");
-            last = at;
-        }
-        let span = (last - start).as_secs_f64();
-        assert!((8.5..11.5).contains(&span), "{span}");
-    }
-
-    #[test]
-    fn unique_ids_never_repeat_across_threads() {
-        let spec = RunSpec::new(Workload::Insert, "sbtest", "/* t */", 9);
-        let pace = Pace::new(&spec, Instant::now());
-        let ids: Vec<u32> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..50_000).map(|_| pace.unique()).collect::<Vec<_>>()))
-                .collect();
-            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
-        });
-        let distinct: std::collections::HashSet<u32> = ids.iter().copied().collect();
-        assert_eq!(distinct.len(), 200_000);
-        // Spread over the whole 32-bit range, not a counter: both halves (negative and positive SQL ids) occur.
-        assert!(ids.iter().any(|&i| i < 1 << 31) && ids.iter().any(|&i| i >= 1 << 31));
-    }
 
     #[test]
     fn lost_connections_map_to_cr_server_lost() {

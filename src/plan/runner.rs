@@ -2,16 +2,16 @@
 //! pre-checks → benchmark before (once) → act → post-checks → benchmark after (once) → journal. It stops at a
 //! safe point on Ctrl-C and, given a journal, continues an interrupted run.
 
+mod steps;
+
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::{Failure, EXIT_INCOMPLETE, EXIT_INTERRUPTED};
-use crate::plan::journal::{
-    self, BenchPoint, CheckPhase, EventKind, PlanFile, RecordedOptions, RunDir,
-};
+use crate::plan::journal::{self, EventKind, PlanFile, RecordedOptions, RunDir};
 use crate::plan::lock::Locks;
-use crate::plan::report::{Report, RunStatus, StepStatus};
+use crate::plan::report::{Report, RunStatus};
 use crate::plan::{Check, Ctx, Plan, Verdict};
 use crate::server::connect::Target;
 use crate::server::control::Control;
@@ -331,66 +331,29 @@ fn execute(
     // Before anything is created or changed: a second run of the same object stops here.
     let mut locks = Locks::new(plan.header.procedure, plan.locks.clone());
     locks.ensure(ctx.target)?;
-    let (mut rd, prior) = match &resume {
-        Some(dir) => {
-            let events = journal::read_journal(dir)?;
-            let progress = journal::progress(&events);
-            let mut rd = RunDir::open(dir)?;
-            rd.log(EventKind::Resumed {
-                after_step: progress.done.last().cloned(),
-            })?;
-            (rd, Some(progress))
-        }
-        None => {
-            let path = opts
-                .run_dir
-                .clone()
-                .unwrap_or_else(|| RunDir::default_path(plan.header.procedure.name()));
-            let file = PlanFile {
-                header: plan.header.clone(),
-                steps: plan.previews(),
-                created: chrono::Utc::now(),
-                options: RecordedOptions {
-                    no_bench: opts.no_bench,
-                    yes: opts.yes,
-                    bench_time_s: plan.bench.as_ref().map(|b| b.time.as_secs()),
-                    bench_during: bench_during(&plan),
-                },
-            };
-            (RunDir::create(&path, &file)?, None)
-        }
-    };
+    let (mut rd, prior) = open_run_dir(&plan, opts, resume.as_deref())?;
     report.run_dir = Some(rd.path.display().to_string());
     ctx.run_dir = Some(rd.path.clone());
-    // The workload beside the plan starts before the first step and stops after the last.
-    let during = match bench_during(&plan).filter(|_| !opts.no_bench) {
-        Some(threads) => during_spec(&plan, opts, threads)
-            .and_then(|spec| {
-                say(&format!(
-                    "[bench] during: {} with {} thread(s) until the plan ends",
-                    spec.workload.workload, spec.workload.threads
-                ));
-                crate::bench::during::During::start(ctx.target, spec, &rd.path)
-            })
-            .map(Some),
-        None => Ok(None),
-    };
+    let during = start_during(&plan, opts, ctx.target, &rd);
     ctx.own_sessions = during
         .as_ref()
         .ok()
         .and_then(|d| d.as_ref())
         .map_or(0, |d| d.spec().sessions());
     let result = match &during {
-        Ok(d) => execute_steps(
-            &plan,
+        Ok(d) => steps::Execution {
+            plan: &plan,
             ctx,
             report,
             opts,
-            &mut rd,
-            prior.as_ref(),
-            &mut locks,
-            d.as_ref(),
-        ),
+            rd: &mut rd,
+            prior: prior.as_ref(),
+            locks: &mut locks,
+            during: d.as_ref(),
+            groups: group_count(&plan),
+            refused_groups: Vec::new(),
+        }
+        .steps(),
         Err(e) => Err(anyhow::anyhow!(
             "the workload beside the plan could not start: {}",
             crate::error::display_of(e)
@@ -406,16 +369,7 @@ fn execute(
     report.outcome.append(&mut ctx.outcome);
     // Every step done: what they made may still fall short of the aim (a dump with losses).
     let result = result.and_then(|()| shortfall(&plan, ctx));
-    let status = match &result {
-        Ok(()) => RunStatus::Done,
-        Err(e) => match crate::error::exit_code_of(e) {
-            EXIT_INTERRUPTED => RunStatus::Interrupted,
-            // Every step finished: the run is done, and its message says what fell short.
-            EXIT_INCOMPLETE => RunStatus::Done,
-            1 => RunStatus::Refused,
-            _ => RunStatus::Failed,
-        },
-    };
+    let status = status_of(&result);
     report.status = status;
     if let Err(e) = &result {
         report.message = Some(crate::error::display_of(e));
@@ -435,368 +389,74 @@ fn execute(
     result
 }
 
-#[allow(clippy::too_many_arguments)]
-fn execute_steps(
+/// The run directory: the interrupted run's, reopened with the progress its journal records, or a new one
+/// with `plan.json` written.
+fn open_run_dir(
     plan: &Plan,
-    ctx: &mut Ctx,
-    report: &mut Report,
     opts: &RunOptions,
-    rd: &mut RunDir,
-    prior: Option<&journal::Progress>,
-    locks: &mut Locks,
-    during: Option<&crate::bench::during::During>,
-) -> anyhow::Result<()> {
-    let bench = if opts.no_bench {
-        None
-    } else {
-        plan.bench.as_ref()
+    resume: Option<&std::path::Path>,
+) -> anyhow::Result<(RunDir, Option<journal::Progress>)> {
+    if let Some(dir) = resume {
+        let events = journal::read_journal(dir)?;
+        let progress = journal::progress(&events);
+        let mut rd = RunDir::open(dir)?;
+        rd.log(EventKind::Resumed {
+            after_step: progress.done.last().cloned(),
+        })?;
+        return Ok((rd, Some(progress)));
+    }
+    let path = opts
+        .run_dir
+        .clone()
+        .unwrap_or_else(|| RunDir::default_path(plan.header.procedure.name()));
+    let file = PlanFile {
+        header: plan.header.clone(),
+        steps: plan.previews(),
+        created: chrono::Utc::now(),
+        options: RecordedOptions {
+            no_bench: opts.no_bench,
+            yes: opts.yes,
+            bench_time_s: plan.bench.as_ref().map(|b| b.time.as_secs()),
+            bench_during: bench_during(plan),
+        },
     };
-    let first_bench = plan.steps.iter().position(|s| s.bench);
-    let last_bench = plan.steps.iter().rposition(|s| s.bench);
-    // Resuming keeps the figures measured before the crash.
-    if let Ok(text) = std::fs::read_to_string(rd.path.join("bench/before.json")) {
-        report.bench.before = serde_json::from_str(&text).ok();
-    }
-    // Groups whose first step was refused (see `Step::group`), with why: their other steps are skipped.
-    let mut refused_groups: Vec<(String, String)> = Vec::new();
-    let groups = group_count(plan);
-    for (i, step) in plan.steps.iter().enumerate() {
-        if let Some(g) = &step.group {
-            if refused_groups.iter().any(|(r, _)| r == g) {
-                report.step_mut(&step.id).status = StepStatus::Skipped;
-                continue;
-            }
-        }
-        ctx.step = step.id.clone();
-        // After a restart the lock session is gone: take the locks again before the next step; and a plan
-        // that is not server-wide stops while a server-wide run holds the server (its session was lost, and
-        // another run started meanwhile).
-        let stop = match locks.ensure(ctx.target) {
-            Ok(()) => locks.server_taken().unwrap_or_else(|e| {
-                Some(format!(
-                    "innops could not look at the server lock ({})",
-                    crate::error::display_of(&e)
-                ))
-            }),
-            Err(e) => Some(crate::error::display_of(&e)),
-        };
-        if let Some(why) = stop {
-            rd.log(EventKind::Interrupted {
-                before_step: step.id.clone(),
-            })?;
-            return Err(Failure::PostCheck(format!(
-                "stopped before step {}: {why}; nothing of that step was done; continue with `innops resume {}` once that is over",
-                step.id,
-                rd.path.display()
-            ))
-            .into());
-        }
-        if let Some(p) = prior {
-            if p.done.contains(&step.id) {
-                report.step_mut(&step.id).status = StepStatus::Done;
-                if p.acted.contains(&step.id) {
-                    report.mark_acts(&step.id);
-                }
-                continue;
-            }
-            if p.in_flight.as_deref() == Some(step.id.as_str()) {
-                // The step started before the crash: if its post-checks hold, its action completed.
-                let post = run_checks(ctx, &step.post, false);
-                let all_pass = post.iter().all(|v| v.passed);
-                for v in &post {
-                    rd.log(EventKind::Check {
-                        step: step.id.clone(),
-                        phase: CheckPhase::ResumePost,
-                        verdict: v.clone(),
-                    })?;
-                }
-                if all_pass {
-                    // Its action completed before the interruption unless the journal says it was skipped
-                    // (the `action_done` event itself may be what the interruption lost).
-                    if step.act.is_some() && !p.skipped.contains(&step.id) {
-                        report.mark_acts(&step.id);
-                    }
-                    say(&format!(
-                        "[{}/{}] {} ({}): done before the interruption, its post-checks hold",
-                        i + 1,
-                        plan.steps.len(),
-                        step.title,
-                        step.id
-                    ));
-                    let sr = report.step_mut(&step.id);
-                    sr.post = post;
-                    sr.status = StepStatus::Done;
-                    rd.log(EventKind::StepDone {
-                        step: step.id.clone(),
-                    })?;
-                    rd.write_json("report.json", report)?;
-                    if Some(i) == last_bench {
-                        bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
-                    }
-                    continue;
-                }
-            }
-        }
-        if ctx.aborted() {
-            rd.log(EventKind::Interrupted {
-                before_step: step.id.clone(),
-            })?;
-            return Err(Failure::Interrupted(format!(
-                "interrupted before step {}: nothing of that step was done; continue with `innops resume {}`",
-                step.id,
-                rd.path.display()
-            ))
-            .into());
-        }
-        rd.log(EventKind::StepStarted {
-            step: step.id.clone(),
-        })?;
-        let mut started = std::time::Instant::now();
-        say(&format!(
-            "[{}/{}] {} ({}, risk {})",
-            i + 1,
-            plan.steps.len(),
-            step.title,
-            step.id,
-            step.risk.as_str()
-        ));
-        report.step_mut(&step.id).status = StepStatus::Running;
-        report.step_mut(&step.id).started = Some(chrono::Utc::now());
-        rd.write_json("report.json", report)?;
-
-        let pre = run_checks(ctx, &step.pre, false);
-        for v in &pre {
-            rd.log(EventKind::Check {
-                step: step.id.clone(),
-                phase: CheckPhase::Pre,
-                verdict: v.clone(),
-            })?;
-        }
-        let refusal = first_failure(&pre).map(|v| {
-            v.fix
-                .clone()
-                .unwrap_or_else(|| format!("{} failed", v.check))
-        });
-        let already_done = pre.iter().any(|v| v.already_done);
-        report.step_mut(&step.id).pre = pre;
-        if let Some(reason) = refusal {
-            rd.log(EventKind::StepRefused {
-                step: step.id.clone(),
-                reason: reason.clone(),
-            })?;
-            report.step_mut(&step.id).status = StepStatus::Refused;
-            let first_of_group = refusable_group(plan, i, groups);
-            if let Some(g) = first_of_group {
-                // Nothing of this group has acted: refuse it alone and go on with the others.
-                say(&format!("      refused, the others go on: {reason}"));
-                refused_groups.push((g.clone(), reason));
-                rd.write_json("report.json", report)?;
-                continue;
-            }
-            return Err(Failure::Refused(format!("step {} refused: {reason}", step.id)).into());
-        }
-        if Some(i) == first_bench && report.bench.before.is_none() {
-            bench_point(bench, during, ctx, report, rd, BenchPoint::Before)?;
-            // The step's own time starts after the measurement.
-            started = std::time::Instant::now();
-            report.step_mut(&step.id).started = Some(chrono::Utc::now());
-            if ctx.aborted() {
-                rd.log(EventKind::Interrupted {
-                    before_step: step.id.clone(),
-                })?;
-                return Err(Failure::Interrupted(format!(
-                    "interrupted during the benchmark before step {}: nothing of that step was done; continue with `innops resume {}`",
-                    step.id,
-                    rd.path.display()
-                ))
-                .into());
-            }
-        }
-        if already_done || step.act.is_none() {
-            let reason = if already_done {
-                "a pre-check found it already done"
-            } else {
-                "the step only checks"
-            };
-            rd.log(EventKind::ActionSkipped {
-                step: step.id.clone(),
-                reason: reason.into(),
-            })?;
-        } else if let Some(act) = &step.act {
-            match act(ctx) {
-                Ok(result) => {
-                    crate::testhooks::exit_at("before-journal:", &step.id);
-                    report.mark_acts(&step.id);
-                    rd.log(EventKind::ActionDone {
-                        step: step.id.clone(),
-                        result: result.clone(),
-                    })?;
-                    report.step_mut(&step.id).result = Some(result);
-                }
-                Err(e) => {
-                    let msg = crate::error::display_of(&e);
-                    if let Some(Failure::Interrupted(_)) =
-                        e.chain().find_map(|c| c.downcast_ref::<Failure>())
-                    {
-                        // A safe point inside the action: nothing to recover, the step resumes. It may
-                        // have done part of its work (copied chunks), so it counts as having acted.
-                        report.mark_acts(&step.id);
-                        rd.log(EventKind::Interrupted {
-                            before_step: step.id.clone(),
-                        })?;
-                        report.step_mut(&step.id).error = Some(msg.clone());
-                        return Err(Failure::Interrupted(msg).into());
-                    }
-                    let recovery = recover(step, ctx);
-                    rd.log(EventKind::StepFailed {
-                        step: step.id.clone(),
-                        reason: msg.clone(),
-                        recovery: recovery.clone(),
-                    })?;
-                    let sr = report.step_mut(&step.id);
-                    sr.status = StepStatus::Failed;
-                    sr.error = Some(msg.clone());
-                    let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
-                    // A refusal inside the action (a guard) changed nothing; anything else needs a human
-                    // (Ctrl-C inside the action returned above, before any recovery).
-                    let kind = e.chain().find_map(|c| c.downcast_ref::<Failure>());
-                    if !matches!(kind, Some(Failure::Refused(_) | Failure::BadInput(_))) {
-                        // It may have changed the server before it failed.
-                        report.mark_acts(&step.id);
-                    }
-                    return Err(match kind {
-                        Some(Failure::Refused(_) | Failure::BadInput(_)) => {
-                            Failure::Refused(format!("step {} refused: {msg}{state}", step.id))
-                        }
-                        _ => Failure::PostCheck(format!("step {} failed: {msg}{state}", step.id)),
-                    }
-                    .into());
-                }
-            }
-            crate::testhooks::exit_at("after-action:", &step.id);
-            crate::testhooks::hold(&format!("after-action:{}", step.id));
-        }
-        // A step a pre-check found already done did not act: its end state was observed by that check, and
-        // its post-checks (a clean shutdown, say) may describe an action that was rightly never taken.
-        let post = if already_done {
-            Vec::new()
-        } else {
-            run_checks(ctx, &step.post, false)
-        };
-        for v in &post {
-            rd.log(EventKind::Check {
-                step: step.id.clone(),
-                phase: CheckPhase::Post,
-                verdict: v.clone(),
-            })?;
-        }
-        let failed = first_failure(&post).map(|v| {
-            format!(
-                "{} (observed {}, expected {}): {}",
-                v.check,
-                v.observed,
-                v.expected,
-                v.fix.clone().unwrap_or_default()
-            )
-        });
-        let sr = report.step_mut(&step.id);
-        sr.post = post;
-        sr.seconds = Some(started.elapsed().as_secs_f64());
-        report.write_blocks.append(&mut ctx.write_blocks);
-        report.outcome.append(&mut ctx.outcome);
-        if let Some(why) = failed {
-            let recovery = recover(step, ctx);
-            rd.log(EventKind::StepFailed {
-                step: step.id.clone(),
-                reason: why.clone(),
-                recovery: recovery.clone(),
-            })?;
-            report.step_mut(&step.id).status = StepStatus::Failed;
-            let state = recovery.map(|r| format!(" — {r}")).unwrap_or_default();
-            return Err(Failure::PostCheck(format!(
-                "step {} post-check failed: {why}{state}",
-                step.id
-            ))
-            .into());
-        }
-        rd.log(EventKind::StepDone {
-            step: step.id.clone(),
-        })?;
-        report.step_mut(&step.id).status = if already_done {
-            StepStatus::Skipped
-        } else {
-            StepStatus::Done
-        };
-        say(&if already_done {
-            "      skipped: a pre-check found it already done".to_string()
-        } else {
-            format!(
-                "      done in {:.2} s, {} check(s) passed",
-                started.elapsed().as_secs_f64(),
-                step.pre.len() + step.post.len()
-            )
-        });
-        rd.write_json("report.json", report)?;
-        if Some(i) == last_bench {
-            bench_point(bench, during, ctx, report, rd, BenchPoint::After)?;
-        }
-    }
-    if !refused_groups.is_empty() {
-        return Err(Failure::Refused(format!(
-            "{} of {groups} refused, every other one done: {}",
-            refused_groups.len(),
-            each_refused(&refused_groups)
-        ))
-        .into());
-    }
-    Ok(())
+    Ok((RunDir::create(&path, &file)?, None))
 }
 
-fn bench_point(
-    bench: Option<&crate::bench::PlanBench>,
-    during: Option<&crate::bench::during::During>,
-    ctx: &mut Ctx,
-    report: &mut Report,
-    rd: &mut RunDir,
-    label: BenchPoint,
-) -> anyhow::Result<()> {
-    let Some(spec) = bench else { return Ok(()) };
-    let secs = spec.time.as_secs();
-    ctx.step = format!("bench-{label}");
-    let result = match during {
-        // The figures are the workload beside the plan's, over the same time at the same point.
-        Some(d) => {
-            say(&format!(
-                "[bench] {label}: {} s of the workload beside the plan ({})",
-                secs,
-                d.spec().workload.workload
-            ));
-            crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-                d.slice(label.name(), spec.time, ctx.abort)
-            })?
-        }
-        None => {
-            say(&format!(
-                "[bench] {label}: {} for {} s",
-                spec.workload, secs
-            ));
-            crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
-                crate::bench::plan_bench(ctx.target, spec, ctx.procedure.name(), ctx.abort)
-            })?
-        }
-    };
-    let file = format!("bench/{label}.json");
-    rd.write_json(&file, &result)?;
-    rd.log(EventKind::Bench { label, file })?;
-    if label == BenchPoint::Before {
-        report.bench.before = Some(result);
-    } else {
-        if let Some(b) = &report.bench.before {
-            report.bench.change = Some(crate::bench::compare(b, &result));
-        }
-        report.bench.after = Some(result);
+/// The workload beside the plan (`--bench-during`), started before the first step (it stops after the last);
+/// None when the plan has none or `--no-bench` skips it.
+fn start_during(
+    plan: &Plan,
+    opts: &RunOptions,
+    target: &Target,
+    rd: &RunDir,
+) -> anyhow::Result<Option<crate::bench::during::During>> {
+    match bench_during(plan).filter(|_| !opts.no_bench) {
+        Some(threads) => during_spec(plan, opts, threads)
+            .and_then(|spec| {
+                say(&format!(
+                    "[bench] during: {} with {} thread(s) until the plan ends",
+                    spec.workload.workload, spec.workload.threads
+                ));
+                crate::bench::during::During::start(target, spec, &rd.path)
+            })
+            .map(Some),
+        None => Ok(None),
     }
-    rd.write_json("report.json", report)
+}
+
+/// How an executed run stands, from how it ended.
+fn status_of(result: &anyhow::Result<()>) -> RunStatus {
+    match result {
+        Ok(()) => RunStatus::Done,
+        Err(e) => match crate::error::exit_code_of(e) {
+            EXIT_INTERRUPTED => RunStatus::Interrupted,
+            // Every step finished: the run is done, and its message says what fell short.
+            EXIT_INCOMPLETE => RunStatus::Done,
+            1 => RunStatus::Refused,
+            _ => RunStatus::Failed,
+        },
+    }
 }
 
 /// One line of what the run is doing, on stderr as it happens (stdout carries the report).

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, RunStatus};
+use super::impact::DuringReport;
+use super::{Report, RunStatus, StepReport, WriteBlock};
 use crate::bench::{compare, BenchResult};
 
 /// Escape text for HTML/XML.
@@ -214,7 +215,21 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src da
 
 /// The whole run report as a page.
 pub fn render_report(r: &Report) -> String {
-    let mut s = String::from("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>");
+    let mut s = String::new();
+    head(&mut s, r);
+    summary(&mut s, r);
+    bench_section(&mut s, r);
+    if let Some(d) = &r.during {
+        impact_section(&mut s, d, &r.write_blocks);
+    }
+    steps_table(&mut s, r);
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// The page's head, up to the opening `<body>`.
+fn head(s: &mut String, r: &Report) {
+    s.push_str("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>");
     // The page is the whole report: a browser that opens it must not fetch anything, even if text in it
     // (a table name, a note) looked like a reference.
     s.push_str(&format!(
@@ -226,6 +241,11 @@ pub fn render_report(r: &Report) -> String {
         esc(r.procedure.name()),
         esc(r.status.name())
     );
+}
+
+/// The heading, the table of what ran where and how it stands, then the run's sentences: blocked writes, the
+/// message, the notes and what the run got.
+fn summary(s: &mut String, r: &Report) {
     let class = if r.status == RunStatus::Done {
         "ok"
     } else {
@@ -273,153 +293,172 @@ pub fn render_report(r: &Report) -> String {
     for o in &r.outcome {
         let _ = write!(s, "<p class=\"outcome\">{}</p>", esc(o));
     }
+}
+
+/// "Benchmark before and after": how it ran, the two bar charts and the table, or why there is none.
+fn bench_section(s: &mut String, r: &Report) {
     s.push_str("<h2>Benchmark before and after</h2>");
     let (b, a) = (r.bench.before.as_ref(), r.bench.after.as_ref());
-    match b.or(a) {
-        None => s.push_str("<p>No benchmark was run (--no-bench, or the run stopped before its first measured step).</p>"),
-        Some(any) => {
-            let _ = write!(
-                s,
-                "<p>{} with {} threads, {:.0} s each, seed {}, {} distribution, {}.</p>",
-                esc(&any.workload),
-                any.threads,
-                any.time_s,
-                any.seed,
-                esc(&any.rand_type),
-                if any.tables == 0 {
-                    format!("keys drawn from {} sampled rows", any.table_size)
-                } else {
-                    format!("{} table(s) of {} rows", any.tables, any.table_size)
-                }
-            );
-            if r.during.is_some() {
-                s.push_str("<p>Both are slices of the workload that ran through the whole plan (below), taken at the points a separate benchmark would run.</p>");
-            }
-            let mut tps = Vec::new();
-            let mut p95 = Vec::new();
-            if let Some(b) = b {
-                tps.push(("before", b.tps, "#6b8fd6"));
-                p95.push(("before", b.latency_ms.p95, "#6b8fd6"));
-            }
-            if let Some(a) = a {
-                tps.push(("after", a.tps, "#e39a3b"));
-                p95.push(("after", a.latency_ms.p95, "#e39a3b"));
-            }
-            let _ = write!(
-                s,
-                "<div class=\"charts\">{}{}</div>",
-                bar_chart("Transactions per second (higher is better)", "tps", &tps),
-                bar_chart("95th percentile latency (lower is better)", "ms", &p95)
-            );
-            s.push_str(&bench_table(b, a));
+    let Some(any) = b.or(a) else {
+        s.push_str("<p>No benchmark was run (--no-bench, or the run stopped before its first measured step).</p>");
+        return;
+    };
+    let _ = write!(
+        s,
+        "<p>{} with {} threads, {:.0} s each, seed {}, {} distribution, {}.</p>",
+        esc(&any.workload),
+        any.threads,
+        any.time_s,
+        any.seed,
+        esc(&any.rand_type),
+        if any.tables == 0 {
+            format!("keys drawn from {} sampled rows", any.table_size)
+        } else {
+            format!("{} table(s) of {} rows", any.tables, any.table_size)
         }
+    );
+    if r.during.is_some() {
+        s.push_str("<p>Both are slices of the workload that ran through the whole plan (below), taken at the points a separate benchmark would run.</p>");
     }
-    if let Some(d) = &r.during {
-        s.push_str("<h2>Impact over time</h2>");
+    let mut tps = Vec::new();
+    let mut p95 = Vec::new();
+    if let Some(b) = b {
+        tps.push(("before", b.tps, "#6b8fd6"));
+        p95.push(("before", b.latency_ms.p95, "#6b8fd6"));
+    }
+    if let Some(a) = a {
+        tps.push(("after", a.tps, "#e39a3b"));
+        p95.push(("after", a.latency_ms.p95, "#e39a3b"));
+    }
+    let _ = write!(
+        s,
+        "<div class=\"charts\">{}{}</div>",
+        bar_chart("Transactions per second (higher is better)", "tps", &tps),
+        bar_chart("95th percentile latency (lower is better)", "ms", &p95)
+    );
+    s.push_str(&bench_table(b, a));
+}
+
+/// "Impact over time" (`--bench-during`): what ran beside the plan, the chart, its legend, the per-step table
+/// and the spans nothing was measured.
+fn impact_section(s: &mut String, d: &DuringReport, blocks: &[WriteBlock]) {
+    s.push_str("<h2>Impact over time</h2>");
+    let _ = write!(
+        s,
+        "<p>{} with {} thread(s) ran from before the first step to after the last (<code>--bench-during</code>), one line a second in <code>bench/during.jsonl</code>; the figures before and after are slices of it.{} Every error is counted where it happened: a write held by a lock fails after {} s, a restart refuses connections until the server is back.</p>",
+        esc(&d.workload),
+        d.threads,
+        d.probe
+            .as_ref()
+            .map(|p| format!(
+                " Beside it, {} ({} a second) takes a writer's locks and changes nothing, standing for the table's writers.",
+                esc(p),
+                crate::bench::during::PROBE_RATE
+            ))
+            .unwrap_or_else(|| if d.reads_only() {
+                " It only reads: writes were not measured.".to_string()
+            } else {
+                String::new()
+            }),
+        crate::bench::DURING_LOCK_WAIT_S
+    );
+    s.push_str(&super::timeline::impact_chart(d, blocks));
+    s.push_str(&super::timeline::legend(d, blocks));
+    s.push_str(&super::timeline::impact_table(d));
+    for f in &d.failures {
         let _ = write!(
             s,
-            "<p>{} with {} thread(s) ran from before the first step to after the last (<code>--bench-during</code>), one line a second in <code>bench/during.jsonl</code>; the figures before and after are slices of it.{} Every error is counted where it happened: a write held by a lock fails after {} s, a restart refuses connections until the server is back.</p>",
-            esc(&d.workload),
-            d.threads,
-            d.probe
-                .as_ref()
-                .map(|p| format!(
-                    " Beside it, {} ({} a second) takes a writer's locks and changes nothing, standing for the table's writers.",
-                    esc(p),
-                    crate::bench::during::PROBE_RATE
-                ))
-                .unwrap_or_else(|| if d.reads_only() {
-                    " It only reads: writes were not measured.".to_string()
-                } else {
-                    String::new()
-                }),
-            crate::bench::DURING_LOCK_WAIT_S
+            "<p class=\"bad\">not measured for a while: {}</p>",
+            esc(f)
         );
-        s.push_str(&super::timeline::impact_chart(d, &r.write_blocks));
-        s.push_str(&super::timeline::legend(d, &r.write_blocks));
-        s.push_str(&super::timeline::impact_table(d));
-        for f in &d.failures {
-            let _ = write!(
-                s,
-                "<p class=\"bad\">not measured for a while: {}</p>",
-                esc(f)
-            );
-        }
     }
+}
+
+/// "Steps": one row per step, with what it ran and every verdict.
+fn steps_table(s: &mut String, r: &Report) {
     s.push_str("<h2>Steps</h2><table><thead><tr><th>#</th><th>step</th><th>risk</th><th>status</th><th>started (UTC)</th><th>took</th><th>checks</th></tr></thead><tbody>");
     for (i, st) in r.steps.iter().enumerate() {
-        let status = serde_json::to_value(&st.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let mut checks: Vec<String> = st
-            .pre
-            .iter()
-            .chain(st.post.iter())
-            .map(|v| {
-                format!(
-                    "{} {}: {}",
-                    if v.passed { "✓" } else { "✗" },
-                    v.check,
-                    v.observed
-                )
-            })
-            .collect();
-        // The sentence the step failed with (already free of debug text: see error::display_of).
-        checks.extend(st.error.iter().map(|e| format!("error: {e}")));
-        // What the step ran: the statements its action reports, else the plan's preview; and the option-file
-        // diff of a step that edited one.
-        let result = st.result.as_ref();
-        let mut sql: Vec<String> = Vec::new();
-        if let Some(v) = result
-            .and_then(|r| r.get("statement"))
-            .and_then(|v| v.as_str())
-        {
-            sql.push(v.to_string());
-        }
-        if let Some(vs) = result
-            .and_then(|r| r.get("statements"))
-            .and_then(|v| v.as_array())
-        {
-            sql.extend(vs.iter().filter_map(|v| v.as_str().map(str::to_string)));
-        }
-        if sql.is_empty() {
-            sql = st.commands.clone();
-        }
-        let diff = result
-            .and_then(|r| r.get("diff"))
-            .and_then(|v| v.as_str())
-            .filter(|d| !d.trim().is_empty());
-        let mut detail = String::new();
-        if !sql.is_empty() {
-            let _ = write!(detail, "<pre class=\"sql\">{}</pre>", esc(&sql.join("\n")));
-        }
-        if let Some(d) = diff {
-            let _ = write!(detail, "<pre class=\"diff\">{}</pre>", esc(d));
-        }
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{} <code>{}</code>{detail}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            esc(&st.title),
-            esc(&st.id),
-            esc(st.risk.as_str()),
-            esc(&status),
-            st.started
-                .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
-                .unwrap_or_else(|| "–".into()),
-            st.seconds
-                .map(|x| format!("{x:.2} s"))
-                .unwrap_or_else(|| "–".into()),
-            checks
-                .iter()
-                .map(|c| esc(c))
-                .collect::<Vec<_>>()
-                .join("<br/>")
-        );
+        step_row(s, i, st);
     }
-    s.push_str("</tbody></table></body></html>\n");
-    s
+    s.push_str("</tbody></table>");
+}
+
+/// The row of step `i`.
+fn step_row(s: &mut String, i: usize, st: &StepReport) {
+    let status = serde_json::to_value(&st.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut checks: Vec<String> = st
+        .pre
+        .iter()
+        .chain(st.post.iter())
+        .map(|v| {
+            format!(
+                "{} {}: {}",
+                if v.passed { "✓" } else { "✗" },
+                v.check,
+                v.observed
+            )
+        })
+        .collect();
+    // The sentence the step failed with (already free of debug text: see error::display_of).
+    checks.extend(st.error.iter().map(|e| format!("error: {e}")));
+    let detail = step_detail(st);
+    let _ = write!(
+        s,
+        "<tr><td>{}</td><td>{} <code>{}</code>{detail}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        i + 1,
+        esc(&st.title),
+        esc(&st.id),
+        esc(st.risk.as_str()),
+        esc(&status),
+        st.started
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+            .unwrap_or_else(|| "–".into()),
+        st.seconds
+            .map(|x| format!("{x:.2} s"))
+            .unwrap_or_else(|| "–".into()),
+        checks
+            .iter()
+            .map(|c| esc(c))
+            .collect::<Vec<_>>()
+            .join("<br/>")
+    );
+}
+
+/// What the step ran: the statements its action reports, else the plan's preview; and the option-file diff of
+/// a step that edited one.
+fn step_detail(st: &StepReport) -> String {
+    let result = st.result.as_ref();
+    let mut sql: Vec<String> = Vec::new();
+    if let Some(v) = result
+        .and_then(|r| r.get("statement"))
+        .and_then(|v| v.as_str())
+    {
+        sql.push(v.to_string());
+    }
+    if let Some(vs) = result
+        .and_then(|r| r.get("statements"))
+        .and_then(|v| v.as_array())
+    {
+        sql.extend(vs.iter().filter_map(|v| v.as_str().map(str::to_string)));
+    }
+    if sql.is_empty() {
+        sql = st.commands.clone();
+    }
+    let diff = result
+        .and_then(|r| r.get("diff"))
+        .and_then(|v| v.as_str())
+        .filter(|d| !d.trim().is_empty());
+    let mut detail = String::new();
+    if !sql.is_empty() {
+        let _ = write!(detail, "<pre class=\"sql\">{}</pre>", esc(&sql.join("\n")));
+    }
+    if let Some(d) = diff {
+        let _ = write!(detail, "<pre class=\"diff\">{}</pre>", esc(d));
+    }
+    detail
 }
 
 /// Write `report.html` into the run directory.

@@ -197,79 +197,137 @@ fn polyline(
     );
 }
 
+/// Where everything lands: the time axis (from the workload's start to the last interval or step end) and the
+/// three panels under it, scaled to the figures.
+struct Layout {
+    t0: DateTime<Utc>,
+    end: DateTime<Utc>,
+    span: f64,
+    plot_w: f64,
+    tps: Panel,
+    p95: Panel,
+    errs: Panel,
+    plot_top: f64,
+    plot_bottom: f64,
+    /// The height of the whole chart.
+    h: f64,
+}
+
+impl Layout {
+    fn of(d: &DuringReport, work: &[&DuringInterval]) -> Layout {
+        let t0 = d.started;
+        let end = d
+            .intervals
+            .iter()
+            .map(|i| i.to)
+            .chain(d.steps.iter().filter_map(|s| s.to))
+            .max()
+            .unwrap_or(t0);
+        let tps_max = work.iter().map(|i| i.tps).fold(0.0f64, f64::max);
+        let tps = Panel {
+            top: TOP,
+            h: TPS_H,
+            scale: Scale::Linear {
+                max: {
+                    let step = nice_step(tps_max.max(1.0), 4.0);
+                    (tps_max / step).ceil().max(1.0) * step
+                },
+            },
+        };
+        let p95s = d.intervals.iter().filter_map(|i| i.p95_ms);
+        let (lo, hi) = p95s.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (lo, hi) = if hi <= 0.0 {
+            (0.1, 10.0)
+        } else {
+            (
+                10f64.powf(lo.max(0.001).log10().floor()),
+                10f64
+                    .powf(hi.log10().ceil())
+                    .max(10f64.powf(lo.max(0.001).log10().floor() + 1.0)),
+            )
+        };
+        let p95 = Panel {
+            top: TOP + TPS_H + GAP,
+            h: P95_H,
+            scale: Scale::Log { lo, hi },
+        };
+        let err_max = d.intervals.iter().map(|i| i.errors).max().unwrap_or(0) as f64;
+        let errs = Panel {
+            top: TOP + TPS_H + GAP + P95_H + GAP,
+            h: ERR_H,
+            scale: Scale::Linear {
+                // Counts: whole ticks only.
+                max: {
+                    let step = nice_step(err_max.max(1.0), 2.0).max(1.0);
+                    (err_max / step).ceil().max(1.0) * step
+                },
+            },
+        };
+        Layout {
+            t0,
+            end,
+            span: secs(end, t0).max(1.0),
+            plot_w: W - LEFT - RIGHT,
+            plot_top: TOP,
+            plot_bottom: errs.top + ERR_H,
+            h: errs.top + ERR_H + BOTTOM,
+            tps,
+            p95,
+            errs,
+        }
+    }
+
+    /// The x of a moment.
+    fn x(&self, t: DateTime<Utc>) -> f64 {
+        LEFT + (secs(t, self.t0) / self.span).clamp(0.0, 1.0) * self.plot_w
+    }
+}
+
 /// The chart, with the write-block spans innops measured from its own guard.
 pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
-    let t0 = d.started;
-    let end = d
-        .intervals
-        .iter()
-        .map(|i| i.to)
-        .chain(d.steps.iter().filter_map(|s| s.to))
-        .max()
-        .unwrap_or(t0);
-    let span = secs(end, t0).max(1.0);
-    let plot_w = W - LEFT - RIGHT;
-    let x = |t: DateTime<Utc>| LEFT + (secs(t, t0) / span).clamp(0.0, 1.0) * plot_w;
     let work: Vec<&DuringInterval> = d
         .intervals
         .iter()
         .filter(|i| i.series == WORKLOAD)
         .collect();
     let probe: Vec<&DuringInterval> = d.intervals.iter().filter(|i| i.series == WRITES).collect();
-
-    let tps_max = work.iter().map(|i| i.tps).fold(0.0f64, f64::max);
-    let tps = Panel {
-        top: TOP,
-        h: TPS_H,
-        scale: Scale::Linear {
-            max: {
-                let step = nice_step(tps_max.max(1.0), 4.0);
-                (tps_max / step).ceil().max(1.0) * step
-            },
-        },
-    };
-    let p95s = d.intervals.iter().filter_map(|i| i.p95_ms);
-    let (lo, hi) = p95s.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (lo, hi) = if hi <= 0.0 {
-        (0.1, 10.0)
-    } else {
-        (
-            10f64.powf(lo.max(0.001).log10().floor()),
-            10f64
-                .powf(hi.log10().ceil())
-                .max(10f64.powf(lo.max(0.001).log10().floor() + 1.0)),
-        )
-    };
-    let p95 = Panel {
-        top: TOP + TPS_H + GAP,
-        h: P95_H,
-        scale: Scale::Log { lo, hi },
-    };
-    let err_max = d.intervals.iter().map(|i| i.errors).max().unwrap_or(0) as f64;
-    let errs = Panel {
-        top: TOP + TPS_H + GAP + P95_H + GAP,
-        h: ERR_H,
-        scale: Scale::Linear {
-            // Counts: whole ticks only.
-            max: {
-                let step = nice_step(err_max.max(1.0), 2.0).max(1.0);
-                (err_max / step).ceil().max(1.0) * step
-            },
-        },
-    };
-    let h = errs.top + ERR_H + BOTTOM;
-    let plot_top = TOP;
-    let plot_bottom = errs.top + ERR_H;
-
+    let l = Layout::of(d, &work);
+    let h = l.h;
     let mut s = String::new();
     let _ = write!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="impact" width="{W}" height="{h:.0}" viewBox="0 0 {W} {h:.0}" role="img" aria-label="Throughput, p95 latency and errors over time, with the steps marked">"#
     );
     s.push_str("<title>Throughput, p95 latency and errors each second during the plan, with the steps marked</title>");
-    // Behind everything: where the figures before and after were taken, and where innops blocked writes.
+    shaded_spans(&mut s, &l, d, blocks);
+    l.tps.frame(
+        &mut s,
+        "Throughput of the workload (transactions per second)",
+        "tps",
+    );
+    l.p95.frame(
+        &mut s,
+        "95th percentile latency (milliseconds, log scale)",
+        "ms",
+    );
+    l.errs.frame(
+        &mut s,
+        "Errors per interval (failed statements and connection attempts)",
+        "",
+    );
+    x_axis(&mut s, &l);
+    step_marks(&mut s, &l, d);
+    series(&mut s, &l, &work, &probe);
+    error_bars(&mut s, &l, &work, &probe);
+    s.push_str("</svg>");
+    s
+}
+
+/// Behind everything: where the figures before and after were taken, and where innops blocked writes.
+fn shaded_spans(s: &mut String, l: &Layout, d: &DuringReport, blocks: &[WriteBlock]) {
+    let (plot_top, plot_bottom) = (l.plot_top, l.plot_bottom);
     for (label, a, b) in &d.slices {
-        let (xa, xb) = (x(*a), x(*b));
+        let (xa, xb) = (l.x(*a), l.x(*b));
         let _ = write!(
             s,
             r##"<rect class="slice" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_SLICE}"><title>benchmark {}: the figures {} were taken here</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="#3a64a8">bench {}</text>"##,
@@ -283,7 +341,7 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
         );
     }
     for b in blocks {
-        let (xa, xb) = (x(b.from), x(b.to));
+        let (xa, xb) = (l.x(b.from), l.x(b.to));
         let _ = write!(
             s,
             r##"<rect class="blocked" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_BLOCKED}" fill-opacity="0.8"><title>writes to {} blocked for {:.2} s</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="#a11">writes to {} blocked</text>"##,
@@ -296,22 +354,11 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
             esc(&b.object)
         );
     }
-    tps.frame(
-        &mut s,
-        "Throughput of the workload (transactions per second)",
-        "tps",
-    );
-    p95.frame(
-        &mut s,
-        "95th percentile latency (milliseconds, log scale)",
-        "ms",
-    );
-    errs.frame(
-        &mut s,
-        "Errors per interval (failed statements and connection attempts)",
-        "",
-    );
-    // The x axis: seconds since the workload started, under the last panel.
+}
+
+/// The x axis: seconds since the workload started, under the last panel.
+fn x_axis(s: &mut String, l: &Layout) {
+    let (span, plot_w, plot_bottom) = (l.span, l.plot_w, l.plot_bottom);
     let step = nice_step(span, 10.0);
     let mut v = 0.0;
     while v <= span + 1e-9 {
@@ -330,15 +377,19 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
         r#"<text class="x-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">time since the workload started (seconds; 0 s = {} UTC)</text>"#,
         LEFT + plot_w / 2.0,
         plot_bottom + 34.0,
-        t0.format("%Y-%m-%d %H:%M:%S")
+        l.t0.format("%Y-%m-%d %H:%M:%S")
     );
-    // The steps: in the lanes above the panels each step is a bar from its start to its end, with its number
-    // and, where there is room, its id; a dashed line runs down from each start through every panel.
+}
+
+/// The steps: in the lanes above the panels each step is a bar from its start to its end, with its number and,
+/// where there is room, its id; a dashed line runs down from each start through every panel.
+fn step_marks(s: &mut String, l: &Layout, d: &DuringReport) {
+    let plot_bottom = l.plot_bottom;
     let mut row_end = [f64::MIN; LABEL_ROWS];
     let chars = |t: &str| t.chars().count() as f64 * 6.2;
     for (n, st) in d.steps.iter().enumerate() {
-        let xs = x(st.from);
-        let xe = x(st.to.unwrap_or(end)).max(xs + 2.0);
+        let xs = l.x(st.from);
+        let xe = l.x(st.to.unwrap_or(l.end)).max(xs + 2.0);
         let long = format!("{} {}", n + 1, st.step);
         let short = format!("{}", n + 1);
         let free = |row_end: &[f64; LABEL_ROWS], w: f64| {
@@ -375,25 +426,32 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
             lane + 10.0
         );
     }
-    // The series.
-    for r in runs(&work, |i| Some(i.tps), x) {
-        polyline(&mut s, &r, &tps, C_WORKLOAD, "", "tps");
+}
+
+/// The series: the workload's tps and p95, and the write probe's p95 dashed.
+fn series(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&DuringInterval]) {
+    let x = |t| l.x(t);
+    for r in runs(work, |i| Some(i.tps), x) {
+        polyline(s, &r, &l.tps, C_WORKLOAD, "", "tps");
     }
-    for r in runs(&work, |i| i.p95_ms, x) {
-        polyline(&mut s, &r, &p95, C_WORKLOAD, "", "p95");
+    for r in runs(work, |i| i.p95_ms, x) {
+        polyline(s, &r, &l.p95, C_WORKLOAD, "", "p95");
     }
-    for r in runs(&probe, |i| i.p95_ms, x) {
+    for r in runs(probe, |i| i.p95_ms, x) {
         polyline(
-            &mut s,
+            s,
             &r,
-            &p95,
+            &l.p95,
             C_PROBE,
             r#" stroke-dasharray="5,3""#,
             "p95-writes",
         );
     }
-    // Errors: a bar per interval, the probe's stacked on the workload's.
-    for series in [&work, &probe] {
+}
+
+/// Errors: a bar per interval, the probe's stacked on the workload's.
+fn error_bars(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&DuringInterval]) {
+    for series in [work, probe] {
         for i in series.iter().filter(|i| i.errors > 0) {
             let below = if i.series == WRITES {
                 work.iter()
@@ -402,9 +460,9 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
             } else {
                 0
             };
-            let (xa, xb) = (x(i.from), x(i.to));
-            let y0 = errs.y(below as f64);
-            let y1 = errs.y((below + i.errors) as f64);
+            let (xa, xb) = (l.x(i.from), l.x(i.to));
+            let y0 = l.errs.y(below as f64);
+            let y1 = l.errs.y((below + i.errors) as f64);
             let colour = if i.series == WRITES {
                 C_ERR_PROBE
             } else {
@@ -421,8 +479,6 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
             );
         }
     }
-    s.push_str("</svg>");
-    s
 }
 
 /// The legend under the chart: what each colour is, then the numbered steps.

@@ -18,18 +18,20 @@
 //! a new report whose victim is one of this run's sessions must match an error that session got, so a run never
 //! passes on a deadlock it did not see.
 
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+mod repetition;
+
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mysql::Conn;
 use serde::{Deserialize, Serialize};
 
-use super::parse::{self, Deadlock};
+use super::parse::Deadlock;
 use super::scenario::Scenario;
 pub use super::show::render;
+use super::verdict::same_every_time;
 pub use super::verdict::{is_lock_wait_state, schema_problem};
-use super::verdict::{judge_report, record, same_every_time};
 use crate::error::{bad_input, refused};
 use crate::server::connect::Target;
 use crate::server::facts::ServerFacts;
@@ -452,7 +454,7 @@ pub fn run(target: &Target, scenario: &Scenario, s: &RunSettings) -> anyhow::Res
     }
     let result = (|| -> anyhow::Result<()> {
         for n in 1..=s.repeat {
-            let rep = repetition(target, &mut monitor, scenario, &in_force, n)?;
+            let rep = repetition::repetition(target, &mut monitor, scenario, &in_force, n)?;
             report.repetitions.push(rep);
         }
         Ok(())
@@ -478,287 +480,4 @@ fn set_detect(monitor: &mut Conn, on: bool) -> anyhow::Result<()> {
         if on { "ON" } else { "OFF" }
     ))?;
     Ok(())
-}
-
-/// Receive a statement's result within `bound`; past it, kill the statement and say so.
-fn finish(monitor: &mut Conn, sess: &Session, bound: Duration) -> anyhow::Result<Reply> {
-    match sess.rx.recv_timeout(bound) {
-        Ok(r) => Ok(r),
-        Err(RecvTimeoutError::Timeout) => {
-            monitor.query_drop(format!("KILL {TAG} QUERY {}", sess.thread_id))?;
-            match sess.rx.recv_timeout(Duration::from_secs(30)) {
-                Ok(r) => Ok(Reply {
-                    error: Some((
-                        0,
-                        format!(
-                            "did not finish within {}s; innops killed it",
-                            bound.as_secs()
-                        ),
-                    )),
-                    ..r
-                }),
-                Err(_) => Err(anyhow::anyhow!(
-                    "session {}'s statement went on after KILL QUERY: check thread {} on the server",
-                    sess.name,
-                    sess.thread_id
-                )),
-            }
-        }
-        Err(RecvTimeoutError::Disconnected) => Err(anyhow::anyhow!(
-            "session {}'s connection thread ended unexpectedly",
-            sess.name
-        )),
-    }
-}
-
-/// The scenario's schema, made afresh and set up.
-fn fresh_schema(monitor: &mut Conn, scenario: &Scenario, in_force: &InForce) -> anyhow::Result<()> {
-    let schema = quote_ident(&in_force.schema);
-    monitor.query_drop(format!("DROP {TAG} SCHEMA IF EXISTS {schema}"))?;
-    monitor
-        .query_drop(format!("CREATE {TAG} SCHEMA {schema}"))
-        .map_err(|e| match &e {
-            mysql::Error::MySqlError(me) if me.code == 1102 => bad_input(format!(
-                "--schema {}: the server does not take it as a schema name ({}): give another, e.g. innops_deadlock",
-                in_force.schema, me.message
-            )),
-            _ => e.into(),
-        })?;
-    monitor.query_drop(format!("USE {TAG} {schema}"))?;
-    for sql in &scenario.setup {
-        monitor.query_drop(format!("{TAG} {sql}")).map_err(|e| {
-            bad_input(format!(
-                "the scenario's setup statement `{sql}` failed ({}): fix the scenario file",
-                crate::error::describe_mysql(&e)
-            ))
-        })?;
-    }
-    Ok(())
-}
-
-/// After step `n` was sent on `sess`, expected to block: wait until the server shows it waiting for a lock
-/// (recorded in `outcome`; None returned) or until it ends without waiting (its reply returned).
-fn watch_block(
-    monitor: &mut Conn,
-    sess: &Session,
-    n: usize,
-    bound: Duration,
-    last_trx_read: &mut Option<Instant>,
-    outcome: &mut StepOutcome,
-) -> anyhow::Result<Option<Reply>> {
-    let start = Instant::now();
-    let tid = sess.thread_id;
-    loop {
-        if let Some(state) = processlist_wait(monitor, tid)? {
-            outcome.blocked = true;
-            outcome.waited_for = Some(state);
-            return Ok(None);
-        }
-        // INNODB_TRX is a cache InnoDB refreshes only when nobody read it in the last 100 ms: read it
-        // no more often than that, and meanwhile wait for the statement's own result.
-        let since = last_trx_read.map_or(TRX_CACHE_IDLE, |t: Instant| t.elapsed());
-        if since >= TRX_CACHE_IDLE {
-            let waiting = in_lock_wait(monitor, tid)?;
-            *last_trx_read = Some(Instant::now());
-            if waiting {
-                outcome.blocked = true;
-                outcome.waited_for = Some("InnoDB lock wait".into());
-                return Ok(None);
-            }
-        }
-        match sess.rx.recv_timeout(PROCESSLIST_PACE) {
-            Ok(r) => return Ok(Some(r)),
-            Err(RecvTimeoutError::Timeout) if start.elapsed() < bound => {}
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(anyhow::anyhow!(
-                "step {n} ({}) neither waited for a lock nor finished within {}s: check the server",
-                sess.name,
-                bound.as_secs()
-            ))
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(anyhow::anyhow!(
-                    "session {}'s connection thread ended unexpectedly",
-                    sess.name
-                ))
-            }
-        }
-    }
-}
-
-/// Roll every session back: the sessions whose transaction was still open, and how many are open after.
-fn roll_back_all(
-    monitor: &mut Conn,
-    sessions: &mut [Session],
-    bound: Duration,
-) -> anyhow::Result<(Vec<String>, u64)> {
-    let ids: Vec<u64> = sessions.iter().map(|s| s.thread_id).collect();
-    let open = open_trx(monitor, &ids)?;
-    let mut rolled_back_open = Vec::new();
-    for sess in sessions.iter_mut() {
-        if open.contains(&sess.thread_id) {
-            rolled_back_open.push(sess.name.clone());
-        }
-        sess.send(format!("ROLLBACK {TAG}"))?;
-        if let Some((c, m)) = finish(monitor, sess, bound)?.error {
-            return Err(anyhow::anyhow!(
-                "session {}'s ROLLBACK failed with error {c} ({m}): check thread {} on the server",
-                sess.name,
-                sess.thread_id
-            ));
-        }
-    }
-    let open_after = open_trx(monitor, &ids)?.len() as u64;
-    Ok((rolled_back_open, open_after))
-}
-
-/// The errors the sessions received, as (session, error code), in the order they came.
-fn errors_in_order(outcomes: &[StepOutcome], replies: &[Option<Reply>]) -> Vec<(String, u16)> {
-    let mut errors: Vec<(Instant, String, u16)> = outcomes
-        .iter()
-        .zip(replies)
-        .filter_map(|(o, r)| {
-            let r = r.as_ref()?;
-            let (code, _) = r.error.as_ref()?;
-            Some((r.at?, o.session.clone(), *code))
-        })
-        .collect();
-    errors.sort_by_key(|(at, _, _)| *at);
-    errors.into_iter().map(|(_, s, c)| (s, c)).collect()
-}
-
-fn repetition(
-    target: &Target,
-    monitor: &mut Conn,
-    scenario: &Scenario,
-    in_force: &InForce,
-    n: u32,
-) -> anyhow::Result<Repetition> {
-    fresh_schema(monitor, scenario, in_force)?;
-    let mut sessions: Vec<Session> = Vec::new();
-    for (name, timeout) in &in_force.lock_wait_timeout {
-        sessions.push(Session::open(target, name, &in_force.schema, *timeout)?);
-    }
-    let max_timeout = sessions.iter().map(|s| s.timeout).max().unwrap_or(1);
-    // A statement ends within its lock wait timeout (or by deadlock detection); allow the server some slack.
-    let bound = Duration::from_secs(max_timeout * 2 + 10);
-    let deadlocks_before = status_u64(monitor, "Innodb_deadlocks")?;
-    let report_before = parse::parse_latest(&innodb_status(monitor)?);
-    let mut last_trx_read: Option<Instant> = None;
-    let mut outcomes: Vec<StepOutcome> = Vec::new();
-    let mut replies: Vec<Option<Reply>> = Vec::new();
-    let want_of = |i: usize| {
-        let st = &scenario.steps[i];
-        if in_force.deadlock_detect {
-            &st.expected
-        } else {
-            &st.without_detection
-        }
-    };
-    for (i, step) in scenario.steps.iter().enumerate() {
-        let want = want_of(i);
-        let si = scenario
-            .sessions
-            .iter()
-            .position(|s| *s == step.session)
-            .expect("validated session");
-        // The session's previous statement must end before it sends the next.
-        if let Some(p) = sessions[si].pending.take() {
-            let r = finish(monitor, &sessions[si], bound)?;
-            record(&mut outcomes[p], &r, want_of(p), &scenario.steps[p].returns);
-            replies[p] = Some(r);
-        }
-        let sql = format!(
-            "/* innops:deadlock:step-{} */ {}",
-            i + 1,
-            Scenario::sql_for(&step.sql, &in_force.shared_lock_clause)
-        );
-        let mut outcome = StepOutcome::sent(i + 1, &step.session, &sql, want.describe());
-        sessions[si].send(sql)?;
-        if want.block {
-            let done = watch_block(
-                monitor,
-                &sessions[si],
-                i + 1,
-                bound,
-                &mut last_trx_read,
-                &mut outcome,
-            )?;
-            outcomes.push(outcome);
-            replies.push(None);
-            match done {
-                Some(r) => {
-                    record(
-                        outcomes.last_mut().expect("pushed"),
-                        &r,
-                        want,
-                        &step.returns,
-                    );
-                    replies[i] = Some(r);
-                }
-                None => sessions[si].pending = Some(i),
-            }
-        } else {
-            let r = finish(monitor, &sessions[si], bound)?;
-            record(&mut outcome, &r, want, &step.returns);
-            outcomes.push(outcome);
-            replies.push(Some(r));
-        }
-    }
-    for sess in sessions.iter_mut() {
-        if let Some(p) = sess.pending.take() {
-            let r = finish(monitor, sess, bound)?;
-            record(&mut outcomes[p], &r, want_of(p), &scenario.steps[p].returns);
-            replies[p] = Some(r);
-        }
-    }
-    let deadlocks_after = status_u64(monitor, "Innodb_deadlocks")?;
-    let report_after = parse::parse_latest(&innodb_status(monitor)?);
-    let (rolled_back_open, open_after) = roll_back_all(monitor, &mut sessions, bound)?;
-    let codes = errors_in_order(&outcomes, &replies);
-    let victims: Vec<String> = codes
-        .iter()
-        .filter(|(_, c)| *c == 1213)
-        .map(|(s, _)| s.clone())
-        .collect();
-    let report_new = report_after.is_some() && report_after != report_before;
-    let report = if report_new { report_after } else { None };
-    let named: Vec<(String, u64)> = sessions
-        .iter()
-        .map(|s| (s.name.clone(), s.thread_id))
-        .collect();
-    let j = judge_report(report.as_ref(), &named, &codes);
-    let deadlocks = victims.len() as u64 + u64::from(j.other_error_victim || j.unseen.is_some());
-    let mut victims = victims;
-    if let (true, Some(v)) = (j.other_error_victim, &j.report_victim) {
-        victims.push(v.clone());
-    }
-    let expected_deadlocks = scenario.victims_per_run(in_force.deadlock_detect);
-    let count_problem = (deadlocks != expected_deadlocks).then(|| {
-        format!(
-            "this run's sessions had {deadlocks} deadlock(s), the scenario expects {expected_deadlocks}"
-        )
-    });
-    let as_expected =
-        outcomes.iter().all(|o| o.as_expected) && count_problem.is_none() && j.problem.is_none();
-    drop(sessions);
-    Ok(Repetition {
-        n,
-        steps: outcomes,
-        victim: victims.last().cloned(),
-        victims,
-        deadlocks,
-        expected_deadlocks,
-        report_victim: j.report_victim,
-        report_new,
-        report_ours: j.ours,
-        deadlocks_before,
-        deadlocks_after,
-        rolled_back_open,
-        open_after,
-        report,
-        count_problem,
-        report_problem: j.problem,
-        as_expected,
-    })
 }
