@@ -321,7 +321,6 @@ pub(crate) fn compare(
     mut written: Vec<(u64, u64)>,
     outside_lost: Option<&str>,
 ) -> Option<(Vec<Doubt>, IndexEvidence)> {
-    let counted_only = shape.counted;
     let list = x
         .pos
         .iter()
@@ -343,51 +342,121 @@ pub(crate) fn compare(
     } else {
         written.sort_unstable();
     }
-    let mut seen = vec![false; written.len()];
-    let mut differ: Vec<Vec<Value>> = Vec::new();
-    let mut missing: Vec<Vec<Value>> = Vec::new();
-    let (mut differ_n, mut missing_n) = (0usize, 0usize);
-    // Counts and sums only (a table too large to keep per-row hashes).
-    let (mut index_rows, mut index_sum) = (0u64, 0u64);
-    let (mut buf, mut kbuf) = (Vec::new(), Vec::new());
-    // The index arrives in its own order, the keys scattered: looking each up in `written` alone would be a
-    // cache miss per step of a binary search. A batch of index rows is sorted by key id and walked along
-    // `written` instead, and what differs is named in the order the index returned it, as one lookup per row.
-    let mut rows: Vec<Row> = Vec::new();
-    let mut ids: Vec<(u64, u64, u32)> = Vec::new();
-    let mut odd: Vec<(u32, bool)> = Vec::new();
-    let mut check = |rows: &mut Vec<Row>, ids: &mut Vec<(u64, u64, u32)>| {
+    let mut m = Matching {
+        x,
+        shape,
+        seen: vec![false; written.len()],
+        written: &written,
+        differ: Vec::new(),
+        missing: Vec::new(),
+        differ_n: 0,
+        missing_n: 0,
+        odd: Vec::new(),
+        index_rows: 0,
+        index_sum: 0,
+    };
+    m.read(conn, sql)?;
+    let doubts = if shape.counted {
+        m.counted_doubts()
+    } else {
+        m.doubts()
+    };
+    let evidence = IndexEvidence {
+        index: x.name.clone(),
+        entries: m.index_rows,
+        sum: format!("{:016x}", m.index_sum),
+        doubted: !doubts.is_empty(),
+    };
+    Some((doubts, evidence))
+}
+
+/// One index read against the rows written: which written rows it listed (`seen`), the keys it holds other
+/// values for (`differ`) or that no read returned (`missing`), named up to [`MAX_NAMED`], and its count and sum.
+struct Matching<'w> {
+    x: &'w XIndex,
+    shape: &'w Shape,
+    /// The rows written, sorted by key id.
+    written: &'w [(u64, u64)],
+    seen: Vec<bool>,
+    differ: Vec<Vec<Value>>,
+    missing: Vec<Vec<Value>>,
+    differ_n: usize,
+    missing_n: usize,
+    /// A batch's rows that differ (true) or are missing, by their place in the batch (kept across batches).
+    odd: Vec<(u32, bool)>,
+    /// Counts and sums only (a table too large to keep per-row hashes).
+    index_rows: u64,
+    index_sum: u64,
+}
+
+impl Matching<'_> {
+    /// Read the index (`sql`), every entry counted and summed, and, unless the table is counted only, matched
+    /// against the rows written; None when it cannot be read to its end.
+    fn read(&mut self, conn: &mut Conn, sql: String) -> Option<()> {
+        let (mut buf, mut kbuf) = (Vec::new(), Vec::new());
+        // The index arrives in its own order, the keys scattered: looking each up in `written` alone would be a
+        // cache miss per step of a binary search. A batch of index rows is sorted by key id and walked along
+        // `written` instead, and what differs is named in the order the index returned it, as one lookup per row.
+        let mut rows: Vec<Row> = Vec::new();
+        let mut ids: Vec<(u64, u64, u32)> = Vec::new();
+        for r in conn.query_iter(sql).ok()? {
+            let r: Row = r.ok()?;
+            let (k, h) = entry(
+                self.x,
+                self.shape,
+                |i| r.as_ref(i).unwrap_or(&Value::NULL),
+                &mut buf,
+                &mut kbuf,
+            );
+            self.index_rows += 1;
+            self.index_sum = self.index_sum.wrapping_add(h);
+            if self.shape.counted {
+                continue;
+            }
+            ids.push((k, h, rows.len() as u32));
+            rows.push(r);
+            if rows.len() == CHECK_BATCH {
+                self.check(&mut rows, &mut ids);
+            }
+        }
+        self.check(&mut rows, &mut ids);
+        Some(())
+    }
+
+    /// One batch of index rows (`ids`: key id, entry hash, place in `rows`) walked along `written`.
+    fn check(&mut self, rows: &mut Vec<Row>, ids: &mut Vec<(u64, u64, u32)>) {
         ids.sort_unstable_by_key(|e| e.0);
-        odd.clear();
+        self.odd.clear();
         let mut from = 0;
         for &(k, h, i) in ids.iter() {
             // Keys are unique: the first entry with this id is the row's (a hash collision of two keys only
             // makes a doubt, never hides one).
-            let at = first_at_least(&written, from, k);
+            let at = first_at_least(self.written, from, k);
             from = at;
-            match written.get(at) {
+            match self.written.get(at) {
                 Some(&(wk, wh)) if wk == k => {
-                    seen[at] = true;
+                    self.seen[at] = true;
                     if wh != h {
-                        odd.push((i, true));
+                        self.odd.push((i, true));
                     }
                 }
-                _ => odd.push((i, false)),
+                _ => self.odd.push((i, false)),
             }
         }
-        odd.sort_unstable();
-        for &(i, differs) in &odd {
+        self.odd.sort_unstable();
+        for &(i, differs) in &self.odd {
             let r = &rows[i as usize];
             let key = || {
-                x.key_at
+                self.x
+                    .key_at
                     .iter()
                     .map(|&j| r.as_ref(j).unwrap_or(&Value::NULL).clone())
                     .collect()
             };
             let (n, named) = if differs {
-                (&mut differ_n, &mut differ)
+                (&mut self.differ_n, &mut self.differ)
             } else {
-                (&mut missing_n, &mut missing)
+                (&mut self.missing_n, &mut self.missing)
             };
             *n += 1;
             if named.len() < MAX_NAMED {
@@ -396,44 +465,14 @@ pub(crate) fn compare(
         }
         rows.clear();
         ids.clear();
-    };
-    for r in conn.query_iter(sql).ok()? {
-        let r: Row = r.ok()?;
-        let (k, h) = entry(
-            x,
-            shape,
-            |i| r.as_ref(i).unwrap_or(&Value::NULL),
-            &mut buf,
-            &mut kbuf,
-        );
-        index_rows += 1;
-        index_sum = index_sum.wrapping_add(h);
-        if counted_only {
-            continue;
-        }
-        ids.push((k, h, rows.len() as u32));
-        rows.push(r);
-        if rows.len() == CHECK_BATCH {
-            check(&mut rows, &mut ids);
-        }
     }
-    check(&mut rows, &mut ids);
-    let evidence = |doubts: &[Doubt]| IndexEvidence {
-        index: x.name.clone(),
-        entries: index_rows,
-        sum: format!("{index_sum:016x}"),
-        doubted: !doubts.is_empty(),
-    };
-    let name = quote_ident(&x.name);
-    let mut doubts = Vec::new();
-    let key_json = |k: &Vec<Value>| -> Vec<serde_json::Value> {
-        k.iter()
-            .zip(&shape.key_kinds)
-            .map(|(v, kind)| super::read::json_of(*kind, v))
-            .collect()
-    };
-    if counted_only {
-        let (rows, sum) = written.first().copied().unwrap_or((0, 0));
+
+    /// A table too large to name rows: the index's count and sum against the file's.
+    fn counted_doubts(&self) -> Vec<Doubt> {
+        let name = quote_ident(&self.x.name);
+        let (index_rows, index_sum) = (self.index_rows, self.index_sum);
+        let (rows, sum) = self.written.first().copied().unwrap_or((0, 0));
+        let mut doubts = Vec::new();
         if index_rows != rows || index_sum != sum {
             doubts.push(Doubt {
                 kind: DoubtKind::SecondaryIndex,
@@ -444,57 +483,71 @@ pub(crate) fn compare(
                 keys: Vec::new(),
             });
         }
-        let e = evidence(&doubts);
-        return Some((doubts, e));
+        doubts
     }
-    if differ_n > 0 {
-        doubts.push(Doubt {
-            kind: DoubtKind::SecondaryIndex,
-            why: format!(
-                "index {name} holds other values than the recovered row for {differ_n} row(s): the row or its index entry is damaged"
-            ),
-            range: None,
-            keys: differ.iter().map(key_json).collect(),
-        });
+
+    /// Rows the index holds other values for, keys it lists that no read returned, and rows written that it
+    /// does not list.
+    fn doubts(&self) -> Vec<Doubt> {
+        let name = quote_ident(&self.x.name);
+        let (differ_n, missing_n) = (self.differ_n, self.missing_n);
+        let shape = self.shape;
+        let mut doubts = Vec::new();
+        let key_json = |k: &Vec<Value>| -> Vec<serde_json::Value> {
+            k.iter()
+                .zip(&shape.key_kinds)
+                .map(|(v, kind)| super::read::json_of(*kind, v))
+                .collect()
+        };
+        if differ_n > 0 {
+            doubts.push(Doubt {
+                kind: DoubtKind::SecondaryIndex,
+                why: format!(
+                    "index {name} holds other values than the recovered row for {differ_n} row(s): the row or its index entry is damaged"
+                ),
+                range: None,
+                keys: self.differ.iter().map(key_json).collect(),
+            });
+        }
+        if missing_n > 0 {
+            doubts.push(Doubt {
+                kind: DoubtKind::SecondaryIndex,
+                why: format!(
+                    "index {name} lists {missing_n} key(s) outside every lost range that no read returned: those rows are missing from the file without an error"
+                ),
+                range: None,
+                keys: self.missing.iter().map(key_json).collect(),
+            });
+        }
+        let extra: Vec<u64> = self
+            .written
+            .iter()
+            .zip(&self.seen)
+            .filter(|(_, s)| !**s)
+            .map(|(e, _)| e.0)
+            .collect();
+        if !extra.is_empty() {
+            doubts.push(Doubt {
+                kind: DoubtKind::SecondaryIndex,
+                why: format!(
+                    "{} recovered row(s) have a key index {name} does not list: a damaged page may have returned them{}",
+                    extra.len(),
+                    if shape.single_int { "" } else { " (the key is not a single integer, so the rows are not named)" }
+                ),
+                range: None,
+                keys: if shape.single_int {
+                    extra
+                        .iter()
+                        .take(MAX_NAMED)
+                        .map(|&k| vec![serde_json::json!(k as i64)])
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+        doubts
     }
-    if missing_n > 0 {
-        doubts.push(Doubt {
-            kind: DoubtKind::SecondaryIndex,
-            why: format!(
-                "index {name} lists {missing_n} key(s) outside every lost range that no read returned: those rows are missing from the file without an error"
-            ),
-            range: None,
-            keys: missing.iter().map(key_json).collect(),
-        });
-    }
-    let extra: Vec<u64> = written
-        .iter()
-        .zip(&seen)
-        .filter(|(_, s)| !**s)
-        .map(|(e, _)| e.0)
-        .collect();
-    if !extra.is_empty() {
-        doubts.push(Doubt {
-            kind: DoubtKind::SecondaryIndex,
-            why: format!(
-                "{} recovered row(s) have a key index {name} does not list: a damaged page may have returned them{}",
-                extra.len(),
-                if shape.single_int { "" } else { " (the key is not a single integer, so the rows are not named)" }
-            ),
-            range: None,
-            keys: if shape.single_int {
-                extra
-                    .iter()
-                    .take(MAX_NAMED)
-                    .map(|&k| vec![serde_json::json!(k as i64)])
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        });
-    }
-    let e = evidence(&doubts);
-    Some((doubts, e))
 }
 
 /// The first position at or after `from` whose key id is at least `k`, in `written` sorted by key id, where

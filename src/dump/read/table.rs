@@ -1,0 +1,371 @@
+//! The per-table driver: open the table and its file, read it the way its key allows, then judge what was read
+//! (lost ranges, the secondary-index cross-check, the table's status) into its manifest entry and lost.jsonl
+//! lines. A unit because it is the only place that sees one table from first statement to last line written.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
+
+use anyhow::Context;
+use mysql::prelude::Queryable;
+use mysql::{Conn, Value};
+
+use super::lost::{merge_lost, secondary_rows};
+use super::ranges::{plain_scan, read_ranges, split_points, walk_groups};
+use super::writer::{spawn_writer, Out};
+use super::{
+    bound_sql, json_of, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared, TableInfo,
+    Unopenable, B,
+};
+use crate::dump::manifest::{LostRange, TableEntry, TableStatus};
+use crate::dump::{create_private, file_name, prepare_session, KeySource, TableName};
+use crate::sql::quote_ident;
+
+/// Dump one table; the entry for the manifest and the lines for lost.jsonl.
+pub(crate) fn dump_table(
+    connector: &dyn Connector,
+    name: &TableName,
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    let tag = &opts.tag;
+    let mut conn = connector.connect()?;
+    prepare_session(&mut conn, tag)?;
+    let mut info = TableInfo::read(&mut conn, tag, name)?;
+    info.choose_secondary_key(&mut conn, tag);
+    let mut entry = new_entry(name, &info, opts);
+    let create: String = match conn
+        .query_first::<(String, String), _>(format!("SHOW {tag} CREATE TABLE {}", name.qualified()))
+    {
+        Ok(Some((_, c))) => c,
+        Ok(None) => anyhow::bail!("SHOW CREATE TABLE {name} returned nothing"),
+        Err(e) => {
+            if status_of(&e).is_some() {
+                unrecoverable(&mut entry, name, &crate::error::describe_mysql(&e));
+                return Ok((entry, Vec::new()));
+            }
+            return Err(e.into());
+        }
+    };
+    let file = file_name(name);
+    let path = opts.out_dir.join(&file);
+    let (out, writer) = open_file(&path, name, &create)?;
+    let shared = Shared::new(&mut conn, &info, opts, connector, abort, out);
+    let splits = if info.pk.is_empty() || info.key_source == KeySource::Groups {
+        Vec::new()
+    } else {
+        split_points(&mut conn, &info, opts)
+    };
+    let result = read_table(&shared, &splits, &mut entry);
+    entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
+    if !shared.log.as_ref().is_some_and(|l| l.is_file()) {
+        entry.unchecked.push(
+            "the server's error log was not readable here, so a column that came back truncated without an SQL error (a damaged BLOB page) would not be seen"
+                .into(),
+        );
+    }
+    if entry.reconnects > opts.max_reconnects {
+        entry.note = Some(format!(
+            "the server went away {} times while {name} was read, more than the {} innops allows a table: the key ranges not read by then are reported lost",
+            entry.reconnects, opts.max_reconnects
+        ));
+    }
+    match result {
+        Ok(()) => {}
+        Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
+            drop(shared);
+            let _ = writer.join();
+            let _ = std::fs::remove_file(&path);
+            unrecoverable(&mut entry, name, &crate::error::display_of(&e));
+            return Ok((entry, Vec::new()));
+        }
+        Err(e)
+            if e.chain()
+                .any(|c| c.downcast_ref::<crate::error::Failure>().is_some()) =>
+        {
+            return Err(e)
+        }
+        Err(e) => {
+            entry.note = Some(crate::error::display_of(&e));
+        }
+    }
+    let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
+    let group_lost = std::mem::take(&mut *shared.group_lost.lock().unwrap());
+    entry
+        .doubts
+        .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
+    if entry.reconnects > 0 || conn.ping().is_err() {
+        // The table's first session is from before any crash: the readers reconnected, this one did not.
+        conn = match connector.connect() {
+            Ok(c) => c,
+            Err(e) => connector.reconnect(&crate::error::describe(&*e))?,
+        };
+        prepare_session(&mut conn, tag)?;
+    }
+    if entry.note.is_none() {
+        cross_check(&mut conn, &shared, &lost, &mut entry);
+    }
+    let out = shared.out.into_inner().unwrap();
+    drop(out.tx);
+    let sha = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
+        .with_context(|| format!("writing {}", path.display()))?;
+    entry.file = Some(file);
+    entry.rows = out.rows;
+    entry.content_hash = Some(format!("{:032x}", out.hash));
+    entry.sha256 = Some(sha);
+    let lines = lost_lines(&mut conn, &info, tag, &lost, &group_lost, &mut entry)?;
+    entry.status = if !entry.doubts.is_empty() {
+        TableStatus::Doubtful
+    } else if info.pk.is_empty() {
+        TableStatus::NoPrimaryKey
+    } else if entry.lost.is_empty() && entry.note.is_none() {
+        TableStatus::Complete
+    } else {
+        TableStatus::Partial
+    };
+    Ok((entry, lines))
+}
+
+/// The table's manifest entry before any row is read: its columns, key and the doubts given for it.
+fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEntry {
+    TableEntry {
+        db: name.db.clone(),
+        table: name.table.clone(),
+        status: TableStatus::Complete,
+        file: None,
+        sha256: None,
+        rows: 0,
+        content_hash: None,
+        columns: info.columns.iter().map(|c| c.name.clone()).collect(),
+        primary_key: info
+            .pk
+            .iter()
+            .map(|&p| info.columns[p].name.clone())
+            .collect(),
+        lost: Vec::new(),
+        key_index: info.key_index.clone(),
+        doubts: opts
+            .table_doubts
+            .iter()
+            .filter(|(t, _)| t.as_ref().is_none_or(|t| t == name))
+            .map(|(_, d)| d.clone())
+            .collect(),
+        unchecked: Vec::new(),
+        reconnects: 0,
+        note: None,
+        indexes: Vec::new(),
+    }
+}
+
+/// The table cannot be opened through SQL (`detail` says how): nothing of it is in the dump.
+fn unrecoverable(entry: &mut TableEntry, name: &TableName, detail: &str) {
+    entry.status = TableStatus::Unrecoverable;
+    entry.note = Some(format!(
+        "{name} cannot be opened ({detail}): nothing of it is recoverable through SQL; restore it from a backup"
+    ));
+}
+
+/// The table's file, created private with its header (the session settings, the database, `create`), and its
+/// writer thread.
+fn open_file(
+    path: &std::path::Path,
+    name: &TableName,
+    create: &str,
+) -> anyhow::Result<(Out, std::thread::JoinHandle<std::io::Result<String>>)> {
+    let f = create_private(path).with_context(|| format!("creating {}", path.display()))?;
+    let header = format!(
+        "-- innops recover: {name}\n\
+         SET NAMES utf8mb4;\n\
+         SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO', time_zone = '+00:00', foreign_key_checks = 0, unique_checks = 0;\n\
+         CREATE DATABASE IF NOT EXISTS {db};\n\
+         USE {db};\n\
+         {create};\n",
+        db = quote_ident(&name.db)
+    );
+    let (tx, spare, writer) = spawn_writer(f, header.into_bytes());
+    let out = Out {
+        tx,
+        spare,
+        rows: 0,
+        hash: 0,
+    };
+    Ok((out, writer))
+}
+
+impl<'a> Shared<'a> {
+    /// The state every reader of the table shares; `conn` reads the row estimate (the cross-check's shape).
+    fn new(
+        conn: &mut Conn,
+        info: &'a TableInfo,
+        opts: &'a DumpOptions,
+        connector: &'a dyn Connector,
+        abort: &'a AtomicBool,
+        out: Out,
+    ) -> Shared<'a> {
+        let tag = &opts.tag;
+        let cols = info.select_list();
+        let estimate: u64 = conn
+            .exec_first(
+                format!(
+                    "SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
+                ),
+                (&info.name.db, &info.name.table),
+            )
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        let xs = xcheck::indexes(info);
+        Shared {
+            info,
+            opts,
+            connector,
+            abort,
+            out: Mutex::new(out),
+            reconnects: AtomicU32::new(0),
+            lost: Mutex::new(Vec::new()),
+            from: info.read_from(),
+            key_list: info
+                .pk
+                .iter()
+                .map(|&p| quote_ident(&info.columns[p].name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            insert_prefix: format!(
+                "INSERT INTO {} ({cols}) VALUES ",
+                quote_ident(&info.name.table)
+            )
+            .into_bytes(),
+            select_list: cols,
+            log: connector.error_log(),
+            doubts: Mutex::new(Vec::new()),
+            group_lost: Mutex::new(Default::default()),
+            suspects: Mutex::new(Vec::new()),
+            explained: Mutex::new(Default::default()),
+            int_key: !info.pk.is_empty() && info.pk.iter().all(|&p| info.is_integer(p)),
+            repeats: info.key_source == KeySource::Groups,
+            temporal: (0..info.columns.len())
+                .filter(|&p| {
+                    matches!(
+                        info.columns[p].data_type.as_str(),
+                        "date" | "datetime" | "timestamp"
+                    )
+                })
+                .collect(),
+            shape: xcheck::Shape::of(info, estimate),
+            written: Mutex::new(vec![Vec::new(); xs.len()]),
+            xs,
+        }
+    }
+}
+
+/// Read the table the way its key allows (ranges cut at `splits`, groups, or a plain scan), then, every reader
+/// done, the suspect reads one at a time.
+fn read_table(sh: &Shared, splits: &[Value], entry: &mut TableEntry) -> anyhow::Result<()> {
+    let info = sh.info;
+    if info.pk.is_empty() {
+        plain_scan(sh, entry)
+    } else if info.key_source == KeySource::Groups {
+        walk_groups(sh)
+    } else {
+        read_ranges(sh, splits)
+    }
+    .and_then(|()| {
+        // Every reader is done: the suspect reads, one at a time.
+        let mut r = Reader::new(sh, 0)?;
+        r.confirm()
+    })
+}
+
+/// Each secondary index read alone against the rows written, outside the lost ranges: the doubts and the
+/// evidence into `entry`, or why an index was not checked.
+fn cross_check(
+    conn: &mut Conn,
+    shared: &Shared,
+    lost: &[(Option<B>, Option<B>)],
+    entry: &mut TableEntry,
+) {
+    let (info, tag) = (shared.info, &shared.opts.tag);
+    let outside: Vec<String> = lost
+        .iter()
+        .map(|(lo, hi)| {
+            let mut c = Vec::new();
+            if let Some(b) = lo {
+                c.push(bound_sql(info, b, true));
+            }
+            if let Some(b) = hi {
+                c.push(bound_sql(info, b, false));
+            }
+            if c.is_empty() {
+                "FALSE".to_string()
+            } else {
+                format!("NOT ({})", c.join(" AND "))
+            }
+        })
+        .collect();
+    let outside = (!outside.is_empty()).then(|| outside.join(" AND "));
+    let written = std::mem::take(&mut *shared.written.lock().unwrap());
+    for (x, w) in shared.xs.iter().zip(written) {
+        match xcheck::compare(conn, tag, info, &shared.shape, x, w, outside.as_deref()) {
+            Some((d, evidence)) => {
+                entry.doubts.extend(d);
+                entry.indexes.push(evidence);
+            }
+            None => entry.unchecked.push(format!(
+                "index {} could not be read to its end, so the rows were not checked against it",
+                quote_ident(&x.name)
+            )),
+        }
+    }
+}
+
+/// The lost ranges into `entry`, each with what the secondary indexes still list inside it; one lost.jsonl
+/// line per range.
+fn lost_lines(
+    conn: &mut Conn,
+    info: &TableInfo,
+    tag: &str,
+    lost: &[(Option<B>, Option<B>)],
+    group_lost: &HashMap<String, u64>,
+    entry: &mut TableEntry,
+) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let pk_kinds: Vec<Kind> = info.pk.iter().map(|&p| info.columns[p].kind).collect();
+    let to_json = |b: &B| -> Vec<serde_json::Value> {
+        b.key
+            .iter()
+            .zip(&pk_kinds)
+            .map(|(v, k)| json_of(*k, v))
+            .collect()
+    };
+    for (lo, hi) in lost {
+        let range = LostRange {
+            after: lo.as_ref().filter(|b| !b.incl).map(to_json),
+            from: lo.as_ref().filter(|b| b.incl).map(to_json),
+            before: hi.as_ref().filter(|b| !b.incl).map(to_json),
+            to: hi.as_ref().filter(|b| b.incl).map(to_json),
+            rows: lo
+                .as_ref()
+                .and_then(|b| group_lost.get(&format!("{:?}", b.key)))
+                .copied(),
+            ..Default::default()
+        };
+        let secondary = secondary_rows(conn, info, tag, lo, hi);
+        let range = LostRange {
+            listed: xcheck::listed(&secondary),
+            ..range
+        };
+        let mut line = serde_json::json!({
+            "db": entry.db, "table": entry.table, "primary_key": entry.primary_key,
+        });
+        let obj = line.as_object_mut().unwrap();
+        if let serde_json::Value::Object(m) = serde_json::to_value(&range)? {
+            obj.extend(m);
+        }
+        obj.insert("secondary".into(), secondary);
+        lines.push(serde_json::to_string(&line)?);
+        entry.lost.push(range);
+    }
+    Ok(lines)
+}
