@@ -26,7 +26,7 @@ convert)
     tests='test(/^(convert|verdicts)::/) | test(/procedures::convert/)'
     ;;
 plan)
-    files=(-f src/plan/runner.rs -f src/plan/journal.rs -f src/plan/lock.rs -f src/plan/guard.rs -f src/plan/mod.rs)
+    files=(-f src/plan/runner.rs -f "src/plan/runner/*.rs" -f src/plan/journal.rs -f src/plan/lock.rs -f src/plan/guard.rs -f src/plan/mod.rs)
     re='(run_checks|check_same_plan|check_plan_unchanged|first_failure|dry_run|confirm|execute|execute_steps|recover|progress|file_sha256|decide|Threshold::parse|Locks::|holder|lock_name|is_lock_wait_timeout|recorded_result|Verdict::|conflict|held_slots|describe|label_of|server_if)'
     tests='test(/^verdicts::/) | test(/^convert::(a_copy_killed|ctrl_c|critical_load|drop_old)/) | test(/^redo::/) | test(/^plan::/) | test(/^lock::/)'
     ;;
@@ -36,7 +36,7 @@ redo)
     tests='test(/^redo::/) | test(/procedures::redo/)'
     ;;
 recover)
-    files=(-f src/dump/read.rs -f src/dump/xcheck.rs -f src/dump/manifest.rs -f src/dump/mod.rs
+    files=(-f "src/dump/read/*.rs" -f src/dump/xcheck.rs -f src/dump/manifest.rs -f src/dump/mod.rs
         -f src/procedures/recover/mod.rs -f src/procedures/recover/verdict.rs -f src/procedures/recover/trx.rs
         -f src/dump/independent.rs)
     # What decides a verdict: doubts (log, crash, key order, cross-check), probes and lost ranges, the key
