@@ -104,16 +104,11 @@ pub fn acquire_guard(ctx: &mut Ctx, info: &TableInfo) -> anyhow::Result<()> {
 
 pub fn release_guard(ctx: &mut Ctx, info: &TableInfo) {
     // A verification holds only while the guard does.
-    ctx.memo.remove(&verified_key(info));
+    ctx.state::<super::Memo>().verified.remove(&info.display());
     if let Some(mut conn) = ctx.held.remove(&guard_key(info)) {
         let _ = conn.query_drop("UNLOCK TABLES");
     }
     ctx.writes_released(&info.display());
-}
-
-/// The memo key that says the shadow was verified against the source under the guard this process holds.
-pub fn verified_key(info: &TableInfo) -> String {
-    format!("verified:{}", info.display())
 }
 
 /// Statements of an earlier run of this conversion that the server is still running: the client was killed,

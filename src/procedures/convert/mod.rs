@@ -23,6 +23,7 @@ pub mod schema;
 pub mod space;
 pub mod verify;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::sql::Queryable;
@@ -353,10 +354,11 @@ fn restart_command(flags: &str, t: &TableInfo) -> String {
 
 /// The source fingerprint this run verified the copy against: in memory, else from the journal (a resumed
 /// run), from the swap's or the verify step's recorded result.
-fn verified_source(ctx: &Ctx, t: &TableInfo) -> Option<Fingerprint> {
-    if ctx.memo.contains_key(&copy::verified_key(t)) {
-        if let Some(v) = ctx.memo.get(&format!("source:{}", t.display())) {
-            return serde_json::from_value(v.clone()).ok();
+fn verified_source(ctx: &mut Ctx, t: &TableInfo) -> Option<Fingerprint> {
+    let memo = ctx.state::<Memo>();
+    if memo.verified.contains(&t.display()) {
+        if let Some(fp) = memo.source.get(&t.display()) {
+            return Some(fp.clone());
         }
     }
     for (step, key) in [("swap", "verified_source"), ("verify", "source")] {
@@ -771,12 +773,38 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     })
 }
 
+/// What convert's steps leave for later steps of the same process ([`Ctx::state`]), each keyed by the table's
+/// display name (`db.t`). A crash forgets it: every reader copes with its absence, as after `resume`.
+#[derive(Default)]
+struct Memo {
+    /// The table as each step first read it ([`fresh`]), by step id and table.
+    fresh: BTreeMap<(String, String), TableInfo>,
+    /// The source's fingerprint: taken beside the copy under the guard, or by verification.
+    source: BTreeMap<String, Fingerprint>,
+    /// What the copy's one statement inserted, against the source's count under the guard.
+    inserted: BTreeMap<String, Inserted>,
+    /// Seconds verification spent on the new table's row hash, for the verify step's timing.
+    shadow_hash_s: BTreeMap<String, f64>,
+    /// Tables whose shadow was verified against the source under the guard this process holds; a verification
+    /// holds only while the guard does ([`copy::release_guard`]).
+    verified: BTreeSet<String>,
+    /// The fingerprints taken before and after the alter path's ALTER, under its lock.
+    alter: BTreeMap<String, (Fingerprint, Fingerprint)>,
+}
+
+/// The server's count of the rows the copy's one statement inserted, and the source's count under the guard.
+#[derive(Debug, Clone, Copy)]
+struct Inserted {
+    inserted: u64,
+    source_rows: u64,
+}
+
 /// The table as it is now, read once per step: pre-flight checks judge the live table, not the one the plan
 /// was built from.
 fn fresh(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<TableInfo> {
-    let key = format!("fresh:{}:{}", ctx.step, t.display());
-    if let Some(v) = ctx.memo.get(&key) {
-        return Ok(serde_json::from_value(v.clone())?);
+    let key = (ctx.step.clone(), t.display());
+    if let Some(now) = ctx.state::<Memo>().fresh.get(&key) {
+        return Ok(now.clone());
     }
     let now = load(ctx, &t.schema, &t.name)?.ok_or_else(|| {
         crate::error::refused(format!(
@@ -784,7 +812,7 @@ fn fresh(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<TableInfo> {
             t.display()
         ))
     })?;
-    ctx.memo.insert(key, serde_json::to_value(&now)?);
+    ctx.state::<Memo>().fresh.insert(key, now.clone());
     Ok(now)
 }
 
@@ -952,15 +980,13 @@ fn copy_step(
         // count under the guard, is the copy's outcome (the post-check uses it instead of reading the shadow
         // again; verification reads every row next).
         if let Some(n) = copied.get("rows_inserted").and_then(|v| v.as_u64()) {
-            ctx.memo.insert(
-                format!("inserted:{}", t.display()),
-                serde_json::json!({ "inserted": n, "source_rows": total }),
+            ctx.state::<Memo>().inserted.insert(
+                t.display(),
+                Inserted { inserted: n, source_rows: total },
             );
         }
-        ctx.memo.insert(
-            format!("source:{}", t.display()),
-            serde_json::to_value(source?)?,
-        );
+        let source = source?;
+        ctx.state::<Memo>().source.insert(t.display(), source);
         Ok(serde_json::json!({
             "created": created,
             "source_rows": total,
@@ -986,11 +1012,8 @@ fn copy_step(
         }
         // Copied in one statement in this process, under the guard: the server said how many rows it inserted.
         // Otherwise (a chunked copy, or a resumed run) count both tables.
-        let reported = match ctx.memo.get(&format!("inserted:{}", t.display())) {
-            Some(v) if copy::guard_held(ctx, &t) => Some((
-                v["source_rows"].as_u64().unwrap_or(u64::MAX),
-                v["inserted"].as_u64().unwrap_or(0),
-            )),
+        let reported = match ctx.state::<Memo>().inserted.get(&t.display()).copied() {
+            Some(i) if copy::guard_held(ctx, &t) => Some((i.source_rows, i.inserted)),
             _ => None,
         };
         let (src, dst, said) = match reported {
@@ -1161,13 +1184,13 @@ fn verify_now(
     t: &TableInfo,
     choice: verify::Choice,
 ) -> anyhow::Result<(Vec<Verdict>, Fingerprint, bool)> {
-    let key = format!("source:{}", t.display());
-    let inserted_key = format!("inserted:{}", t.display());
+    let key = t.display();
     if !copy::guard_held(ctx, t) {
         // The guard was lost (a crash and resume): the source may have changed, so measure it again, and
         // count the new table rather than trust the copy's own count.
-        ctx.memo.remove(&key);
-        ctx.memo.remove(&inserted_key);
+        let memo = ctx.state::<Memo>();
+        memo.source.remove(&key);
+        memo.inserted.remove(&key);
         copy::acquire_guard(ctx, t)?;
     }
     let tag = ctx.tag();
@@ -1186,8 +1209,8 @@ fn verify_now(
             .query_drop(format!("ALTER {tag} TABLE {shadow} AUTO_INCREMENT = {ai}"))?;
     }
     let (method, _) = verify::first_method(t, choice);
-    let mut source: Fingerprint = match ctx.memo.get(&key) {
-        Some(v) => serde_json::from_value(v.clone())?,
+    let mut source: Fingerprint = match ctx.state::<Memo>().source.get(&key).cloned() {
+        Some(fp) => fp,
         None => verify::fingerprint(ctx.conn()?, &tag, t, &t.name, method)?,
     };
     // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own):
@@ -1199,10 +1222,7 @@ fn verify_now(
         rows_estimate: rows,
         ..t.clone()
     };
-    let inserted = ctx
-        .memo
-        .get(&inserted_key)
-        .and_then(|v| v["inserted"].as_u64());
+    let inserted = ctx.state::<Memo>().inserted.get(&key).map(|i| i.inserted);
     let target = ctx.target;
     let hash_start = std::time::Instant::now();
     let mut shadow_fp = verify::fingerprint_new(
@@ -1245,10 +1265,9 @@ fn verify_now(
         Some(d) => format!(" ({d} differed, so the row hash of both tables decided)"),
         None => String::new(),
     };
-    ctx.memo.insert(
-        format!("shadow_hash_s:{}", t.display()),
-        serde_json::json!(hash_start.elapsed().as_secs_f64()),
-    );
+    ctx.state::<Memo>()
+        .shadow_hash_s
+        .insert(key.clone(), hash_start.elapsed().as_secs_f64());
     let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
         post_check(format!(
             "the shadow table {shadow} is gone: run the conversion again"
@@ -1306,12 +1325,12 @@ fn verify_now(
         x.check = name.to_string();
     }
     let ok = v.iter().all(|x| x.passed);
-    ctx.memo.insert(key, serde_json::to_value(&source)?);
+    let memo = ctx.state::<Memo>();
+    memo.source.insert(key.clone(), source.clone());
     if ok {
-        ctx.memo
-            .insert(copy::verified_key(t), serde_json::json!(true));
+        memo.verified.insert(key);
     } else {
-        ctx.memo.remove(&copy::verified_key(t));
+        memo.verified.remove(&key);
     }
     Ok((v, source, ok))
 }
@@ -1350,12 +1369,12 @@ fn verify_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
             let t0 = std::time::Instant::now();
             let (v, source, ok) = verify_now(ctx, &t2, choice)?;
             // Where the step's time went: the new table's row hash is the read a verified copy adds.
-            let shadow_hash_s = ctx.memo.remove(&format!("shadow_hash_s:{}", t2.display()));
+            let shadow_hash_s = ctx.state::<Memo>().shadow_hash_s.remove(&t2.display());
             Ok(serde_json::json!({ "verdicts": v, "identical": ok, "source": source,
                 "timing": { "total_s": t0.elapsed().as_secs_f64(), "shadow_hash_s": shadow_hash_s } }))
         })
         .post(Check::new("copy identical to the source", move |ctx| {
-            let ok = ctx.memo.contains_key(&copy::verified_key(&t3));
+            let ok = ctx.state::<Memo>().verified.contains(&t3.display());
             let why = ctx
                 .recorded_result(&step_id("verify", &t3))
                 .and_then(|r| serde_json::from_value::<Vec<Verdict>>(r["verdicts"].clone()).ok())
@@ -1383,12 +1402,12 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
             if swapped(ctx, &t)? {
                 return Ok(Verdict::done("already swapped", "verified"));
             }
-            let verified = ctx.memo.contains_key(&copy::verified_key(&t));
+            let verified = ctx.state::<Memo>().verified.contains(&t.display());
             Ok(Verdict::pass(if verified { "verified, guard held" } else { "will verify again first (the run was resumed)" }, "verified"))
         }))
         .act(move |ctx| {
             require_innodb_shadow(ctx, &t2, &flags)?;
-            let verified = ctx.memo.contains_key(&copy::verified_key(&t2));
+            let verified = ctx.state::<Memo>().verified.contains(&t2.display());
             if !verified {
                 let (v, _, ok) = verify_now(ctx, &t2, choice)?;
                 if !ok {
@@ -1400,7 +1419,7 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
                     )));
                 }
             }
-            let source = ctx.memo.get(&format!("source:{}", t2.display())).cloned();
+            let source = ctx.state::<Memo>().source.get(&t2.display()).cloned();
             let tag = ctx.tag();
             let run_dir = ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
             // The kept table is recorded before the swap, with what was verified: `--drop-kept` proves it
@@ -1410,7 +1429,7 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
                 schema: t2.schema.clone(),
                 name: old_name(&t2.name),
                 of_table: t2.name.clone(),
-                fingerprint: source.clone().and_then(|v| serde_json::from_value(v).ok()),
+                fingerprint: source.clone(),
                 run_dir,
             })?;
             let mut r = match copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name)) {
@@ -1421,7 +1440,7 @@ fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -> Step {
                 }
             };
             own::forget(ctx.conn()?, &tag, &t2.schema, &shadow_name(&t2.name))?;
-            r["verified_source"] = source.unwrap_or_default();
+            r["verified_source"] = source.map(serde_json::to_value).transpose()?.unwrap_or_default();
             Ok(r)
         })
         .post(Check::new("InnoDB in place, MyISAM kept as verified", move |ctx| {
@@ -1574,7 +1593,7 @@ fn alter_step(info: &TableInfo, room: &space::Where) -> Step {
             let (before, after, secs) = r.map_err(|e| {
                 space::explain(e, &t2, &room, "rebuilding it as InnoDB (the ALTER was undone)", "convert again", true)
             })?;
-            ctx.memo.insert(format!("alter:{}", t2.display()), serde_json::json!({ "before": before, "after": after }));
+            ctx.state::<Memo>().alter.insert(t2.display(), (before.clone(), after.clone()));
             Ok(serde_json::json!({ "before": before, "after": after, "seconds": secs }))
         })
         .post(Check::new("same rows and checksum as before the ALTER", move |ctx| {
@@ -1586,12 +1605,11 @@ fn alter_step(info: &TableInfo, room: &space::Where) -> Step {
 }
 
 /// The fingerprints taken before and after the ALTER under its lock: in memory, else from the journal.
-fn alter_proof(ctx: &Ctx, t: &TableInfo) -> Option<(Fingerprint, Fingerprint)> {
-    let v = ctx
-        .memo
-        .get(&format!("alter:{}", t.display()))
-        .cloned()
-        .or_else(|| ctx.recorded_result(&step_id("alter", t)))?;
+fn alter_proof(ctx: &mut Ctx, t: &TableInfo) -> Option<(Fingerprint, Fingerprint)> {
+    if let Some(proof) = ctx.state::<Memo>().alter.get(&t.display()) {
+        return Some(proof.clone());
+    }
+    let v = ctx.recorded_result(&step_id("alter", t))?;
     Some((
         serde_json::from_value(v["before"].clone()).ok()?,
         serde_json::from_value(v["after"].clone()).ok()?,
