@@ -182,25 +182,7 @@ fn restart_command(flags: &str, t: &TableInfo) -> String {
 /// Build the conversion plan.
 pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     let (strategy, why) = choose(p.strategy, facts);
-    let mut notes = if p.tables.is_empty() {
-        // --all-myisam after the work is done: nothing to plan, and that is a success.
-        vec!["nothing to convert: no MyISAM table is left outside the system schemas".to_string()]
-    } else {
-        vec![format!(
-            "path: {} — {why}",
-            serde_json::to_value(strategy)?.as_str().unwrap_or("")
-        )]
-    };
-    notes.extend(p.skipped.iter().cloned());
-    match strategy {
-        _ if p.tables.is_empty() => {}
-        Strategy::Alter => notes.push(
-            "users will notice: reads and writes of each table wait for its whole conversion (LOCK TABLES … WRITE around the ALTER), and there is no old table to roll back to".into(),
-        ),
-        _ => notes.push(
-            "users will notice: writes to each table wait from the copy to the swap (reads go on); the old table is kept, so `innops convert --rollback db.t` can swap back".into(),
-        ),
-    }
+    let mut notes = path_notes(p, strategy, &why)?;
     let mut conn = match env.target.connect() {
         Ok(c) => Some(c),
         Err(_) if p.described.len() == p.tables.len() && !p.tables.is_empty() => {
@@ -209,111 +191,12 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         }
         Err(e) => return Err(e),
     };
-    let tag = "/* innops:convert:plan */";
     let flags = env.flags();
-    // Where a copy's bytes go, for the sentence of a copy that runs out of space.
-    let room = space::Where {
-        datadir: facts
-            .var("datadir")
-            .filter(|_| env.target.local)
-            .map(std::path::PathBuf::from),
-        tmpdir: facts
-            .var("tmpdir")
-            .filter(|_| env.target.local)
-            .and_then(|d| d.split(':').next())
-            .filter(|d| !d.is_empty())
-            .map(std::path::PathBuf::from),
-        file_per_table: facts.var_on("innodb_file_per_table"),
-        data_file_path: facts.var("innodb_data_file_path").unwrap_or("").to_string(),
-    };
+    let room = room(facts, env);
     let mut steps = Vec::new();
-    let mut described = Vec::new();
-    for (schema, table) in &p.tables {
-        let Some(conn) = conn.as_mut() else {
-            let info = p
-                .described
-                .iter()
-                .find(|i| &i.schema == schema && &i.name == table)
-                .cloned()
-                .ok_or_else(|| {
-                    bad_input(format!(
-                        "the run recorded no description of {schema}.{table} and the server is down: start the server, then resume"
-                    ))
-                })?;
-            described.push(info);
-            continue;
-        };
-        let info = match TableInfo::load(conn, tag, schema, table)? {
-            Some(i) => i,
-            None => {
-                return Err(bad_input(format!(
-                "the table {schema}.{table} no longer exists: run the conversion again without it"
-            )))
-            }
-        };
-        // After a swap (resume), describe the table as it was: the kept old table.
-        let info = if info.engine.eq_ignore_ascii_case("InnoDB") {
-            TableInfo::load(conn, tag, schema, &old_name(table))?
-                .map(|mut old| {
-                    old.name = table.clone();
-                    old
-                })
-                .unwrap_or(info)
-        } else {
-            info
-        };
-        described.push(info);
-    }
+    let described = describe(p, &mut conn)?;
     for info in &described {
-        // What InnoDB takes differently, said before anything runs.
-        let ignored: Vec<String> = definition::MYISAM_ONLY_OPTIONS
-            .iter()
-            .filter_map(|k| info.definition.option(k).map(|v| format!("{k}={v}")))
-            .collect();
-        if !ignored.is_empty() {
-            notes.push(format!(
-                "{}: {} stay in the definition, and InnoDB ignores them",
-                info.display(),
-                ignored.join(", ")
-            ));
-        }
-        let old_temporal = info.definition.old_temporal_columns();
-        if !old_temporal.is_empty() {
-            notes.push(format!(
-                "{}: column(s) {} are in the temporal format of before MySQL 5.6 (marked `/* mariadb-5.3 */` in SHOW CREATE TABLE); the InnoDB table stores them in the current format, as ALTER TABLE … ENGINE=InnoDB does, and verification compares their values, not the marker",
-                info.display(),
-                old_temporal.join(", ")
-            ));
-        }
-        let hashed = info.definition.hash_keys();
-        if !hashed.is_empty() {
-            notes.push(format!(
-                "{}: the UNIQUE key(s) {} are hash keys in MyISAM; InnoDB makes a B-tree of each that fits (at most 3072 bytes), as ALTER TABLE … ENGINE=InnoDB does, and sorts it among the unique keys",
-                info.display(),
-                hashed.join(", ")
-            ));
-        }
-        let aria = info.definition.aria_options();
-        if !aria.is_empty() {
-            notes.push(format!(
-                "{}: {} are left from an Aria table (MyISAM ignores them): the InnoDB table gets neither, and verification sets them aside",
-                info.display(),
-                aria.join(", ")
-            ));
-        }
-        if let Some(f) = info.definition.foreign_row_format() {
-            notes.push(format!(
-                "{}: ROW_FORMAT={f} is not an InnoDB row format: the InnoDB table gets ROW_FORMAT=DEFAULT, and verification sets the row format aside",
-                info.display()
-            ));
-        }
-        if info.secondaries_kept_in_shadow() > 0 && strategy == Strategy::Deferred {
-            notes.push(format!(
-                "{}: the AUTO_INCREMENT column leads only a secondary index, which InnoDB needs from the start: the shadow keeps the first {} secondary index(es) during the copy",
-                info.display(),
-                info.secondaries_kept_in_shadow()
-            ));
-        }
+        notes.extend(table_notes(info, strategy));
         steps.push(preflight::preflight(info, strategy, facts, env, p));
         if p.restart && strategy != Strategy::Alter {
             steps.push(discard_step(info));
@@ -366,6 +249,146 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             .map(|(s, t)| format!("table:{s}.{t}"))
             .collect(),
     })
+}
+
+/// The plan's opening notes: the path and why, the tables skipped, and what users will notice.
+fn path_notes(p: &ConvertParams, strategy: Strategy, why: &str) -> anyhow::Result<Vec<String>> {
+    let mut notes = if p.tables.is_empty() {
+        // --all-myisam after the work is done: nothing to plan, and that is a success.
+        vec!["nothing to convert: no MyISAM table is left outside the system schemas".to_string()]
+    } else {
+        vec![format!(
+            "path: {} — {why}",
+            serde_json::to_value(strategy)?.as_str().unwrap_or("")
+        )]
+    };
+    notes.extend(p.skipped.iter().cloned());
+    match strategy {
+        _ if p.tables.is_empty() => {}
+        Strategy::Alter => notes.push(
+            "users will notice: reads and writes of each table wait for its whole conversion (LOCK TABLES … WRITE around the ALTER), and there is no old table to roll back to".into(),
+        ),
+        _ => notes.push(
+            "users will notice: writes to each table wait from the copy to the swap (reads go on); the old table is kept, so `innops convert --rollback db.t` can swap back".into(),
+        ),
+    }
+    Ok(notes)
+}
+
+/// Where a copy's bytes go, for the sentence of a copy that runs out of space.
+fn room(facts: &ServerFacts, env: &PlanEnv) -> space::Where {
+    space::Where {
+        datadir: facts
+            .var("datadir")
+            .filter(|_| env.target.local)
+            .map(std::path::PathBuf::from),
+        tmpdir: facts
+            .var("tmpdir")
+            .filter(|_| env.target.local)
+            .and_then(|d| d.split(':').next())
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from),
+        file_per_table: facts.var_on("innodb_file_per_table"),
+        data_file_path: facts.var("innodb_data_file_path").unwrap_or("").to_string(),
+    }
+}
+
+/// The tables as they are now, from `conn`; without one (the server is down), as the run described them when
+/// it started. After a swap (resume) a table is described as it was: the kept old table.
+fn describe(p: &ConvertParams, conn: &mut Option<mysql::Conn>) -> anyhow::Result<Vec<TableInfo>> {
+    let tag = "/* innops:convert:plan */";
+    let mut described = Vec::new();
+    for (schema, table) in &p.tables {
+        let Some(conn) = conn.as_mut() else {
+            let info = p
+                .described
+                .iter()
+                .find(|i| &i.schema == schema && &i.name == table)
+                .cloned()
+                .ok_or_else(|| {
+                    bad_input(format!(
+                        "the run recorded no description of {schema}.{table} and the server is down: start the server, then resume"
+                    ))
+                })?;
+            described.push(info);
+            continue;
+        };
+        let info = match TableInfo::load(conn, tag, schema, table)? {
+            Some(i) => i,
+            None => {
+                return Err(bad_input(format!(
+                "the table {schema}.{table} no longer exists: run the conversion again without it"
+            )))
+            }
+        };
+        // After a swap (resume), describe the table as it was: the kept old table.
+        let info = if info.engine.eq_ignore_ascii_case("InnoDB") {
+            TableInfo::load(conn, tag, schema, &old_name(table))?
+                .map(|mut old| {
+                    old.name = table.clone();
+                    old
+                })
+                .unwrap_or(info)
+        } else {
+            info
+        };
+        described.push(info);
+    }
+    Ok(described)
+}
+
+/// What InnoDB takes differently from `info`'s MyISAM definition, said before anything runs.
+fn table_notes(info: &TableInfo, strategy: Strategy) -> Vec<String> {
+    let mut notes = Vec::new();
+    let ignored: Vec<String> = definition::MYISAM_ONLY_OPTIONS
+        .iter()
+        .filter_map(|k| info.definition.option(k).map(|v| format!("{k}={v}")))
+        .collect();
+    if !ignored.is_empty() {
+        notes.push(format!(
+            "{}: {} stay in the definition, and InnoDB ignores them",
+            info.display(),
+            ignored.join(", ")
+        ));
+    }
+    let old_temporal = info.definition.old_temporal_columns();
+    if !old_temporal.is_empty() {
+        notes.push(format!(
+            "{}: column(s) {} are in the temporal format of before MySQL 5.6 (marked `/* mariadb-5.3 */` in SHOW CREATE TABLE); the InnoDB table stores them in the current format, as ALTER TABLE … ENGINE=InnoDB does, and verification compares their values, not the marker",
+            info.display(),
+            old_temporal.join(", ")
+        ));
+    }
+    let hashed = info.definition.hash_keys();
+    if !hashed.is_empty() {
+        notes.push(format!(
+            "{}: the UNIQUE key(s) {} are hash keys in MyISAM; InnoDB makes a B-tree of each that fits (at most 3072 bytes), as ALTER TABLE … ENGINE=InnoDB does, and sorts it among the unique keys",
+            info.display(),
+            hashed.join(", ")
+        ));
+    }
+    let aria = info.definition.aria_options();
+    if !aria.is_empty() {
+        notes.push(format!(
+            "{}: {} are left from an Aria table (MyISAM ignores them): the InnoDB table gets neither, and verification sets them aside",
+            info.display(),
+            aria.join(", ")
+        ));
+    }
+    if let Some(f) = info.definition.foreign_row_format() {
+        notes.push(format!(
+            "{}: ROW_FORMAT={f} is not an InnoDB row format: the InnoDB table gets ROW_FORMAT=DEFAULT, and verification sets the row format aside",
+            info.display()
+        ));
+    }
+    if info.secondaries_kept_in_shadow() > 0 && strategy == Strategy::Deferred {
+        notes.push(format!(
+            "{}: the AUTO_INCREMENT column leads only a secondary index, which InnoDB needs from the start: the shadow keeps the first {} secondary index(es) during the copy",
+            info.display(),
+            info.secondaries_kept_in_shadow()
+        ));
+    }
+    notes
 }
 
 /// What convert's steps leave for later steps of the same process ([`Ctx::state`]), each keyed by the table's

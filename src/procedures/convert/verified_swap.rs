@@ -64,10 +64,48 @@ pub(super) fn verify_now(
         ctx.conn()?
             .query_drop(format!("ALTER {tag} TABLE {shadow} AUTO_INCREMENT = {ai}"))?;
     }
+    let m = measure(ctx, t, &tag, choice)?;
+    let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
+        post_check(format!(
+            "the shadow table {shadow} is gone: run the conversion again"
+        ))
+    })?;
+    let diff = definition::differences(&live.definition, &now.definition, &set_aside(t));
+    let v = verdicts(&m, &live, &now, &diff);
+    let ok = v.iter().all(|x| x.passed);
+    let memo = ctx.state::<Memo>();
+    memo.source.insert(key.clone(), m.source.clone());
+    if ok {
+        memo.verified.insert(key);
+    } else {
+        memo.verified.remove(&key);
+    }
+    Ok((v, m.source, ok))
+}
+
+/// The two fingerprints verification compares, and how they were taken.
+struct Measured {
+    source: Fingerprint,
+    shadow: Fingerprint,
+    /// The rows the copy's one statement reported inserting into the empty shadow, if it did.
+    inserted: Option<u64>,
+    /// CHECKSUM TABLE's two results when they differed and the row hash of both tables decided instead.
+    checksum_differed: Option<String>,
+}
+
+/// Fingerprint the source (unless the copy already did, under the guard) and the shadow by the same method.
+fn measure(
+    ctx: &mut Ctx,
+    t: &TableInfo,
+    tag: &str,
+    choice: verify::Choice,
+) -> anyhow::Result<Measured> {
+    let key = t.display();
+    let shadow_t = shadow_name(&t.name);
     let (method, _) = verify::first_method(t, choice);
     let mut source: Fingerprint = match ctx.state::<Memo>().source.get(&key).cloned() {
         Some(fp) => fp,
-        None => verify::fingerprint(ctx.conn()?, &tag, t, &t.name, method)?,
+        None => verify::fingerprint(ctx.conn()?, tag, t, &t.name, method)?,
     };
     // The shadow by the source's own method (a fingerprint a run recorded before an upgrade keeps its own):
     // nothing writes to it, and this read is the one the verified copy adds to the server's own work. The row
@@ -84,7 +122,7 @@ pub(super) fn verify_now(
     let mut shadow_fp = verify::fingerprint_new(
         target,
         ctx.conn()?,
-        &tag,
+        tag,
         &expecting(source.rows),
         &shadow_t,
         source.method,
@@ -102,34 +140,41 @@ pub(super) fn verify_now(
             "CHECKSUM TABLE {} rows {} vs {} rows {}",
             shadow_fp.rows, shadow_fp.checksum, source.rows, source.checksum
         ));
-        source = verify::fingerprint(ctx.conn()?, &tag, t, &t.name, verify::Method::RowXxh3)?;
+        source = verify::fingerprint(ctx.conn()?, tag, t, &t.name, verify::Method::RowXxh3)?;
         shadow_fp = verify::fingerprint_clustered(
             target,
             ctx.conn()?,
-            &tag,
+            tag,
             &expecting(source.rows),
             &shadow_t,
             verify::Method::RowXxh3,
         )?;
     }
+    ctx.state::<Memo>()
+        .shadow_hash_s
+        .insert(key.clone(), hash_start.elapsed().as_secs_f64());
+    Ok(Measured {
+        source,
+        shadow: shadow_fp,
+        inserted,
+        checksum_differed,
+    })
+}
+
+/// The verdicts of a verification: row count, checksum, definition (`diff`, the differences found) and
+/// AUTO_INCREMENT, of the shadow as it is `now` against the `live` source.
+fn verdicts(m: &Measured, live: &TableInfo, now: &TableInfo, diff: &[String]) -> Vec<Verdict> {
+    let (source, shadow_fp, inserted, checksum_differed) =
+        (&m.source, &m.shadow, m.inserted, &m.checksum_differed);
     let counted = if source.method == verify::Method::ChecksumTable && inserted.is_some() {
         " (inserted by the copy's one statement into the empty table)"
     } else {
         ""
     };
-    let decided = match &checksum_differed {
+    let decided = match checksum_differed {
         Some(d) => format!(" ({d} differed, so the row hash of both tables decided)"),
         None => String::new(),
     };
-    ctx.state::<Memo>()
-        .shadow_hash_s
-        .insert(key.clone(), hash_start.elapsed().as_secs_f64());
-    let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
-        post_check(format!(
-            "the shadow table {shadow} is gone: run the conversion again"
-        ))
-    })?;
-    let diff = definition::differences(&live.definition, &now.definition, &set_aside(t));
     let mut v = vec![
         Verdict::check(
             source.rows == shadow_fp.rows,
@@ -180,15 +225,7 @@ pub(super) fn verify_now(
     {
         x.check = name.to_string();
     }
-    let ok = v.iter().all(|x| x.passed);
-    let memo = ctx.state::<Memo>();
-    memo.source.insert(key.clone(), source.clone());
-    if ok {
-        memo.verified.insert(key);
-    } else {
-        memo.verified.remove(&key);
-    }
-    Ok((v, source, ok))
+    v
 }
 
 /// What failed, in one line.
