@@ -206,7 +206,8 @@ pub fn create_shadow(
     Ok(stmts)
 }
 
-fn column_list(info: &TableInfo) -> String {
+/// The stored (not generated) columns of `info`, quoted and comma-separated: what a copy reads and writes.
+pub fn column_list(info: &TableInfo) -> String {
     info.stored_columns()
         .iter()
         .map(|c| quote_ident(&c.name))

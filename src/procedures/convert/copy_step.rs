@@ -25,12 +25,7 @@ pub(super) fn copy_step(
 ) -> Step {
     let deferred = strategy == Strategy::Deferred;
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
-    let cols = info
-        .stored_columns()
-        .iter()
-        .map(|c| crate::sql::quote_ident(&c.name))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let cols = copy::column_list(info);
     let job = CopyJob {
         t: info.clone(),
         deferred,
