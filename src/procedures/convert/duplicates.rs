@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use super::copy::{index_columns, key_bound, next_chunk, value_operand, Bound, KeyColumn};
+use super::keys::{
+    ident_list, index_columns, key_bound, next_chunk, read_list, value_operand, Bound, KeyColumn,
+};
 use super::scan::{MAX_CHUNK, TARGET};
 use super::schema::{Index, TableInfo};
 use crate::plan::{Ctx, Verdict};
@@ -171,16 +173,8 @@ pub fn walk_key(ctx: &mut Ctx, t: &TableInfo, ix: &Index) -> anyhow::Result<KeyD
     let names: Vec<String> = ix.parts.iter().map(|p| p.column.clone()).collect();
     let conn = ctx.conn()?;
     let key = index_columns(conn, &tag, t, &names)?;
-    let cols = names
-        .iter()
-        .map(|c| quote_ident(c))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let reads = key
-        .iter()
-        .map(KeyColumn::read_expr)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let cols = ident_list(&names);
+    let reads = read_list(&key);
     let not_null = names
         .iter()
         .map(|c| format!("{} IS NOT NULL", quote_ident(c)))
@@ -306,7 +300,7 @@ fn same_key(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procedures::convert::copy::KeyKind;
+    use crate::procedures::convert::keys::KeyKind;
 
     fn text(name: &str) -> KeyColumn {
         KeyColumn {

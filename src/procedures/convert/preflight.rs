@@ -548,3 +548,109 @@ fn views(pre: &Pre) -> Check {
         ))
     })
 }
+
+/// Error-log lines about an automatic repair of `schema.table` (myisam_recover_options).
+pub fn repair_lines(lines: &[String], schema: &str, table: &str) -> Vec<String> {
+    let path = format!("'./{schema}/{table}'");
+    lines
+        .iter()
+        .filter(|l| {
+            l.contains(&path)
+                && (l.contains("Checking table")
+                    || l.contains("Recovering table")
+                    || l.contains("marked as crashed"))
+        })
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// Columns whose DEFAULT calls a sequence (`nextval(s)`, `NEXT VALUE FOR s`, `lastval(s)`), as SHOW CREATE TABLE
+/// prints them: `` `id` int(11) NOT NULL DEFAULT nextval(`x`.`s1`) ``.
+pub(super) fn sequence_defaults(t: &TableInfo) -> Option<String> {
+    let cols: Vec<String> = t
+        .definition
+        .columns
+        .iter()
+        .filter(|l| {
+            let u = l.to_ascii_uppercase();
+            u.contains(" DEFAULT ")
+                && [
+                    "NEXTVAL(",
+                    "LASTVAL(",
+                    "NEXT VALUE FOR",
+                    "PREVIOUS VALUE FOR",
+                    "SETVAL(",
+                ]
+                .iter()
+                .any(|f| u.contains(f))
+        })
+        .map(|l| l.split(' ').next().unwrap_or(l).to_string())
+        .collect();
+    (!cols.is_empty()).then(|| format!("column {}", cols.join(", ")))
+}
+
+/// MyISAM's DATA DIRECTORY / INDEX DIRECTORY put the table's files elsewhere; InnoDB has no INDEX DIRECTORY
+/// and `CREATE TABLE … LIKE` keeps neither, so innops refuses rather than move the data silently.
+pub(super) fn files_outside_datadir(t: &TableInfo) -> Verdict {
+    let mut dirs: Vec<String> = ["DATA DIRECTORY", "INDEX DIRECTORY"]
+        .iter()
+        .filter_map(|k| t.definition.option(k).map(|v| format!("{k}='{v}'")))
+        .collect();
+    // Partitions carry their own: `PARTITION p1 … DATA DIRECTORY = '/x' INDEX DIRECTORY = '/x'`.
+    if let Some(parts) = t.definition.option("PARTITION") {
+        let upper = parts.to_ascii_uppercase();
+        for k in ["DATA DIRECTORY", "INDEX DIRECTORY"] {
+            if upper.contains(k) {
+                dirs.push(format!("{k} on a partition"));
+            }
+        }
+    }
+    Verdict::check(
+        dirs.is_empty(),
+        if dirs.is_empty() { "yes".to_string() } else { dirs.join(", ") },
+        "the table's files in the datadir",
+        format!(
+            "{} keeps its files outside the datadir ({}), which innops cannot carry over to InnoDB: convert it by hand (CREATE TABLE … ENGINE=InnoDB DATA DIRECTORY=… and a copy), or move its files into the datadir first",
+            t.display(),
+            dirs.join(", ")
+        ),
+    )
+}
+
+/// Rows that break a CHECK constraint (possible in MyISAM: added with check_constraint_checks=0) would stop
+/// the copy into InnoDB midway (ERROR 4025).
+pub(super) fn check_constraint_rows(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<Verdict> {
+    let tag = ctx.tag();
+    let checks: Vec<(String, String)> = ctx.conn()?.exec(
+        format!("SELECT {tag} CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?"),
+        (&t.schema, &t.name),
+    )?;
+    if checks.is_empty() {
+        return Ok(Verdict::pass(
+            "no CHECK constraints",
+            "every row satisfies them",
+        ));
+    }
+    // The clauses are the server's own text of the constraints, not user input. Read in short statements:
+    // a dry run must not hold the table's writers for a whole scan.
+    let exprs: Vec<String> = checks.iter().map(|(_, c)| format!("NOT ({c})")).collect();
+    let scanned = scan::sums(ctx, t, &exprs)?;
+    let scan::Scanned::Sums { sums, .. } = &scanned else {
+        return Ok(Verdict::pass(
+            format!("{} CHECK constraint(s), {}; InnoDB refuses a breaking row during the copy, which then stops with nothing swapped", checks.len(), scan::how(&scanned)),
+            "every row satisfies them",
+        ));
+    };
+    let broken: Vec<String> = checks
+        .iter()
+        .zip(sums)
+        .filter(|(_, n)| **n > 0)
+        .map(|((name, clause), n)| format!("{n} rows break `{name}` CHECK ({clause})"))
+        .collect();
+    Ok(Verdict::check(
+        broken.is_empty(),
+        if broken.is_empty() { format!("every row satisfies {} constraint(s) ({})", checks.len(), scan::how(&scanned)) } else { broken.join("; ") },
+        "every row satisfies them",
+        format!("{}: {}, and InnoDB would refuse those rows in the middle of the copy: fix or delete them first", t.display(), broken.join("; ")),
+    ))
+}

@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-use super::copy::{after_key, key_columns, next_chunk, KeyColumn};
+use super::keys::{after_key, ident_list, key_columns, next_chunk, read_list, KeyColumn};
 use super::schema::TableInfo;
 use crate::plan::Ctx;
-use crate::sql::quote_ident;
 
 /// How long one chunk's statement should take.
 pub const TARGET: Duration = Duration::from_millis(50);
@@ -68,16 +67,8 @@ pub fn sums(ctx: &mut Ctx, t: &TableInfo, exprs: &[String]) -> anyhow::Result<Sc
     }
     let conn = ctx.conn()?;
     let key: Vec<KeyColumn> = key_columns(conn, &tag, t)?;
-    let order = pk
-        .iter()
-        .map(|c| quote_ident(c))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let reads = key
-        .iter()
-        .map(KeyColumn::read_expr)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let order = ident_list(&pk);
+    let reads = read_list(&key);
     let fixed = crate::testhooks::chunk_rows();
     let mut chunk = fixed.unwrap_or(1000).min(MAX_CHUNK);
     let mut last: Option<Vec<Value>> = None;

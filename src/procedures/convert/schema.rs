@@ -208,49 +208,10 @@ impl TableInfo {
         } else {
             comment
         };
-        let cols: Vec<(String, String, String, Option<u64>, String, String)> = conn.exec(
-            format!(
-                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_OCTET_LENGTH, EXTRA, IS_GENERATED \
-                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
-            ),
-            (schema, name),
-        )?;
-        let columns = cols
-            .into_iter()
-            .map(
-                |(name, data_type, column_type, octet_length, extra, generated)| Column {
-                    auto_increment: extra.to_ascii_lowercase().contains("auto_increment"),
-                    generated: generated != "NEVER",
-                    name,
-                    data_type: data_type.to_ascii_lowercase(),
-                    column_type,
-                    octet_length,
-                },
-            )
-            .collect();
+        let columns = load_columns(conn, tag, schema, name)?;
         let mut indexes = load_indexes(conn, tag, schema, name)?;
-        // A table the server cannot open has no definition to show.
         let mut crashed = crashed;
-        let definition = if crashed.is_some() {
-            Definition::default()
-        } else {
-            match conn.query_first::<(String, String), _>(format!(
-                "SHOW {tag} CREATE TABLE {}",
-                qualified(schema, name)
-            )) {
-                Ok(create) => create
-                    .map(|(_, c)| Definition::parse(&c))
-                    .unwrap_or_default(),
-                // information_schema can list a MyISAM table whose index file the server cannot read (a torn
-                // or overwritten .MYI header): opening it says why. That is the table's state, for the
-                // pre-flight to refuse with the repair, not an error of innops.
-                Err(mysql::Error::MySqlError(e)) if CANNOT_OPEN.contains(&e.code) => {
-                    crashed = Some(format!("ERROR {}: {}", e.code, e.message));
-                    Definition::default()
-                }
-                Err(e) => return Err(e.into()),
-            }
-        };
+        let definition = load_definition(conn, tag, schema, name, &mut crashed)?;
         // The server's order, and its own clause for each index.
         indexes.sort_by_key(|i| {
             definition
@@ -273,27 +234,7 @@ impl TableInfo {
             format!("SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.VIEWS WHERE INSTR(VIEW_DEFINITION, ?) > 0"),
             (needle,),
         )?;
-        let merges: Vec<(String, String)> = conn.query(format!(
-            "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MRG_MyISAM'"
-        ))?;
-        let mut merge_parents = Vec::new();
-        let mut merge_unreadable = Vec::new();
-        for (ms, mt) in merges {
-            // A broken MERGE table elsewhere (one of its tables dropped: ERROR 1168) must not stop this one.
-            match conn.query_first::<(String, String), _>(format!(
-                "SHOW {tag} CREATE TABLE {}",
-                qualified(&ms, &mt)
-            )) {
-                Ok(Some((_, ddl))) => {
-                    if merge_union_includes(&ddl, &ms, schema, name) {
-                        merge_parents.push(format!("{ms}.{mt}"));
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => merge_unreadable
-                    .push(format!("{ms}.{mt} ({})", crate::error::describe_mysql(&e))),
-            }
-        }
+        let (merge_parents, merge_unreadable) = load_merge_parents(conn, tag, schema, name)?;
         Ok(Some(TableInfo {
             schema: schema.to_string(),
             name: name.to_string(),
@@ -401,6 +342,99 @@ impl TableInfo {
     pub fn has_bit_columns(&self) -> bool {
         self.columns.iter().any(|c| c.data_type == "bit")
     }
+}
+
+/// The table's columns, in their order.
+fn load_columns(
+    conn: &mut Conn,
+    tag: &str,
+    schema: &str,
+    name: &str,
+) -> anyhow::Result<Vec<Column>> {
+    let cols: Vec<(String, String, String, Option<u64>, String, String)> = conn.exec(
+        format!(
+            "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_OCTET_LENGTH, EXTRA, IS_GENERATED \
+             FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+        ),
+        (schema, name),
+    )?;
+    Ok(cols
+        .into_iter()
+        .map(
+            |(name, data_type, column_type, octet_length, extra, generated)| Column {
+                auto_increment: extra.to_ascii_lowercase().contains("auto_increment"),
+                generated: generated != "NEVER",
+                name,
+                data_type: data_type.to_ascii_lowercase(),
+                column_type,
+                octet_length,
+            },
+        )
+        .collect())
+}
+
+/// The table's definition as SHOW CREATE TABLE prints it, parsed; none for a table the server cannot open,
+/// which sets `crashed` to why when only opening it tells.
+fn load_definition(
+    conn: &mut Conn,
+    tag: &str,
+    schema: &str,
+    name: &str,
+    crashed: &mut Option<String>,
+) -> anyhow::Result<Definition> {
+    // A table the server cannot open has no definition to show.
+    Ok(if crashed.is_some() {
+        Definition::default()
+    } else {
+        match conn.query_first::<(String, String), _>(format!(
+            "SHOW {tag} CREATE TABLE {}",
+            qualified(schema, name)
+        )) {
+            Ok(create) => create
+                .map(|(_, c)| Definition::parse(&c))
+                .unwrap_or_default(),
+            // information_schema can list a MyISAM table whose index file the server cannot read (a torn
+            // or overwritten .MYI header): opening it says why. That is the table's state, for the
+            // pre-flight to refuse with the repair, not an error of innops.
+            Err(mysql::Error::MySqlError(e)) if CANNOT_OPEN.contains(&e.code) => {
+                *crashed = Some(format!("ERROR {}: {}", e.code, e.message));
+                Definition::default()
+            }
+            Err(e) => return Err(e.into()),
+        }
+    })
+}
+
+/// The MERGE tables whose UNION lists this table, and those that could not be read to tell.
+fn load_merge_parents(
+    conn: &mut Conn,
+    tag: &str,
+    schema: &str,
+    name: &str,
+) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let merges: Vec<(String, String)> = conn.query(format!(
+        "SELECT {tag} TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE ENGINE = 'MRG_MyISAM'"
+    ))?;
+    let mut merge_parents = Vec::new();
+    let mut merge_unreadable = Vec::new();
+    for (ms, mt) in merges {
+        // A broken MERGE table elsewhere (one of its tables dropped: ERROR 1168) must not stop this one.
+        match conn.query_first::<(String, String), _>(format!(
+            "SHOW {tag} CREATE TABLE {}",
+            qualified(&ms, &mt)
+        )) {
+            Ok(Some((_, ddl))) => {
+                if merge_union_includes(&ddl, &ms, schema, name) {
+                    merge_parents.push(format!("{ms}.{mt}"));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                merge_unreadable.push(format!("{ms}.{mt} ({})", crate::error::describe_mysql(&e)))
+            }
+        }
+    }
+    Ok((merge_parents, merge_unreadable))
 }
 
 fn load_indexes(
