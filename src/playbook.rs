@@ -456,7 +456,7 @@ pub fn member_prefix(members: &[MemberParams], i: usize) -> String {
     }
 }
 
-/// Run `f` as member `procedure`'s own step `step`: statement tags, memo keys and journal look-ups are those
+/// Run `f` as member `procedure`'s own step `step`: statement tags and journal look-ups are those
 /// of the procedure run alone.
 fn scoped<T>(
     ctx: &mut Ctx,

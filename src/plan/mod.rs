@@ -305,8 +305,6 @@ pub struct Ctx<'a> {
     /// Values one step leaves for a later step of the same process, one typed value per type ([`Ctx::state`];
     /// a crash forgets them: steps that read them must cope with their absence, as after `resume`).
     states: std::collections::HashMap<std::any::TypeId, Box<dyn std::any::Any>>,
-    /// The string-keyed form of the same, being replaced by [`Ctx::state`].
-    pub memo: std::collections::BTreeMap<String, serde_json::Value>,
     /// Sessions a step keeps open for later steps, such as a lock guard.
     pub held: std::collections::HashMap<String, Conn>,
     /// Objects whose writes innops blocks now, since when ([`Ctx::writes_blocked`]).
@@ -339,7 +337,6 @@ impl<'a> Ctx<'a> {
             run_dir: None,
             abort,
             states: Default::default(),
-            memo: Default::default(),
             held: Default::default(),
             blocked_since: Default::default(),
             write_blocks: Vec::new(),
