@@ -5,7 +5,7 @@
 use mysql::prelude::Queryable;
 use mysql::{Conn, Row, Value};
 
-use super::{as_int, bound_sql, json_of, Stretch, TableInfo, B};
+use super::{as_int, json_of, range_where, Stretch, TableInfo, B};
 use crate::sql::quote_ident;
 
 /// Lost stretches in key order of their ranges, those that meet at a range cut joined into one.
@@ -93,18 +93,7 @@ pub(super) fn secondary_rows(
             .map(|n| quote_ident(n))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut conds = Vec::new();
-        if let Some(b) = lo {
-            conds.push(bound_sql(info, b, true));
-        }
-        if let Some(b) = hi {
-            conds.push(bound_sql(info, b, false));
-        }
-        let wh = if conds.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", conds.join(" AND "))
-        };
+        let wh = range_where(info, lo, hi);
         let sql = format!(
             "SELECT {tag} {list} FROM {} FORCE INDEX ({}){wh}",
             info.name.qualified(),

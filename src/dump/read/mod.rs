@@ -197,6 +197,28 @@ fn key_into(key: &mut Vec<Value>, pos: &[usize], row: &Row) {
 
 /// The condition for one bound on the primary key, a full key or a prefix: `(a > 1 OR (a = 1 AND b >= 2))`,
 /// expanded so the range optimizer reads only that part of the index.
+/// The conditions that keep the key between `lo` and `hi` (none for an open side).
+fn range_conds(info: &TableInfo, lo: &Option<B>, hi: &Option<B>) -> Vec<String> {
+    let mut conds = Vec::new();
+    if let Some(b) = lo {
+        conds.push(bound_sql(info, b, true));
+    }
+    if let Some(b) = hi {
+        conds.push(bound_sql(info, b, false));
+    }
+    conds
+}
+
+/// ` WHERE …` keeping the key between `lo` and `hi`, or nothing when both sides are open.
+fn range_where(info: &TableInfo, lo: &Option<B>, hi: &Option<B>) -> String {
+    let conds = range_conds(info, lo, hi);
+    if conds.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.join(" AND "))
+    }
+}
+
 fn bound_sql(info: &TableInfo, b: &B, lower: bool) -> String {
     let n = b.key.len();
     let mut sql = String::new();

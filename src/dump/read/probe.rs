@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use mysql::prelude::Queryable;
 use mysql::{Row, Value};
 
-use super::{as_int, bound_sql, literal, Reader, B};
+use super::{as_int, literal, range_where, Reader, B};
 use crate::sql::quote_ident;
 
 impl<'s, 'a> Reader<'s, 'a> {
@@ -305,18 +305,7 @@ impl<'s, 'a> Reader<'s, 'a> {
     /// most a million); None when no secondary index can be read.
     fn candidates(&mut self, lo: &Option<B>, hi: &Option<B>) -> Option<Vec<Vec<Value>>> {
         let info = self.sh.info;
-        let mut conds = Vec::new();
-        if let Some(b) = lo {
-            conds.push(bound_sql(info, b, true));
-        }
-        if let Some(b) = hi {
-            conds.push(bound_sql(info, b, false));
-        }
-        let wh = if conds.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", conds.join(" AND "))
-        };
+        let wh = range_where(info, lo, hi);
         for index in &info.secondary {
             let sql = format!(
                 // Sorted outside the index read: ORDER BY on the table itself would make the optimizer

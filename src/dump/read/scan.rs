@@ -12,8 +12,8 @@ use mysql::{Row, Value};
 use super::confirm::{corruption_since, page_of};
 use super::writer::{flush_parts, write_row_parts};
 use super::{
-    as_int, bound_sql, is_gone, key_into, key_json, key_of, status_of, xcheck, CrashDoubt, Outcome,
-    Reader, Shared, Unopenable, B, CRASH_WINDOW, UNOPENABLE,
+    as_int, is_gone, key_into, key_json, key_of, range_where, status_of, xcheck, CrashDoubt,
+    Outcome, Reader, Shared, Unopenable, B, CRASH_WINDOW, UNOPENABLE,
 };
 use crate::dump::manifest::{Doubt, DoubtKind, KeyRange};
 use crate::dump::{literal, prepare_session};
@@ -57,18 +57,7 @@ impl<'s, 'a> Reader<'s, 'a> {
         limit: Option<u32>,
         keys_only: bool,
     ) -> String {
-        let mut conds = Vec::new();
-        if let Some(b) = lo {
-            conds.push(bound_sql(self.sh.info, b, true));
-        }
-        if let Some(b) = hi {
-            conds.push(bound_sql(self.sh.info, b, false));
-        }
-        let wh = if conds.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", conds.join(" AND "))
-        };
+        let wh = range_where(self.sh.info, lo, hi);
         let order: Vec<String> = self
             .sh
             .info

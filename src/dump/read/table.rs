@@ -14,8 +14,8 @@ use super::lost::{merge_lost, secondary_rows};
 use super::ranges::{plain_scan, read_ranges, split_points, walk_groups};
 use super::writer::{spawn_writer, Out};
 use super::{
-    bound_sql, json_of, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared, TableInfo,
-    Unopenable, B,
+    json_of, range_conds, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared,
+    TableInfo, Unopenable, B,
 };
 use crate::dump::manifest::{LostRange, TableEntry, TableStatus};
 use crate::dump::{create_private, file_name, prepare_session, KeySource, TableName};
@@ -290,13 +290,7 @@ fn cross_check(
     let outside: Vec<String> = lost
         .iter()
         .map(|(lo, hi)| {
-            let mut c = Vec::new();
-            if let Some(b) = lo {
-                c.push(bound_sql(info, b, true));
-            }
-            if let Some(b) = hi {
-                c.push(bound_sql(info, b, false));
-            }
+            let c = range_conds(info, lo, hi);
             if c.is_empty() {
                 "FALSE".to_string()
             } else {
