@@ -122,3 +122,55 @@ fn a_replica_of_a_sandbox_without_a_binary_log_or_of_none_is_refused_and_nothing
     assert_eq!(down.code, 0, "{down:?}");
     crate::common::kill_processes_under(dir.path());
 }
+
+#[test]
+fn an_account_that_read_only_refuses_is_refused_by_the_dry_run_with_the_grant() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    // Made on the primary, so the replica has the same account and the same table.
+    p.query_drop(
+        "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=MyISAM; \
+         INSERT INTO d.t VALUES (1, 'a'), (2, 'b'); \
+         CREATE USER 'app'@'localhost'; \
+         GRANT SELECT, INSERT, CREATE, DROP, ALTER, LOCK TABLES ON d.* TO 'app'@'localhost'",
+    )
+    .unwrap();
+    t.sync();
+    let as_app = |on: &innops::server::sandbox::Sandbox| {
+        let socket = on.socket.display().to_string();
+        run_innops(
+            &args(&[
+                "convert",
+                "--tables",
+                "d.t",
+                "--strategy",
+                "alter",
+                "--socket",
+                &socket,
+                "--user",
+                "app",
+            ]),
+            &[],
+        )
+    };
+    let replica = as_app(&t.replicas[0]);
+    assert_eq!(replica.code, 1, "{replica:?}");
+    let shown = format!("{}{}", replica.stdout, replica.stderr);
+    assert!(
+        shown.contains("read_only ON, 'app'@'localhost' has no READ_ONLY ADMIN"),
+        "{shown}"
+    );
+    assert!(
+        replica.stderr.contains(
+            "run this on the primary, or GRANT READ_ONLY ADMIN ON *.* TO 'app'@'localhost' if writing here is meant"
+        ),
+        "{}",
+        replica.stderr
+    );
+    let primary = as_app(&t.primary);
+    assert_eq!(primary.code, 0, "{primary:?}");
+    assert!(
+        primary.stdout.contains("read_only OFF") || primary.stderr.contains("read_only OFF"),
+        "{primary:?}"
+    );
+}

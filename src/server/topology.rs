@@ -52,6 +52,9 @@ pub struct Topology {
     pub replicas_connected: u64,
     /// The replicas that registered.
     pub replicas: Vec<Replica>,
+    /// The sessions streaming this server's binary log to a replica now: connection id and client host.
+    #[serde(default)]
+    pub dump_sessions: Vec<(u64, String)>,
     /// This server's own replication connections (it is a replica when there is one).
     pub sources: Vec<Source>,
     /// What could not be read, and why (a missing privilege, say): the facts above are then incomplete.
@@ -97,15 +100,40 @@ impl Topology {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0),
             replicas: Vec::new(),
+            dump_sessions: Vec::new(),
             sources: Vec::new(),
             unknown: Vec::new(),
         }
     }
 
+    /// Everything, read now over `conn` (a step's check, where the plan's facts may be old).
+    pub fn read(conn: &mut Conn, mariadb: bool) -> anyhow::Result<Topology> {
+        let vars: Vec<(String, String)> = conn.query(
+            "SHOW /* innops:inspect:topology */ GLOBAL VARIABLES WHERE Variable_name IN \
+             ('server_id', 'log_bin', 'binlog_format', 'log_slave_updates', 'log_replica_updates', 'gtid_strict_mode', 'read_only')",
+        )?;
+        let status: Vec<(String, String)> =
+            conn.query("SHOW /* innops:inspect:topology */ GLOBAL STATUS LIKE 'Slaves_connected'")?;
+        let find = |list: &[(String, String)], k: &str| {
+            list.iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.clone())
+        };
+        let mut t = Topology::from_variables(|k| find(&vars, k), |k| find(&status, k));
+        t.read_links(conn, mariadb);
+        Ok(t)
+    }
+
     /// Read what only statements tell: the registered replicas and this server's own replication connections.
     /// A statement the account may not run leaves a line in `unknown` instead of failing the plan.
     pub fn read_links(&mut self, conn: &mut Conn, mariadb: bool) {
-        match conn.query::<Row, _>("SHOW /* innops:inspect:topology */ SLAVE HOSTS") {
+        // MySQL 8.0.22 renamed the statements (and 8.4 dropped the old names); MariaDB keeps these.
+        let hosts = if mariadb {
+            "SHOW /* innops:inspect:topology */ SLAVE HOSTS"
+        } else {
+            "SHOW /* innops:inspect:topology */ REPLICAS"
+        };
+        match conn.query::<Row, _>(hosts) {
             Ok(rows) => {
                 self.replicas = rows
                     .iter()
@@ -126,7 +154,7 @@ impl Topology {
         let status = if mariadb {
             "SHOW /* innops:inspect:topology */ ALL SLAVES STATUS"
         } else {
-            "SHOW /* innops:inspect:topology */ SLAVE STATUS"
+            "SHOW /* innops:inspect:topology */ REPLICA STATUS"
         };
         match conn.query::<Row, _>(status) {
             Ok(rows) => self.sources = rows.iter().map(source_of).collect(),
@@ -135,13 +163,18 @@ impl Topology {
                 crate::error::display_of(&e.into())
             )),
         }
-        if !mariadb {
-            // MySQL has no Slaves_connected: its binlog dump threads are the connected replicas.
-            if let Ok(Some(n)) = conn.query_first::<u64, _>(
-                "SELECT /* innops:inspect:topology */ COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Binlog Dump', 'Binlog Dump GTID')",
-            ) {
-                self.replicas_connected = n;
+        // The binlog dump threads are the connected replicas (MySQL has no Slaves_connected).
+        match conn.query::<(u64, String), _>(
+            "SELECT /* innops:inspect:topology */ ID, HOST FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'",
+        ) {
+            Ok(sessions) => {
+                self.replicas_connected = self.replicas_connected.max(sessions.len() as u64);
+                self.dump_sessions = sessions;
             }
+            Err(e) => self.unknown.push(format!(
+                "replicas' sessions (information_schema.PROCESSLIST: {})",
+                crate::error::display_of(&e.into())
+            )),
         }
     }
 
@@ -251,9 +284,14 @@ fn describe_source(s: &Source) -> String {
     )
 }
 
-/// A column of a `SHOW` row as text, when present and not NULL.
+/// A column of a `SHOW` row as text, when present and not NULL; `name` is MariaDB's spelling, and MySQL's
+/// (Source for Master, Replica for Slave, since 8.0.22) is tried too.
 fn col(r: &Row, name: &str) -> Option<String> {
-    let i = r.columns_ref().iter().position(|c| c.name_str() == name)?;
+    let mysql = name.replace("Master", "Source").replace("Slave", "Replica");
+    let i = r.columns_ref().iter().position(|c| {
+        let n = c.name_str();
+        n.eq_ignore_ascii_case(name) || n.eq_ignore_ascii_case(&mysql)
+    })?;
     match r.as_ref(i)? {
         mysql::Value::NULL => None,
         mysql::Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),

@@ -46,6 +46,9 @@ pub(super) fn preflight(
         Some(rows_satisfy_the_check_constraints(&pre)),
         Some(unique_keys_hold_under_their_collation(&pre)),
         Some(privileges_check(&pre)),
+        Some(crate::procedures::kit::checks::writable_under_read_only(
+            facts.flavor == crate::server::facts::Flavor::MariaDB,
+        )),
         Some(row_fits_innodb(&pre)),
         Some(primary_key(&pre)),
         Some(triggers(&pre)),

@@ -192,6 +192,70 @@ pub fn not_in_forced_recovery() -> Check {
     })
 }
 
+/// The global privileges that let an account write while `read_only` is ON: MariaDB's READ_ONLY ADMIN (which
+/// SUPER no longer includes from 10.11), MySQL's CONNECTION_ADMIN or SUPER.
+pub fn read_only_bypass(mariadb: bool) -> &'static [&'static str] {
+    if mariadb {
+        &["READ_ONLY ADMIN"]
+    } else {
+        &["CONNECTION_ADMIN", "SUPER"]
+    }
+}
+
+/// The verdict on writing to a server whose `read_only` is `ro`, as `account` holding the global privileges
+/// `have`: a read_only server refuses the writes of an account without [`read_only_bypass`] with ERROR 1290,
+/// after the plan started, so the preflight refuses first and names the two ways on.
+pub fn read_only_verdict(ro: bool, account: &str, have: &[String], mariadb: bool) -> Verdict {
+    let bypass = read_only_bypass(mariadb);
+    let held = bypass.iter().find(|p| have.iter().any(|h| h == *p));
+    match (ro, held) {
+        (false, _) => Verdict::pass("read_only OFF", "writable"),
+        (true, Some(p)) => Verdict::pass(format!("read_only ON, {account} has {p}"), "writable"),
+        (true, None) => Verdict::fail(
+            format!("read_only ON, {account} has no {}", bypass.join(" or ")),
+            "writable",
+            format!(
+                "the server is read_only (a replica, or a primary fenced off) and {account} may not write through it: run this on the primary, or GRANT {} ON *.* TO {account} if writing here is meant",
+                bypass[0]
+            ),
+        ),
+    }
+}
+
+/// `writable under read_only`: read when the check runs; an account acting through a role is not judged (its
+/// privileges are the role's) and says so.
+pub fn writable_under_read_only(mariadb: bool) -> Check {
+    Check::new("writable under read_only", move |ctx| {
+        let tag = ctx.tag();
+        let (ro, user, role): (u8, String, Option<String>) = ctx
+            .conn()?
+            .query_first(format!(
+                "SELECT {tag} @@GLOBAL.read_only, CURRENT_USER(), CURRENT_ROLE()"
+            ))?
+            .unwrap_or_default();
+        if ro == 0 {
+            return Ok(read_only_verdict(false, &user, &[], mariadb));
+        }
+        if let Some(role) = role {
+            return Ok(Verdict::pass(
+                format!("read_only ON; not checked: {user} has the role {role} active"),
+                "writable",
+            ));
+        }
+        let account = match user.rsplit_once('@') {
+            Some((u, h)) => format!("'{u}'@'{h}'"),
+            None => format!("'{user}'"),
+        };
+        let have: Vec<String> = ctx.conn()?.exec(
+            format!(
+                "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"
+            ),
+            (&account,),
+        )?;
+        Ok(read_only_verdict(true, &account, &have, mariadb))
+    })
+}
+
 /// The failing verdict when the error-log lines since an action hold `[ERROR]` lines; None when they hold none.
 /// `fix` says what the errors mean for this action.
 pub fn log_errors_verdict(s: &LogSummary, fix: &str) -> Option<Verdict> {
@@ -206,6 +270,31 @@ pub fn log_not_readable(expected: &str) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_under_read_only_need_the_flavors_bypass_privilege() {
+        assert!(read_only_verdict(false, "'u'@'%'", &[], true).passed);
+        let refused = read_only_verdict(true, "'u'@'%'", &["SUPER".into()], true);
+        assert!(
+            !refused.passed,
+            "MariaDB 10.11's SUPER does not bypass read_only"
+        );
+        assert_eq!(
+            refused.observed,
+            "read_only ON, 'u'@'%' has no READ_ONLY ADMIN"
+        );
+        assert!(refused
+            .fix
+            .unwrap()
+            .ends_with("GRANT READ_ONLY ADMIN ON *.* TO 'u'@'%' if writing here is meant"));
+        assert!(read_only_verdict(true, "'u'@'%'", &["READ_ONLY ADMIN".into()], true).passed);
+        assert!(read_only_verdict(true, "'u'@'%'", &["SUPER".into()], false).passed);
+        let mysql = read_only_verdict(true, "'u'@'%'", &["SELECT".into()], false);
+        assert_eq!(
+            mysql.observed,
+            "read_only ON, 'u'@'%' has no CONNECTION_ADMIN or SUPER"
+        );
+    }
 
     #[test]
     fn an_unsupported_version_is_refused_with_the_reason() {

@@ -4,7 +4,6 @@
 
 use crate::plan::Ctx;
 use crate::server::facts::Flavor;
-use crate::sql::Queryable;
 
 /// What the server says of its replication now.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,21 +15,12 @@ pub struct Replication {
 }
 
 impl Replication {
-    /// `SHOW ALL SLAVES STATUS` (MariaDB) or `SHOW REPLICA STATUS` (MySQL), and the binlog dump threads.
+    /// Read now through [`crate::server::topology::Topology::read`] (what every plan's topology line says).
     pub fn read(ctx: &mut Ctx, flavor: Flavor) -> anyhow::Result<Replication> {
-        let tag = ctx.tag();
-        let status_sql = match flavor {
-            Flavor::MariaDB => format!("SHOW {tag} ALL SLAVES STATUS"),
-            Flavor::MySQL => format!("SHOW {tag} REPLICA STATUS"),
-        };
-        // An account without the privilege to look is no replica's evidence either way: it reads as none.
-        let sources: Vec<mysql::Row> = ctx.conn()?.query(status_sql).unwrap_or_default();
-        let replicas: Vec<(u64, String)> = ctx.conn()?.query(format!(
-            "SELECT {tag} ID, HOST FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
-        ))?;
+        let t = crate::server::topology::Topology::read(ctx.conn()?, flavor == Flavor::MariaDB)?;
         Ok(Replication {
-            source_connections: sources.len(),
-            replicas,
+            source_connections: t.sources.len(),
+            replicas: t.dump_sessions,
         })
     }
 
