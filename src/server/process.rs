@@ -41,6 +41,10 @@ pub enum Signal {
 
 /// Send `signal` to `pid` (a pid innops read from a server's own pid file or started itself).
 pub fn send(pid: u32, signal: Signal) {
+    // kill(2) with pid 0 signals the whole process group, innops included: never that.
+    if pid == 0 {
+        return;
+    }
     let sig = match signal {
         Signal::Term => libc::SIGTERM,
         Signal::Kill => libc::SIGKILL,

@@ -622,10 +622,12 @@ impl Sandbox {
             let error = [field("Last_IO_Error"), field("Last_SQL_Error")]
                 .into_iter()
                 .find(|e| !e.is_empty());
-            if let Some(e) = error.filter(|_| io != "Connecting") {
+            // On the loopback a first connection does not fail by chance: an error (a refused login, say, which
+            // leaves the IO thread "Connecting" and retrying) ends the wait instead of the timeout.
+            if let Some(e) = error {
                 return Err(refused(format!(
-                    "sandbox '{}' did not start replicating from '{}': {e}",
-                    self.name, primary.name
+                    "sandbox '{}' did not start replicating from '{}' ({e}), so it is removed: fix what the server said, then run `innops sandbox up {}` again",
+                    self.name, primary.name, self.name
                 )));
             }
             if start.elapsed() > timeout {

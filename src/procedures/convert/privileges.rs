@@ -24,10 +24,7 @@ pub(super) fn privileges(
             "the privileges of the path",
         ));
     }
-    let grantee = match user.rsplit_once('@') {
-        Some((u, h)) => format!("'{u}'@'{h}'"),
-        None => format!("'{user}'"),
-    };
+    let grantee = crate::procedures::kit::checks::grantee_of(&user);
     let mut have: Vec<String> = ctx.conn()?.exec(
         format!(
             "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"

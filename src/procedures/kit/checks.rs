@@ -192,6 +192,14 @@ pub fn not_in_forced_recovery() -> Check {
     })
 }
 
+/// `CURRENT_USER()` (`user@host`) as information_schema's privilege views spell the grantee: `'user'@'host'`.
+pub fn grantee_of(current_user: &str) -> String {
+    match current_user.rsplit_once('@') {
+        Some((u, h)) => format!("'{u}'@'{h}'"),
+        None => format!("'{current_user}'"),
+    }
+}
+
 /// The global privileges that let an account write while `read_only` is ON: MariaDB's READ_ONLY ADMIN (which
 /// SUPER no longer includes from 10.11), MySQL's CONNECTION_ADMIN or SUPER.
 pub fn read_only_bypass(mariadb: bool) -> &'static [&'static str] {
@@ -242,10 +250,7 @@ pub fn writable_under_read_only(mariadb: bool) -> Check {
                 "writable",
             ));
         }
-        let account = match user.rsplit_once('@') {
-            Some((u, h)) => format!("'{u}'@'{h}'"),
-            None => format!("'{user}'"),
-        };
+        let account = grantee_of(&user);
         let have: Vec<String> = ctx.conn()?.exec(
             format!(
                 "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"
@@ -270,6 +275,13 @@ pub fn log_not_readable(expected: &str) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_current_user_is_spelled_as_the_privilege_views_name_the_grantee() {
+        assert_eq!(grantee_of("app@localhost"), "'app'@'localhost'");
+        assert_eq!(grantee_of("a@b@127.0.0.1"), "'a@b'@'127.0.0.1'");
+        assert_eq!(grantee_of("PUBLIC"), "'PUBLIC'");
+    }
 
     #[test]
     fn writes_under_read_only_need_the_flavors_bypass_privilege() {
