@@ -497,9 +497,24 @@ pub struct ConvertArgs {
     /// Every MyISAM table outside the system schemas.
     #[arg(long, conflicts_with = "rollback")]
     pub all_myisam: bool,
-    /// auto (decided from the server's capability), bulk, deferred or alter.
+    /// auto (decided from the server's capability and its replicas), bulk, deferred, chunked or alter.
     #[arg(long, default_value = "auto")]
     pub strategy: String,
+    /// Where the conversion's writes go: replicate (through the binary log to every replica; the default on a
+    /// server that is not a replica) or local (sql_log_bin=0: this server alone, e.g. each replica before a
+    /// failover; on a primary with replicas only with --yes).
+    #[arg(long, value_parser = ["replicate", "local"])]
+    pub binlog: Option<String>,
+    /// Pause the copy while a replica is more than this many seconds behind (a run on a primary).
+    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+    pub max_lag: u64,
+    /// Stop the copy when a replica is more than this many seconds behind.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub critical_lag: u64,
+    /// A replica to watch and verify, HOST:PORT (repeatable) [default: those registered on the primary, from
+    /// SHOW SLAVE HOSTS]; reached with the primary's account.
+    #[arg(long = "replica", value_name = "HOST:PORT")]
+    pub replicas: Vec<String>,
     /// DANGER: drop the kept MyISAM table once the InnoDB table is verified identical to it.
     #[arg(long)]
     pub drop_old_table: bool,

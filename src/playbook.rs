@@ -646,6 +646,9 @@ pub fn combine(
     }
     let mut steps = Vec::new();
     let mut locks: Vec<String> = Vec::new();
+    // A member whose writes stay on this server (--binlog local) keeps the whole run's sessions out of the
+    // binary log: the other members (restarts, a redo resize) write no rows of their own.
+    let mut session: Vec<String> = Vec::new();
     let read_only_bench = plans
         .iter()
         .find(|p| p.header.procedure == Procedure::Readonly)
@@ -669,6 +672,11 @@ pub fn combine(
         for l in plan.locks {
             if !locks.contains(&l) {
                 locks.push(l);
+            }
+        }
+        for st in plan.session {
+            if !session.contains(&st) {
+                session.push(st);
             }
         }
         if bench.is_none() {
@@ -696,6 +704,7 @@ pub fn combine(
         steps,
         bench: read_only_bench.or(bench),
         locks,
+        session,
     })
 }
 

@@ -19,11 +19,11 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
         Procedure::Convert => convert::plan(&serde_json::from_value(params())?, facts, env),
         Procedure::ConvertDropKept => {
             let p: convert::drop_kept::DropKeptParams = serde_json::from_value(params())?;
-            convert::drop_kept::plan(&p.schema, &p.table, facts, env)
+            convert::drop_kept::plan(&p.schema, &p.table, &p.asked, facts, env)
         }
         Procedure::ConvertRollback => {
             let p: convert::rollback::RollbackParams = serde_json::from_value(params())?;
-            convert::rollback::plan(&p.schema, &p.table, facts, env)
+            convert::rollback::plan(&p.schema, &p.table, &p.asked, facts, env)
         }
         Procedure::Deadlock => deadlock::plan::plan(&serde_json::from_value(params())?, facts, env),
         Procedure::Playbook | Procedure::Drill => {

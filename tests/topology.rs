@@ -66,7 +66,9 @@ fn replicas_made_by_sandbox_up_follow_their_primary_and_every_plan_names_the_top
 
     let on_replica = t.innops(
         &t.replicas[0],
-        &["convert", "--tables", "d.t", "--format", "json"],
+        &[
+            "convert", "--tables", "d.t", "--binlog", "local", "--format", "json",
+        ],
     );
     assert_eq!(on_replica.code, 0, "{on_replica:?}");
     let note = note_of(&on_replica.json());
@@ -136,24 +138,23 @@ fn an_account_that_read_only_refuses_is_refused_by_the_dry_run_with_the_grant() 
     )
     .unwrap();
     t.sync();
-    let as_app = |on: &innops::server::sandbox::Sandbox| {
+    let as_app = |on: &innops::server::sandbox::Sandbox, extra: &[&str]| {
         let socket = on.socket.display().to_string();
-        run_innops(
-            &args(&[
-                "convert",
-                "--tables",
-                "d.t",
-                "--strategy",
-                "alter",
-                "--socket",
-                &socket,
-                "--user",
-                "app",
-            ]),
-            &[],
-        )
+        let mut a = args(&[
+            "convert",
+            "--tables",
+            "d.t",
+            "--strategy",
+            "alter",
+            "--socket",
+            &socket,
+            "--user",
+            "app",
+        ]);
+        a.extend(args(extra));
+        run_innops(&a, &[])
     };
-    let replica = as_app(&t.replicas[0]);
+    let replica = as_app(&t.replicas[0], &["--binlog", "local"]);
     assert_eq!(replica.code, 1, "{replica:?}");
     let shown = format!("{}{}", replica.stdout, replica.stderr);
     assert!(
@@ -167,10 +168,416 @@ fn an_account_that_read_only_refuses_is_refused_by_the_dry_run_with_the_grant() 
         "{}",
         replica.stderr
     );
-    let primary = as_app(&t.primary);
+    // The account may not list the replicas (SHOW SLAVE HOSTS needs REPLICATION MASTER ADMIN), so a run that
+    // would replicate to them cannot watch them: refused, saying why.
+    let blind = as_app(&t.primary, &[]);
+    assert_eq!(blind.code, 1, "{blind:?}");
+    assert!(
+        blind.error_line().contains("1 replica(s) read this server's binary log but innops could not list them (replicas (SHOW SLAVE HOSTS"),
+        "{blind:?}"
+    );
+    let primary = as_app(&t.primary, &["--binlog", "local", "--yes"]);
     assert_eq!(primary.code, 0, "{primary:?}");
     assert!(
         primary.stdout.contains("read_only OFF") || primary.stderr.contains("read_only OFF"),
         "{primary:?}"
     );
+}
+
+fn journal_step(out: &crate::common::Output, id: &str) -> serde_json::Value {
+    out.json()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id}: {}", out.stdout))["result"]
+        .clone()
+}
+
+fn replication_running(c: &mut mysql::Conn) -> (String, String, String) {
+    let r: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+    let get = |n: &str| -> String {
+        let i = r
+            .columns_ref()
+            .iter()
+            .position(|c| c.name_str() == n)
+            .unwrap();
+        match r.as_ref(i).unwrap() {
+            mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            v => format!("{v:?}"),
+        }
+    };
+    (
+        get("Slave_IO_Running"),
+        get("Slave_SQL_Running"),
+        get("Last_SQL_Error"),
+    )
+}
+
+fn assert_replicating(t: &Topology) {
+    for r in &t.replicas {
+        let (io, sql, err) = replication_running(&mut conn(r));
+        assert_eq!(
+            (io.as_str(), sql.as_str(), err.as_str()),
+            ("Yes", "Yes", ""),
+            "replica {}",
+            r.name
+        );
+    }
+}
+
+/// Each replica's binary log holds only what came from the primary: no transaction of its own (errant GTID).
+fn assert_no_errant_gtid(t: &Topology) {
+    for r in &t.replicas {
+        let (binlog_pos, slave_pos): (String, String) = conn(r)
+            .query_first("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.gtid_slave_pos")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            binlog_pos, slave_pos,
+            "replica {} wrote a transaction of its own",
+            r.name
+        );
+    }
+}
+
+fn checksum(c: &mut mysql::Conn, table: &str) -> (String, Option<u64>) {
+    c.query_first(format!("CHECKSUM TABLE {table}"))
+        .unwrap()
+        .unwrap()
+}
+
+fn engine(c: &mut mysql::Conn, table: &str) -> Option<String> {
+    c.exec_first(
+        "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = ?",
+        (table,),
+    )
+    .unwrap()
+}
+
+const TABLE: &str = "CREATE DATABASE d; \
+    CREATE TABLE d.t (id INT PRIMARY KEY, k INT, v VARCHAR(40), KEY k (k)) ENGINE=MyISAM; \
+    INSERT INTO d.t SELECT seq, seq % 97, CONCAT('row ', seq) FROM d.seq_1_to_3000";
+
+/// On a primary with two replicas: the copy goes in chunks (one transaction each in the binary log), pauses while
+/// a replica does not apply, and is verified on each replica before and after the swap; replication runs on,
+/// every server holds the same InnoDB table, and no replica has a transaction of its own.
+#[test]
+fn a_conversion_on_a_primary_reaches_every_replica_in_chunks_and_is_verified_on_each() {
+    let t = Topology::new(2);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let seq_before: u64 = p
+        .query_first::<String, _>("SELECT @@GLOBAL.gtid_binlog_pos")
+        .unwrap()
+        .unwrap()
+        .rsplit('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The first replica stops applying: the copy must wait for it, not run ahead.
+    conn(&t.replicas[0])
+        .query_drop("STOP SLAVE SQL_THREAD")
+        .unwrap();
+    let hold = t.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all = args(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--format",
+        "json",
+    ]);
+    all.extend(args(&[
+        "--sandbox",
+        "p",
+        "--sandbox-root",
+        &t.root.display().to_string(),
+    ]));
+    let mut child = crate::common::spawn_innops(
+        &all,
+        &[
+            (
+                "INNOPS_TEST_HOLD",
+                &format!("load-paused={}", hold.display()),
+            ),
+            ("INNOPS_TEST_CHUNK_ROWS", "500"),
+        ],
+    );
+    crate::common::wait_holding(&hold, &mut child);
+    let copied: u64 = p
+        .query_first("SELECT COUNT(*) FROM d._t_innops_new")
+        .unwrap()
+        .unwrap();
+    assert!(
+        copied < 3000,
+        "the copy paused before it ended: {copied} rows copied"
+    );
+    conn(&t.replicas[0])
+        .query_drop("START SLAVE SQL_THREAD")
+        .unwrap();
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = crate::common::wait_innops(child);
+    assert_eq!(out.code, 0, "{out:?}");
+    let r1 = format!("127.0.0.1:{}", t.replicas[0].port);
+    assert!(
+        out.stderr.contains(&format!(
+            "replica {r1}: replication is not running (IO Yes, SQL No"
+        )),
+        "the pause names the replica and why: {}",
+        out.stderr
+    );
+    let copy = journal_step(&out, "copy:d.t");
+    assert_eq!(copy["copy"]["path"], "chunked", "{copy}");
+    let chunks = copy["copy"]["chunks"].as_u64().unwrap();
+    assert!(chunks >= 6, "{copy}");
+    assert!(
+        copy["copy"]["paused_for_replica_lag_seconds"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{copy}"
+    );
+    // Each chunk is its own transaction in the binary log, not one transaction of the whole table.
+    let seq_after: u64 = p
+        .query_first::<String, _>("SELECT @@GLOBAL.gtid_binlog_pos")
+        .unwrap()
+        .unwrap()
+        .rsplit('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        seq_after - seq_before >= chunks,
+        "{seq_before} → {seq_after} for {chunks} chunks"
+    );
+    let verified = journal_step(&out, "replicas-verify:d.t");
+    let each = verified["replicas"].as_array().unwrap();
+    assert_eq!(each.len(), 2, "{verified}");
+    assert!(
+        each.iter()
+            .all(|r| r["identical"] == true && r["rows"] == 3000),
+        "{verified}"
+    );
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    let want = checksum(&mut p, "d.t");
+    for r in &t.replicas {
+        let mut c = conn(r);
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"), "{}", r.name);
+        assert_eq!(
+            engine(&mut c, "_t_myisam_old").as_deref(),
+            Some("MyISAM"),
+            "{}",
+            r.name
+        );
+        assert_eq!(
+            checksum(&mut c, "d.t"),
+            want,
+            "replica {} holds the primary's rows",
+            r.name
+        );
+    }
+    // The paths that would reach the replicas as one transaction are refused on a primary.
+    p.query_drop("CREATE TABLE d.u (id INT PRIMARY KEY) ENGINE=MyISAM")
+        .unwrap();
+    t.sync();
+    let bulk = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.u", "--strategy", "bulk"],
+    );
+    assert_eq!(bulk.code, 1, "{bulk:?}");
+    assert!(
+        bulk.error_line()
+            .contains("--strategy bulk writes the whole table in one statement"),
+        "{bulk:?}"
+    );
+}
+
+/// Replicas first with --binlog local, then the primary: nothing replicates that should not, the primary's
+/// replicate run is refused with the order named, and replication runs on throughout.
+#[test]
+fn replicas_converted_alone_then_the_primary_keep_replication_running() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let r = &t.replicas[0];
+    let asked = t.innops(r, &["convert", "--tables", "d.t"]);
+    assert_eq!(asked.code, 1, "{asked:?}");
+    assert!(
+        asked
+            .error_line()
+            .contains("pass --binlog local to change this replica alone"),
+        "{asked:?}"
+    );
+    let local = t.innops(
+        r,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--binlog",
+            "local",
+            "--execute",
+            "--no-bench",
+        ],
+    );
+    assert_eq!(local.code, 0, "{local:?}");
+    assert_no_errant_gtid(&t);
+    let mut rc = conn(r);
+    assert_eq!(engine(&mut rc, "t").as_deref(), Some("InnoDB"));
+    assert_eq!(
+        engine(&mut p, "t").as_deref(),
+        Some("MyISAM"),
+        "the primary is untouched"
+    );
+    let origin: Option<u64> = rc
+        .query_first(
+            "SELECT origin_server_id FROM innops.own_tables WHERE table_name = '_t_myisam_old'",
+        )
+        .unwrap();
+    assert_eq!(
+        origin,
+        Some(u64::from(r.port)),
+        "recorded as the replica's own"
+    );
+    let none: Option<u64> = p
+        .query_first("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'innops'")
+        .unwrap();
+    assert_eq!(
+        none,
+        Some(0),
+        "the replica's bookkeeping did not reach the primary"
+    );
+
+    let replicate = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.t", "--execute", "--no-bench"],
+    );
+    assert_eq!(replicate.code, 1, "{replicate:?}");
+    assert!(
+        replicate
+            .error_line()
+            .contains("d.t is InnoDB there already")
+            && replicate.error_line().contains("--binlog local --yes"),
+        "{replicate:?}"
+    );
+    let unconfirmed = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.t", "--binlog", "local"],
+    );
+    assert_eq!(unconfirmed.code, 1, "{unconfirmed:?}");
+    assert!(
+        unconfirmed.error_line().contains("add --yes"),
+        "{unconfirmed:?}"
+    );
+    let primary = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--binlog",
+            "local",
+            "--yes",
+            "--execute",
+            "--no-bench",
+        ],
+    );
+    assert_eq!(primary.code, 0, "{primary:?}");
+    // A write on the primary after both conversions reaches the replica.
+    p.query_drop("INSERT INTO d.t VALUES (5000, 1, 'after')")
+        .unwrap();
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    assert_eq!(checksum(&mut p, "d.t"), checksum(&mut rc, "d.t"));
+    // Each drops its own kept table, locally.
+    for on in [r, &t.primary] {
+        let flags: &[&str] = &[
+            "convert",
+            "--drop-kept",
+            "d.t",
+            "--binlog",
+            "local",
+            "--yes",
+            "--execute",
+        ];
+        let o = t.innops(on, flags);
+        assert_eq!(o.code, 0, "{o:?}");
+    }
+    t.sync();
+    assert_replicating(&t);
+    assert_eq!(engine(&mut rc, "_t_myisam_old"), None);
+}
+
+/// What replication made on a replica (the shadow a primary's live run fills, the table it kept) is never
+/// called interrupted, dropped or swapped back there.
+#[test]
+fn a_replica_never_restarts_drops_or_rolls_back_what_replication_made() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let hold = t.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all = args(&["convert", "--tables", "d.t", "--execute", "--no-bench"]);
+    all.extend(args(&[
+        "--sandbox",
+        "p",
+        "--sandbox-root",
+        &t.root.display().to_string(),
+    ]));
+    let mut child = crate::common::spawn_innops(
+        &all,
+        &[(
+            "INNOPS_TEST_HOLD",
+            &format!("after-copy={}", hold.display()),
+        )],
+    );
+    crate::common::wait_holding(&hold, &mut child);
+    t.sync();
+    let r = &t.replicas[0];
+    assert!(
+        engine(&mut conn(r), "_t_innops_new").is_some(),
+        "the shadow reached the replica"
+    );
+    for extra in [&[][..], &["--restart"][..]] {
+        let mut a = vec!["convert", "--tables", "d.t", "--binlog", "local"];
+        a.extend(extra);
+        let o = t.innops(r, &a);
+        assert_eq!(o.code, 1, "{o:?}");
+        assert!(
+            o.error_line().contains(&format!(
+                "d._t_innops_new was made by the conversion of t on server_id {} and reached this server by replication",
+                t.primary.port
+            )),
+            "{o:?}"
+        );
+    }
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = crate::common::wait_innops(child);
+    assert_eq!(out.code, 0, "{out:?}");
+    t.sync();
+    for a in [
+        &["convert", "--drop-kept", "d.t", "--binlog", "local"][..],
+        &["convert", "--rollback", "d.t", "--binlog", "local"][..],
+    ] {
+        let o = t.innops(r, a);
+        assert_eq!(o.code, 1, "{o:?}");
+        assert!(
+            o.error_line()
+                .contains("reached this server by replication"),
+            "{o:?}"
+        );
+    }
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
 }

@@ -17,20 +17,29 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     facts.supported().map_err(refused)?;
     attach_error_log(&mut env, &facts);
     let opts = run_options(&a.run);
+    let asked = procedures::kit::binlog::Asked {
+        binlog: a
+            .binlog
+            .as_deref()
+            .map(procedures::kit::binlog::Mode::parse)
+            .transpose()
+            .map_err(bad_input)?,
+        yes: a.run.yes,
+    };
     let plan = if let Some(t) = &a.drop_kept {
         let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
             bad_input(format!(
                 "--drop-kept '{t}' does not name a table: write db.table (the converted table, not the kept one)"
             ))
         })?;
-        procedures::convert::drop_kept::plan(&schema, &table, &facts, &env.plan_env)?
+        procedures::convert::drop_kept::plan(&schema, &table, &asked, &facts, &env.plan_env)?
     } else if let Some(t) = &a.rollback {
         let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
             bad_input(format!(
                 "--rollback '{t}' does not name a table: write db.table (with backquotes around a name that holds a dot)"
             ))
         })?;
-        procedures::convert::rollback::plan(&schema, &table, &facts, &env.plan_env)?
+        procedures::convert::rollback::plan(&schema, &table, &asked, &facts, &env.plan_env)?
     } else {
         let params = convert_params(a, &mut conn)?;
         procedures::convert::plan(&params, &facts, &env.plan_env)?
@@ -59,6 +68,18 @@ pub fn convert_params(
         restart: a.restart,
         described: Vec::new(),
         verify: procedures::convert::verify::Choice::parse(&a.verify)?,
+        binlog: a
+            .binlog
+            .as_deref()
+            .map(procedures::kit::binlog::Mode::parse)
+            .transpose()
+            .map_err(bad_input)?,
+        yes: a.run.yes,
+        watch: procedures::kit::replicas::Watch {
+            max_lag_s: a.max_lag,
+            critical_lag_s: a.critical_lag,
+            named: a.replicas.clone(),
+        },
     })
 }
 
@@ -71,6 +92,15 @@ pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
         return Err(bad_input(
             "--tables and --all-myisam both choose the tables to convert: give one",
         ));
+    }
+    if a.critical_lag < a.max_lag {
+        return Err(bad_input(format!(
+            "--critical-lag {} is below --max-lag {}: the copy would stop before it ever paused; give a --critical-lag above --max-lag",
+            a.critical_lag, a.max_lag
+        )));
+    }
+    for r in &a.replicas {
+        procedures::kit::replicas::parse_host_port(r).map_err(bad_input)?;
     }
     if !CHUNK_TIME_MS.contains(&a.chunk_time) {
         return Err(bad_input(format!(

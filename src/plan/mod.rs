@@ -257,6 +257,9 @@ pub struct Plan {
     /// The objects the run changes (such as `convert:db.t`): it holds a server-side named lock on each for
     /// its whole length, so a second run of the same object is refused ([`lock`]).
     pub locks: Vec<String>,
+    /// Statements every session of an executed run starts with (`SET SESSION sql_log_bin = 0` for a run whose
+    /// writes stay on this server: [`crate::procedures::kit::binlog`]).
+    pub session: Vec<String>,
 }
 
 /// The preview of one step, as serialised.

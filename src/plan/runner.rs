@@ -43,6 +43,10 @@ pub fn run(
         plan.header.notes.clone(),
         &previews,
     );
+    // An executed run's sessions start with the plan's statements (a dry run writes nothing).
+    let in_session =
+        (opts.execute && !plan.session.is_empty()).then(|| target.with_session(&plan.session));
+    let target = in_session.as_ref().unwrap_or(target);
     let mut ctx = Ctx::new(target, control, plan.header.procedure, abort);
     if let Some(threads) = bench_during(&plan) {
         match during_spec(&plan, opts, threads) {

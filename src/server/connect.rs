@@ -714,7 +714,29 @@ impl Target {
     pub fn connect(&self) -> anyhow::Result<Conn> {
         match Conn::new(self.opts.clone()) {
             Ok(c) => Ok(c),
+            // A session statement the account may not run (`sql_log_bin` needs BINLOG ADMIN or SUPER).
+            Err(mysql::Error::MySqlError(e))
+                if !self.opts.get_init().is_empty() && matches!(e.code, 1227 | 1044 | 1142) =>
+            {
+                Err(Failure::Refused(format!(
+                    "{} may not run `{}` ({}), which this run needs in every session: grant BINLOG ADMIN (MariaDB 10.5+; SUPER before, and on MySQL SYSTEM_VARIABLES_ADMIN) to the account, or run without --binlog local",
+                    self.label,
+                    self.opts.get_init().join("; "),
+                    e.message
+                ))
+                .into())
+            }
             Err(e) => Err(Failure::BadInput(describe_connect_error(&self.label, &e)).into()),
+        }
+    }
+
+    /// This target with `statements` run first in every session it opens.
+    pub fn with_session(&self, statements: &[String]) -> Target {
+        Target {
+            opts: OptsBuilder::from_opts(self.opts.clone())
+                .init(statements.to_vec())
+                .into(),
+            ..self.clone()
         }
     }
 

@@ -178,6 +178,20 @@ impl Topology {
         }
     }
 
+    /// This server's replication connections, read now (a replica's lag between two chunks).
+    pub fn sources_now(conn: &mut Conn, mariadb: bool) -> anyhow::Result<Vec<Source>> {
+        let status = if mariadb {
+            "SHOW /* innops:replicas */ ALL SLAVES STATUS"
+        } else {
+            "SHOW /* innops:replicas */ REPLICA STATUS"
+        };
+        Ok(conn
+            .query::<Row, _>(status)?
+            .iter()
+            .map(source_of)
+            .collect())
+    }
+
     pub fn role(&self) -> Role {
         if !self.sources.is_empty() {
             Role::Replica

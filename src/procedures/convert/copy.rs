@@ -360,6 +360,9 @@ pub struct ChunkSettings {
     pub target_chunk: Duration,
     pub max_load: Threshold,
     pub critical_load: Threshold,
+    /// The replicas whose lag pauses the copy (a run on a primary), and the lag thresholds.
+    pub replicas: Vec<crate::procedures::kit::replicas::Link>,
+    pub watch: crate::procedures::kit::replicas::Watch,
 }
 
 /// The status variables the load guard watches, less what `own` sessions of innops's workload beside the plan
@@ -483,6 +486,13 @@ pub fn copy_chunked(
     let mut conn = ctx.target.connect()?;
     copy_session(&mut conn, &tag)?;
     let mut status = ctx.target.connect()?;
+    let mariadb = settings.replicas.is_empty()
+        || conn
+            .query_first::<String, _>(format!("SELECT {tag} VERSION()"))?
+            .is_some_and(|v| v.contains("MariaDB"));
+    let mut replicas =
+        crate::procedures::kit::replicas::Sessions::open(&settings.replicas, mariadb)?;
+    let mut paused_for_lag = 0.0f64;
     let key = key_columns(&mut conn, &tag, info)?;
     let reads = read_list(&key);
     // A prepared statement: the binary protocol returns the key typed.
@@ -517,11 +527,20 @@ pub fn copy_chunked(
             .into());
         }
         let snap = load_snapshot(&mut status, settings, ctx.own_sessions)?;
-        match decide(&snap, &settings.max_load, &settings.critical_load) {
+        let mut decision = decide(&snap, &settings.max_load, &settings.critical_load);
+        let mut for_lag = false;
+        if decision == LoadDecision::Go && !replicas.conns.is_empty() {
+            decision = crate::procedures::kit::replicas::decide(&replicas.lags()?, &settings.watch);
+            for_lag = true;
+        }
+        match decision {
             LoadDecision::Go => pause.reset(),
             LoadDecision::Pause(why) => {
                 bar.suspend(|| pause.wait(&why))?;
                 paused += 0.5;
+                if for_lag {
+                    paused_for_lag += 0.5;
+                }
                 continue;
             }
             LoadDecision::Abort(why) => {
@@ -580,6 +599,8 @@ pub fn copy_chunked(
         "rows_before_resume": already,
         "chunks": chunks,
         "paused_seconds": paused,
+        "paused_for_replica_lag_seconds": paused_for_lag,
+        "replicas_watched": settings.replicas.iter().map(|l| l.label.clone()).collect::<Vec<_>>(),
         "seconds": t0.elapsed().as_secs_f64(),
     }))
 }

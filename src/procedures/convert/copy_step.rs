@@ -9,7 +9,10 @@ use super::*;
 #[derive(Clone)]
 struct CopyJob {
     t: TableInfo,
+    /// The shadow has the primary key only (the deferred path builds the other indexes after the copy).
     deferred: bool,
+    /// Copied in primary-key chunks (deferred and chunked paths, a table with a primary key).
+    in_chunks: bool,
     choice: verify::Choice,
     settings: copy::ChunkSettings,
     flags: String,
@@ -22,18 +25,23 @@ pub(super) fn copy_step(
     p: &ConvertParams,
     flags: &str,
     room: &space::Where,
+    replicas: &[crate::procedures::kit::replicas::Link],
 ) -> Step {
     let deferred = strategy == Strategy::Deferred;
+    let in_chunks = (deferred || strategy == Strategy::Chunked) && info.primary().is_some();
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let cols = copy::column_list(info);
     let job = CopyJob {
         t: info.clone(),
         deferred,
+        in_chunks,
         choice: p.verify,
         settings: copy::ChunkSettings {
             target_chunk: Duration::from_millis(p.chunk_ms),
             max_load: p.max_load.clone(),
             critical_load: p.critical_load.clone(),
+            replicas: replicas.to_vec(),
+            watch: p.watch.clone(),
         },
         flags: flags.to_string(),
         room: room.clone(),
@@ -41,6 +49,11 @@ pub(super) fn copy_step(
     let title = if deferred {
         format!(
             "Copy {} in primary-key chunks into a primary-key-only InnoDB table",
+            info.display()
+        )
+    } else if in_chunks {
+        format!(
+            "Copy {} in primary-key chunks into an InnoDB table with every index, paused while a replica lags",
             info.display()
         )
     } else {
@@ -52,8 +65,8 @@ pub(super) fn copy_step(
     let mut step = Step::new(step_id("copy", info), title, Risk::Locking)
         .preview(format!("/* guard session */ FLUSH TABLES {} WITH READ LOCK   -- writes wait, reads go on, until the swap", info.qualified()))
         .preview(format!("CREATE TABLE {shadow} LIKE {}; ALTER TABLE {shadow} ENGINE=InnoDB{}{}", info.qualified(), info.innodb_fixups_sql(), if deferred { ", DROP INDEX … (secondary indexes come after the copy)" } else { "" }))
-        .preview(if deferred && info.primary().is_some() {
-            format!("INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk   -- repeated, ~{} ms per chunk", info.qualified(), p.chunk_ms)
+        .preview(if in_chunks {
+            format!("INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk   -- repeated, ~{} ms per chunk{}", info.qualified(), p.chunk_ms, if replicas.is_empty() { String::new() } else { format!(", each its own transaction; paused while a replica lags more than {} s (SHOW SLAVE STATUS on each)", p.watch.max_lag_s) })
         } else {
             format!("SET unique_checks=0, foreign_key_checks=0; START TRANSACTION; INSERT INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY); COMMIT", info.qualified())
         })
@@ -112,7 +125,7 @@ impl CopyJob {
                 t.rows_estimate
             )));
         }
-        let chunked = self.deferred && has_pk;
+        let chunked = self.in_chunks && has_pk;
         let created = self.make_shadow(ctx, &tag, chunked)?;
         // Nothing goes into a shadow that is not InnoDB (one left by an older run whose ALTER failed).
         require_innodb_shadow(ctx, t, &self.flags)?;
@@ -178,6 +191,7 @@ impl CopyJob {
                     of_table: t.name.clone(),
                     fingerprint: None,
                     run_dir,
+                    origin: 0,
                 },
             )?;
             let made = copy::create_shadow(ctx.conn()?, tag, t, self.deferred);
@@ -217,6 +231,13 @@ impl CopyJob {
             }
         };
         let copy_s = copy_start.elapsed().as_secs_f64();
+        // The chunked path fills a shadow with every index; the deferred one a primary-key-only shadow.
+        let copied = copied.map(|mut c| {
+            if chunked && !self.deferred {
+                c["path"] = serde_json::json!("chunked");
+            }
+            c
+        });
         let source = side
             .join()
             .map_err(|_| anyhow::anyhow!("the checksum thread panicked"))?;

@@ -19,6 +19,9 @@ use crate::sql::qualified;
 pub struct DropKeptParams {
     pub schema: String,
     pub table: String,
+    /// `--binlog`, `--yes`.
+    #[serde(flatten)]
+    pub asked: crate::procedures::kit::binlog::Asked,
 }
 
 /// The kept table's recorded fingerprint, and what it holds now.
@@ -43,19 +46,36 @@ fn now_and_then(
     Ok(Some((then, now)))
 }
 
-pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
+pub fn plan(
+    schema: &str,
+    table: &str,
+    asked: &crate::procedures::kit::binlog::Asked,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+) -> anyhow::Result<Plan> {
+    let binlog = crate::procedures::kit::binlog::decide(
+        asked.binlog,
+        &facts.topology,
+        asked.yes,
+        "dropping the kept table",
+    )
+    .map_err(crate::error::refused)?;
     let tag = "/* innops:convert-drop-kept:plan */";
     let kept = old_name(table);
     let mut conn = env.target.connect()?;
     let rec = own::lookup(&mut conn, tag, schema, &kept)?.filter(|r| r.kind == own::KEPT);
-    if rec.is_none() {
+    let Some(rec) = rec else {
         return Err(bad_input(format!(
             "innops has no record of keeping {schema}.{kept} for {schema}.{table}: it drops only the tables it kept (check the name, or drop a table of your own yourself)"
         )));
+    };
+    if rec.from_elsewhere(own::this_server(&mut conn, tag)?) {
+        return Err(crate::error::refused(rec.replicated_refusal("dropping it")));
     }
     let p = DropKeptParams {
         schema: schema.into(),
         table: table.into(),
+        asked: asked.clone(),
     };
     let (p1, p2, p3) = (p.clone(), p.clone(), p.clone());
     let target = qualified(schema, &kept);
@@ -107,12 +127,14 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
             crate::plan::Procedure::ConvertDropKept,
             facts,
             serde_json::to_value(&p)?,
-            vec![format!(
-                "drops {schema}.{kept} for good: there is no rollback of {schema}.{table} afterwards"
-            )],
+            vec![
+                format!("drops {schema}.{kept} for good: there is no rollback of {schema}.{table} afterwards"),
+                binlog.note.clone(),
+            ],
         ),
         steps: vec![step],
         bench: None,
         locks: vec![format!("table:{schema}.{table}")],
+        session: binlog.session,
     })
 }

@@ -18,8 +18,12 @@ pub(super) fn discard_step(info: &TableInfo) -> Step {
                 return Ok(Verdict::fail("already converted", "a MyISAM source", format!("{} was converted already: there is nothing to start over", t.display())));
             }
             let tag = ctx.tag();
-            let ours = own::lookup(ctx.conn()?, &tag, &t.schema, &shadow_t)?
-                .is_some_and(|r| r.kind == own::SHADOW);
+            let record = own::lookup(ctx.conn()?, &tag, &t.schema, &shadow_t)?.filter(|r| r.kind == own::SHADOW);
+            let this = own::this_server(ctx.conn()?, &tag)?;
+            if let Some(r) = record.as_ref().filter(|r| r.from_elsewhere(this)) {
+                return Ok(Verdict::fail(format!("{shadow_t} is server_id {}'s copy, arriving by replication", r.origin), "a copy made by innops here", r.replicated_refusal("dropping it")));
+            }
+            let ours = record.is_some();
             Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
                 None => Verdict::done("no leftover copy", "a leftover copy"),
                 // innops's record is what makes it droppable: a copy it made whose ALTER to InnoDB failed (or was

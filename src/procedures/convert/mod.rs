@@ -4,6 +4,9 @@
 //!   `innodb_alter_copy_bulk=ON`), one `INSERT … SELECT` in one transaction into a shadow that has every index.
 //! - **deferred**: where the server inserts row by row, a primary-key-only shadow filled in primary-key chunks
 //!   (resumable after a crash), then every secondary index in one ALTER.
+//! - **chunked**: on a primary with replicas, a shadow with every index filled in primary-key chunks, each its own
+//!   transaction, paused while a replica lags (one bulk transaction reaches a replica only when it is whole,
+//!   and it lags for as long as it takes to apply); each replica is verified before and after the swap.
 //! - **alter**: a plain `ALTER TABLE … ENGINE=InnoDB` under `LOCK TABLES … WRITE`, checked against the checksum
 //!   taken before; it keeps no old table.
 //!
@@ -23,6 +26,7 @@ pub mod keys;
 pub mod own;
 mod preflight;
 mod privileges;
+mod replicas;
 mod resolve;
 pub mod rollback;
 pub mod scan;
@@ -64,6 +68,7 @@ pub enum Strategy {
     Bulk,
     Deferred,
     Alter,
+    Chunked,
 }
 
 impl Strategy {
@@ -73,9 +78,10 @@ impl Strategy {
             "bulk" => Strategy::Bulk,
             "deferred" => Strategy::Deferred,
             "alter" => Strategy::Alter,
+            "chunked" => Strategy::Chunked,
             other => {
                 return Err(bad_input(format!(
-                    "--strategy '{other}' is not one of auto, bulk, deferred, alter"
+                    "--strategy '{other}' is not one of auto, bulk, deferred, chunked, alter"
                 )))
             }
         })
@@ -104,6 +110,40 @@ pub struct ConvertParams {
     /// `--verify`: how the copy is proven before the swap (plans recorded before it verify as `auto`).
     #[serde(default)]
     pub verify: verify::Choice,
+    /// `--binlog`: where the writes go; None takes the default for the server's place in its topology.
+    #[serde(default)]
+    pub binlog: Option<crate::procedures::kit::binlog::Mode>,
+    /// `--yes`: a local run on a primary with replicas was confirmed.
+    #[serde(default)]
+    pub yes: bool,
+    /// `--max-lag`, `--critical-lag`, `--replica`: the replicas a run on a primary watches.
+    #[serde(default)]
+    pub watch: crate::procedures::kit::replicas::Watch,
+}
+
+/// The path on a primary whose replicas will apply the copy: chunks, never one transaction of the whole table.
+pub fn choose_with_replicas(
+    strategy: Strategy,
+    facts: &ServerFacts,
+    replicas: usize,
+) -> anyhow::Result<(Strategy, String)> {
+    if replicas == 0 {
+        return Ok(choose(strategy, facts));
+    }
+    match strategy {
+        Strategy::Auto | Strategy::Chunked => Ok((
+            Strategy::Chunked,
+            format!("{} replica(s) apply this server's writes: the copy goes in primary-key chunks, each its own transaction, into a shadow with every index, paused while a replica lags more than --max-lag (one bulk transaction would reach them only when whole, and they would lag for as long as it takes to apply)", replicas),
+        )),
+        Strategy::Deferred => Ok((
+            Strategy::Deferred,
+            format!("--strategy deferred was asked for: the copy goes in primary-key chunks, but the secondary indexes are built by one ALTER that each of the {replicas} replica(s) runs after this server, lagging for its length"),
+        )),
+        Strategy::Bulk | Strategy::Alter => Err(crate::error::refused(format!(
+            "--strategy {} writes the whole table in one statement, which each of this primary's {replicas} replica(s) applies only after it, lagging for its whole length: use --strategy auto (chunked, paused while a replica lags), or convert each replica and then this server with --binlog local",
+            if strategy == Strategy::Bulk { "bulk" } else { "alter" }
+        ))),
+    }
 }
 
 /// The path `auto` takes on this server, and why. Decided by capability, not version number.
@@ -181,8 +221,29 @@ fn restart_command(flags: &str, t: &TableInfo) -> String {
 
 /// Build the conversion plan.
 pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
-    let (strategy, why) = choose(p.strategy, facts);
+    use crate::procedures::kit::{binlog, replicas as kit_replicas};
+    let binlog = binlog::decide(p.binlog, &facts.topology, p.yes, "the conversion")
+        .map_err(crate::error::refused)?;
+    // The replicas that will apply the copy: watched for lag, verified before and after the swap.
+    let links = if binlog.mode == binlog::Mode::Replicate
+        && (facts.topology.role() == crate::server::topology::Role::Primary
+            || !p.watch.named.is_empty())
+        && !p.tables.is_empty()
+    {
+        let links = kit_replicas::links(&env.target, &facts.topology, &p.watch.named)
+            .map_err(crate::error::refused)?;
+        match &env.control {
+            Some(crate::server::control::ControlSpec::Sandbox { root, .. }) => {
+                kit_replicas::through_sandboxes(links, root)
+            }
+            _ => links,
+        }
+    } else {
+        Vec::new()
+    };
+    let (strategy, why) = choose_with_replicas(p.strategy, facts, links.len())?;
     let mut notes = path_notes(p, strategy, &why)?;
+    notes.push(binlog.note.clone());
     let mut conn = match env.target.connect() {
         Ok(c) => Some(c),
         Err(_) if p.described.len() == p.tables.len() && !p.tables.is_empty() => {
@@ -197,19 +258,26 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     let described = describe(p, &mut conn)?;
     for info in &described {
         notes.extend(table_notes(info, strategy));
-        steps.push(preflight::preflight(info, strategy, facts, env, p));
+        steps.push(preflight::preflight(info, strategy, facts, env, p, &links));
         if p.restart && strategy != Strategy::Alter {
             steps.push(discard_step(info));
         }
         match strategy {
             Strategy::Alter => steps.push(alter_step(info, &room)),
             _ => {
-                steps.push(copy_step(info, strategy, p, &flags, &room));
+                steps.push(copy_step(info, strategy, p, &flags, &room, &links));
                 if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
                     steps.push(index_step(info, &room));
                 }
                 steps.push(verify_step(info, &flags, p.verify));
+                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
+                if !links.is_empty() {
+                    steps.push(replicas::replicas_verify_step(info, &links, mariadb));
+                }
                 steps.push(swap_step(info, &flags, p.verify));
+                if !links.is_empty() {
+                    steps.push(replicas::replicas_swapped_step(info, &links, mariadb));
+                }
                 if p.drop_old {
                     steps.push(drop_old_step(info));
                 }
@@ -248,6 +316,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             .iter()
             .map(|(s, t)| format!("table:{s}.{t}"))
             .collect(),
+        session: binlog.session,
     })
 }
 
@@ -399,6 +468,8 @@ struct Memo {
     fresh: BTreeMap<(String, String), TableInfo>,
     /// The source's fingerprint: taken beside the copy under the guard, or by verification.
     source: BTreeMap<String, Fingerprint>,
+    /// The shadow's fingerprint as verification took it: each replica's shadow must match it.
+    shadow: BTreeMap<String, Fingerprint>,
     /// What the copy's one statement inserted, against the source's count under the guard.
     inserted: BTreeMap<String, Inserted>,
     /// Seconds verification spent on the new table's row hash, for the verify step's timing.

@@ -19,6 +19,7 @@ pub(super) fn preflight(
     facts: &ServerFacts,
     env: &PlanEnv,
     p: &ConvertParams,
+    replicas: &[crate::procedures::kit::replicas::Link],
 ) -> Step {
     let pre = Pre {
         i: info,
@@ -59,6 +60,8 @@ pub(super) fn preflight(
         Some(buffer_pool(&pre)),
         Some(values_strict_sql_mode_rejects(&pre)),
         Some(views(&pre)),
+        (!replicas.is_empty())
+            .then(|| super::replicas::replicas_can_follow(info, replicas, &env.flags())),
     ]
     .into_iter()
     .flatten()
@@ -402,7 +405,24 @@ fn names_free(pre: &Pre) -> Check {
         let kept = old_taken
             && own::lookup(ctx.conn()?, &tag, &t.schema, &old)?
                 .is_some_and(|r| r.kind == own::KEPT && r.of_table == t.name);
-        Ok(if kept && swapped(ctx, &t)? {
+        // A shadow another server's run made reached this one by replication: that run is live (or this
+        // replica's SQL thread is still applying it), never "interrupted" here.
+        let this = own::this_server(ctx.conn()?, &tag)?;
+        let replicated_shadow = match shadow_taken {
+            true => own::lookup(ctx.conn()?, &tag, &t.schema, &shadow)?
+                .filter(|r| r.kind == own::SHADOW && r.from_elsewhere(this)),
+            false => None,
+        };
+        Ok(if let Some(r) = replicated_shadow {
+            Verdict::fail(
+                format!(
+                    "{shadow} is server_id {}'s copy, arriving by replication",
+                    r.origin
+                ),
+                "free",
+                r.replicated_refusal("converting it (or --restart)"),
+            )
+        } else if kept && swapped(ctx, &t)? {
             // Converted already (a playbook's second convert of the table): the kept copy is that
             // conversion's rollback copy, and "not converted yet" skips the work.
             Verdict::pass(

@@ -141,5 +141,6 @@ pub(super) fn strategy_name(s: Strategy) -> &'static str {
         Strategy::Bulk => "bulk",
         Strategy::Deferred => "deferred",
         Strategy::Alter => "alter",
+        Strategy::Chunked => "chunked",
     }
 }

@@ -26,6 +26,9 @@ pub fn rolled_back_name(table: &str) -> String {
 pub struct RollbackParams {
     pub schema: String,
     pub table: String,
+    /// `--binlog`, `--yes`.
+    #[serde(flatten)]
+    pub asked: crate::procedures::kit::binlog::Asked,
 }
 
 fn same(ctx: &mut Ctx, old: &TableInfo, table: &str) -> anyhow::Result<(bool, String)> {
@@ -42,15 +45,34 @@ fn same(ctx: &mut Ctx, old: &TableInfo, table: &str) -> anyhow::Result<(bool, St
     ))
 }
 
-pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
+pub fn plan(
+    schema: &str,
+    table: &str,
+    asked: &crate::procedures::kit::binlog::Asked,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+) -> anyhow::Result<Plan> {
+    let binlog = crate::procedures::kit::binlog::decide(
+        asked.binlog,
+        &facts.topology,
+        asked.yes,
+        "the rollback",
+    )
+    .map_err(crate::error::refused)?;
     let mut conn = env.target.connect()?;
     let tag = "/* innops:convert-rollback:plan */";
     let kept = old_name(table);
     let old = TableInfo::load(&mut conn, tag, schema, &kept)?.ok_or_else(|| {
         bad_input(format!("there is no kept MyISAM table {schema}.{kept} to roll back to: it was dropped, or {schema}.{table} was not converted by innops"))
     })?;
-    let recorded = own::lookup(&mut conn, tag, schema, &kept)?.is_some_and(|r| r.kind == own::KEPT);
-    if !recorded {
+    let record = own::lookup(&mut conn, tag, schema, &kept)?.filter(|r| r.kind == own::KEPT);
+    if let Some(r) = record
+        .as_ref()
+        .filter(|r| r.from_elsewhere(own::this_server(&mut conn, tag).unwrap_or(0)))
+    {
+        return Err(refused(r.replicated_refusal("swapping it back")));
+    }
+    if record.is_none() {
         return Err(bad_input(format!(
             "{schema}.{kept} has no record of innops keeping it for {schema}.{table} (in {}.{}): innops rolls back only its own conversions",
             own::SCHEMA,
@@ -60,6 +82,7 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
     let params = RollbackParams {
         schema: schema.into(),
         table: table.into(),
+        asked: asked.clone(),
     };
     let back = rolled_back_name(table);
     let (o1, o2) = (old.clone(), old.clone());
@@ -104,9 +127,10 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
             let e = e.flatten().unwrap_or_default();
             Ok(Verdict::check(e.eq_ignore_ascii_case("MyISAM"), format!("{tbl3} is {e}, InnoDB kept as {back3}"), "MyISAM", "the swap back did not complete: check both tables by hand"))
         }));
-    let notes = vec![format!(
-        "the InnoDB table stays as {schema}.{back}; nothing is dropped"
-    )];
+    let notes = vec![
+        format!("the InnoDB table stays as {schema}.{back}; nothing is dropped"),
+        binlog.note.clone(),
+    ];
     Ok(Plan {
         header: env.header(
             crate::plan::Procedure::ConvertRollback,
@@ -117,5 +141,6 @@ pub fn plan(schema: &str, table: &str, facts: &ServerFacts, env: &PlanEnv) -> an
         steps: vec![check, swap],
         bench: None,
         locks: vec![format!("table:{schema}.{table}")],
+        session: binlog.session,
     })
 }

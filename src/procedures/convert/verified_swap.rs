@@ -75,6 +75,7 @@ pub(super) fn verify_now(
     let ok = v.iter().all(|x| x.passed);
     let memo = ctx.state::<Memo>();
     memo.source.insert(key.clone(), m.source.clone());
+    memo.shadow.insert(key.clone(), m.shadow.clone());
     if ok {
         memo.verified.insert(key);
     } else {
@@ -324,6 +325,7 @@ pub(super) fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -
                 of_table: t2.name.clone(),
                 fingerprint: source.clone(),
                 run_dir,
+                origin: 0,
             })?;
             let mut r = match copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name)) {
                 Ok(r) => r,

@@ -301,6 +301,7 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps: vec![step],
         bench: None,
         locks: crate::plan::lock::server_if(p.detect.is_some(), format!("deadlock:{}", p.schema)),
+        session: Vec::new(),
     })
 }
 

@@ -174,6 +174,7 @@ pub fn setup_plan(p: &SetupParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow
         steps: vec![step],
         bench: None,
         locks: Vec::new(),
+        session: Vec::new(),
     })
 }
 
@@ -279,6 +280,7 @@ pub fn damage_plan(p: &DamageParams, facts: &ServerFacts, env: &PlanEnv) -> anyh
         steps,
         bench: None,
         locks: Vec::new(),
+        session: Vec::new(),
     })
 }
 
@@ -388,6 +390,7 @@ pub fn figures_plan(p: &FiguresParams, facts: &ServerFacts, env: &PlanEnv) -> an
         steps: vec![step],
         bench: None,
         locks: Vec::new(),
+        session: Vec::new(),
     })
 }
 

@@ -10,13 +10,17 @@
 //!   --detect` does not restart: `innodb_deadlock_detect` is dynamic, so it uses none of this.
 //! - [`replication`]: what a preflight reads of the topology (a replica? replicas reading the binlog?), the
 //!   place the replication-facts issue grows.
+//! - [`binlog`]: where a run's writes go (`--binlog replicate|local`), decided from the server's place in its
+//!   topology; [`replicas`]: the replicas a run on a primary watches for lag and verifies.
 //! - [`dropin`]: innops's drop-in option file as a restart reads it: what the option files give at the next
 //!   start, the backup a failed restart puts back.
 //!
 //! Before this module these lived in `redo.rs` (readonly imported seven helpers from it) or were written again
 //! as closures in each preflight.
 
+pub mod binlog;
 pub mod checks;
 pub mod dropin;
+pub mod replicas;
 pub mod replication;
 pub mod restart;

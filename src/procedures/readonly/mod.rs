@@ -321,6 +321,7 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps,
         bench,
         locks: vec!["readonly".into(), crate::plan::lock::SERVER.into()],
+        session: Vec::new(),
     })
 }
 

@@ -230,6 +230,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             steps,
             bench: None,
             locks: vec!["recover".into(), crate::plan::lock::SERVER.into()],
+            session: Vec::new(),
         });
     }
     if !p.original_running {
@@ -260,6 +261,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         steps,
         bench: None,
         locks: vec!["recover".into(), crate::plan::lock::SERVER.into()],
+        session: Vec::new(),
     })
 }
 

@@ -328,6 +328,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         steps,
         bench,
         locks: vec!["redo-log".into(), crate::plan::lock::SERVER.into()],
+        session: Vec::new(),
     })
 }
 

@@ -1,0 +1,200 @@
+//! A conversion on a primary, as its replicas see it: before anything is written, each replica must still hold
+//! the MyISAM table and none of the names the conversion makes (a replica converted alone, with `--binlog
+//! local`, would stop on the primary's first statement); before the swap, each must have applied the whole
+//! copy and hold the same rows (counted and hashed there, under the primary's guard, so nothing moves); after
+//! it, each must have swapped too. The replicas are reached through [`crate::procedures::kit::replicas`].
+
+use super::*;
+use crate::procedures::kit::replicas::{self as kit, Link};
+
+/// The engine of `schema.table` on a replica, if the table exists there.
+fn engine_there(
+    conn: &mut mysql::Conn,
+    schema: &str,
+    table: &str,
+) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .exec_first::<Option<String>, _, _>(
+            "SELECT /* innops:convert:replicas */ ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+            (schema, table),
+        )?
+        .flatten())
+}
+
+fn connect(l: &Link) -> anyhow::Result<mysql::Conn> {
+    l.target.connect().map_err(|e| {
+        crate::error::refused(format!(
+            "innops cannot reach replica {} ({}): check that it runs and that {} may connect there, or name the replicas with --replica HOST:PORT",
+            l.label,
+            crate::error::display_of(&e),
+            l.target.label
+        ))
+    })
+}
+
+/// What a replica holds of `t` before the primary's conversion: None when it can follow, else the reason.
+fn not_ready(conn: &mut mysql::Conn, t: &TableInfo) -> anyhow::Result<Option<String>> {
+    let engine = engine_there(conn, &t.schema, &t.name)?;
+    let old = old_name(&t.name);
+    let shadow = shadow_name(&t.name);
+    Ok(match engine {
+        None => Some(format!("it has no table {}", t.display())),
+        Some(e) if e.eq_ignore_ascii_case("InnoDB") => Some(format!(
+            "{} is InnoDB there already (converted on that replica alone, with --binlog local)",
+            t.display()
+        )),
+        Some(_) => {
+            if engine_there(conn, &t.schema, &old)?.is_some() {
+                Some(format!("{}.{old} exists there", t.schema))
+            } else if engine_there(conn, &t.schema, &shadow)?.is_some() {
+                Some(format!("{}.{shadow} exists there (a conversion of it on that replica alone did not finish)", t.schema))
+            } else {
+                None
+            }
+        }
+    })
+}
+
+/// The pre-flight's "replicas can follow": every replica reachable, holding the MyISAM table and none of the
+/// conversion's names, and the table chunkable (one transaction would make them lag for its whole length).
+pub(super) fn replicas_can_follow(info: &TableInfo, links: &[Link], flags: &str) -> Check {
+    let (t, links, flags) = (info.clone(), links.to_vec(), flags.to_string());
+    Check::new("replicas can follow", move |_ctx| {
+        let labels: Vec<&str> = links.iter().map(|l| l.label.as_str()).collect();
+        if t.primary().is_none() {
+            return Ok(Verdict::fail(
+                "no primary key",
+                "a primary key to copy in chunks",
+                format!("{} has no primary key, so its copy would reach the replicas ({}) as one transaction they apply only after it: add a primary key first, or convert each replica and then this server with --binlog local", t.display(), labels.join(", ")),
+            ));
+        }
+        for l in &links {
+            let mut c = connect(l)?;
+            if let Some(why) = not_ready(&mut c, &t)? {
+                return Ok(Verdict::fail(
+                    format!("replica {}: {why}", l.label),
+                    "the MyISAM table, and none of the conversion's names",
+                    format!("replica {} cannot apply this conversion ({why}), and replication there would stop on it: when the replicas were converted first with --binlog local, convert this server the same way (`innops convert --tables {} --binlog local --yes {flags} --execute`); otherwise make the replica match the primary first", l.label, shell_words::quote(&t.display())).replace("  ", " "),
+                ));
+            }
+        }
+        Ok(Verdict::pass(
+            format!(
+                "{} replica(s) hold the MyISAM table: {}",
+                links.len(),
+                labels.join(", ")
+            ),
+            "the MyISAM table, and none of the conversion's names",
+        ))
+    })
+}
+
+/// Wait until `l` has applied everything the primary wrote so far; the seconds waited.
+fn caught_up(ctx: &mut Ctx, l: &Link, c: &mut mysql::Conn, mariadb: bool) -> anyhow::Result<f64> {
+    let pos = kit::position(ctx.conn()?, mariadb)?;
+    kit::wait_applied(l, c, mariadb, &pos, ctx.abort)
+}
+
+/// After verification, under the guard: each replica applies the whole copy, and its shadow is counted and
+/// hashed by the method the primary's shadow was, and must match it.
+pub(super) fn replicas_verify_step(info: &TableInfo, links: &[Link], mariadb: bool) -> Step {
+    let (t, t2, t3) = (info.clone(), info.clone(), info.clone());
+    let links = links.to_vec();
+    let n = links.len();
+    let labels: Vec<String> = links.iter().map(|l| l.label.clone()).collect();
+    Step::new(
+        step_id("replicas-verify", info),
+        format!("Wait for each replica to apply the copy of {}, and verify it there", info.display()),
+        Risk::Read,
+    )
+    .preview(format!(
+        "on each replica ({}): {}; then the new table's rows and checksum, as on the primary",
+        labels.join(", "),
+        if mariadb { "SELECT MASTER_GTID_WAIT(@@gtid_binlog_pos of the primary)" } else { "SELECT WAIT_FOR_EXECUTED_GTID_SET(@@gtid_executed of the primary)" }
+    ))
+    .pre(Check::after_prior("not converted yet", move |ctx| {
+        Ok(if swapped(ctx, &t)? { Verdict::done("already swapped", "a shadow to verify") } else { Verdict::pass("shadow present", "a shadow to verify") })
+    }))
+    .act(move |ctx| {
+        let t = &t2;
+        let tag = ctx.tag();
+        let shadow_t = shadow_name(&t.name);
+        let primary = match ctx.state::<Memo>().shadow.get(&t.display()).cloned() {
+            Some(fp) => fp,
+            None => verify::fingerprint(ctx.conn()?, &tag, t, &shadow_t, verify::Method::RowXxh3)?,
+        };
+        let mut each = Vec::new();
+        for l in &links {
+            let mut c = connect(l)?;
+            let waited = caught_up(ctx, l, &mut c, mariadb)?;
+            let there = verify::fingerprint(&mut c, &tag, t, &shadow_t, primary.method)?;
+            each.push(serde_json::json!({
+                "replica": l.label, "waited_s": waited, "rows": there.rows, "checksum": there.checksum,
+                "identical": there == primary,
+            }));
+        }
+        Ok(serde_json::json!({ "primary": primary, "replicas": each }))
+    })
+    .post(Check::new("each replica holds the same copy", move |ctx| {
+        let r = ctx.recorded_result(&step_id("replicas-verify", &t3)).unwrap_or_default();
+        let primary: Option<verify::Fingerprint> = serde_json::from_value(r["primary"].clone()).ok();
+        let each = r["replicas"].as_array().cloned().unwrap_or_default();
+        let differ: Vec<String> = each
+            .iter()
+            .filter(|x| x["identical"] != serde_json::json!(true))
+            .map(|x| format!("{}: {} rows, {}", x["replica"].as_str().unwrap_or("?"), x["rows"], x["checksum"].as_str().unwrap_or("?")))
+            .collect();
+        let ok = primary.is_some() && differ.is_empty() && each.len() == n;
+        Ok(Verdict::check(
+            ok,
+            if ok { format!("{} replica(s) identical", each.len()) } else if differ.is_empty() { format!("{} of {n} replica(s) read", each.len()) } else { differ.join("; ") },
+            primary.map(|p| format!("{} rows, {} {} on each replica", p.rows, p.method, p.checksum)).unwrap_or_else(|| "the primary's copy on each replica".into()),
+            format!("a replica's copy of {} differs from the primary's, so nothing was swapped and the source is untouched everywhere: that replica had diverged from its primary (pt-table-checksum finds where); fix it, then `innops resume RUN_DIR`", t3.display()),
+        ))
+    }))
+}
+
+/// After the swap: each replica applies it, and holds the InnoDB table with the MyISAM one kept.
+pub(super) fn replicas_swapped_step(info: &TableInfo, links: &[Link], mariadb: bool) -> Step {
+    let (t, t2) = (info.clone(), info.clone());
+    let links = links.to_vec();
+    let n = links.len();
+    Step::new(
+        step_id("replicas-swapped", info),
+        format!("Wait for each replica to apply the swap of {}", info.display()),
+        Risk::Read,
+    )
+    .preview(format!(
+        "on each replica ({}): wait for the primary's position, then read the engines of {} and {}",
+        links.iter().map(|l| l.label.as_str()).collect::<Vec<_>>().join(", "),
+        info.name,
+        old_name(&info.name)
+    ))
+    .act(move |ctx| {
+        let mut each = Vec::new();
+        for l in &links {
+            let mut c = connect(l)?;
+            let waited = caught_up(ctx, l, &mut c, mariadb)?;
+            let engine = engine_there(&mut c, &t.schema, &t.name)?.unwrap_or_default();
+            let kept = engine_there(&mut c, &t.schema, &old_name(&t.name))?.unwrap_or_default();
+            each.push(serde_json::json!({ "replica": l.label, "waited_s": waited, "engine": engine, "kept": kept }));
+        }
+        Ok(serde_json::json!({ "replicas": each }))
+    })
+    .post(Check::new("each replica swapped", move |ctx| {
+        let r = ctx.recorded_result(&step_id("replicas-swapped", &t2)).unwrap_or_default();
+        let each = r["replicas"].as_array().cloned().unwrap_or_default();
+        let wrong: Vec<String> = each
+            .iter()
+            .filter(|x| !(x["engine"].as_str().is_some_and(|e| e.eq_ignore_ascii_case("InnoDB")) && x["kept"].as_str().is_some_and(|e| e.eq_ignore_ascii_case("MyISAM"))))
+            .map(|x| format!("{}: {} is {}, {} is {}", x["replica"].as_str().unwrap_or("?"), t2.name, x["engine"].as_str().unwrap_or("?"), old_name(&t2.name), x["kept"].as_str().unwrap_or("missing")))
+            .collect();
+        let ok = wrong.is_empty() && each.len() == n;
+        Ok(Verdict::check(
+            ok,
+            if ok { format!("{} replica(s): InnoDB in place, MyISAM kept", each.len()) } else { wrong.join("; ") },
+            "InnoDB in place and MyISAM kept on each replica",
+            "a replica did not apply the swap as the primary did: read its SHOW SLAVE STATUS before anything else",
+        ))
+    }))
+}
