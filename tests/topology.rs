@@ -581,3 +581,56 @@ fn a_replica_never_restarts_drops_or_rolls_back_what_replication_made() {
     assert_replicating(&t);
     assert_no_errant_gtid(&t);
 }
+
+/// A replica whose copy differs from the primary's (it had diverged) stops the run before the swap: nothing is
+/// swapped anywhere, and the post-check names the replica.
+#[test]
+fn a_replica_whose_copy_differs_stops_the_conversion_before_the_swap() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let hold = t.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all = args(&["convert", "--tables", "d.t", "--execute", "--no-bench"]);
+    all.extend(args(&[
+        "--sandbox",
+        "p",
+        "--sandbox-root",
+        &t.root.display().to_string(),
+    ]));
+    let mut child = crate::common::spawn_innops(
+        &all,
+        &[(
+            "INNOPS_TEST_HOLD",
+            &format!("after-copy={}", hold.display()),
+        )],
+    );
+    crate::common::wait_holding(&hold, &mut child);
+    t.sync();
+    // Damage nobody planned: a row of the replica's copy goes missing there alone.
+    conn(&t.replicas[0])
+        .query_drop("SET SESSION sql_log_bin = 0; DELETE FROM d._t_innops_new WHERE id = 7")
+        .unwrap();
+    std::fs::write(hold.join("go"), b"").unwrap();
+    let out = crate::common::wait_innops(child);
+    assert_eq!(out.code, 3, "{out:?}");
+    let shown = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        shown.contains(&format!("127.0.0.1:{}: 2999 rows", t.replicas[0].port))
+            && shown.contains(
+                "a replica's copy of d.t differs from the primary's, so nothing was swapped"
+            ),
+        "{shown}"
+    );
+    assert_eq!(
+        engine(&mut p, "t").as_deref(),
+        Some("MyISAM"),
+        "nothing swapped on the primary"
+    );
+    assert_eq!(
+        engine(&mut conn(&t.replicas[0]), "t").as_deref(),
+        Some("MyISAM")
+    );
+    assert_replicating(&t);
+}
