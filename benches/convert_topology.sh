@@ -50,7 +50,7 @@ for r in r1 r2; do "$BIN" sandbox up "$r" --replica-of p --buffer-pool "$POOL" -
 
 build() {
     sql "$1" "CREATE DATABASE IF NOT EXISTS bench; CREATE TABLE bench.pristine (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k), KEY c_1 (c(20))) ENGINE=MyISAM;
-      INSERT INTO bench.pristine (k, c, pad) SELECT FLOOR(RAND(seq) * $ROWS), SHA2(seq, 256), MD5(seq) FROM seq_1_to_$ROWS"
+      INSERT INTO bench.pristine (k, c, pad) SELECT FLOOR(RAND(seq) * $ROWS), SHA2(seq, 256), MD5(seq) FROM bench.seq_1_to_$ROWS"
 }
 build p
 build solo
