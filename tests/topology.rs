@@ -184,6 +184,26 @@ fn an_account_that_read_only_refuses_is_refused_by_the_dry_run_with_the_grant() 
     );
 }
 
+/// `innops convert --tables d.t --execute` on the primary, held at `point`: the run, and the directory whose
+/// `go` lets it on.
+fn held_on_primary(t: &Topology, point: &str) -> (std::process::Child, std::path::PathBuf) {
+    let hold = t.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let mut all = args(&["convert", "--tables", "d.t", "--execute", "--no-bench"]);
+    all.extend(args(&[
+        "--sandbox",
+        "p",
+        "--sandbox-root",
+        &t.root.display().to_string(),
+    ]));
+    let mut child = crate::common::spawn_innops(
+        &all,
+        &[("INNOPS_TEST_HOLD", &format!("{point}={}", hold.display()))],
+    );
+    crate::common::wait_holding(&hold, &mut child);
+    (child, hold)
+}
+
 fn journal_step(out: &crate::common::Output, id: &str) -> serde_json::Value {
     out.json()["steps"]
         .as_array()
@@ -526,23 +546,7 @@ fn a_replica_never_restarts_drops_or_rolls_back_what_replication_made() {
     let mut p = conn(&t.primary);
     p.query_drop(TABLE).unwrap();
     t.sync();
-    let hold = t.root.join("hold");
-    std::fs::create_dir_all(&hold).unwrap();
-    let mut all = args(&["convert", "--tables", "d.t", "--execute", "--no-bench"]);
-    all.extend(args(&[
-        "--sandbox",
-        "p",
-        "--sandbox-root",
-        &t.root.display().to_string(),
-    ]));
-    let mut child = crate::common::spawn_innops(
-        &all,
-        &[(
-            "INNOPS_TEST_HOLD",
-            &format!("after-copy={}", hold.display()),
-        )],
-    );
-    crate::common::wait_holding(&hold, &mut child);
+    let (child, hold) = held_on_primary(&t, "after-copy");
     t.sync();
     let r = &t.replicas[0];
     assert!(
@@ -590,23 +594,7 @@ fn a_replica_whose_copy_differs_stops_the_conversion_before_the_swap() {
     let mut p = conn(&t.primary);
     p.query_drop(TABLE).unwrap();
     t.sync();
-    let hold = t.root.join("hold");
-    std::fs::create_dir_all(&hold).unwrap();
-    let mut all = args(&["convert", "--tables", "d.t", "--execute", "--no-bench"]);
-    all.extend(args(&[
-        "--sandbox",
-        "p",
-        "--sandbox-root",
-        &t.root.display().to_string(),
-    ]));
-    let mut child = crate::common::spawn_innops(
-        &all,
-        &[(
-            "INNOPS_TEST_HOLD",
-            &format!("after-copy={}", hold.display()),
-        )],
-    );
-    crate::common::wait_holding(&hold, &mut child);
+    let (child, hold) = held_on_primary(&t, "after-copy");
     t.sync();
     // Damage nobody planned: a row of the replica's copy goes missing there alone.
     conn(&t.replicas[0])

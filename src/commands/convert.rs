@@ -17,15 +17,7 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     facts.supported().map_err(refused)?;
     attach_error_log(&mut env, &facts);
     let opts = run_options(&a.run);
-    let asked = procedures::kit::binlog::Asked {
-        binlog: a
-            .binlog
-            .as_deref()
-            .map(procedures::kit::binlog::Mode::parse)
-            .transpose()
-            .map_err(bad_input)?,
-        yes: a.run.yes,
-    };
+    let asked = binlog_asked(a)?;
     let plan = if let Some(t) = &a.drop_kept {
         let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
             bad_input(format!(
@@ -68,6 +60,19 @@ pub fn convert_params(
         restart: a.restart,
         described: Vec::new(),
         verify: procedures::convert::verify::Choice::parse(&a.verify)?,
+        binlog: binlog_asked(a)?.binlog,
+        yes: a.run.yes,
+        watch: procedures::kit::replicas::Watch {
+            max_lag_s: a.max_lag,
+            critical_lag_s: a.critical_lag,
+            named: a.replicas.clone(),
+        },
+    })
+}
+
+/// `--binlog` and `--yes`, as the plans record them.
+fn binlog_asked(a: &ConvertArgs) -> anyhow::Result<procedures::kit::binlog::Asked> {
+    Ok(procedures::kit::binlog::Asked {
         binlog: a
             .binlog
             .as_deref()
@@ -75,11 +80,6 @@ pub fn convert_params(
             .transpose()
             .map_err(bad_input)?,
         yes: a.run.yes,
-        watch: procedures::kit::replicas::Watch {
-            max_lag_s: a.max_lag,
-            critical_lag_s: a.critical_lag,
-            named: a.replicas.clone(),
-        },
     })
 }
 
