@@ -842,3 +842,155 @@ fn the_report_says_whether_any_step_acted_or_would_act() {
         "{j}"
     );
 }
+
+/// The example plays over a real topology: a sandbox primary `p` and its replicas `r1`, `r2` (GTID, ROW,
+/// read_only). convert-topology.yml converts the replicas alone then the primary (`innops_binlog=local`), or the
+/// primary alone with the replicas following through replication; freeze-replicas.yml freezes the replicas at a
+/// recorded position and thaws them. Replication runs throughout, no replica gets a transaction of its own, and
+/// every server ends with the same tables.
+#[test]
+fn the_topology_plays_convert_a_primary_and_its_replicas_in_either_order_and_freeze_them() {
+    use crate::common::topology::{conn, Topology};
+    venv_bin("ansible-playbook");
+    let t = Topology::new(2);
+    let runs = t.root.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let line = |sb: &innops::server::sandbox::Sandbox| {
+        format!(
+            "{} innops_sandbox={} innops_sandbox_root={} innops_chdir={}\n",
+            sb.name,
+            sb.name,
+            t.root.display(),
+            runs.display()
+        )
+    };
+    let mut inv = String::from("[primaries]\n");
+    inv.push_str(&line(&t.primary));
+    inv.push_str("\n[replicas]\n");
+    for r in &t.replicas {
+        inv.push_str(&line(r));
+    }
+    inv.push_str("\n[all:vars]\nansible_connection=local\n");
+    inv.push_str(&format!(
+        "ansible_python_interpreter={}\ninnops_binary={}\ninnops_no_bench=true\n",
+        venv_bin("python").display(),
+        env!("CARGO_BIN_EXE_innops")
+    ));
+    let dir = tempfile::Builder::new().prefix("fleet-").tempdir().unwrap();
+    let inventory = dir.path().join("inventory.ini");
+    std::fs::write(&inventory, inv).unwrap();
+    let play = |playbook: &str, extra: &[&str]| {
+        let mut c = ansible_command("ansible-playbook", dir.path());
+        c.arg("-i").arg(&inventory).arg(playbook).args(extra);
+        run(c)
+    };
+    let servers = || {
+        std::iter::once(&t.primary)
+            .chain(t.replicas.iter())
+            .collect::<Vec<_>>()
+    };
+    let engines = |table: &str| -> Vec<Option<String>> {
+        servers()
+            .into_iter()
+            .map(|s| {
+                conn(s)
+                    .exec_first(
+                        "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME = ?",
+                        (table,),
+                    )
+                    .unwrap()
+            })
+            .collect()
+    };
+    let healthy = || {
+        t.sync();
+        for r in &t.replicas {
+            let mut c = conn(r);
+            let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+            let sql_running: String = row.get("Slave_SQL_Running").unwrap();
+            assert_eq!(sql_running, "Yes", "replica {} applies", r.name);
+            let (binlog, slave): (String, String) = c
+                .query_first("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.gtid_slave_pos")
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                binlog, slave,
+                "replica {} has no transaction of its own",
+                r.name
+            );
+        }
+    };
+    let mut p = conn(&t.primary);
+    p.query_drop(
+        "CREATE DATABASE shop; CREATE TABLE shop.a (id INT PRIMARY KEY, k INT, KEY (k)) ENGINE=MyISAM; \
+         INSERT INTO shop.a SELECT seq, seq % 7 FROM shop.seq_1_to_2000",
+    )
+    .unwrap();
+    t.sync();
+
+    // Replicas first, each alone, then the primary.
+    let local = play("convert-topology.yml", &["-e", "innops_binlog=local"]);
+    assert_eq!(local.code, 0, "{local:?}");
+    assert_eq!(
+        local.waves(),
+        vec![vec!["r1"], vec!["r2"], vec!["p"]],
+        "{}",
+        local.stdout
+    );
+    assert_eq!(engines("a"), vec![Some("InnoDB".to_string()); 3]);
+    healthy();
+
+    // The primary alone: the replicas follow through replication, verified by innops on each.
+    p.query_drop(
+        "CREATE TABLE shop.b (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=MyISAM; \
+         INSERT INTO shop.b SELECT seq, CONCAT('v', seq) FROM shop.seq_1_to_2000",
+    )
+    .unwrap();
+    t.sync();
+    let replicate = play("convert-topology.yml", &[]);
+    assert_eq!(replicate.code, 0, "{replicate:?}");
+    assert!(
+        replicate.count("r1", "changed") == 0 && replicate.count("r2", "changed") == 0,
+        "the replicas are converted by replication, not by the play: {}",
+        replicate.stdout
+    );
+    assert_eq!(replicate.count("p", "changed"), 1, "{}", replicate.stdout);
+    healthy();
+    assert_eq!(engines("b"), vec![Some("InnoDB".to_string()); 3]);
+    let sums: Vec<(String, Option<u64>)> = servers()
+        .into_iter()
+        .map(|s| {
+            conn(s)
+                .query_first("CHECKSUM TABLE shop.b")
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
+
+    // Freeze the replicas for reporting, then thaw them: they catch up with what the primary wrote meanwhile.
+    let freeze = play("freeze-replicas.yml", &[]);
+    assert_eq!(freeze.code, 0, "{freeze:?}");
+    p.query_drop("INSERT INTO shop.b VALUES (5000, 'while frozen')")
+        .unwrap();
+    for r in &t.replicas {
+        let ro: Option<u8> = conn(r)
+            .query_first("SELECT @@GLOBAL.innodb_read_only")
+            .unwrap();
+        assert_eq!(ro, Some(1), "{}", r.name);
+    }
+    let thaw = play("freeze-replicas.yml", &["-e", "innops_undo=true"]);
+    assert_eq!(thaw.code, 0, "{thaw:?}");
+    healthy();
+    for r in &t.replicas {
+        let n: Option<u64> = conn(r).query_first("SELECT COUNT(*) FROM shop.b").unwrap();
+        assert_eq!(n, Some(2001), "{} caught up", r.name);
+        let ro: Option<u8> = conn(r).query_first("SELECT @@GLOBAL.read_only").unwrap();
+        assert_eq!(
+            ro,
+            Some(1),
+            "{} is read_only again, as before the freeze",
+            r.name
+        );
+    }
+}

@@ -622,3 +622,72 @@ fn a_replica_whose_copy_differs_stops_the_conversion_before_the_swap() {
     );
     assert_replicating(&t);
 }
+
+/// `readonly` on a replica freezes it: replication stopped at a recorded position (configuration kept), the
+/// server read-only and not applying; `--undo` makes it read-write and starts replication from there, and the
+/// primary's writes made meanwhile arrive.
+#[test]
+fn readonly_freezes_a_replica_at_a_recorded_position_and_undo_lets_it_catch_up() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    p.query_drop("CREATE TABLE d.i (id INT PRIMARY KEY) ENGINE=InnoDB; INSERT INTO d.i VALUES (1)")
+        .unwrap();
+    t.sync();
+    let r = &t.replicas[0];
+    let plan = t.innops(r, &["readonly"]);
+    assert_eq!(plan.code, 0, "{plan:?}");
+    assert!(
+        plan.stdout
+            .contains("innops stops replication at a recorded position"),
+        "{plan:?}"
+    );
+    assert!(!plan.stdout.contains("RESET SLAVE"), "{plan:?}");
+    let frozen = t.innops(
+        r,
+        &[
+            "readonly",
+            "--execute",
+            "--yes",
+            "--no-bench",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(frozen.code, 0, "{frozen:?}");
+    let stopped_at = journal_step(&frozen, "stop-replication")["frozen"]["position"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut rc = conn(r);
+    let ro: Option<u8> = rc.query_first("SELECT @@GLOBAL.innodb_read_only").unwrap();
+    assert_eq!(ro, Some(1));
+    // The primary goes on writing; the frozen replica applies none of it.
+    p.query_drop("INSERT INTO d.i VALUES (2)").unwrap();
+    let (io, sql, _) = replication_running(&mut rc);
+    assert_eq!(
+        (io.as_str(), sql.as_str()),
+        ("No", "No"),
+        "replication stays stopped after the read-only start"
+    );
+    let pos: String = rc
+        .query_first("SELECT @@GLOBAL.gtid_slave_pos")
+        .unwrap()
+        .unwrap();
+    assert_eq!(pos, stopped_at);
+    let thawed = t.innops(
+        r,
+        &["readonly", "--undo", "--execute", "--yes", "--no-bench"],
+    );
+    assert_eq!(thawed.code, 0, "{thawed:?}");
+    t.sync();
+    assert_replicating(&t);
+    let mut rc = conn(r);
+    let n: Option<u64> = rc.query_first("SELECT COUNT(*) FROM d.i").unwrap();
+    assert_eq!(
+        n,
+        Some(2),
+        "the write made while frozen arrived after --undo"
+    );
+    assert_no_errant_gtid(&t);
+}

@@ -173,36 +173,34 @@ fn dirty_pages() -> Check {
     })
 }
 
-/// A replica refuses the plan (read-only InnoDB cannot apply its source's changes); a primary's replicas are
-/// listed. The replication facts move to the kit's checks with the topology issue.
+/// A replica is frozen (its replication stopped at a recorded position: [`super::replica`]); a primary's replicas
+/// are listed with what still reaches them.
 fn replication_role(flavor: Flavor) -> Check {
     Check::new("replication role", move |ctx| {
         Ok(role_verdict(&Replication::read(ctx, flavor)?))
     })
 }
 
-/// A replica is refused: read-only InnoDB cannot apply its source's changes. A primary passes, naming the
-/// replicas that receive nothing new while it is read-only.
+/// A replica passes, to be frozen; a primary passes, naming its replicas and what still reaches them.
 fn role_verdict(r: &Replication) -> Verdict {
     if r.source_connections > 0 {
-        Verdict::fail(
-            format!("a replica ({} replication connection(s) configured)", r.source_connections),
-            "not a replica",
-            "this server is a replica and read-only InnoDB cannot apply its source's changes: stop replication (STOP ALL SLAVES; RESET SLAVE ALL) first if it is to stay read-only",
+        Verdict::pass(
+            format!("a replica ({} replication connection(s) configured): replication is stopped at a recorded position before the shutdown and stays stopped while read-only; --undo starts it again", r.source_connections),
+            "a primary, a replica (frozen), or neither",
         )
     } else if !r.replicas.is_empty() {
         Verdict::pass(
             format!(
-                "a primary with {} replica(s): {}; they receive nothing new while it is read-only",
+                "a primary with {} replica(s): {}; while it is read-only they receive only what stays writable (MyISAM/Aria writes, GRANT, CREATE USER; none with --sql-read-only)",
                 r.replicas.len(),
                 r.replica_list()
             ),
-            "not a replica",
+            "a primary, a replica (frozen), or neither",
         )
     } else {
         Verdict::pass(
             "neither a replica nor a primary with replicas",
-            "not a replica",
+            "a primary, a replica (frozen), or neither",
         )
     }
 }
@@ -622,20 +620,29 @@ mod tests {
     }
 
     #[test]
-    fn a_replica_is_refused_and_a_primary_names_its_replicas() {
+    fn a_replica_is_frozen_and_a_primary_names_its_replicas_and_what_reaches_them() {
         let replica = Replication {
             source_connections: 1,
             replicas: vec![],
         };
         let v = role_verdict(&replica);
-        assert!(!v.passed && v.fix.unwrap().contains("STOP ALL SLAVES"));
+        assert!(
+            v.passed && v.observed.contains("stopped at a recorded position"),
+            "{v:?}"
+        );
+        assert!(
+            !format!("{v:?}").contains("RESET SLAVE"),
+            "the configuration is never thrown away"
+        );
         let primary = Replication {
             source_connections: 0,
             replicas: vec![(7, "r1:4000".into())],
         };
         let v = role_verdict(&primary);
         assert!(
-            v.passed && v.observed.contains("r1:4000 (connection 7)"),
+            v.passed
+                && v.observed.contains("r1:4000 (connection 7)")
+                && v.observed.contains("MyISAM/Aria writes"),
             "{v:?}"
         );
         assert!(role_verdict(&Replication::default()).passed);

@@ -13,6 +13,7 @@
 //! share (stop, drop-in, start, verify) in [`steps`].
 
 mod forward;
+mod replica;
 mod steps;
 mod undo;
 
@@ -70,6 +71,13 @@ pub struct State {
     pub redo_dropin_before: Option<String>,
     pub redo_running_before: Option<u64>,
     pub sql_read_only: bool,
+    /// On a replica: where the forward run stopped replication, for `--undo` to start it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<replica::Frozen>,
+    /// `read_only` before the first forward run (a replica is often read_only by its own configuration):
+    /// `--undo` expects it back, not off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_before: Option<bool>,
 }
 
 /// The state file beside the drop-in (not a `.cnf`: `!includedir` never reads it).
@@ -104,6 +112,9 @@ fn merge_state(old: Option<State>, new: State) -> State {
         redo_dropin_before: redo.1,
         redo_running_before: redo.2,
         sql_read_only: old.sql_read_only || new.sql_read_only,
+        // The first stop is where replication really stopped; a later run found it stopped already.
+        replication: old.replication.or(new.replication),
+        read_only_before: old.read_only_before.or(new.read_only_before),
     }
 }
 
@@ -120,6 +131,13 @@ struct Ro {
     /// The server's version string: which version groups of the option files it reads.
     version: String,
     flags: String,
+    /// On a replica: the startup option that keeps replication stopped while read-only.
+    replica: Option<&'static str>,
+    mariadb: bool,
+    /// `read_only` as the server runs now (a forward run records it for `--undo`).
+    read_only_now: bool,
+    /// `--undo`: the `read_only` the server must come back with (what it had before the first forward run).
+    read_only_after_undo: bool,
 }
 
 impl Ro {
@@ -152,6 +170,14 @@ impl Ro {
                 if let Some(k) = &st.redo_key {
                     s.push((k.clone(), st.redo_dropin_before.clone()));
                 }
+                // Only an option innops ever records: a hand-edited record is not followed.
+                if let Some(k) = st.replication.as_ref().and_then(|f| {
+                    ["skip_slave_start", "skip_replica_start"]
+                        .into_iter()
+                        .find(|k| *k == f.skip_key)
+                }) {
+                    s.push((k.to_string(), None));
+                }
             }
             s
         } else {
@@ -161,6 +187,9 @@ impl Ro {
             }
             if let Some((size, key)) = self.min_redo {
                 s.push((key.to_string(), Some(size.to_string())));
+            }
+            if let Some(k) = self.replica {
+                s.push((k.to_string(), Some("1".to_string())));
             }
             s
         }
@@ -262,6 +291,25 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         redo_before: facts.redo_size_bytes(),
         version: facts.version_string.clone(),
         flags: env.flags(),
+        replica: (facts.topology.role() == crate::server::topology::Role::Replica).then(|| {
+            replica::skip_key(
+                facts.flavor == crate::server::facts::Flavor::MariaDB,
+                (
+                    facts.version.major,
+                    facts.version.minor,
+                    facts.version.patch,
+                ),
+            )
+        }),
+        mariadb: facts.flavor == crate::server::facts::Flavor::MariaDB,
+        read_only_now: facts.topology.read_only,
+        read_only_after_undo: env
+            .dropin
+            .as_ref()
+            .ok()
+            .and_then(|d| read_state(d))
+            .and_then(|st| st.read_only_before)
+            .unwrap_or(false),
     };
     let mut notes = Vec::new();
     let mut steps = Vec::new();
@@ -271,6 +319,21 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps.push(stop_step(&ro));
         steps.push(dropin_step(&ro));
         steps.push(start_step(&ro));
+        // Replication stopped by the forward run starts again from where it stopped.
+        let frozen = ro
+            .dropin
+            .as_ref()
+            .ok()
+            .and_then(|d| read_state(d))
+            .and_then(|st| st.replication);
+        if let Some(f) = frozen.filter(|f| f.was_running) {
+            notes.push(format!(
+                "replication was stopped by innops readonly at {} ({}): it starts again from there once the server is read-write",
+                f.position,
+                f.connections.join("; ")
+            ));
+            steps.push(replica::start_replication_step(ro.mariadb, &f));
+        }
         steps.push(verify_step(&ro));
     } else {
         notes.push(format!(
@@ -299,10 +362,20 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         if min.is_some() {
             steps.push(min_redo_step(&ro));
         }
+        if let Some(skip) = ro.replica {
+            notes.push(format!(
+                "this server is a replica: a read-only InnoDB cannot apply its source's changes, so innops stops replication at a recorded position (its configuration is kept), starts the server with {skip} = 1 so it stays stopped, and `innops readonly --undo` starts it again from there"
+            ));
+            steps.push(replica::stop_replication_step(ro.mariadb, skip));
+        }
         steps.push(stop_step(&ro));
         steps.push(dropin_step(&ro));
         steps.push(start_step(&ro));
-        steps.push(verify_step(&ro));
+        let verify = verify_step(&ro);
+        steps.push(match ro.replica {
+            Some(_) => verify.post(replica::still_stopped(ro.mariadb)),
+            None => verify,
+        });
     }
     let header = env.header(
         crate::plan::Procedure::Readonly,
@@ -321,7 +394,13 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps,
         bench,
         locks: vec!["readonly".into(), crate::plan::lock::SERVER.into()],
-        session: Vec::new(),
+        // On a replica innops's own writes (the probe table, the probe's UPDATE after --undo) stay out of its
+        // binary log: logged, they would be transactions its source never made (errant GTIDs).
+        session: if ro.replica.is_some() && facts.topology.binlog.is_some() {
+            vec![crate::procedures::kit::binlog::LOCAL_SESSION.to_string()]
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -382,6 +461,10 @@ mod tests {
             redo_before: Some(96 << 20),
             version: "10.11.6-MariaDB".into(),
             flags: "--sandbox s".into(),
+            replica: None,
+            mariadb: true,
+            read_only_now: false,
+            read_only_after_undo: false,
         }
     }
 
@@ -414,6 +497,8 @@ mod tests {
             redo_dropin_before: Some("128M".into()),
             redo_running_before: Some(128 << 20),
             sql_read_only: true,
+            replication: None,
+            read_only_before: None,
         };
         let back = ro(params(true)).settings(Some(&st));
         assert_eq!(
@@ -433,6 +518,38 @@ mod tests {
     }
 
     #[test]
+    fn a_replica_starts_read_only_with_replication_held_and_undo_lets_it_go() {
+        let mut r = ro(params(false));
+        r.replica = Some("skip_slave_start");
+        assert!(r
+            .settings(None)
+            .contains(&("skip_slave_start".into(), Some("1".into()))));
+        let mut back = ro(params(true));
+        back.replica = Some("skip_slave_start");
+        let st = State {
+            replication: Some(replica::Frozen {
+                skip_key: "skip_slave_start".into(),
+                position: "0-1-9".into(),
+                connections: vec![],
+                was_running: true,
+            }),
+            ..State::default()
+        };
+        assert!(back
+            .settings(Some(&st))
+            .contains(&("skip_slave_start".into(), None)));
+        // A record naming anything else is not followed.
+        let forged = State {
+            replication: Some(replica::Frozen {
+                skip_key: "innodb_read_only".into(),
+                ..replica::Frozen::default()
+            }),
+            ..State::default()
+        };
+        assert_eq!(back.settings(Some(&forged)).len(), 2);
+    }
+
+    #[test]
     fn the_state_file_is_never_read_as_an_option_file() {
         let p = state_path(Path::new("/etc/mysql/conf.d/99-innops.cnf"));
         assert_eq!(p, PathBuf::from("/etc/mysql/conf.d/innops-readonly.json"));
@@ -446,12 +563,16 @@ mod tests {
             redo_dropin_before: None,
             redo_running_before: None,
             sql_read_only: true,
+            replication: None,
+            read_only_before: None,
         };
         let second = State {
             redo_key: Some("innodb_log_file_size".into()),
             redo_dropin_before: None,
             redo_running_before: Some(96 << 20),
             sql_read_only: false,
+            replication: None,
+            read_only_before: None,
         };
         let merged = merge_state(Some(first.clone()), second.clone());
         assert_eq!(merged.redo_key.as_deref(), Some("innodb_log_file_size"));

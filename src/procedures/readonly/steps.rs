@@ -262,6 +262,8 @@ pub(super) fn dropin_step(ro: &Ro) -> Step {
                 }),
                 redo_running_before: r2.min_redo.and(redo_running_before),
                 sql_read_only: r2.p.sql_read_only,
+                replication: super::replica::frozen(ctx),
+                read_only_before: Some(r2.read_only_now),
             })
         };
         let change = r2.change(if r2.p.undo { state.as_ref() } else { None })?;
@@ -366,8 +368,12 @@ pub(super) fn start_step(ro: &Ro) -> Step {
     if undo {
         step = step
             .post(read_only_is(
-                false,
-                "read_only is still on: check which option file sets it",
+                ro.read_only_after_undo,
+                if ro.read_only_after_undo {
+                    "read_only was on before innops readonly and is off now: check which option file set it"
+                } else {
+                    "read_only is still on: check which option file sets it"
+                },
             ))
             .post(undo::redo_size_restored());
     } else if sql_ro {

@@ -192,6 +192,23 @@ options:
   restart:
     description: V(convert) - drop innops's own leftover copy of an interrupted conversion and copy again (C(--restart)).
     type: bool
+  binlog:
+    description:
+      - V(convert) - where the writes go (C(--binlog)). V(replicate) through the binary log to every replica (the
+        default on a server that is not a replica); V(local) with C(sql_log_bin=0), this server alone (each replica
+        before a failover, then the primary). On a replica innops refuses a conversion without V(local).
+    type: str
+    choices: [replicate, local]
+  max_lag:
+    description: V(convert) - on a primary, pause the copy while a replica is more than this many seconds behind (C(--max-lag)).
+    type: int
+  critical_lag:
+    description: V(convert) - on a primary, stop the copy when a replica is more than this many seconds behind (C(--critical-lag)).
+    type: int
+  replica:
+    description: V(convert) - the replicas to watch and verify, C(HOST:PORT) (C(--replica)); default, those registered on the primary.
+    type: list
+    elements: str
   size:
     description:
       - V(redo) - the new total redo size, bytes or with K/M/G (C(--size)). Feed it from a task with
@@ -410,7 +427,7 @@ CONTROL = ["service", "start_cmd", "stop_cmd", "config_file"]
 RUN = ["no_bench", "bench_time", "run_dir"]
 PROCEDURE = [
     "tables", "all_myisam", "strategy", "drop_old_table", "rollback", "drop_kept", "chunk_time", "verify",
-    "max_load", "critical_load", "restart", "size", "advise", "interval", "offline", "undo", "min_redo", "sql_read_only",
+    "max_load", "critical_load", "restart", "binlog", "max_lag", "critical_lag", "replica", "size", "advise", "interval", "offline", "undo", "min_redo", "sql_read_only",
     "no_preflush", "preflush_timeout", "out", "copy_to", "max_level", "allow_level", "drop_copy", "verify_load",
     "threads", "mariadbd", "datadir", "in_place", "sample",
 ]
@@ -548,6 +565,8 @@ def argument_spec():
         tables=dict(type="list", elements="str"), all_myisam=b, strategy=s, drop_old_table=b, rollback=s,
         drop_kept=s, chunk_time=i, verify=dict(type="str", choices=["auto", "checksum", "hash"]),
         max_load=s, critical_load=s, restart=b,
+        binlog=dict(type="str", choices=["replicate", "local"]), max_lag=i, critical_lag=i,
+        replica=dict(type="list", elements="str"),
         size=s, advise=b, interval=i, offline=b,
         undo=b, min_redo=b, sql_read_only=b, no_preflush=b, preflush_timeout=i,
         out=p, copy_to=p, max_level=i, allow_level=i, drop_copy=b, verify_load=b, threads=i, mariadbd=p,
