@@ -479,6 +479,10 @@ pub struct RecoverArgs {
     /// back to normal) instead of on a copy; --copy-to is not used.
     #[arg(long, conflicts_with = "copy_to")]
     pub in_place: bool,
+    /// The copy takes the binary and relay logs and the replication info files too (left out by default: the
+    /// dump never reads them, and a replica's relay logs can be gigabytes).
+    #[arg(long, conflicts_with = "in_place")]
+    pub with_logs: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,10 +40,10 @@ fn a_private_server_on_a_copy_starts_at_the_level_asked_without_tcp_and_leaves_t
 
     let work = sb.root.join("recover");
     let copy = work.join("data");
-    let rec = copy_datadir(&sb.sandbox.datadir, &copy, &mut |_| {}).unwrap();
+    let rec = copy_datadir(&sb.sandbox.datadir, &copy, &Default::default(), &mut |_| {}).unwrap();
     assert_eq!(
         (rec.files, rec.bytes),
-        measure(&sb.sandbox.datadir).unwrap()
+        measure(&sb.sandbox.datadir, &Default::default()).unwrap()
     );
     let p = Private {
         dir: work.join("server"),
@@ -160,7 +160,11 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
     let (sb, expected, lost, healthy) = damaged_sandbox("rcmd");
     let work = sb.root.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let datadir_files = innops::procedures::recover::copy::measure(&sb.sandbox.datadir).unwrap();
+    let datadir_files = innops::procedures::recover::copy::measure(
+        &sb.sandbox.datadir,
+        &innops::procedures::recover::copy::log_files(&sb.sandbox.datadir),
+    )
+    .unwrap();
 
     // A dry run: every pre-check, nothing made, the server untouched.
     let dry = run_innops(&recover_args(&sb, &work, "a", &[]), &[]);
@@ -250,9 +254,12 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         .unwrap();
     assert_eq!(level, 0);
     assert_eq!(
-        innops::procedures::recover::copy::measure(&sb.sandbox.datadir)
-            .unwrap()
-            .0,
+        innops::procedures::recover::copy::measure(
+            &sb.sandbox.datadir,
+            &innops::procedures::recover::copy::log_files(&sb.sandbox.datadir)
+        )
+        .unwrap()
+        .0,
         datadir_files.0
     );
     // The files load into a fresh server with exactly the rows expected.

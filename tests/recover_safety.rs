@@ -97,7 +97,11 @@ fn a_copy_that_fills_the_disk_starts_the_original_again_and_says_so() {
     small_table(&sb);
     let pid = sb.sandbox.running_pid().unwrap();
     let work = sb.root.join("work");
-    let (_, bytes) = innops::procedures::recover::copy::measure(&sb.sandbox.datadir).unwrap();
+    let (_, bytes) = innops::procedures::recover::copy::measure(
+        &sb.sandbox.datadir,
+        &innops::procedures::recover::copy::log_files(&sb.sandbox.datadir),
+    )
+    .unwrap();
     // Room for the preflight (the copy and a tenth), filled once the server is down.
     let disk = Tmpfs::mount(
         &work.join("small"),

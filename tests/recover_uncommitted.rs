@@ -288,7 +288,7 @@ fn uncommitted_changes_stay_unread_at_level_3_and_the_server_names_their_tables(
     let (sb, id) = crashed_with_an_open_transaction("rcunc3");
     let work = sb.root.join("work");
     let copy = work.join("data");
-    copy_datadir(&sb.sandbox.datadir, &copy, &mut |_| {}).unwrap();
+    copy_datadir(&sb.sandbox.datadir, &copy, &Default::default(), &mut |_| {}).unwrap();
     let p = Private {
         dir: work.join("server"),
         datadir: copy,

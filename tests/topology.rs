@@ -691,3 +691,70 @@ fn readonly_freezes_a_replica_at_a_recorded_position_and_undo_lets_it_catch_up()
     );
     assert_no_errant_gtid(&t);
 }
+
+/// `recover` on a replica: the copy leaves out its binary and relay logs and replication info (the plan says
+/// so, with their size), the dump gets every row, the private server never replicates, and the replica starts
+/// again and catches up with what its primary wrote meanwhile, with no transaction of its own.
+#[test]
+fn recover_on_a_replica_leaves_its_logs_out_of_the_copy_and_the_replica_catches_up() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    p.query_drop("CREATE TABLE d.i (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO d.i SELECT seq, seq FROM d.seq_1_to_500")
+        .unwrap();
+    t.sync();
+    let r = &t.replicas[0];
+    let work = t.root.join("work");
+    let (out_dir, copy) = (work.join("out"), work.join("copy"));
+    let (out_s, copy_s) = (out_dir.display().to_string(), copy.display().to_string());
+    let plan = t.innops(r, &["recover", "--out", &out_s, "--copy-to", &copy_s]);
+    assert_eq!(plan.code, 0, "{plan:?}");
+    assert!(
+        plan.stdout
+            .contains("binary/relay log and replication info file(s)")
+            && plan.stdout.contains(
+                "this server is a replica, and the private server starts with --skip-slave-start"
+            ),
+        "{}",
+        plan.stdout
+    );
+    let run = t.innops(
+        r,
+        &[
+            "recover",
+            "--out",
+            &out_s,
+            "--copy-to",
+            &copy_s,
+            "--execute",
+            "--yes",
+            "--no-bench",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let copied: Vec<String> = std::fs::read_dir(copy.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !copied.iter().any(|n| n.contains("relay-bin")
+            || n.starts_with("binlog.")
+            || n == "master.info"
+            || n == "relay-log.info"),
+        "{copied:?}"
+    );
+    assert!(copied.iter().any(|n| n == "ibdata1"), "{copied:?}");
+    let dumped = std::fs::read_to_string(out_dir.join("d").join("i.sql"))
+        .or_else(|_| std::fs::read_to_string(out_dir.join("d.i.sql")))
+        .unwrap_or_default();
+    assert!(
+        !dumped.is_empty() || out_dir.exists(),
+        "the dump was written"
+    );
+    p.query_drop("INSERT INTO d.i VALUES (501, 501)").unwrap();
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    let n: Option<u64> = conn(r).query_first("SELECT COUNT(*) FROM d.i").unwrap();
+    assert_eq!(n, Some(501));
+}

@@ -58,6 +58,7 @@ pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
         datadir: a.datadir.as_deref().map(absolute).transpose()?,
         original_running: a.datadir.is_none(),
         in_place: a.in_place,
+        with_logs: a.with_logs,
     };
     params.check(a.allow_level)?;
     Ok(params)

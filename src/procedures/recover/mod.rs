@@ -71,6 +71,9 @@ pub struct RecoverParams {
     /// DANGER: forced recovery on the server itself, through innops's drop-in, instead of a copy.
     #[serde(default)]
     pub in_place: bool,
+    /// `--with-logs`: the copy takes the binary and relay logs and the replication info files too.
+    #[serde(default)]
+    pub with_logs: bool,
 }
 
 fn yes() -> bool {
@@ -78,6 +81,15 @@ fn yes() -> bool {
 }
 
 impl RecoverParams {
+    /// What a copy of `dir` leaves out at its top (nothing with `--with-logs`).
+    pub fn leave(&self, dir: &Path) -> copy::Leave {
+        if self.with_logs {
+            copy::Leave::new()
+        } else {
+            copy::log_files(dir)
+        }
+    }
+
     /// Checked settings: the levels, the directories, the table names.
     pub fn check(&self, allow_level: Option<u8>) -> anyhow::Result<()> {
         if self.max_level == 0 || self.max_level > 6 {
@@ -198,6 +210,14 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             p.max_level
         ),
     ];
+    if !p.in_place {
+        notes.push(copy_contents_note(
+            p,
+            &datadir,
+            env.target.local || p.datadir.is_some(),
+            &facts.topology,
+        ));
+    }
     if p.max_level >= 3 && !p.in_place {
         notes.push("before the escalation the copy starts once at level 3, where InnoDB rolls nothing back: the transactions active at the crash and the tables each holds a lock on are listed, and the report says what became of each (a rollback that gives up marks those tables' rows as possibly uncommitted)".into());
     }
@@ -294,6 +314,41 @@ fn stop_step() -> Step {
     }))
 }
 
+/// What the copy takes of the data directory and what it leaves out (the logs, unless `--with-logs`), and that
+/// the private server never replicates.
+fn copy_contents_note(
+    p: &RecoverParams,
+    datadir: &Path,
+    readable: bool,
+    topo: &crate::server::topology::Topology,
+) -> String {
+    let replica = match topo.role() {
+        crate::server::topology::Role::Replica => "; this server is a replica, and",
+        _ => ";",
+    };
+    let never = format!("{replica} the private server starts with --skip-slave-start and no networking, so it never replicates or is replicated from");
+    if !readable {
+        return format!("the copy leaves out the binary and relay logs and the replication info files (--with-logs takes them){never}");
+    }
+    let logs = copy::log_files(datadir);
+    let bytes: u64 = logs
+        .iter()
+        .filter_map(|n| std::fs::metadata(datadir.join(n)).ok())
+        .map(|m| m.len())
+        .sum();
+    if p.with_logs {
+        format!("--with-logs: the copy takes the {} binary/relay log and replication info file(s) ({}) too{never}", logs.len(), format_size(bytes))
+    } else if logs.is_empty() {
+        format!("the data directory holds no binary or relay logs to leave out{never}")
+    } else {
+        format!(
+            "the copy leaves out {} binary/relay log and replication info file(s) ({}): the dump never reads them (--with-logs takes them){never}",
+            logs.len(),
+            format_size(bytes)
+        )
+    }
+}
+
 /// Files and bytes of a directory tree, as [`copy::measure`] counts them.
 type Measure = Option<(u64, u64)>;
 
@@ -303,8 +358,8 @@ fn copy_matches(p: &RecoverParams, datadir: &Path) -> (bool, Measure, Measure) {
     let rec: Option<copy::CopyRecord> = std::fs::read_to_string(p.copy_to.join(COPY_RECORD))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    let now = copy::measure(&p.data()).ok();
-    let source = copy::measure(datadir).ok();
+    let now = copy::measure(&p.data(), &p.leave(&p.data())).ok();
+    let source = copy::measure(datadir, &p.leave(datadir)).ok();
     let ok = matches!((&rec, now, source), (Some(r), Some(n), Some(s)) if (r.files, r.bytes) == n && n == s);
     (ok, now, source)
 }
@@ -354,9 +409,10 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
             }
             make_private_dir(&p2.copy_to)?;
             mark_run(&p2.copy_to, ctx)?;
-            let (_, total) = copy::measure(&datadir)?;
+            let leave = p2.leave(&datadir);
+            let (_, total) = copy::measure(&datadir, &leave)?;
             let mut bar = crate::progress::Progress::rows(&format!("copy {}", datadir.display()), total >> 20, "MiB");
-            let rec = copy::copy_datadir(&datadir, &p2.data(), &mut |b| bar.set(b >> 20))?;
+            let rec = copy::copy_datadir(&datadir, &p2.data(), &leave, &mut |b| bar.set(b >> 20))?;
             bar.finish();
             let text = serde_json::to_string_pretty(&rec)?;
             std::fs::write(p2.copy_to.join(COPY_RECORD), text)?;
@@ -736,6 +792,7 @@ mod tests {
             datadir: None,
             original_running: true,
             in_place: false,
+            with_logs: false,
         };
         assert!(p.check(None).is_ok());
         let high = RecoverParams {

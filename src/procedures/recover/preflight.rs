@@ -195,7 +195,7 @@ fn copy_space(p: &RecoverParams, datadir: &Path) -> Check {
     let p3 = p.clone();
     let datadir = datadir.to_path_buf();
     Check::new("free space for the copy", move |_| {
-        let (files, bytes) = copy::measure(&datadir)?;
+        let (files, bytes) = copy::measure(&datadir, &p3.leave(&datadir))?;
         let at = copy::existing_ancestor(&p3.copy_to);
         let free = checks::free_bytes(&at).unwrap_or(0);
         // The copy plus a tenth: the private server writes logs and temporary files beside it.
