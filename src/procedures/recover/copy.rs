@@ -209,6 +209,7 @@ mod tests {
                 "master.info",
                 "r1-relay-bin.000003",
                 "r1-relay-bin.index",
+                "r1-relay-bin.~rec~",
                 "relay-log-x.info",
             ]
         );
