@@ -14,6 +14,8 @@ pub const HOLD: &str = "INNOPS_TEST_HOLD";
 pub const KILL_AT_STOP: &str = "INNOPS_TEST_KILL_AT_STOP";
 /// `INNOPS_TEST_LOCK_WAIT=N`: convert's table-lock wait in seconds; see [`lock_wait_secs`].
 pub const LOCK_WAIT: &str = "INNOPS_TEST_LOCK_WAIT";
+/// `INNOPS_TEST_RECONNECT_WAIT=N`: how long a restart waits for its replicas, seconds; see [`reconnect_wait`].
+pub const RECONNECT_WAIT: &str = "INNOPS_TEST_RECONNECT_WAIT";
 /// `INNOPS_TEST_CHUNK_ROWS=N`: chunks of exactly N rows; see [`chunk_rows`].
 pub const CHUNK_ROWS: &str = "INNOPS_TEST_CHUNK_ROWS";
 /// `INNOPS_DUMP_TRACE`: the dump prints each read it makes to stderr; see [`dump_trace`].
@@ -98,6 +100,16 @@ pub fn lock_wait_secs() -> Option<u64> {
         .parse()
         .ok()
         .filter(|n| (1..=3600).contains(n))
+}
+
+/// How long a restart waits for its replicas to reconnect (1 to 3600 s), when a test sets it.
+pub fn reconnect_wait() -> Option<Duration> {
+    std::env::var(RECONNECT_WAIT)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| (1..=3600).contains(n))
+        .map(Duration::from_secs)
 }
 
 /// Chunks of exactly this many rows (convert's copy and dry-run scans), so a small table crosses many chunk

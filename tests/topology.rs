@@ -758,3 +758,77 @@ fn recover_on_a_replica_leaves_its_logs_out_of_the_copy_and_the_replica_catches_
     let n: Option<u64> = conn(r).query_first("SELECT COUNT(*) FROM d.i").unwrap();
     assert_eq!(n, Some(501));
 }
+
+/// A restart of a primary (readonly and its undo) measures its replicas' outage beside its own downtime: each
+/// replica's reconnection after the server came back, with its MASTER_CONNECT_RETRY. A replica that does not
+/// reconnect fails the run's check, naming it.
+#[test]
+fn a_primary_restart_measures_when_each_replica_reconnects() {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop("CREATE DATABASE d; CREATE TABLE d.i (id INT PRIMARY KEY) ENGINE=InnoDB; INSERT INTO d.i VALUES (1)")
+        .unwrap();
+    t.sync();
+    let r1 = format!("127.0.0.1:{}", t.replicas[0].port);
+    let frozen = t.innops(
+        &t.primary,
+        &[
+            "readonly",
+            "--execute",
+            "--yes",
+            "--no-bench",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(frozen.code, 0, "{frozen:?}");
+    let back = journal_step(&frozen, "replicas-reconnect");
+    let each = back["replicas"].as_array().unwrap();
+    assert_eq!(each.len(), 1, "{back}");
+    assert_eq!(each[0]["replica"], r1.as_str());
+    assert!(each[0]["reconnected_after_s"].as_f64().is_some(), "{back}");
+    assert_eq!(
+        each[0]["connect_retry_s"], 1,
+        "the sandbox replica retries every second: {back}"
+    );
+    let outcome = frozen.json()["outcome"].to_string();
+    assert!(
+        outcome.contains(&format!("replica {r1} reconnected")),
+        "{outcome}"
+    );
+
+    // A replica whose IO thread is stopped never reconnects: the undo's check says so (after a short wait).
+    conn(&t.replicas[0])
+        .query_drop("STOP SLAVE IO_THREAD")
+        .unwrap();
+    let mut a = args(&["readonly", "--undo", "--execute", "--yes", "--no-bench"]);
+    a.extend(args(&[
+        "--sandbox",
+        "p",
+        "--sandbox-root",
+        &t.root.display().to_string(),
+    ]));
+    let thawed = run_innops(&a, &[("INNOPS_TEST_RECONNECT_WAIT", "2")]);
+    assert_eq!(thawed.code, 3, "{thawed:?}");
+    assert!(
+        thawed.stderr.contains(&format!("not reconnected: {r1}"))
+            && thawed
+                .stderr
+                .contains("a replica did not reconnect to this server after its restart"),
+        "{}",
+        thawed.stderr
+    );
+    let ro: Option<u8> = p_conn(&t)
+        .query_first("SELECT @@GLOBAL.innodb_read_only")
+        .unwrap();
+    assert_eq!(ro, Some(0), "the primary is read-write again all the same");
+    conn(&t.replicas[0])
+        .query_drop("START SLAVE IO_THREAD")
+        .unwrap();
+    t.sync();
+    assert_replicating(&t);
+}
+
+fn p_conn(t: &Topology) -> mysql::Conn {
+    conn(&t.primary)
+}

@@ -230,14 +230,8 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             || !p.watch.named.is_empty())
         && !p.tables.is_empty()
     {
-        let links = kit_replicas::links(&env.target, &facts.topology, &p.watch.named)
-            .map_err(crate::error::refused)?;
-        match &env.control {
-            Some(crate::server::control::ControlSpec::Sandbox { root, .. }) => {
-                kit_replicas::through_sandboxes(links, root)
-            }
-            _ => links,
-        }
+        kit_replicas::of_plan(env, &facts.topology, &p.watch.named)
+            .map_err(crate::error::refused)?
     } else {
         Vec::new()
     };

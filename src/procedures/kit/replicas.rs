@@ -135,6 +135,152 @@ pub fn through_sandboxes(links: Vec<Link>, root: &std::path::Path) -> Vec<Link> 
         .collect()
 }
 
+/// The replicas a plan on this server reaches, as [`links`] finds them, through their sandboxes when the server
+/// is one (`--sandbox`): empty on a server without replicas.
+pub fn of_plan(
+    env: &crate::procedures::PlanEnv,
+    topo: &Topology,
+    named: &[String],
+) -> Result<Vec<Link>, String> {
+    if topo.role() != crate::server::topology::Role::Primary && named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found = links(&env.target, topo, named)?;
+    Ok(match &env.control {
+        Some(crate::server::control::ControlSpec::Sandbox { root, .. }) => {
+            through_sandboxes(found, root)
+        }
+        _ => found,
+    })
+}
+
+/// After a restart of their primary: each replica's IO thread connected again, and how long after the server
+/// accepted connections (the replicas' own outage is the server's downtime plus this: a replica retries every
+/// `MASTER_CONNECT_RETRY` seconds, 60 by default). Placed right after the step that starts the server.
+pub fn reconnect_step(links: &[Link], mariadb: bool) -> crate::plan::Step {
+    use crate::plan::{Check, Risk, Step, Verdict};
+    let links = links.to_vec();
+    let n = links.len();
+    let labels = links
+        .iter()
+        .map(|l| l.label.clone())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Step::new(
+        "replicas-reconnect",
+        "Wait for the replicas to reconnect, and measure their outage",
+        Risk::Read,
+    )
+    .preview(format!("on each replica ({labels}): SHOW SLAVE STATUS every 50 ms until its IO thread runs again; the time after the server came back, and its MASTER_CONNECT_RETRY"))
+    .act(move |ctx| {
+        let t0 = Instant::now();
+        let mut each = Vec::new();
+        let mut lines = Vec::new();
+        for l in &links {
+            let (secs, retry) = reconnected(l, mariadb, t0)?;
+            let retry_note = match retry {
+                Some(r) if r > 5 => format!(" (MASTER_CONNECT_RETRY={r}: `CHANGE MASTER TO MASTER_CONNECT_RETRY=1` on it shortens this)"),
+                Some(r) => format!(" (MASTER_CONNECT_RETRY={r})"),
+                None => String::new(),
+            };
+            match secs {
+                Some(s) => lines.push(format!("replica {} reconnected {s:.2} s after the server was back{retry_note}", l.label)),
+                None => lines.push(format!("replica {} had not reconnected {} s after the server was back{retry_note}", l.label, reconnect_wait().as_secs())),
+            }
+            each.push(serde_json::json!({ "replica": l.label, "reconnected_after_s": secs, "connect_retry_s": retry }));
+        }
+        ctx.outcome.extend(lines);
+        Ok(serde_json::json!({ "replicas": each }))
+    })
+    .post(Check::new("each replica reconnected", move |ctx| {
+        let r = ctx.recorded_result("replicas-reconnect").unwrap_or_default();
+        let each = r["replicas"].as_array().cloned().unwrap_or_default();
+        let late: Vec<String> = each
+            .iter()
+            .filter(|x| x["reconnected_after_s"].is_null())
+            .map(|x| x["replica"].as_str().unwrap_or("?").to_string())
+            .collect();
+        let ok = late.is_empty() && each.len() == n;
+        Ok(Verdict::check(
+            ok,
+            if ok { format!("{} replica(s) reconnected", each.len()) } else { format!("not reconnected: {}", late.join(", ")) },
+            "every replica's IO thread running again",
+            "a replica did not reconnect to this server after its restart: read its SHOW SLAVE STATUS (Last_IO_Error)",
+        ))
+    }))
+}
+
+/// The reconnect step for a plan that restarts this server, when it has replicas; when they cannot be reached,
+/// the note that says their outage is not measured, and why.
+pub fn after_restart(
+    env: &crate::procedures::PlanEnv,
+    facts: &crate::server::facts::ServerFacts,
+    notes: &mut Vec<String>,
+) -> Option<crate::plan::Step> {
+    match of_plan(env, &facts.topology, &[]) {
+        Ok(l) if !l.is_empty() => Some(reconnect_step(
+            &l,
+            facts.flavor == crate::server::facts::Flavor::MariaDB,
+        )),
+        Ok(_) => None,
+        Err(why) => {
+            notes.push(format!(
+                "the replicas' outage after the restart is not measured: {why}"
+            ));
+            None
+        }
+    }
+}
+
+/// The longest innops waits for a replica to reconnect after its primary's restart.
+pub const RECONNECT_WAIT: Duration = Duration::from_secs(180);
+
+fn reconnect_wait() -> Duration {
+    crate::testhooks::reconnect_wait().unwrap_or(RECONNECT_WAIT)
+}
+
+/// Seconds after `t0` until `l`'s IO threads all run (None: not within [`RECONNECT_WAIT`]), and its connect retry.
+fn reconnected(l: &Link, mariadb: bool, t0: Instant) -> anyhow::Result<(Option<f64>, Option<u64>)> {
+    let mut conn: Option<Conn> = None;
+    let mut retry = None;
+    while t0.elapsed() < reconnect_wait() {
+        if conn.is_none() {
+            conn = l.target.connect().ok();
+        }
+        if let Some(c) = conn.as_mut() {
+            match c.query::<mysql::Row, _>(if mariadb {
+                "SHOW /* innops:replicas */ ALL SLAVES STATUS"
+            } else {
+                "SHOW /* innops:replicas */ REPLICA STATUS"
+            }) {
+                Ok(rows) => {
+                    retry = rows.first().and_then(|r| {
+                        let i = r
+                            .columns_ref()
+                            .iter()
+                            .position(|c| c.name_str() == "Connect_Retry")?;
+                        match r.as_ref(i)? {
+                            mysql::Value::Bytes(b) => String::from_utf8_lossy(b).parse().ok(),
+                            mysql::Value::Int(n) => u64::try_from(*n).ok(),
+                            mysql::Value::UInt(n) => Some(*n),
+                            _ => None,
+                        }
+                    });
+                    let sources = Topology::sources_now(c, mariadb)?;
+                    if !sources.is_empty()
+                        && sources.iter().all(|s| s.io.eq_ignore_ascii_case("Yes"))
+                    {
+                        return Ok((Some(t0.elapsed().as_secs_f64()), retry));
+                    }
+                }
+                Err(_) => conn = None,
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok((None, retry))
+}
+
 /// Where a replica's replication stands, as the lag guard reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lag {

@@ -319,6 +319,9 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps.push(stop_step(&ro));
         steps.push(dropin_step(&ro));
         steps.push(start_step(&ro));
+        steps.extend(crate::procedures::kit::replicas::after_restart(
+            env, facts, &mut notes,
+        ));
         // Replication stopped by the forward run starts again from where it stopped.
         let frozen = ro
             .dropin
@@ -371,6 +374,9 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps.push(stop_step(&ro));
         steps.push(dropin_step(&ro));
         steps.push(start_step(&ro));
+        steps.extend(crate::procedures::kit::replicas::after_restart(
+            env, facts, &mut notes,
+        ));
         let verify = verify_step(&ro);
         steps.push(match ro.replica {
             Some(_) => verify.post(replica::still_stopped(ro.mariadb)),

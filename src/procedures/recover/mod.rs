@@ -263,6 +263,11 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     steps.push(copy_step(p, &datadir));
     if p.original_running {
         steps.push(start_original_step());
+        steps.extend(crate::procedures::kit::replicas::after_restart(
+            env,
+            facts,
+            &mut header.notes,
+        ));
     }
     steps.extend([
         escalate_step(p, &binary, &carried),

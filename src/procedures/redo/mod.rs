@@ -288,7 +288,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
             format_size(size)
         ));
     }
-    let header = env.header(
+    let mut header = env.header(
         crate::plan::Procedure::Redo,
         facts,
         serde_json::to_value(p)?,
@@ -306,6 +306,11 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         steps.push(persist);
         steps.push(stop_step(&want));
         steps.push(start_step(&want, &dropin));
+        steps.extend(crate::procedures::kit::replicas::after_restart(
+            env,
+            facts,
+            &mut header.notes,
+        ));
     }
     steps.push(
         Step::new(
