@@ -376,6 +376,15 @@ fn a_conversion_on_a_primary_reaches_every_replica_in_chunks_and_is_verified_on_
         seq_after - seq_before >= chunks,
         "{seq_before} → {seq_after} for {chunks} chunks"
     );
+    // The secondary index was built on every server at once, each ALTER kept out of its binary log.
+    let built = journal_step(&out, "indexes:d.t");
+    assert_eq!(built["primary"]["built"], true, "{built}");
+    let on_replicas = built["replicas"].as_array().unwrap();
+    assert_eq!(on_replicas.len(), 2, "{built}");
+    assert!(
+        on_replicas.iter().all(|r| r["result"]["built"] == true),
+        "{built}"
+    );
     let verified = journal_step(&out, "replicas-verify:d.t");
     let each = verified["replicas"].as_array().unwrap();
     assert_eq!(each.len(), 2, "{verified}");
@@ -401,6 +410,15 @@ fn a_conversion_on_a_primary_reaches_every_replica_in_chunks_and_is_verified_on_
             checksum(&mut c, "d.t"),
             want,
             "replica {} holds the primary's rows",
+            r.name
+        );
+        let key: Option<String> = c
+            .query_first("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 't' AND INDEX_NAME = 'k'")
+            .unwrap();
+        assert_eq!(
+            key.as_deref(),
+            Some("k"),
+            "replica {} has the secondary index",
             r.name
         );
     }
@@ -831,4 +849,78 @@ fn a_primary_restart_measures_when_each_replica_reconnects() {
 
 fn p_conn(t: &Topology) -> mysql::Conn {
     conn(&t.primary)
+}
+
+/// A replica with replicas of its own would not pass on indexes innops builds on it with sql_log_bin=0: the
+/// chunked path is refused there, naming the replica and --strategy deferred, which then converts all three.
+#[test]
+fn a_replica_with_replicas_of_its_own_refuses_the_parallel_index_build_and_deferred_reaches_them_all(
+) {
+    let t = Topology::new(1);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let root = t.root.display().to_string();
+    let below = run_innops(
+        &args(&[
+            "sandbox",
+            "up",
+            "r1b",
+            "--replica-of",
+            "r1",
+            "--buffer-pool",
+            "64M",
+            "--sandbox-root",
+            &root,
+        ]),
+        &[],
+    );
+    assert_eq!(below.code, 0, "{below:?}");
+    let r1b = innops::server::sandbox::Sandbox::open(&t.root, "r1b").unwrap();
+    let r1 = format!("127.0.0.1:{}", t.replicas[0].port);
+    let refused = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.t", "--execute", "--no-bench"],
+    );
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.error_line().contains(&format!(
+            "cannot on replica {r1} (it has 1 replica(s) of its own, which would not get the indexes innops builds on it): fix that, or convert with --strategy deferred"
+        )),
+        "{refused:?}"
+    );
+    assert_eq!(engine(&mut p, "_t_innops_new"), None, "nothing was made");
+    let deferred = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--strategy",
+            "deferred",
+            "--execute",
+            "--no-bench",
+        ],
+    );
+    assert_eq!(deferred.code, 0, "{deferred:?}");
+    t.sync();
+    let pos: String = p
+        .query_first("SELECT @@GLOBAL.gtid_binlog_pos")
+        .unwrap()
+        .unwrap();
+    let mut c = conn(&r1b);
+    let done: Option<i64> = c
+        .exec_first("SELECT MASTER_GTID_WAIT(?, 120)", (&pos,))
+        .unwrap();
+    assert_eq!(done, Some(0));
+    let key: Option<String> = c
+        .query_first("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 't' AND INDEX_NAME = 'k'")
+        .unwrap();
+    assert_eq!(
+        key.as_deref(),
+        Some("k"),
+        "the replica's replica has the index too"
+    );
+    assert_eq!(checksum(&mut c, "d.t"), checksum(&mut p, "d.t"));
+    let _ = r1b.destroy();
 }

@@ -13,6 +13,8 @@ struct CopyJob {
     deferred: bool,
     /// Copied in primary-key chunks (deferred and chunked paths, a table with a primary key).
     in_chunks: bool,
+    /// The path's name in the step's result.
+    path: &'static str,
     choice: verify::Choice,
     settings: copy::ChunkSettings,
     flags: String,
@@ -27,14 +29,20 @@ pub(super) fn copy_step(
     room: &space::Where,
     replicas: &[crate::procedures::kit::replicas::Link],
 ) -> Step {
-    let deferred = strategy == Strategy::Deferred;
-    let in_chunks = (deferred || strategy == Strategy::Chunked) && info.primary().is_some();
+    // The chunked path copies into a primary-key-only shadow too: its indexes are built on every server at once.
+    let deferred = matches!(strategy, Strategy::Deferred | Strategy::Chunked);
+    let in_chunks = deferred && info.primary().is_some();
     let shadow = qualified(&info.schema, &shadow_name(&info.name));
     let cols = copy::column_list(info);
     let job = CopyJob {
         t: info.clone(),
         deferred,
         in_chunks,
+        path: if strategy == Strategy::Chunked {
+            "chunked"
+        } else {
+            "deferred"
+        },
         choice: p.verify,
         settings: copy::ChunkSettings {
             target_chunk: Duration::from_millis(p.chunk_ms),
@@ -46,14 +54,14 @@ pub(super) fn copy_step(
         flags: flags.to_string(),
         room: room.clone(),
     };
-    let title = if deferred {
+    let title = if !replicas.is_empty() && deferred {
         format!(
-            "Copy {} in primary-key chunks into a primary-key-only InnoDB table",
+            "Copy {} in primary-key chunks into a primary-key-only InnoDB table, paused while a replica lags",
             info.display()
         )
-    } else if in_chunks {
+    } else if deferred {
         format!(
-            "Copy {} in primary-key chunks into an InnoDB table with every index, paused while a replica lags",
+            "Copy {} in primary-key chunks into a primary-key-only InnoDB table",
             info.display()
         )
     } else {
@@ -233,8 +241,8 @@ impl CopyJob {
         let copy_s = copy_start.elapsed().as_secs_f64();
         // The chunked path fills a shadow with every index; the deferred one a primary-key-only shadow.
         let copied = copied.map(|mut c| {
-            if chunked && !self.deferred {
-                c["path"] = serde_json::json!("chunked");
+            if chunked {
+                c["path"] = serde_json::json!(self.path);
             }
             c
         });

@@ -133,7 +133,7 @@ pub fn choose_with_replicas(
     match strategy {
         Strategy::Auto | Strategy::Chunked => Ok((
             Strategy::Chunked,
-            format!("{} replica(s) apply this server's writes: the copy goes in primary-key chunks, each its own transaction, into a shadow with every index, paused while a replica lags more than --max-lag (one bulk transaction would reach them only when whole, and they would lag for as long as it takes to apply)", replicas),
+            format!("{} replica(s) apply this server's writes: the copy goes in primary-key chunks, each its own transaction, into a primary-key-only shadow, paused while a replica lags more than --max-lag (one bulk transaction would reach them only when whole, and they would lag for as long as it takes to apply); then innops builds the secondary indexes on this server and on each replica at once, each ALTER kept out of the binary log, so no replica waits for the primary's ALTER", replicas),
         )),
         Strategy::Deferred => Ok((
             Strategy::Deferred,
@@ -260,11 +260,18 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             Strategy::Alter => steps.push(alter_step(info, &room)),
             _ => {
                 steps.push(copy_step(info, strategy, p, &flags, &room, &links));
-                if strategy == Strategy::Deferred && info.deferred_indexes().next().is_some() {
-                    steps.push(index_step(info, &room));
+                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
+                if info.deferred_indexes().next().is_some() {
+                    match strategy {
+                        Strategy::Deferred => steps.push(index_step(info, &room)),
+                        Strategy::Chunked if !links.is_empty() => {
+                            steps.push(replicas::parallel_index_step(info, &links, mariadb))
+                        }
+                        Strategy::Chunked => steps.push(index_step(info, &room)),
+                        _ => {}
+                    }
                 }
                 steps.push(verify_step(info, &flags, p.verify));
-                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
                 if !links.is_empty() {
                     steps.push(replicas::replicas_verify_step(info, &links, mariadb));
                 }
@@ -444,7 +451,9 @@ fn table_notes(info: &TableInfo, strategy: Strategy) -> Vec<String> {
             info.display()
         ));
     }
-    if info.secondaries_kept_in_shadow() > 0 && strategy == Strategy::Deferred {
+    if info.secondaries_kept_in_shadow() > 0
+        && matches!(strategy, Strategy::Deferred | Strategy::Chunked)
+    {
         notes.push(format!(
             "{}: the AUTO_INCREMENT column leads only a secondary index, which InnoDB needs from the start: the shadow keeps the first {} secondary index(es) during the copy",
             info.display(),

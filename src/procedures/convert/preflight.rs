@@ -60,8 +60,15 @@ pub(super) fn preflight(
         Some(buffer_pool(&pre)),
         Some(values_strict_sql_mode_rejects(&pre)),
         Some(views(&pre)),
-        (!replicas.is_empty())
-            .then(|| super::replicas::replicas_can_follow(info, replicas, &env.flags())),
+        (!replicas.is_empty()).then(|| {
+            super::replicas::replicas_can_follow(
+                info,
+                replicas,
+                &env.flags(),
+                strategy == Strategy::Chunked,
+                facts.flavor == crate::server::facts::Flavor::MariaDB,
+            )
+        }),
     ]
     .into_iter()
     .flatten()

@@ -55,11 +55,37 @@ fn not_ready(conn: &mut mysql::Conn, t: &TableInfo) -> anyhow::Result<Option<Str
     })
 }
 
+/// Why innops could not build the indexes on a replica itself, prefixed with [`BUILD`]; None when it can.
+const BUILD: &str = "index build: ";
+
+fn cannot_build(c: &mut mysql::Conn, tag: &str, mariadb: bool) -> anyhow::Result<Option<String>> {
+    // Its own ALTER stays out of its binary log, so its own replicas would never get the indexes.
+    let below: Option<(String, String)> =
+        c.query_first(format!("SHOW {tag} GLOBAL STATUS LIKE 'Slaves_connected'"))?;
+    let n: u64 = below.and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    if n > 0 {
+        return Ok(Some(format!("{BUILD}it has {n} replica(s) of its own, which would not get the indexes innops builds on it")));
+    }
+    if let Err(e) = c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0")) {
+        return Ok(Some(format!("{BUILD}the account may not keep its ALTER out of the binary log ({e}): it needs BINLOG ADMIN (SUPER before MariaDB 10.5)")));
+    }
+    c.query_drop(format!("SET {tag} SESSION sql_log_bin = 1"))?;
+    let v = crate::procedures::kit::checks::read_only_writable(c, tag, mariadb)?;
+    Ok((!v.passed).then(|| format!("{BUILD}{}", v.observed)))
+}
+
 /// The pre-flight's "replicas can follow": every replica reachable, holding the MyISAM table and none of the
 /// conversion's names, and the table chunkable (one transaction would make them lag for its whole length).
-pub(super) fn replicas_can_follow(info: &TableInfo, links: &[Link], flags: &str) -> Check {
+pub(super) fn replicas_can_follow(
+    info: &TableInfo,
+    links: &[Link],
+    flags: &str,
+    builds_there: bool,
+    mariadb: bool,
+) -> Check {
     let (t, links, flags) = (info.clone(), links.to_vec(), flags.to_string());
-    Check::new("replicas can follow", move |_ctx| {
+    Check::new("replicas can follow", move |ctx| {
+        let tag = ctx.tag();
         let labels: Vec<&str> = links.iter().map(|l| l.label.as_str()).collect();
         if t.primary().is_none() {
             return Ok(Verdict::fail(
@@ -70,7 +96,21 @@ pub(super) fn replicas_can_follow(info: &TableInfo, links: &[Link], flags: &str)
         }
         for l in &links {
             let mut c = connect(l)?;
-            if let Some(why) = not_ready(&mut c, &t)? {
+            let why = match not_ready(&mut c, &t)? {
+                Some(why) => Some(why),
+                None if builds_there && t.deferred_indexes().next().is_some() => {
+                    cannot_build(&mut c, &tag, mariadb)?
+                }
+                None => None,
+            };
+            if let Some(why) = why.as_ref().filter(|w| w.starts_with(BUILD)) {
+                return Ok(Verdict::fail(
+                    format!("replica {}: {why}", l.label),
+                    "the MyISAM table, and an account that may build the indexes there",
+                    format!("innops builds the secondary indexes on each replica itself, and cannot on replica {} ({}): fix that, or convert with --strategy deferred (one ALTER that each replica runs after the primary, lagging for its length)", l.label, why.trim_start_matches(BUILD)),
+                ));
+            }
+            if let Some(why) = why {
                 return Ok(Verdict::fail(
                     format!("replica {}: {why}", l.label),
                     "the MyISAM table, and none of the conversion's names",
@@ -87,6 +127,179 @@ pub(super) fn replicas_can_follow(info: &TableInfo, links: &[Link], flags: &str)
             "the MyISAM table, and none of the conversion's names",
         ))
     })
+}
+
+/// The chunked path's index step: once every replica has applied the whole copy, the secondary indexes are built
+/// on the primary and on each replica at once, each server's ALTER kept out of its binary log (`sql_log_bin=0`):
+/// no replica waits for the primary's ALTER to end before starting its own, so none lags behind it. Resumed,
+/// it builds only where the indexes are missing, after any ALTER a killed run left running there has ended.
+pub(super) fn parallel_index_step(info: &TableInfo, links: &[Link], mariadb: bool) -> Step {
+    let stmts = copy::index_statements(info);
+    let labels: Vec<String> = links.iter().map(|l| l.label.clone()).collect();
+    let mut step = Step::new(
+        step_id("indexes", info),
+        format!(
+            "Build the secondary indexes of {} on the primary and on each replica at once",
+            info.display()
+        ),
+        Risk::Locking,
+    );
+    for st in &stmts {
+        step = step.preview(format!("SET SESSION sql_log_bin = 0; {st}   -- on the primary and on {} at once, once each has applied the copy", labels.join(", ")));
+    }
+    let (t, t2, t3) = (info.clone(), info.clone(), info.clone());
+    let (l1, l2, l3) = (links.to_vec(), links.to_vec(), links.to_vec());
+    step.pre(Check::new("indexes missing", move |ctx| {
+        let missing = servers_missing(ctx, &t, &l1)?;
+        Ok(if missing.is_empty() || swapped(ctx, &t)? {
+            Verdict::done("present on the primary and each replica", "missing")
+        } else {
+            Verdict::pass(format!("missing on {}", missing.join(", ")), "missing")
+        })
+    }))
+    .act(move |ctx| build_everywhere(ctx, &t2, &l2, mariadb, &stmts))
+    .post(Check::new("same indexes as the source, on the primary and each replica", move |ctx| {
+        let missing = servers_missing(ctx, &t3, &l3)?;
+        Ok(Verdict::check(
+            missing.is_empty(),
+            if missing.is_empty() { "the source's indexes everywhere".to_string() } else { format!("different on {}", missing.join(", ")) },
+            "the source's indexes, in its order, on every server",
+            "a server's copy has other indexes than the source: read the ALTER statements and their errors in the run's journal, then resume",
+        ))
+    }))
+}
+
+/// The servers (`primary`, or a replica's label) whose shadow lacks the source's indexes.
+fn servers_missing(ctx: &mut Ctx, t: &TableInfo, links: &[Link]) -> anyhow::Result<Vec<String>> {
+    let tag = ctx.tag();
+    let shadow = shadow_name(&t.name);
+    let mut out = Vec::new();
+    let have = index_step::index_lines(ctx, &t.schema, &shadow)?;
+    if !index_step::index_differences(t, &have).is_empty() {
+        out.push("the primary".to_string());
+    }
+    for l in links {
+        let mut c = connect(l)?;
+        let have = TableInfo::load(&mut c, &tag, &t.schema, &shadow)?
+            .map(|i| i.definition.indexes)
+            .unwrap_or_default();
+        if !index_step::index_differences(t, &have).is_empty() {
+            out.push(l.label.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Wait on `c` until no ALTER of this run's index step runs there (one a killed run left behind).
+fn wait_for_left_alters(c: &mut mysql::Conn, tag: &str) -> anyhow::Result<()> {
+    let marker = tag
+        .trim_start_matches("/* ")
+        .trim_end_matches(" */")
+        .to_string();
+    loop {
+        let n: Option<u64> = c.exec_first(
+            "SELECT /* innops:convert:replicas */ COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE CONCAT('ALTER /* ', ?, ' */%')",
+            (&marker,),
+        )?;
+        if n.unwrap_or(0) == 0 {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Build `stmts` over `c` (its ALTERs kept out of the binary log) unless `t`'s shadow has the indexes already.
+fn build_on(
+    c: &mut mysql::Conn,
+    tag: &str,
+    t: &TableInfo,
+    stmts: &[String],
+) -> anyhow::Result<serde_json::Value> {
+    let t0 = std::time::Instant::now();
+    wait_for_left_alters(c, tag)?;
+    let shadow = shadow_name(&t.name);
+    let have = TableInfo::load(c, tag, &t.schema, &shadow)?
+        .map(|i| i.definition.indexes)
+        .unwrap_or_default();
+    if index_step::index_differences(t, &have).is_empty() {
+        return Ok(serde_json::json!({ "built": false, "seconds": 0.0 }));
+    }
+    c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0"))?;
+    for st in stmts {
+        c.query_drop(st.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1))?;
+    }
+    c.query_drop(format!("SET {tag} SESSION sql_log_bin = 1"))?;
+    Ok(serde_json::json!({ "built": true, "seconds": t0.elapsed().as_secs_f64() }))
+}
+
+fn build_everywhere(
+    ctx: &mut Ctx,
+    t: &TableInfo,
+    links: &[Link],
+    mariadb: bool,
+    stmts: &[String],
+) -> anyhow::Result<serde_json::Value> {
+    let tag = ctx.tag();
+    let t0 = std::time::Instant::now();
+    // Every replica holds the whole copy before any server starts: the ALTERs then run side by side.
+    let mut waited = Vec::new();
+    for l in links {
+        let mut c = connect(l)?;
+        waited.push(caught_up(ctx, l, &mut c, mariadb)?);
+    }
+    let handles: Vec<_> = links
+        .iter()
+        .map(|l| {
+            let (l, t, tag, stmts) = (l.clone(), t.clone(), tag.clone(), stmts.to_vec());
+            std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
+                let mut c = connect(&l)?;
+                build_on(&mut c, &tag, &t, &stmts)
+            })
+        })
+        .collect();
+    let mut primary_conn = ctx.target.connect()?;
+    let id = primary_conn.connection_id();
+    let label = format!(
+        "indexes {} (primary and {} replica(s))",
+        t.display(),
+        links.len()
+    );
+    let primary = copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || {
+        build_on(&mut primary_conn, &tag, t, stmts)
+    });
+    let mut each = Vec::new();
+    let mut failed = Vec::new();
+    for (l, h) in links.iter().zip(handles) {
+        match h
+            .join()
+            .map_err(|_| anyhow::anyhow!("the index thread panicked"))?
+        {
+            Ok(r) => each.push(serde_json::json!({ "replica": l.label, "result": r })),
+            Err(e) => failed.push(format!("{}: {}", l.label, crate::error::display_of(&e))),
+        }
+    }
+    let primary = match primary {
+        Ok(r) => r,
+        Err(e) => {
+            failed.insert(0, format!("the primary: {}", crate::error::display_of(&e)));
+            serde_json::Value::Null
+        }
+    };
+    if !failed.is_empty() {
+        let run = ctx
+            .run_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "RUN_DIR".into());
+        return Err(crate::error::refused(format!(
+            "building the indexes of {} failed on {}; the source is untouched everywhere: fix the cause, then `innops resume {run}` builds them where they are missing",
+            qualified(&t.schema, &shadow_name(&t.name)),
+            failed.join("; ")
+        )));
+    }
+    Ok(
+        serde_json::json!({ "statements": stmts, "waited_for_replicas_s": waited, "primary": primary, "replicas": each, "seconds": t0.elapsed().as_secs_f64() }),
+    )
 }
 
 /// Wait until `l` has applied everything the primary wrote so far; the seconds waited.

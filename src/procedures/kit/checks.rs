@@ -235,30 +235,38 @@ pub fn read_only_verdict(ro: bool, account: &str, have: &[String], mariadb: bool
 pub fn writable_under_read_only(mariadb: bool) -> Check {
     Check::new("writable under read_only", move |ctx| {
         let tag = ctx.tag();
-        let (ro, user, role): (u8, String, Option<String>) = ctx
-            .conn()?
-            .query_first(format!(
-                "SELECT {tag} @@GLOBAL.read_only, CURRENT_USER(), CURRENT_ROLE()"
-            ))?
-            .unwrap_or_default();
-        if ro == 0 {
-            return Ok(read_only_verdict(false, &user, &[], mariadb));
-        }
-        if let Some(role) = role {
-            return Ok(Verdict::pass(
-                format!("read_only ON; not checked: {user} has the role {role} active"),
-                "writable",
-            ));
-        }
-        let account = grantee_of(&user);
-        let have: Vec<String> = ctx.conn()?.exec(
-            format!(
-                "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"
-            ),
-            (&account,),
-        )?;
-        Ok(read_only_verdict(true, &account, &have, mariadb))
+        read_only_writable(ctx.conn()?, &tag, mariadb)
     })
+}
+
+/// The verdict of [`writable_under_read_only`] over any session (a replica's, say).
+pub fn read_only_writable(
+    conn: &mut mysql::Conn,
+    tag: &str,
+    mariadb: bool,
+) -> anyhow::Result<Verdict> {
+    let (ro, user, role): (u8, String, Option<String>) = conn
+        .query_first(format!(
+            "SELECT {tag} @@GLOBAL.read_only, CURRENT_USER(), CURRENT_ROLE()"
+        ))?
+        .unwrap_or_default();
+    if ro == 0 {
+        return Ok(read_only_verdict(false, &user, &[], mariadb));
+    }
+    if let Some(role) = role {
+        return Ok(Verdict::pass(
+            format!("read_only ON; not checked: {user} has the role {role} active"),
+            "writable",
+        ));
+    }
+    let account = grantee_of(&user);
+    let have: Vec<String> = conn.exec(
+        format!(
+            "SELECT {tag} PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?"
+        ),
+        (&account,),
+    )?;
+    Ok(read_only_verdict(true, &account, &have, mariadb))
 }
 
 /// The failing verdict when the error-log lines since an action hold `[ERROR]` lines; None when they hold none.
