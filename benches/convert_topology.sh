@@ -16,7 +16,8 @@
 #   benches/convert_topology.sh                 # 1,000,000 rows, 3 rounds
 #   ROWS=200000 ROUNDS=1 benches/convert_topology.sh
 # Settings: ROWS (1000000), ROUNDS (3), POOL (1G), METHODS ("primary solo ptosc"), INNOPS (target/release/innops,
-# built first unless INNOPS_SKIP_BUILD=1), OUT (a new /tmp dir: results.tsv and logs).
+# built first unless INNOPS_SKIP_BUILD=1), OUT (a new /tmp dir: results.tsv and logs), PIN (0; 1: CPU 0 for the
+# primary and for solo, CPU 1 for the replicas, as if they ran on machines of their own).
 # pt-osc runs with --recursion-method=none (the sandbox replicas take root only over their own sockets), so it
 # does not throttle on lag: its row says how far the replicas fell behind without that.
 set -euo pipefail
@@ -47,6 +48,14 @@ sql() { mariadb -S "$ROOT/$1/mysqld.sock" -uroot -N -e "$2"; }
 "$BIN" sandbox up p --binlog --buffer-pool "$POOL" --sandbox-root "$ROOT" >/dev/null
 "$BIN" sandbox up solo --binlog --buffer-pool "$POOL" --sandbox-root "$ROOT" >/dev/null
 for r in r1 r2; do "$BIN" sandbox up "$r" --replica-of p --buffer-pool "$POOL" --sandbox-root "$ROOT" >/dev/null; done
+
+# PIN=1: the primary and the server without replicas each get CPU 0 to themselves, the two replicas share CPU 1
+# (as servers on machines of their own would not compete with the primary for its cores; solo gets the same one
+# core the primary has, so the two stay comparable).
+if [ "${PIN:-0}" = 1 ]; then
+    for s in p solo; do taskset -a -cp 0 "$(cat "$ROOT/$s/mysqld.pid")" >/dev/null; done
+    for s in r1 r2; do taskset -a -cp 1 "$(cat "$ROOT/$s/mysqld.pid")" >/dev/null; done
+fi
 
 build() {
     sql "$1" "CREATE DATABASE IF NOT EXISTS bench; CREATE TABLE bench.pristine (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT UNSIGNED NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k), KEY c_1 (c(20))) ENGINE=MyISAM;
@@ -121,7 +130,7 @@ done
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -F'\t' -v m="$1" -v c="$2" 'NR > 1 && $1 == m { print $c }' "$OUT/results.tsv"; }
-echo "rows=$ROWS rounds=$ROUNDS pool=$POOL (results: $OUT/results.tsv)"
+echo "rows=$ROWS rounds=$ROUNDS pool=$POOL pin=${PIN:-0} (results: $OUT/results.tsv)"
 printf '%-8s %10s %12s %s\n' method median_s worst_lag_s identical
 for m in "${order[@]}"; do
     printf '%-8s %10s %12s %s\n' "$m" "$(col "$m" 3 | median)" "$(col "$m" 4 | sort -g | tail -1)" "$(col "$m" 5 | sort -u | tr '\n' ' ')"
