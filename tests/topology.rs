@@ -924,3 +924,78 @@ fn a_replica_with_replicas_of_its_own_refuses_the_parallel_index_build_and_defer
     assert_eq!(checksum(&mut c, "d.t"), checksum(&mut p, "d.t"));
     let _ = r1b.destroy();
 }
+
+/// kill -9 between the copy and the index build, with one replica's indexes built already (as a run killed
+/// mid-build leaves them): the resumed run builds them only where they are missing, and every server ends with
+/// the same table and no transaction of its own.
+#[test]
+fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
+    let t = Topology::new(2);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let root = t.root.display().to_string();
+    let run = t.root.join("run");
+    let mut a = args(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+    ]);
+    a.push(run.display().to_string());
+    a.extend(args(&["--sandbox", "p", "--sandbox-root", &root]));
+    let killed = run_innops(&a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    t.sync();
+    conn(&t.replicas[0])
+        .query_drop("SET SESSION sql_log_bin = 0; ALTER TABLE d._t_innops_new ADD KEY k (k)")
+        .unwrap();
+    let resumed = run_innops(
+        &args(&[
+            "resume",
+            &run.display().to_string(),
+            "--sandbox",
+            "p",
+            "--sandbox-root",
+            &root,
+            "--format",
+            "json",
+        ]),
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let built = journal_step(&resumed, "indexes:d.t");
+    let mut on: Vec<(String, bool)> = built["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["replica"].as_str().unwrap().to_string(),
+                r["result"]["built"] == true,
+            )
+        })
+        .collect();
+    on.sort();
+    let mut want = vec![
+        (format!("127.0.0.1:{}", t.replicas[0].port), false),
+        (format!("127.0.0.1:{}", t.replicas[1].port), true),
+    ];
+    want.sort();
+    assert_eq!(
+        on, want,
+        "only the replica without the index built it: {built}"
+    );
+    assert_eq!(built["primary"]["built"], true, "{built}");
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    let want = checksum(&mut p, "d.t");
+    for r in &t.replicas {
+        let mut c = conn(r);
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+        assert_eq!(checksum(&mut c, "d.t"), want);
+    }
+}
