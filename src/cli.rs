@@ -167,6 +167,10 @@ pub struct DeadlockRunArgs {
     /// innodb_lock_wait_timeout (seconds) of each session the scenario gives none.
     #[arg(long, default_value_t = 2, value_name = "SECONDS")]
     pub lock_wait_timeout: u64,
+    /// Where the scenario's writes go: replicate (through the binary log; the default on a server that is not
+    /// a replica) or local (sql_log_bin=0: this server alone; needed on a replica).
+    #[arg(long, value_parser = ["replicate", "local"])]
+    pub binlog: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -693,6 +693,27 @@ fn readonly_freezes_a_replica_at_a_recorded_position_and_undo_lets_it_catch_up()
         .unwrap()
         .unwrap();
     assert_eq!(pos, stopped_at);
+    // A scenario that writes is refused on the read-only InnoDB, before it creates anything.
+    let scenario = t.innops(
+        r,
+        &[
+            "deadlock",
+            "run",
+            "share-then-delete",
+            "--binlog",
+            "local",
+            "--detect",
+            "on",
+            "--execute",
+        ],
+    );
+    assert_eq!(scenario.code, 1, "{scenario:?}");
+    assert!(
+        scenario
+            .error_line()
+            .contains("the scenario writes: make the server writable first"),
+        "{scenario:?}"
+    );
     let thawed = t.innops(
         r,
         &["readonly", "--undo", "--execute", "--yes", "--no-bench"],
@@ -998,4 +1019,48 @@ fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
         assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
         assert_eq!(checksum(&mut c, "d.t"), want);
     }
+}
+
+/// A deadlock scenario on a replica writes a schema of its own: refused without --binlog local, and with it the
+/// scenario runs and the replica's binary log gets nothing of it (with and without --detect, which runs as a plan).
+#[test]
+fn a_deadlock_scenario_on_a_replica_needs_binlog_local_and_leaves_no_errant_gtid() {
+    let t = Topology::new(1);
+    let r = &t.replicas[0];
+    let plain = t.innops(r, &["deadlock", "run", "share-then-delete", "--execute"]);
+    assert_eq!(plain.code, 1, "{plain:?}");
+    assert!(
+        plain
+            .error_line()
+            .contains("so the scenario here would be a change its primary never made"),
+        "{plain:?}"
+    );
+    let local = t.innops(
+        r,
+        &[
+            "deadlock",
+            "run",
+            "share-then-delete",
+            "--binlog",
+            "local",
+            "--execute",
+        ],
+    );
+    assert_eq!(local.code, 0, "{local:?}");
+    let detect = t.innops(
+        r,
+        &[
+            "deadlock",
+            "run",
+            "share-then-delete",
+            "--binlog",
+            "local",
+            "--detect",
+            "on",
+            "--execute",
+        ],
+    );
+    assert_eq!(detect.code, 0, "{detect:?}");
+    assert_no_errant_gtid(&t);
+    assert_replicating(&t);
 }

@@ -44,6 +44,17 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
         return run_as_plan(a);
     }
     let env = env_from(&a.conn, &Default::default(), a.fmt.format, None)?;
+    // Where the scenario's writes go (on a replica only with --binlog local, kept out of its binary log).
+    let topo = {
+        let mut c = env.plan_env.target.connect()?;
+        let mariadb = ServerFacts::collect(&mut c)?.flavor == crate::server::facts::Flavor::MariaDB;
+        crate::server::topology::Topology::read(&mut c, mariadb)?
+    };
+    let binlog = crate::procedures::deadlock::plan::binlog_decision(binlog_mode(a)?, &topo)?;
+    let target = match a.execute {
+        true => env.plan_env.target.with_session(&binlog.session),
+        false => env.plan_env.target.clone(),
+    };
     let settings = runner::RunSettings {
         schema: a.schema.clone(),
         keep: a.keep,
@@ -53,7 +64,7 @@ fn run_scenario(a: &DeadlockRunArgs) -> anyhow::Result<()> {
         execute: a.execute,
         take_lock: true,
     };
-    let report = runner::run(&env.plan_env.target, &sc, &settings)?;
+    let report = runner::run(&target, &sc, &settings)?;
     match env.format {
         Format::Json => {
             println!("{}", serde_json::to_string_pretty(&report)?);
@@ -128,9 +139,20 @@ pub fn deadlock_params(
         lock_wait_timeout: a.lock_wait_timeout,
         schema: a.schema.clone(),
         detect_at_plan: None,
+        binlog: binlog_mode(a)?,
     };
     p.check()?;
     Ok(p)
+}
+
+fn binlog_mode(
+    a: &DeadlockRunArgs,
+) -> anyhow::Result<Option<crate::procedures::kit::binlog::Mode>> {
+    a.binlog
+        .as_deref()
+        .map(crate::procedures::kit::binlog::Mode::parse)
+        .transpose()
+        .map_err(bad_input)
 }
 
 fn read_input(file: &std::path::Path) -> anyhow::Result<String> {

@@ -41,6 +41,9 @@ pub struct DeadlockParams {
     /// value then is the killed run's, not the server's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detect_at_plan: Option<bool>,
+    /// `--binlog`: where the scenario's writes go; None takes the default for the server's place in its topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binlog: Option<crate::procedures::kit::binlog::Mode>,
 }
 
 impl DeadlockParams {
@@ -281,16 +284,22 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
     step = step.preview(format!("DROP SCHEMA {}", quote_ident(&p.schema)));
     let step = step
         .pre(schema_free_check(p, &id))
-        .pre(writable_check())
+        .pre(writable_check(
+            facts.flavor == crate::server::facts::Flavor::MariaDB,
+        ))
         .act({
             let (p, sc, id) = (p.clone(), sc.clone(), id.clone());
             move |ctx| act(ctx, &p, &sc, &id)
         });
     let step = post_checks(step, p, &id);
-    let notes = vec![format!(
-        "scenario {} runs in schema {} (created and dropped by the step){}; every wait is confirmed from the server, never by sleeping",
-        sc.name, p.schema, detect_note
-    )];
+    let binlog = binlog_decision(p.binlog, &facts.topology)?;
+    let notes = vec![
+        format!(
+            "scenario {} runs in schema {} (created and dropped by the step){}; every wait is confirmed from the server, never by sleeping",
+            sc.name, p.schema, detect_note
+        ),
+        binlog.note.clone(),
+    ];
     Ok(Plan {
         header: env.header(
             crate::plan::Procedure::Deadlock,
@@ -301,8 +310,18 @@ pub fn plan(p: &DeadlockParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
         steps: vec![step],
         bench: None,
         locks: crate::plan::lock::server_if(p.detect.is_some(), format!("deadlock:{}", p.schema)),
-        session: Vec::new(),
+        session: binlog.session,
     })
+}
+
+/// Where a scenario's writes go on a server with topology `topo`: a throwaway schema, so a local run on a
+/// primary needs no confirmation; on a replica the run needs `--binlog local` ([`crate::procedures::kit::binlog`]).
+pub fn binlog_decision(
+    asked: Option<crate::procedures::kit::binlog::Mode>,
+    topo: &crate::server::topology::Topology,
+) -> anyhow::Result<crate::procedures::kit::binlog::Decision> {
+    crate::procedures::kit::binlog::decide(asked, topo, true, "the scenario")
+        .map_err(crate::error::refused)
 }
 
 fn schema_exists(ctx: &mut Ctx, schema: &str) -> anyhow::Result<bool> {
@@ -354,19 +373,21 @@ fn schema_free_check(p: &DeadlockParams, local: &str) -> Check {
     })
 }
 
-fn writable_check() -> Check {
-    Check::new("InnoDB accepts writes", |ctx| {
+fn writable_check(mariadb: bool) -> Check {
+    Check::new("InnoDB accepts writes", move |ctx| {
         let tag = ctx.tag();
-        let ro: Option<(i64, i64)> = ctx.conn()?.query_first(format!(
-            "SELECT {tag} @@GLOBAL.innodb_read_only, @@GLOBAL.read_only"
-        ))?;
-        let (innodb, sql) = ro.unwrap_or((0, 0));
-        Ok(Verdict::check(
-            innodb == 0 && sql == 0,
-            format!("innodb_read_only={innodb}, read_only={sql}"),
-            "innodb_read_only=0, read_only=0",
-            "the scenario writes: make the server writable first (innops readonly --undo)",
-        ))
+        let innodb: Option<i64> = ctx
+            .conn()?
+            .query_first(format!("SELECT {tag} @@GLOBAL.innodb_read_only"))?;
+        if innodb.unwrap_or(0) != 0 {
+            return Ok(Verdict::fail(
+                "innodb_read_only=1",
+                "innodb_read_only=0, and read_only=0 or an account that may write under it",
+                "the scenario writes: make the server writable first (innops readonly --undo)",
+            ));
+        }
+        // read_only (a replica's, say) lets an account with READ_ONLY ADMIN or SUPER write: the kit's check.
+        crate::procedures::kit::checks::read_only_writable(ctx.conn()?, &tag, mariadb)
     })
 }
 
