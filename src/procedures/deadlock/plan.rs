@@ -685,6 +685,7 @@ mod tests {
             lock_wait_timeout: 2,
             schema: "innops_deadlock".into(),
             detect_at_plan: None,
+            binlog: None,
         };
         let e = p.check().unwrap_err();
         assert_eq!(crate::error::exit_code_of(&e), crate::error::EXIT_BAD_INPUT);
