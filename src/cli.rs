@@ -728,6 +728,10 @@ pub struct BenchArgs {
         help_heading = "Workload and tables (prepare, run, cleanup)"
     )]
     pub db: String,
+    /// Where prepare's, cleanup's and a writing workload's writes go: replicate (through the binary log; the
+    /// default on a server that is not a replica) or local (sql_log_bin=0; needed on a replica).
+    #[arg(long, value_parser = ["replicate", "local"], help_heading = "Workload and tables (prepare, run, cleanup)")]
+    pub binlog: Option<String>,
     /// Client threads, one connection each (prepare loads tables with up to this many; bulk_insert has one
     /// table per thread).
     #[arg(

@@ -1024,7 +1024,8 @@ fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
 /// A deadlock scenario on a replica writes a schema of its own: refused without --binlog local, and with it the
 /// scenario runs and the replica's binary log gets nothing of it (with and without --detect, which runs as a plan).
 #[test]
-fn a_deadlock_scenario_on_a_replica_needs_binlog_local_and_leaves_no_errant_gtid() {
+fn a_deadlock_scenario_or_a_benchmark_that_writes_on_a_replica_needs_binlog_local_and_leaves_no_errant_gtid(
+) {
     let t = Topology::new(1);
     let r = &t.replicas[0];
     let plain = t.innops(r, &["deadlock", "run", "share-then-delete", "--execute"]);
@@ -1061,6 +1062,62 @@ fn a_deadlock_scenario_on_a_replica_needs_binlog_local_and_leaves_no_errant_gtid
         ],
     );
     assert_eq!(detect.code, 0, "{detect:?}");
+    // The benchmark too: prepare writes (refused, then local); a read-only run of the primary's tables reads.
+    let prepare = |extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "oltp_read_write",
+            "prepare",
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+        ];
+        a.extend(extra);
+        t.innops(r, &a)
+    };
+    let refused = prepare(&[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .error_line()
+            .contains("so the benchmark's writes here would be a change its primary never made"),
+        "{refused:?}"
+    );
+    assert_eq!(prepare(&["--binlog", "local"]).code, 0);
+    let on_primary = t.innops(
+        &t.primary,
+        &[
+            "bench",
+            "oltp_read_only",
+            "prepare",
+            "--db",
+            "sb2",
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+        ],
+    );
+    assert_eq!(on_primary.code, 0, "{on_primary:?}");
+    t.sync();
+    let read = t.innops(
+        r,
+        &[
+            "bench",
+            "oltp_read_only",
+            "run",
+            "--db",
+            "sb2",
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+            "--time",
+            "1",
+        ],
+    );
+    assert_eq!(read.code, 0, "a read-only run needs no --binlog: {read:?}");
     assert_no_errant_gtid(&t);
     assert_replicating(&t);
 }

@@ -27,7 +27,43 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         eprintln!("{note}");
     }
     let env = env_from(&connection(a)?, &Default::default(), a.fmt.format, None)?;
-    execute(&env.plan_env.target, &s)
+    let target = match writes(&s) {
+        true => writes_go(a, &env.plan_env.target)?,
+        false => env.plan_env.target.clone(),
+    };
+    execute(&target, &s)
+}
+
+/// Whether the command writes: prepare and cleanup of the sbtest tables, and a workload that is not read-only
+/// (a table workload only reads).
+fn writes(s: &crate::bench::action::Settings) -> bool {
+    use crate::bench::action::Action;
+    match (&s.spec.workload, s.action) {
+        (crate::bench::workloads::Workload::Table { .. }, _) => false,
+        (_, Action::Prepare | Action::Cleanup) => true,
+        (w, Action::Run) => !w.is_read_only(),
+    }
+}
+
+/// The target a writing command uses: on a replica only with `--binlog local`, its sessions kept out of the
+/// binary log (an errant GTID otherwise).
+fn writes_go(
+    a: &BenchArgs,
+    target: &crate::server::Target,
+) -> anyhow::Result<crate::server::Target> {
+    let mut c = target.connect()?;
+    let mariadb = crate::server::facts::ServerFacts::collect(&mut c)?.flavor
+        == crate::server::facts::Flavor::MariaDB;
+    let topo = crate::server::topology::Topology::read(&mut c, mariadb)?;
+    let asked = a
+        .binlog
+        .as_deref()
+        .map(crate::procedures::kit::binlog::Mode::parse)
+        .transpose()
+        .map_err(bad_input)?;
+    let d = crate::procedures::kit::binlog::decide(asked, &topo, true, "the benchmark's writes")
+        .map_err(crate::error::refused)?;
+    Ok(target.with_session(&d.session))
 }
 
 /// innops's connection flags, with sysbench's `--mysql-*` names put in their places.
