@@ -165,10 +165,17 @@ pub(super) fn still_stopped(mariadb: bool) -> Check {
             };
             let now = sources(ctx, mariadb)?;
             let pos = position(ctx, mariadb)?;
+            let shown = |p: &str| {
+                if p.is_empty() {
+                    "(none applied yet)".to_string()
+                } else {
+                    p.to_string()
+                }
+            };
             Ok(Verdict::check(
             now.iter().all(stopped) && pos == f.position,
-            format!("{}; position {pos}", now.iter().map(describe).collect::<Vec<_>>().join("; ")),
-            format!("stopped at {}", f.position),
+            format!("{}; position {}", now.iter().map(describe).collect::<Vec<_>>().join("; "), shown(&pos)),
+            format!("stopped at {}", shown(&f.position)),
             format!("replication moved or started on the read-only server ({} = 1 was to keep it stopped): read SHOW SLAVE STATUS", f.skip_key),
         ))
         },
