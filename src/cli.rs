@@ -519,9 +519,10 @@ pub struct ConvertArgs {
     /// Stop the copy when a replica is more than this many seconds behind.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pub critical_lag: u64,
-    /// A replica to watch and verify, HOST:PORT (repeatable, or comma-separated) [default: those registered on the primary, from
-    /// SHOW SLAVE HOSTS]; reached with the primary's account.
-    #[arg(long = "replica", value_name = "HOST:PORT", value_delimiter = ',')]
+    /// A replica to watch and verify (repeatable): HOST:PORT, reached with the primary's account, or a
+    /// pt-toolkit DSN `h=HOST,P=PORT,u=USER,F=OPTION-FILE` (or `S=SOCKET`) for an account of its own [default:
+    /// the replicas registered on the primary, from SHOW SLAVE HOSTS].
+    #[arg(long = "replica", value_name = "HOST:PORT|DSN")]
     pub replicas: Vec<String>,
     /// DANGER: drop the kept MyISAM table once the InnoDB table is verified identical to it.
     #[arg(long)]

@@ -1121,3 +1121,72 @@ fn a_deadlock_scenario_or_a_benchmark_that_writes_on_a_replica_needs_binlog_loca
     assert_no_errant_gtid(&t);
     assert_replicating(&t);
 }
+
+/// `--replica` as a pt DSN with an account of its own in an option file (F=), and a run that names fewer replicas
+/// than read the binary log: refused, since a replica innops does not reach would keep no secondary index.
+#[test]
+fn replicas_named_by_dsn_use_their_own_account_and_every_replica_must_be_named() {
+    let t = Topology::new(2);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    // Made on the primary, so each replica has the account too.
+    p.query_drop("CREATE USER 'watch'@'127.0.0.1' IDENTIFIED BY 'w-secret'; GRANT ALL ON *.* TO 'watch'@'127.0.0.1'")
+        .unwrap();
+    t.sync();
+    let cnf = t.root.join("watch.cnf");
+    std::fs::write(&cnf, "[client]\nuser = watch\npassword = w-secret\n").unwrap();
+    let dsn = |r: &innops::server::sandbox::Sandbox| {
+        format!("h=127.0.0.1,P={},F={}", r.port, cnf.display())
+    };
+    let (d1, d2) = (dsn(&t.replicas[0]), dsn(&t.replicas[1]));
+    let one = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.t", "--replica", &d1],
+    );
+    assert_eq!(one.code, 1, "{one:?}");
+    assert!(
+        one.error_line()
+            .contains("2 replica(s) read this server's binary log and innops reaches 1 of them"),
+        "{one:?}"
+    );
+    let both = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--replica",
+            &d1,
+            "--replica",
+            &d2,
+            "--execute",
+            "--no-bench",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(both.code, 0, "{both:?}");
+    assert!(
+        !both.stdout.contains("w-secret"),
+        "the password is in no output"
+    );
+    let plan = std::fs::read_to_string(
+        std::path::Path::new(both.json()["run_dir"].as_str().unwrap()).join("plan.json"),
+    )
+    .expect("plan.json of the run");
+    assert!(plan.contains("watch.cnf") && !plan.contains("w-secret"), "nor in plan.json: {plan}");
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    let password = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--replica",
+            "h=127.0.0.1,P=1,p=x",
+        ],
+    );
+    assert_eq!(password.code, 2, "{password:?}");
+}

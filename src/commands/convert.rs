@@ -100,7 +100,7 @@ pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
         )));
     }
     for r in &a.replicas {
-        procedures::kit::replicas::parse_host_port(r).map_err(bad_input)?;
+        procedures::kit::replicas::parse_dsn(r).map_err(bad_input)?;
     }
     if !CHUNK_TIME_MS.contains(&a.chunk_time) {
         return Err(bad_input(format!(

@@ -67,6 +67,7 @@ pub(super) fn preflight(
                 &env.flags(),
                 strategy == Strategy::Chunked,
                 facts.flavor == crate::server::facts::Flavor::MariaDB,
+                facts.topology.replica_count(),
             )
         }),
     ]

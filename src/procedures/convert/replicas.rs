@@ -82,10 +82,20 @@ pub(super) fn replicas_can_follow(
     flags: &str,
     builds_there: bool,
     mariadb: bool,
+    connected: u64,
 ) -> Check {
     let (t, links, flags) = (info.clone(), links.to_vec(), flags.to_string());
     Check::new("replicas can follow", move |ctx| {
         let tag = ctx.tag();
+        // The indexes are built only where innops reaches: a replica it does not know would keep none.
+        if builds_there && t.deferred_indexes().next().is_some() && (links.len() as u64) < connected
+        {
+            return Ok(Verdict::fail(
+                format!("{connected} replica(s) read this server's binary log, {} named", links.len()),
+                "every replica reachable",
+                format!("{connected} replica(s) read this server's binary log and innops reaches {} of them: it builds the secondary indexes on each replica itself, so one it does not reach would keep none; name every replica with --replica, or convert with --strategy deferred (one replicated ALTER)", links.len()),
+            ));
+        }
         let labels: Vec<&str> = links.iter().map(|l| l.label.as_str()).collect();
         if t.primary().is_none() {
             return Ok(Verdict::fail(

@@ -73,6 +73,100 @@ pub fn target_at(primary: &Target, host: &str, port: u16) -> Target {
     }
 }
 
+/// A replica as `--replica` names it: `HOST:PORT`, or a pt-toolkit DSN (`h=HOST,P=PORT`, `S=SOCKET`, `u=USER`,
+/// `F=OPTION-FILE` for an account of its own). A password (`p=`) is refused: it would be written into the run's
+/// plan.json; an option file keeps it out of both the plan and the process list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Dsn {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub socket: Option<String>,
+    pub user: Option<String>,
+    pub file: Option<String>,
+}
+
+pub fn parse_dsn(s: &str) -> Result<Dsn, String> {
+    if !s.contains('=') {
+        let (host, port) = parse_host_port(s)?;
+        return Ok(Dsn {
+            host: Some(host),
+            port: Some(port),
+            ..Dsn::default()
+        });
+    }
+    let mut d = Dsn::default();
+    for part in s.split(',') {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            format!("--replica '{s}': '{part}' is not KEY=VALUE: write h=HOST,P=PORT")
+        })?;
+        if v.is_empty() {
+            return Err(format!("--replica '{s}': {k}= has no value"));
+        }
+        match k {
+            "h" => d.host = Some(v.to_string()),
+            "P" => d.port = Some(v.parse().ok().filter(|p| *p > 0).ok_or_else(|| format!("--replica '{s}': P={v} is not a port"))?),
+            "S" => d.socket = Some(v.to_string()),
+            "u" => d.user = Some(v.to_string()),
+            "F" => d.file = Some(v.to_string()),
+            "p" => return Err(format!("--replica '{s}': a password in the DSN would be written into the run's plan.json: put the replica account's user and password in an option file's [client] group and name it with F=FILE")),
+            other => return Err(format!("--replica '{s}': {other}= is not one of h, P, S, u, F")),
+        }
+    }
+    if d.host.is_none() && d.socket.is_none() {
+        return Err(format!(
+            "--replica '{s}' names no server: give h=HOST (with P=PORT) or S=SOCKET"
+        ));
+    }
+    Ok(d)
+}
+
+impl Dsn {
+    /// How messages name it.
+    pub fn label(&self) -> String {
+        match (&self.socket, &self.host) {
+            (Some(sock), _) => format!("socket {sock}"),
+            (None, Some(h)) => format!("{h}:{}", self.port.unwrap_or(3306)),
+            (None, None) => "?".into(),
+        }
+    }
+
+    /// The target: the primary's account and TLS settings moved there, or, with `F=`, the account that option
+    /// file gives (read as `--defaults-file`).
+    pub fn target(&self, primary: &Target) -> Result<Target, String> {
+        if let Some(f) = &self.file {
+            let spec = crate::server::connect::ConnSpec {
+                defaults_file: Some(f.into()),
+                host: self.host.clone(),
+                port: self.port,
+                socket: self.socket.as_ref().map(Into::into),
+                user: self.user.clone(),
+                ..Default::default()
+            };
+            return spec.resolve().map_err(|e| crate::error::display_of(&e));
+        }
+        let mut t = match (&self.socket, &self.host) {
+            (Some(sock), _) => {
+                let opts = OptsBuilder::from_opts(primary.opts.clone())
+                    .socket(Some(sock.clone()))
+                    .prefer_socket(true);
+                Target {
+                    opts: opts.into(),
+                    label: String::new(),
+                    local: true,
+                    ssl_mode: None,
+                }
+            }
+            (None, Some(h)) => target_at(primary, h, self.port.unwrap_or(3306)),
+            (None, None) => return Err("no server named".into()),
+        };
+        if let Some(u) = &self.user {
+            t.opts = OptsBuilder::from_opts(t.opts).user(Some(u.clone())).into();
+        }
+        t.label = format!("{}@{}", t.opts.get_user().unwrap_or("root"), self.label());
+        Ok(t)
+    }
+}
+
 /// The replicas to watch: the named ones, else those registered on the primary. A replica that reads the
 /// binary log but cannot be reached by its registration is an error naming the flag that fixes it.
 pub fn links(primary: &Target, topo: &Topology, named: &[String]) -> Result<Vec<Link>, String> {
@@ -80,10 +174,10 @@ pub fn links(primary: &Target, topo: &Topology, named: &[String]) -> Result<Vec<
         return named
             .iter()
             .map(|n| {
-                let (h, p) = parse_host_port(n)?;
+                let d = parse_dsn(n)?;
                 Ok(Link {
-                    label: format!("{h}:{p}"),
-                    target: target_at(primary, &h, p),
+                    label: d.label(),
+                    target: d.target(primary)?,
                 })
             })
             .collect();
@@ -476,6 +570,49 @@ mod tests {
         assert!(parse_host_port("db2:x").is_err());
         assert!(parse_host_port(":3306").is_err());
         assert!(parse_host_port("db2:0").is_err());
+    }
+
+    #[test]
+    fn a_replica_is_named_as_host_port_or_a_pt_dsn_never_with_a_password() {
+        assert_eq!(parse_dsn("db2:3307").unwrap().label(), "db2:3307");
+        let d = parse_dsn("h=db2,P=3307,u=watch,F=/etc/innops/replica.cnf").unwrap();
+        assert_eq!(
+            (
+                d.host.as_deref(),
+                d.port,
+                d.user.as_deref(),
+                d.file.as_deref()
+            ),
+            (
+                Some("db2"),
+                Some(3307),
+                Some("watch"),
+                Some("/etc/innops/replica.cnf")
+            )
+        );
+        assert_eq!(
+            parse_dsn("S=/run/r1.sock").unwrap().label(),
+            "socket /run/r1.sock"
+        );
+        assert!(parse_dsn("h=db2,p=secret")
+            .unwrap_err()
+            .contains("plan.json"));
+        assert!(parse_dsn("h=db2,D=shop")
+            .unwrap_err()
+            .contains("D= is not one of"));
+        assert!(parse_dsn("P=3307").unwrap_err().contains("names no server"));
+        assert!(parse_dsn("h=db2,P=x").unwrap_err().contains("not a port"));
+        let primary =
+            crate::server::connect::to_target(&crate::server::connect::ConnSpec::default());
+        let t = parse_dsn("h=db2,P=3307,u=watch")
+            .unwrap()
+            .target(&primary)
+            .unwrap();
+        assert_eq!(
+            (t.opts.get_user(), t.opts.get_tcp_port()),
+            (Some("watch"), 3307)
+        );
+        assert_eq!(t.label, "watch@db2:3307");
     }
 
     #[test]

@@ -206,7 +206,9 @@ options:
     description: V(convert) - on a primary, stop the copy when a replica is more than this many seconds behind (C(--critical-lag)).
     type: int
   replica:
-    description: V(convert) - the replicas to watch and verify, C(HOST:PORT) (C(--replica)); default, those registered on the primary.
+    description:
+      - V(convert) - the replicas to watch and verify (C(--replica), once per item), C(HOST:PORT) with the primary's
+        account, or a pt-toolkit DSN C(h=HOST,P=PORT,u=USER,F=OPTION-FILE); default, those registered on the primary.
     type: list
     elements: str
   size:
@@ -432,6 +434,9 @@ PROCEDURE = [
     "threads", "mariadbd", "datadir", "in_place", "sample",
 ]
 
+# List options innops takes one flag per value (a replica's DSN holds commas itself).
+REPEATED = {"replica"}
+
 # Exit codes fixed by innops's DESIGN.md.
 FAILURES = {1: "refused", 2: "bad_input", 3: "post_check_failed", 130: "interrupted"}
 
@@ -464,6 +469,9 @@ def build_command(binary, params, check_mode):
         flag = "--" + name.replace("_", "-")
         if value is True:
             argv.append(flag)
+        elif isinstance(value, list) and name in REPEATED:
+            for v in value:
+                argv.extend([flag, str(v)])
         elif isinstance(value, list):
             argv.extend([flag, ",".join(str(v) for v in value)])
         else:

@@ -71,9 +71,9 @@ class BuildCommand(unittest.TestCase):
         self.assertEqual(argv[2:5], ["--all-myisam", "--verify", "hash"])
         argv, _ = innops.build_command(
             "innops", params(procedure="convert", all_myisam=True, binlog="local", max_lag=2,
-                             replica=["10.0.0.2:3306", "10.0.0.3:3306"]), True)
-        self.assertEqual(argv[2:9], ["--all-myisam", "--binlog", "local", "--max-lag", "2",
-                                      "--replica", "10.0.0.2:3306,10.0.0.3:3306"])
+                             replica=["10.0.0.2:3306", "h=db3,P=3306,F=/etc/r.cnf"]), True)
+        self.assertEqual(argv[2:11], ["--all-myisam", "--binlog", "local", "--max-lag", "2",
+                                      "--replica", "10.0.0.2:3306", "--replica", "h=db3,P=3306,F=/etc/r.cnf"])
         argv, _ = innops.build_command("innops", params(procedure="run", playbook="/p/pb.toml"), True)
         self.assertEqual(argv[:3], ["innops", "run", "/p/pb.toml"])
         argv, _ = innops.build_command("innops", params(procedure="resume", run_dir="/r/1", service="systemd:m"),
