@@ -234,9 +234,20 @@ fn replication_running(c: &mut mysql::Conn) -> (String, String, String) {
     )
 }
 
+/// Every replica's threads run with no error. An IO thread that was just started (or whose primary just
+/// restarted) may still be connecting: it is given up to 60 s to connect, polling, not sleeping a fixed time.
 fn assert_replicating(t: &Topology) {
     for r in &t.replicas {
-        let (io, sql, err) = replication_running(&mut conn(r));
+        let mut c = conn(r);
+        let start = std::time::Instant::now();
+        let (mut io, mut sql, mut err) = replication_running(&mut c);
+        while io == "Connecting"
+            && err.is_empty()
+            && start.elapsed() < std::time::Duration::from_secs(60)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            (io, sql, err) = replication_running(&mut c);
+        }
         assert_eq!(
             (io.as_str(), sql.as_str(), err.as_str()),
             ("Yes", "Yes", ""),
@@ -872,11 +883,11 @@ fn p_conn(t: &Topology) -> mysql::Conn {
     conn(&t.primary)
 }
 
-/// A replica with replicas of its own would not pass on indexes innops builds on it with sql_log_bin=0: the
-/// chunked path is refused there, naming the replica and --strategy deferred, which then converts all three.
+/// A replica with replicas of its own: innops builds the index on it (kept out of its binary log), and the
+/// primary's own ALTER (IF NOT EXISTS, logged) is a no-op there that its replica applies and builds from: the
+/// replica's replica ends with the index and the same rows.
 #[test]
-fn a_replica_with_replicas_of_its_own_refuses_the_parallel_index_build_and_deferred_reaches_them_all(
-) {
+fn a_replica_of_a_replica_gets_the_indexes_from_the_primarys_logged_alter() {
     let t = Topology::new(1);
     let mut p = conn(&t.primary);
     p.query_drop(TABLE).unwrap();
@@ -898,32 +909,25 @@ fn a_replica_with_replicas_of_its_own_refuses_the_parallel_index_build_and_defer
     );
     assert_eq!(below.code, 0, "{below:?}");
     let r1b = innops::server::sandbox::Sandbox::open(&t.root, "r1b").unwrap();
-    let r1 = format!("127.0.0.1:{}", t.replicas[0].port);
-    let refused = t.innops(
-        &t.primary,
-        &["convert", "--tables", "d.t", "--execute", "--no-bench"],
-    );
-    assert_eq!(refused.code, 1, "{refused:?}");
-    assert!(
-        refused.error_line().contains(&format!(
-            "cannot on replica {r1} (it has 1 replica(s) of its own, which would not get the indexes innops builds on it): fix that, or convert with --strategy deferred"
-        )),
-        "{refused:?}"
-    );
-    assert_eq!(engine(&mut p, "_t_innops_new"), None, "nothing was made");
-    let deferred = t.innops(
+    let out = t.innops(
         &t.primary,
         &[
             "convert",
             "--tables",
             "d.t",
-            "--strategy",
-            "deferred",
             "--execute",
             "--no-bench",
+            "--format",
+            "json",
         ],
     );
-    assert_eq!(deferred.code, 0, "{deferred:?}");
+    assert_eq!(out.code, 0, "{out:?}");
+    let built = journal_step(&out, "indexes:d.t");
+    assert_eq!(
+        built["replicas"].as_array().unwrap().len(),
+        1,
+        "innops reaches r1 only: {built}"
+    );
     t.sync();
     let pos: String = p
         .query_first("SELECT @@GLOBAL.gtid_binlog_pos")
@@ -943,82 +947,9 @@ fn a_replica_with_replicas_of_its_own_refuses_the_parallel_index_build_and_defer
         "the replica's replica has the index too"
     );
     assert_eq!(checksum(&mut c, "d.t"), checksum(&mut p, "d.t"));
-    let _ = r1b.destroy();
-}
-
-/// kill -9 between the copy and the index build, with one replica's indexes built already (as a run killed
-/// mid-build leaves them): the resumed run builds them only where they are missing, and every server ends with
-/// the same table and no transaction of its own.
-#[test]
-fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
-    let t = Topology::new(2);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
-    let root = t.root.display().to_string();
-    let run = t.root.join("run");
-    let mut a = args(&[
-        "convert",
-        "--tables",
-        "d.t",
-        "--execute",
-        "--no-bench",
-        "--run-dir",
-    ]);
-    a.push(run.display().to_string());
-    a.extend(args(&["--sandbox", "p", "--sandbox-root", &root]));
-    let killed = run_innops(&a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
-    assert_eq!(killed.code, 137, "{killed:?}");
-    t.sync();
-    conn(&t.replicas[0])
-        .query_drop("SET SESSION sql_log_bin = 0; ALTER TABLE d._t_innops_new ADD KEY k (k)")
-        .unwrap();
-    let resumed = run_innops(
-        &args(&[
-            "resume",
-            &run.display().to_string(),
-            "--sandbox",
-            "p",
-            "--sandbox-root",
-            &root,
-            "--format",
-            "json",
-        ]),
-        &[],
-    );
-    assert_eq!(resumed.code, 0, "{resumed:?}");
-    let built = journal_step(&resumed, "indexes:d.t");
-    let mut on: Vec<(String, bool)> = built["replicas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["replica"].as_str().unwrap().to_string(),
-                r["result"]["built"] == true,
-            )
-        })
-        .collect();
-    on.sort();
-    let mut want = vec![
-        (format!("127.0.0.1:{}", t.replicas[0].port), false),
-        (format!("127.0.0.1:{}", t.replicas[1].port), true),
-    ];
-    want.sort();
-    assert_eq!(
-        on, want,
-        "only the replica without the index built it: {built}"
-    );
-    assert_eq!(built["primary"]["built"], true, "{built}");
-    t.sync();
     assert_replicating(&t);
     assert_no_errant_gtid(&t);
-    let want = checksum(&mut p, "d.t");
-    for r in &t.replicas {
-        let mut c = conn(r);
-        assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
-        assert_eq!(checksum(&mut c, "d.t"), want);
-    }
+    let _ = r1b.destroy();
 }
 
 /// A deadlock scenario on a replica writes a schema of its own: refused without --binlog local, and with it the
@@ -1122,10 +1053,10 @@ fn a_deadlock_scenario_or_a_benchmark_that_writes_on_a_replica_needs_binlog_loca
     assert_replicating(&t);
 }
 
-/// `--replica` as a pt DSN with an account of its own in an option file (F=), and a run that names fewer replicas
-/// than read the binary log: refused, since a replica innops does not reach would keep no secondary index.
+/// `--replica` as a pt DSN with an account of its own in an option file (F=); a replica left unnamed still gets
+/// the secondary index, from the primary's logged ALTER (a no-op where innops built it already).
 #[test]
-fn replicas_named_by_dsn_use_their_own_account_and_every_replica_must_be_named() {
+fn replicas_named_by_dsn_use_their_own_account_and_an_unnamed_replica_still_gets_the_indexes() {
     let t = Topology::new(2);
     let mut p = conn(&t.primary);
     p.query_drop(TABLE).unwrap();
@@ -1138,18 +1069,8 @@ fn replicas_named_by_dsn_use_their_own_account_and_every_replica_must_be_named()
     let dsn = |r: &innops::server::sandbox::Sandbox| {
         format!("h=127.0.0.1,P={},F={}", r.port, cnf.display())
     };
-    let (d1, d2) = (dsn(&t.replicas[0]), dsn(&t.replicas[1]));
+    let d1 = dsn(&t.replicas[0]);
     let one = t.innops(
-        &t.primary,
-        &["convert", "--tables", "d.t", "--replica", &d1],
-    );
-    assert_eq!(one.code, 1, "{one:?}");
-    assert!(
-        one.error_line()
-            .contains("2 replica(s) read this server's binary log and innops reaches 1 of them"),
-        "{one:?}"
-    );
-    let both = t.innops(
         &t.primary,
         &[
             "convert",
@@ -1157,27 +1078,72 @@ fn replicas_named_by_dsn_use_their_own_account_and_every_replica_must_be_named()
             "d.t",
             "--replica",
             &d1,
-            "--replica",
-            &d2,
             "--execute",
             "--no-bench",
             "--format",
             "json",
         ],
     );
-    assert_eq!(both.code, 0, "{both:?}");
+    assert_eq!(one.code, 0, "{one:?}");
     assert!(
-        !both.stdout.contains("w-secret"),
+        !one.stdout.contains("w-secret"),
         "the password is in no output"
     );
     let plan = std::fs::read_to_string(
-        std::path::Path::new(both.json()["run_dir"].as_str().unwrap()).join("plan.json"),
+        std::path::Path::new(one.json()["run_dir"].as_str().unwrap()).join("plan.json"),
     )
     .expect("plan.json of the run");
-    assert!(plan.contains("watch.cnf") && !plan.contains("w-secret"), "nor in plan.json: {plan}");
+    assert!(
+        plan.contains("watch.cnf") && !plan.contains("w-secret"),
+        "nor in plan.json: {plan}"
+    );
     t.sync();
     assert_replicating(&t);
     assert_no_errant_gtid(&t);
+    let mut r2 = conn(&t.replicas[1]);
+    let key: Option<String> = r2
+        .query_first("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 't' AND INDEX_NAME = 'k'")
+        .unwrap();
+    assert_eq!(
+        key.as_deref(),
+        Some("k"),
+        "the unnamed replica built the index from the replicated ALTER"
+    );
+    assert_eq!(checksum(&mut r2, "d.t"), checksum(&mut p, "d.t"));
+    // An account that may not keep its ALTER out of a replica's binary log is refused before anything is made.
+    p.query_drop(
+        "CREATE TABLE d.u (id INT PRIMARY KEY, k INT, KEY (k)) ENGINE=MyISAM; \
+         CREATE USER 'weak'@'127.0.0.1' IDENTIFIED BY 'w2'; \
+         GRANT SELECT, SLAVE MONITOR, READ_ONLY ADMIN ON *.* TO 'weak'@'127.0.0.1'",
+    )
+    .unwrap();
+    t.sync();
+    let weak_cnf = t.root.join("weak.cnf");
+    std::fs::write(&weak_cnf, "[client]\nuser = weak\npassword = w2\n").unwrap();
+    let weak = format!(
+        "h=127.0.0.1,P={},F={}",
+        t.replicas[0].port,
+        weak_cnf.display()
+    );
+    let d2 = dsn(&t.replicas[1]);
+    let refused = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.u",
+            "--replica",
+            &weak,
+            "--replica",
+            &d2,
+        ],
+    );
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.error_line().contains("it needs BINLOG ADMIN")
+            && refused.error_line().contains("--strategy deferred"),
+        "{refused:?}"
+    );
     let password = t.innops(
         &t.primary,
         &[
@@ -1189,4 +1155,79 @@ fn replicas_named_by_dsn_use_their_own_account_and_every_replica_must_be_named()
         ],
     );
     assert_eq!(password.code, 2, "{password:?}");
+}
+
+/// kill -9 between the copy and the index build, with one replica's indexes built already (as a run killed
+/// mid-build leaves them): the resumed run builds them only where they are missing, and every server ends with
+/// the same table and no transaction of its own.
+#[test]
+fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
+    let t = Topology::new(2);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    let root = t.root.display().to_string();
+    let run = t.root.join("run");
+    let mut a = args(&[
+        "convert",
+        "--tables",
+        "d.t",
+        "--execute",
+        "--no-bench",
+        "--run-dir",
+    ]);
+    a.push(run.display().to_string());
+    a.extend(args(&["--sandbox", "p", "--sandbox-root", &root]));
+    let killed = run_innops(&a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    t.sync();
+    conn(&t.replicas[0])
+        .query_drop("SET SESSION sql_log_bin = 0; ALTER TABLE d._t_innops_new ADD KEY k (k)")
+        .unwrap();
+    let resumed = run_innops(
+        &args(&[
+            "resume",
+            &run.display().to_string(),
+            "--sandbox",
+            "p",
+            "--sandbox-root",
+            &root,
+            "--format",
+            "json",
+        ]),
+        &[],
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let built = journal_step(&resumed, "indexes:d.t");
+    let mut on: Vec<(String, bool)> = built["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["replica"].as_str().unwrap().to_string(),
+                r["result"]["built"] == true,
+            )
+        })
+        .collect();
+    on.sort();
+    let mut want = vec![
+        (format!("127.0.0.1:{}", t.replicas[0].port), false),
+        (format!("127.0.0.1:{}", t.replicas[1].port), true),
+    ];
+    want.sort();
+    assert_eq!(
+        on, want,
+        "only the replica without the index built it: {built}"
+    );
+    assert_eq!(built["primary"]["built"], true, "{built}");
+    t.sync();
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+    let want = checksum(&mut p, "d.t");
+    for r in &t.replicas {
+        let mut c = conn(r);
+        assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+        assert_eq!(checksum(&mut c, "d.t"), want);
+    }
 }

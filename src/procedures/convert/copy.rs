@@ -645,6 +645,51 @@ pub fn index_statements(info: &TableInfo) -> Vec<String> {
     out
 }
 
+/// [`index_statements`] with `IF NOT EXISTS` on every index (MariaDB), so that the same statement is a no-op on a
+/// server that has the index already; None when a clause does not take it (then no server may build ahead).
+pub fn index_statements_if_not_exists(info: &TableInfo) -> Option<Vec<String>> {
+    let shadow = qualified(&info.schema, &shadow_name(&info.name));
+    let btree: Option<Vec<String>> = info
+        .deferred_indexes()
+        .filter(|i| !i.is_fulltext())
+        .map(|i| if_not_exists(&i.add_clause()))
+        .collect();
+    let btree = btree?;
+    let mut out = Vec::new();
+    if !btree.is_empty() {
+        out.push(format!("ALTER TABLE {shadow} {}", btree.join(", ")));
+    }
+    for ft in info.deferred_indexes().filter(|i| i.is_fulltext()) {
+        out.push(format!(
+            "ALTER TABLE {shadow} {}",
+            if_not_exists(&ft.add_clause())?
+        ));
+    }
+    Some(out)
+}
+
+/// `ADD [UNIQUE|FULLTEXT|SPATIAL] KEY|INDEX `name` …` with `IF NOT EXISTS` before the name.
+fn if_not_exists(clause: &str) -> Option<String> {
+    let rest = clause.strip_prefix("ADD ")?;
+    for kind in [
+        "UNIQUE KEY",
+        "UNIQUE INDEX",
+        "FULLTEXT KEY",
+        "FULLTEXT INDEX",
+        "SPATIAL KEY",
+        "SPATIAL INDEX",
+        "KEY",
+        "INDEX",
+    ] {
+        if let Some(name) = rest.strip_prefix(kind).and_then(|r| r.strip_prefix(' ')) {
+            if name.starts_with('`') {
+                return Some(format!("ADD {kind} IF NOT EXISTS {name}"));
+            }
+        }
+    }
+    None
+}
+
 /// RENAME source → `keep_as`, `bring_in` → source, queued behind the guard before the guard lets go.
 pub fn swap(
     ctx: &mut Ctx,
@@ -707,6 +752,28 @@ pub fn swap(
 mod tests {
     use super::*;
     use crate::procedures::convert::keys::*;
+
+    #[test]
+    fn every_index_clause_takes_if_not_exists_or_none_does() {
+        assert_eq!(
+            if_not_exists("ADD UNIQUE KEY `u` (`a`,`b`)").as_deref(),
+            Some("ADD UNIQUE KEY IF NOT EXISTS `u` (`a`,`b`)")
+        );
+        assert_eq!(
+            if_not_exists("ADD KEY `k` (`k`)").as_deref(),
+            Some("ADD KEY IF NOT EXISTS `k` (`k`)")
+        );
+        assert_eq!(
+            if_not_exists("ADD FULLTEXT INDEX `f` (`t`)").as_deref(),
+            Some("ADD FULLTEXT INDEX IF NOT EXISTS `f` (`t`)")
+        );
+        assert_eq!(if_not_exists("ADD CONSTRAINT `c` CHECK (a > 0)"), None);
+        assert_eq!(
+            if_not_exists("ADD KEY (`k`)"),
+            None,
+            "an index without a name is not matched"
+        );
+    }
 
     #[test]
     fn names_stay_within_64_characters_and_distinct() {

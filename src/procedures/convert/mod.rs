@@ -265,7 +265,14 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
                     match strategy {
                         Strategy::Deferred => steps.push(index_step(info, &room)),
                         Strategy::Chunked if !links.is_empty() => {
-                            steps.push(replicas::parallel_index_step(info, &links, mariadb))
+                            // Only where every index takes IF NOT EXISTS (MariaDB): the primary's logged ALTER is
+                            // then a no-op on the replicas that built ahead. Otherwise one replicated ALTER.
+                            match copy::index_statements_if_not_exists(info).filter(|_| mariadb) {
+                                Some(stmts) => steps.push(replicas::parallel_index_step(
+                                    info, &links, mariadb, stmts,
+                                )),
+                                None => steps.push(index_step(info, &room)),
+                            }
                         }
                         Strategy::Chunked => steps.push(index_step(info, &room)),
                         _ => {}

@@ -67,7 +67,6 @@ pub(super) fn preflight(
                 &env.flags(),
                 strategy == Strategy::Chunked,
                 facts.flavor == crate::server::facts::Flavor::MariaDB,
-                facts.topology.replica_count(),
             )
         }),
     ]

@@ -59,13 +59,6 @@ fn not_ready(conn: &mut mysql::Conn, t: &TableInfo) -> anyhow::Result<Option<Str
 const BUILD: &str = "index build: ";
 
 fn cannot_build(c: &mut mysql::Conn, tag: &str, mariadb: bool) -> anyhow::Result<Option<String>> {
-    // Its own ALTER stays out of its binary log, so its own replicas would never get the indexes.
-    let below: Option<(String, String)> =
-        c.query_first(format!("SHOW {tag} GLOBAL STATUS LIKE 'Slaves_connected'"))?;
-    let n: u64 = below.and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
-    if n > 0 {
-        return Ok(Some(format!("{BUILD}it has {n} replica(s) of its own, which would not get the indexes innops builds on it")));
-    }
     if let Err(e) = c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0")) {
         return Ok(Some(format!("{BUILD}the account may not keep its ALTER out of the binary log ({e}): it needs BINLOG ADMIN (SUPER before MariaDB 10.5)")));
     }
@@ -82,20 +75,10 @@ pub(super) fn replicas_can_follow(
     flags: &str,
     builds_there: bool,
     mariadb: bool,
-    connected: u64,
 ) -> Check {
     let (t, links, flags) = (info.clone(), links.to_vec(), flags.to_string());
     Check::new("replicas can follow", move |ctx| {
         let tag = ctx.tag();
-        // The indexes are built only where innops reaches: a replica it does not know would keep none.
-        if builds_there && t.deferred_indexes().next().is_some() && (links.len() as u64) < connected
-        {
-            return Ok(Verdict::fail(
-                format!("{connected} replica(s) read this server's binary log, {} named", links.len()),
-                "every replica reachable",
-                format!("{connected} replica(s) read this server's binary log and innops reaches {} of them: it builds the secondary indexes on each replica itself, so one it does not reach would keep none; name every replica with --replica, or convert with --strategy deferred (one replicated ALTER)", links.len()),
-            ));
-        }
         let labels: Vec<&str> = links.iter().map(|l| l.label.as_str()).collect();
         if t.primary().is_none() {
             return Ok(Verdict::fail(
@@ -143,8 +126,12 @@ pub(super) fn replicas_can_follow(
 /// on the primary and on each replica at once, each server's ALTER kept out of its binary log (`sql_log_bin=0`):
 /// no replica waits for the primary's ALTER to end before starting its own, so none lags behind it. Resumed,
 /// it builds only where the indexes are missing, after any ALTER a killed run left running there has ended.
-pub(super) fn parallel_index_step(info: &TableInfo, links: &[Link], mariadb: bool) -> Step {
-    let stmts = copy::index_statements(info);
+pub(super) fn parallel_index_step(
+    info: &TableInfo,
+    links: &[Link],
+    mariadb: bool,
+    stmts: Vec<String>,
+) -> Step {
     let labels: Vec<String> = links.iter().map(|l| l.label.clone()).collect();
     let mut step = Step::new(
         step_id("indexes", info),
@@ -155,7 +142,7 @@ pub(super) fn parallel_index_step(info: &TableInfo, links: &[Link], mariadb: boo
         Risk::Locking,
     );
     for st in &stmts {
-        step = step.preview(format!("SET SESSION sql_log_bin = 0; {st}   -- on the primary and on {} at once, once each has applied the copy", labels.join(", ")));
+        step = step.preview(format!("{st}   -- on {} at once (SET SESSION sql_log_bin = 0 there, once each has applied the copy), and on the primary, logged: a no-op where the indexes exist, it builds them on a replica innops does not reach", labels.join(", ")));
     }
     let (t, t2, t3) = (info.clone(), info.clone(), info.clone());
     let (l1, l2, l3) = (links.to_vec(), links.to_vec(), links.to_vec());
@@ -218,12 +205,16 @@ fn wait_for_left_alters(c: &mut mysql::Conn, tag: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Build `stmts` over `c` (its ALTERs kept out of the binary log) unless `t`'s shadow has the indexes already.
+/// Build `stmts` (`IF NOT EXISTS` on every index) over `c`. On a replica (`local`) the ALTERs stay out of its
+/// binary log and run only where the indexes are missing; on the primary they always run and are logged: a no-op
+/// where the indexes exist, they reach every replica, so one innops did not reach (disconnected, or a replica of
+/// a replica) builds them from the replicated statement instead of keeping none.
 fn build_on(
     c: &mut mysql::Conn,
     tag: &str,
     t: &TableInfo,
     stmts: &[String],
+    local: bool,
 ) -> anyhow::Result<serde_json::Value> {
     let t0 = std::time::Instant::now();
     wait_for_left_alters(c, tag)?;
@@ -231,15 +222,20 @@ fn build_on(
     let have = TableInfo::load(c, tag, &t.schema, &shadow)?
         .map(|i| i.definition.indexes)
         .unwrap_or_default();
-    if index_step::index_differences(t, &have).is_empty() {
+    let missing = !index_step::index_differences(t, &have).is_empty();
+    if local && !missing {
         return Ok(serde_json::json!({ "built": false, "seconds": 0.0 }));
     }
-    c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0"))?;
+    if local {
+        c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0"))?;
+    }
     for st in stmts {
         c.query_drop(st.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1))?;
     }
-    c.query_drop(format!("SET {tag} SESSION sql_log_bin = 1"))?;
-    Ok(serde_json::json!({ "built": true, "seconds": t0.elapsed().as_secs_f64() }))
+    if local {
+        c.query_drop(format!("SET {tag} SESSION sql_log_bin = 1"))?;
+    }
+    Ok(serde_json::json!({ "built": missing, "seconds": t0.elapsed().as_secs_f64() }))
 }
 
 fn build_everywhere(
@@ -263,7 +259,7 @@ fn build_everywhere(
             let (l, t, tag, stmts) = (l.clone(), t.clone(), tag.clone(), stmts.to_vec());
             std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
                 let mut c = connect(&l)?;
-                build_on(&mut c, &tag, &t, &stmts)
+                build_on(&mut c, &tag, &t, &stmts, true)
             })
         })
         .collect();
@@ -275,7 +271,7 @@ fn build_everywhere(
         links.len()
     );
     let primary = copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || {
-        build_on(&mut primary_conn, &tag, t, stmts)
+        build_on(&mut primary_conn, &tag, t, stmts, false)
     });
     let mut each = Vec::new();
     let mut failed = Vec::new();

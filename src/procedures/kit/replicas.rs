@@ -240,8 +240,9 @@ pub fn of_plan(
         return Ok(Vec::new());
     }
     let found = links(&env.target, topo, named)?;
+    // Replicas named with --replica are reached as named (an account of their own, say).
     Ok(match &env.control {
-        Some(crate::server::control::ControlSpec::Sandbox { root, .. }) => {
+        Some(crate::server::control::ControlSpec::Sandbox { root, .. }) if named.is_empty() => {
             through_sandboxes(found, root)
         }
         _ => found,
