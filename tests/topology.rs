@@ -286,6 +286,16 @@ fn engine(c: &mut mysql::Conn, table: &str) -> Option<String> {
     .unwrap()
 }
 
+/// A primary with `n` replicas, the MyISAM table [`TABLE`] made on the primary and applied by every replica, and
+/// a session on the primary.
+fn with_table(n: usize) -> (Topology, mysql::Conn) {
+    let t = Topology::new(n);
+    let mut p = conn(&t.primary);
+    p.query_drop(TABLE).unwrap();
+    t.sync();
+    (t, p)
+}
+
 const TABLE: &str = "CREATE DATABASE d; \
     CREATE TABLE d.t (id INT PRIMARY KEY, k INT, v VARCHAR(40), KEY k (k)) ENGINE=MyISAM; \
     INSERT INTO d.t SELECT seq, seq % 97, CONCAT('row ', seq) FROM d.seq_1_to_3000";
@@ -295,10 +305,7 @@ const TABLE: &str = "CREATE DATABASE d; \
 /// every server holds the same InnoDB table, and no replica has a transaction of its own.
 #[test]
 fn a_conversion_on_a_primary_reaches_every_replica_in_chunks_and_is_verified_on_each() {
-    let t = Topology::new(2);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, mut p) = with_table(2);
     let seq_before: u64 = p
         .query_first::<String, _>("SELECT @@GLOBAL.gtid_binlog_pos")
         .unwrap()
@@ -453,10 +460,7 @@ fn a_conversion_on_a_primary_reaches_every_replica_in_chunks_and_is_verified_on_
 /// replicate run is refused with the order named, and replication runs on throughout.
 #[test]
 fn replicas_converted_alone_then_the_primary_keep_replication_running() {
-    let t = Topology::new(1);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, mut p) = with_table(1);
     let r = &t.replicas[0];
     let asked = t.innops(r, &["convert", "--tables", "d.t"]);
     assert_eq!(asked.code, 1, "{asked:?}");
@@ -571,10 +575,7 @@ fn replicas_converted_alone_then_the_primary_keep_replication_running() {
 /// called interrupted, dropped or swapped back there.
 #[test]
 fn a_replica_never_restarts_drops_or_rolls_back_what_replication_made() {
-    let t = Topology::new(1);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, _p) = with_table(1);
     let (child, hold) = held_on_primary(&t, "after-copy");
     t.sync();
     let r = &t.replicas[0];
@@ -619,10 +620,7 @@ fn a_replica_never_restarts_drops_or_rolls_back_what_replication_made() {
 /// swapped anywhere, and the post-check names the replica.
 #[test]
 fn a_replica_whose_copy_differs_stops_the_conversion_before_the_swap() {
-    let t = Topology::new(1);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, mut p) = with_table(1);
     let (child, hold) = held_on_primary(&t, "after-copy");
     t.sync();
     // Damage nobody planned: a row of the replica's copy goes missing there alone.
@@ -888,10 +886,7 @@ fn p_conn(t: &Topology) -> mysql::Conn {
 /// replica's replica ends with the index and the same rows.
 #[test]
 fn a_replica_of_a_replica_gets_the_indexes_from_the_primarys_logged_alter() {
-    let t = Topology::new(1);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, mut p) = with_table(1);
     let root = t.root.display().to_string();
     let below = run_innops(
         &args(&[
@@ -1162,10 +1157,7 @@ fn replicas_named_by_dsn_use_their_own_account_and_an_unnamed_replica_still_gets
 /// the same table and no transaction of its own.
 #[test]
 fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
-    let t = Topology::new(2);
-    let mut p = conn(&t.primary);
-    p.query_drop(TABLE).unwrap();
-    t.sync();
+    let (t, mut p) = with_table(2);
     let root = t.root.display().to_string();
     let run = t.root.join("run");
     let mut a = args(&[

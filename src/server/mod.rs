@@ -4,6 +4,7 @@
 
 mod client_options;
 pub mod connect;
+mod connect_error;
 pub mod control;
 pub mod errorlog;
 pub mod facts;

@@ -473,30 +473,24 @@ pub fn copy_chunked(
     settings: &ChunkSettings,
 ) -> anyhow::Result<serde_json::Value> {
     let tag = ctx.tag();
+    let run = ctx
+        .run_dir
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     let shadow_t = shadow_name(&info.name);
     let shadow = qualified(&info.schema, &shadow_t);
     let cols = column_list(info);
     let pk = info.pk_columns();
     let pk_list = ident_list(&pk);
-    let pk_desc = pk
-        .iter()
-        .map(|c| format!("{} DESC", quote_ident(c)))
-        .collect::<Vec<_>>()
-        .join(", ");
     let mut conn = ctx.target.connect()?;
     copy_session(&mut conn, &tag)?;
     let mut status = ctx.target.connect()?;
-    let mariadb = settings.replicas.is_empty()
-        || conn
-            .query_first::<String, _>(format!("SELECT {tag} VERSION()"))?
-            .is_some_and(|v| v.contains("MariaDB"));
-    let mut replicas =
-        crate::procedures::kit::replicas::Sessions::open(&settings.replicas, mariadb)?;
+    let mut replicas = replica_sessions(&mut conn, &tag, settings)?;
     let mut paused_for_lag = 0.0f64;
     let key = key_columns(&mut conn, &tag, info)?;
-    let reads = read_list(&key);
     // A prepared statement: the binary protocol returns the key typed.
-    let last_sql = format!("SELECT {tag} {reads} FROM {shadow} ORDER BY {pk_desc} LIMIT 1");
+    let last_sql = last_copied_sql(&tag, &read_list(&key), &shadow, &pk);
     let mut last: Option<Vec<Value>> = conn
         .exec_first::<mysql::Row, _, _>(&last_sql, ())?
         .map(|r| r.unwrap());
@@ -509,6 +503,10 @@ pub fn copy_chunked(
         &shadow_t,
         true,
     )?;
+    let insert = format!(
+        "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY)",
+        info.qualified()
+    );
     let mut copied = already;
     let mut chunks = 0u64;
     let mut paused = 0.0f64;
@@ -520,19 +518,13 @@ pub fn copy_chunked(
         if ctx.aborted() {
             bar.finish();
             return Err(Failure::Interrupted(format!(
-                "interrupted after copying {copied} of about {total} rows of {}: continue with `innops resume {}`",
-                info.display(),
-                ctx.run_dir.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+                "interrupted after copying {copied} of about {total} rows of {}: continue with `innops resume {run}`",
+                info.display()
             ))
             .into());
         }
-        let snap = load_snapshot(&mut status, settings, ctx.own_sessions)?;
-        let mut decision = decide(&snap, &settings.max_load, &settings.critical_load);
-        let mut for_lag = false;
-        if decision == LoadDecision::Go && !replicas.conns.is_empty() {
-            decision = crate::procedures::kit::replicas::decide(&replicas.lags()?, &settings.watch);
-            for_lag = true;
-        }
+        let (decision, for_lag) =
+            next_decision(&mut status, settings, ctx.own_sessions, &mut replicas)?;
         match decision {
             LoadDecision::Go => pause.reset(),
             LoadDecision::Pause(why) => {
@@ -546,30 +538,21 @@ pub fn copy_chunked(
             LoadDecision::Abort(why) => {
                 bar.finish();
                 return Err(refused(format!(
-                    "{why} ({copied} rows copied so far are kept: `innops resume {}` continues)",
-                    ctx.run_dir
-                        .as_ref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
+                    "{why} ({copied} rows copied so far are kept: `innops resume {run}` continues)"
                 )));
             }
         }
         let started = Instant::now();
+        // The rows after the highest key copied so far (from the start for the first chunk).
         let n = match &last {
             None => {
-                conn.query_drop(format!(
-                    "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) ORDER BY {pk_list} LIMIT {chunk}",
-                    info.qualified()
-                ))?;
+                conn.query_drop(format!("{insert} ORDER BY {pk_list} LIMIT {chunk}"))?;
                 conn.affected_rows()
             }
             Some(last) => {
                 let (pred, params) = after_key(&key, last)?;
                 conn.exec_drop(
-                    format!(
-                        "INSERT {tag} INTO {shadow} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE {pred} ORDER BY {pk_list} LIMIT {chunk}",
-                        info.qualified()
-                    ),
+                    format!("{insert} WHERE {pred} ORDER BY {pk_list} LIMIT {chunk}"),
                     params,
                 )?;
                 conn.affected_rows()
@@ -603,6 +586,48 @@ pub fn copy_chunked(
         "replicas_watched": settings.replicas.iter().map(|l| l.label.clone()).collect::<Vec<_>>(),
         "seconds": t0.elapsed().as_secs_f64(),
     }))
+}
+
+/// The statement that reads the highest key the shadow holds (where a resumed copy goes on).
+fn last_copied_sql(tag: &str, reads: &str, shadow: &str, pk: &[String]) -> String {
+    let pk_desc = pk
+        .iter()
+        .map(|c| format!("{} DESC", quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("SELECT {tag} {reads} FROM {shadow} ORDER BY {pk_desc} LIMIT 1")
+}
+
+/// Sessions to the replicas a copy watches (none without replicas).
+fn replica_sessions(
+    conn: &mut Conn,
+    tag: &str,
+    settings: &ChunkSettings,
+) -> anyhow::Result<crate::procedures::kit::replicas::Sessions> {
+    let mariadb = settings.replicas.is_empty()
+        || conn
+            .query_first::<String, _>(format!("SELECT {tag} VERSION()"))?
+            .is_some_and(|v| v.contains("MariaDB"));
+    crate::procedures::kit::replicas::Sessions::open(&settings.replicas, mariadb)
+}
+
+/// Go, pause or stop before the next chunk: the load guard first, then (when it lets the copy go) the replicas'
+/// lag; and whether the decision is the replicas'.
+fn next_decision(
+    status: &mut Conn,
+    settings: &ChunkSettings,
+    own_sessions: u64,
+    replicas: &mut crate::procedures::kit::replicas::Sessions,
+) -> anyhow::Result<(LoadDecision, bool)> {
+    let snap = load_snapshot(status, settings, own_sessions)?;
+    let decision = decide(&snap, &settings.max_load, &settings.critical_load);
+    if decision != LoadDecision::Go || replicas.conns.is_empty() {
+        return Ok((decision, false));
+    }
+    Ok((
+        crate::procedures::kit::replicas::decide(&replicas.lags()?, &settings.watch),
+        true,
+    ))
 }
 
 /// No primary key: one statement, no chunks (and no resuming mid-copy).

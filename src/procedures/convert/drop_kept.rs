@@ -53,13 +53,7 @@ pub fn plan(
     facts: &ServerFacts,
     env: &PlanEnv,
 ) -> anyhow::Result<Plan> {
-    let binlog = crate::procedures::kit::binlog::decide(
-        asked.binlog,
-        &facts.topology,
-        asked.yes,
-        "dropping the kept table",
-    )
-    .map_err(crate::error::refused)?;
+    let binlog = asked.decide(&facts.topology, "dropping the kept table")?;
     let tag = "/* innops:convert-drop-kept:plan */";
     let kept = old_name(table);
     let mut conn = env.target.connect()?;

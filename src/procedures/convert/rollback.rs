@@ -52,13 +52,7 @@ pub fn plan(
     facts: &ServerFacts,
     env: &PlanEnv,
 ) -> anyhow::Result<Plan> {
-    let binlog = crate::procedures::kit::binlog::decide(
-        asked.binlog,
-        &facts.topology,
-        asked.yes,
-        "the rollback",
-    )
-    .map_err(crate::error::refused)?;
+    let binlog = asked.decide(&facts.topology, "the rollback")?;
     let mut conn = env.target.connect()?;
     let tag = "/* innops:convert-rollback:plan */";
     let kept = old_name(table);

@@ -35,6 +35,13 @@ pub struct Asked {
     pub yes: bool,
 }
 
+impl Asked {
+    /// [`decide`] for what was asked, a refusal as innops's refused error (exit 1).
+    pub fn decide(&self, topo: &Topology, what: &str) -> anyhow::Result<Decision> {
+        decide(self.binlog, topo, self.yes, what).map_err(crate::error::refused)
+    }
+}
+
 /// The session statement that keeps a local run's writes out of the binary log.
 pub const LOCAL_SESSION: &str = "SET /* innops:binlog-local */ SESSION sql_log_bin = 0";
 

@@ -314,74 +314,9 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
     let mut notes = Vec::new();
     let mut steps = Vec::new();
     if p.undo {
-        notes.push("innops shuts the server down cleanly, removes innodb_read_only (and read_only, and the redo size --min-redo set) from its drop-in, and starts it read-write".to_string());
-        steps.push(preflight(&ro, facts));
-        steps.push(stop_step(&ro));
-        steps.push(dropin_step(&ro));
-        steps.push(start_step(&ro));
-        steps.extend(crate::procedures::kit::replicas::after_restart(
-            env, facts, &mut notes,
-        ));
-        // Replication stopped by the forward run starts again from where it stopped.
-        let frozen = ro
-            .dropin
-            .as_ref()
-            .ok()
-            .and_then(|d| read_state(d))
-            .and_then(|st| st.replication);
-        if let Some(f) = frozen.filter(|f| f.was_running) {
-            notes.push(format!(
-                "replication was stopped by innops readonly at {} ({}): it starts again from there once the server is read-write",
-                f.position,
-                f.connections.join("; ")
-            ));
-            steps.push(replica::start_replication_step(ro.mariadb, &f));
-        }
-        steps.push(verify_step(&ro));
+        undo_steps(&ro, facts, env, &mut notes, &mut steps);
     } else {
-        notes.push(format!(
-            "innops turns change buffering off where it matters ({}), {}shuts the server down slowly (innodb_fast_shutdown=0), proves the shutdown clean, writes innodb_read_only=1 into its drop-in and starts it",
-            change_buffering_note(facts),
-            if p.preflush { "flushes dirty pages and drains purge online, " } else { "" }
-        ));
-        notes.push(if p.sql_read_only {
-            "--sql-read-only: read_only=1 too, so MyISAM/Aria writes, GRANT and CREATE USER are refused as well (except for accounts with READ_ONLY ADMIN or SUPER)".to_string()
-        } else {
-            "innodb_read_only does not stop MyISAM/Aria writes, GRANT or CREATE USER (FACTS §3): --sql-read-only also sets read_only=1".to_string()
-        });
-        if let Some((size, key)) = min {
-            notes.push(format!(
-                "--min-redo: the redo log shrinks online to {} ({key}) before the shutdown; --undo gives back {}",
-                format_size(size),
-                ro.redo_before.map(format_size).unwrap_or_else(|| "the size it had".into())
-            ));
-        }
-        steps.push(preflight(&ro, facts));
-        steps.push(change_buffering_step(facts));
-        steps.push(probe_table_step());
-        if p.preflush {
-            steps.push(preflush_step(&ro));
-        }
-        if min.is_some() {
-            steps.push(min_redo_step(&ro));
-        }
-        if let Some(skip) = ro.replica {
-            notes.push(format!(
-                "this server is a replica: a read-only InnoDB cannot apply its source's changes, so innops stops replication at a recorded position (its configuration is kept), starts the server with {skip} = 1 so it stays stopped, and `innops readonly --undo` starts it again from there"
-            ));
-            steps.push(replica::stop_replication_step(ro.mariadb, skip));
-        }
-        steps.push(stop_step(&ro));
-        steps.push(dropin_step(&ro));
-        steps.push(start_step(&ro));
-        steps.extend(crate::procedures::kit::replicas::after_restart(
-            env, facts, &mut notes,
-        ));
-        let verify = verify_step(&ro);
-        steps.push(match ro.replica {
-            Some(_) => verify.post(replica::still_stopped(ro.mariadb)),
-            None => verify,
-        });
+        forward_steps(&ro, facts, env, min, &mut notes, &mut steps);
     }
     let header = env.header(
         crate::plan::Procedure::Readonly,
@@ -408,6 +343,98 @@ pub fn plan(p: &ReadonlyParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::R
             Vec::new()
         },
     })
+}
+
+/// The way back to read-write: a clean stop, the drop-in without the settings, a start, replication started
+/// again where the forward run stopped it, the checks.
+fn undo_steps(
+    ro: &Ro,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+    notes: &mut Vec<String>,
+    steps: &mut Vec<Step>,
+) {
+    let ro = ro.clone();
+    notes.push("innops shuts the server down cleanly, removes innodb_read_only (and read_only, and the redo size --min-redo set) from its drop-in, and starts it read-write".to_string());
+    steps.push(preflight(&ro, facts));
+    steps.push(stop_step(&ro));
+    steps.push(dropin_step(&ro));
+    steps.push(start_step(&ro));
+    steps.extend(crate::procedures::kit::replicas::after_restart(
+        env, facts, notes,
+    ));
+    // Replication stopped by the forward run starts again from where it stopped.
+    let frozen = ro
+        .dropin
+        .as_ref()
+        .ok()
+        .and_then(|d| read_state(d))
+        .and_then(|st| st.replication);
+    if let Some(f) = frozen.filter(|f| f.was_running) {
+        notes.push(format!(
+            "replication was stopped by innops readonly at {} ({}): it starts again from there once the server is read-write",
+            f.position,
+            f.connections.join("; ")
+        ));
+        steps.push(replica::start_replication_step(ro.mariadb, &f));
+    }
+    steps.push(verify_step(&ro));
+}
+
+/// The way to read-only: the online pre-steps, replication stopped on a replica, the slow stop, the drop-in, a
+/// read-only start, the checks.
+fn forward_steps(
+    ro: &Ro,
+    facts: &ServerFacts,
+    env: &PlanEnv,
+    min: Option<(u64, &'static str)>,
+    notes: &mut Vec<String>,
+    steps: &mut Vec<Step>,
+) {
+    let (ro, p) = (ro.clone(), ro.p.clone());
+    notes.push(format!(
+        "innops turns change buffering off where it matters ({}), {}shuts the server down slowly (innodb_fast_shutdown=0), proves the shutdown clean, writes innodb_read_only=1 into its drop-in and starts it",
+        change_buffering_note(facts),
+        if p.preflush { "flushes dirty pages and drains purge online, " } else { "" }
+    ));
+    notes.push(if p.sql_read_only {
+        "--sql-read-only: read_only=1 too, so MyISAM/Aria writes, GRANT and CREATE USER are refused as well (except for accounts with READ_ONLY ADMIN or SUPER)".to_string()
+    } else {
+        "innodb_read_only does not stop MyISAM/Aria writes, GRANT or CREATE USER (FACTS §3): --sql-read-only also sets read_only=1".to_string()
+    });
+    if let Some((size, key)) = min {
+        notes.push(format!(
+            "--min-redo: the redo log shrinks online to {} ({key}) before the shutdown; --undo gives back {}",
+            format_size(size),
+            ro.redo_before.map(format_size).unwrap_or_else(|| "the size it had".into())
+        ));
+    }
+    steps.push(preflight(&ro, facts));
+    steps.push(change_buffering_step(facts));
+    steps.push(probe_table_step());
+    if p.preflush {
+        steps.push(preflush_step(&ro));
+    }
+    if min.is_some() {
+        steps.push(min_redo_step(&ro));
+    }
+    if let Some(skip) = ro.replica {
+        notes.push(format!(
+            "this server is a replica: a read-only InnoDB cannot apply its source's changes, so innops stops replication at a recorded position (its configuration is kept), starts the server with {skip} = 1 so it stays stopped, and `innops readonly --undo` starts it again from there"
+        ));
+        steps.push(replica::stop_replication_step(ro.mariadb, skip));
+    }
+    steps.push(stop_step(&ro));
+    steps.push(dropin_step(&ro));
+    steps.push(start_step(&ro));
+    steps.extend(crate::procedures::kit::replicas::after_restart(
+        env, facts, notes,
+    ));
+    let verify = verify_step(&ro);
+    steps.push(match ro.replica {
+        Some(_) => verify.post(replica::still_stopped(ro.mariadb)),
+        None => verify,
+    });
 }
 
 /// The preflight: the kit's shared checks, then (going read-only) the forward direction's measurements.
