@@ -235,13 +235,16 @@ fn replication_running(c: &mut mysql::Conn) -> (String, String, String) {
 }
 
 /// Every replica's threads run with no error. An IO thread that was just started (or whose primary just
-/// restarted) may still be connecting: it is given up to 60 s to connect, polling, not sleeping a fixed time.
+/// restarted) may still be on its way (Connecting, Preparing): it is given up to 60 s, polling, not sleeping a
+/// fixed time.
 fn assert_replicating(t: &Topology) {
     for r in &t.replicas {
         let mut c = conn(r);
         let start = std::time::Instant::now();
         let (mut io, mut sql, mut err) = replication_running(&mut c);
-        while io == "Connecting"
+        // MariaDB shows the states on the way as "Connecting" and "Preparing".
+        while io != "Yes"
+            && io != "No"
             && err.is_empty()
             && start.elapsed() < std::time::Duration::from_secs(60)
         {

@@ -74,7 +74,8 @@ fn running(s: &Source) -> bool {
 }
 
 fn stopped(s: &Source) -> bool {
-    !s.io.eq_ignore_ascii_case("Yes") && !s.io.eq_ignore_ascii_case("Connecting") && !s.sql_running
+    // Only "No" is stopped: "Connecting" and "Preparing" are on their way to running.
+    s.io.eq_ignore_ascii_case("No") && !s.sql_running
 }
 
 /// Forward: stop replication and record where.
