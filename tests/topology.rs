@@ -1142,6 +1142,18 @@ fn replicas_named_by_dsn_use_their_own_account_and_an_unnamed_replica_still_gets
             && refused.error_line().contains("--strategy deferred"),
         "{refused:?}"
     );
+    let nobody = t.innops(
+        &t.primary,
+        &["convert", "--tables", "d.u", "--replica", "127.0.0.1:1"],
+    );
+    assert_eq!(nobody.code, 1, "{nobody:?}");
+    assert!(
+        nobody
+            .error_line()
+            .contains("innops cannot reach replica 127.0.0.1:1 (")
+            && nobody.error_line().contains("check that it runs"),
+        "{nobody:?}"
+    );
     let password = t.innops(
         &t.primary,
         &[

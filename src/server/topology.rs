@@ -300,6 +300,10 @@ fn describe_source(s: &Source) -> String {
 
 /// A column of a `SHOW` row as text, when present and not NULL; `name` is MariaDB's spelling, and MySQL's
 /// (Source for Master, Replica for Slave, since 8.0.22) is tried too.
+pub(crate) fn column(r: &Row, name: &str) -> Option<String> {
+    col(r, name)
+}
+
 fn col(r: &Row, name: &str) -> Option<String> {
     let mysql = name.replace("Master", "Source").replace("Slave", "Replica");
     let i = r.columns_ref().iter().position(|c| {
@@ -315,7 +319,8 @@ fn col(r: &Row, name: &str) -> Option<String> {
     }
 }
 
-fn source_of(r: &Row) -> Source {
+/// One line of `SHOW ALL SLAVES STATUS` / `SHOW REPLICA STATUS` as a [`Source`].
+pub(crate) fn source_of(r: &Row) -> Source {
     let last_error = ["Last_IO_Error", "Last_SQL_Error"]
         .iter()
         .filter_map(|c| col(r, c))

@@ -21,17 +21,6 @@ fn engine_there(
         .flatten())
 }
 
-fn connect(l: &Link) -> anyhow::Result<mysql::Conn> {
-    l.target.connect().map_err(|e| {
-        crate::error::refused(format!(
-            "innops cannot reach replica {} ({}): check that it runs and that {} may connect there, or name the replicas with --replica HOST:PORT",
-            l.label,
-            crate::error::display_of(&e),
-            l.target.label
-        ))
-    })
-}
-
 /// What a replica holds of `t` before the primary's conversion: None when it can follow, else the reason.
 fn not_ready(conn: &mut mysql::Conn, t: &TableInfo) -> anyhow::Result<Option<String>> {
     let engine = engine_there(conn, &t.schema, &t.name)?;
@@ -88,7 +77,7 @@ pub(super) fn replicas_can_follow(
             ));
         }
         for l in &links {
-            let mut c = connect(l)?;
+            let mut c = l.connect()?;
             let why = match not_ready(&mut c, &t)? {
                 Some(why) => Some(why),
                 None if builds_there && t.deferred_indexes().next().is_some() => {
@@ -176,7 +165,7 @@ fn servers_missing(ctx: &mut Ctx, t: &TableInfo, links: &[Link]) -> anyhow::Resu
         out.push("the primary".to_string());
     }
     for l in links {
-        let mut c = connect(l)?;
+        let mut c = l.connect()?;
         let have = TableInfo::load(&mut c, &tag, &t.schema, &shadow)?
             .map(|i| i.definition.indexes)
             .unwrap_or_default();
@@ -249,16 +238,18 @@ fn build_everywhere(
     let t0 = std::time::Instant::now();
     // Every replica holds the whole copy before any server starts: the ALTERs then run side by side.
     let mut waited = Vec::new();
+    let mut sessions = Vec::new();
     for l in links {
-        let mut c = connect(l)?;
+        let mut c = l.connect()?;
         waited.push(caught_up(ctx, l, &mut c, mariadb)?);
+        sessions.push(c);
     }
-    let handles: Vec<_> = links
-        .iter()
-        .map(|l| {
-            let (l, t, tag, stmts) = (l.clone(), t.clone(), tag.clone(), stmts.to_vec());
+    // Each replica's ALTER on the session that saw it catch up.
+    let handles: Vec<_> = sessions
+        .into_iter()
+        .map(|mut c| {
+            let (t, tag, stmts) = (t.clone(), tag.clone(), stmts.to_vec());
             std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
-                let mut c = connect(&l)?;
                 build_on(&mut c, &tag, &t, &stmts, true)
             })
         })
@@ -345,7 +336,7 @@ pub(super) fn replicas_verify_step(info: &TableInfo, links: &[Link], mariadb: bo
         let mut each = Vec::new();
         let mut primary_hash: Option<verify::Fingerprint> = None;
         for l in &links {
-            let mut c = connect(l)?;
+            let mut c = l.connect()?;
             let waited = caught_up(ctx, l, &mut c, mariadb)?;
             let mut there = verify::fingerprint(&mut c, &tag, t, &shadow_t, primary.method)?;
             let mut identical = there == primary;
@@ -407,7 +398,7 @@ pub(super) fn replicas_swapped_step(info: &TableInfo, links: &[Link], mariadb: b
     .act(move |ctx| {
         let mut each = Vec::new();
         for l in &links {
-            let mut c = connect(l)?;
+            let mut c = l.connect()?;
             let waited = caught_up(ctx, l, &mut c, mariadb)?;
             let engine = engine_there(&mut c, &t.schema, &t.name)?.unwrap_or_default();
             let kept = engine_there(&mut c, &t.schema, &old_name(&t.name))?.unwrap_or_default();

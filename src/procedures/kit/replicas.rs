@@ -45,6 +45,20 @@ pub struct Link {
     pub target: Target,
 }
 
+impl Link {
+    /// A session on the replica; failing, the refusal that names it, the account and the fix.
+    pub fn connect(&self) -> anyhow::Result<Conn> {
+        self.target.connect().map_err(|e| {
+            crate::error::refused(format!(
+                "innops cannot reach replica {} ({}): check that it runs and that {} may connect there, or name the replicas with --replica HOST:PORT",
+                self.label,
+                crate::error::display_of(&e),
+                self.target.label
+            ))
+        })
+    }
+}
+
 /// `HOST:PORT` (`[v6]:PORT` too), as `--replica` takes it.
 pub fn parse_host_port(s: &str) -> Result<(String, u16), String> {
     let bad = || format!("--replica '{s}' is not HOST:PORT: write it as 10.0.0.2:3306");
@@ -350,18 +364,14 @@ fn reconnected(l: &Link, mariadb: bool, t0: Instant) -> anyhow::Result<(Option<f
             }) {
                 Ok(rows) => {
                     retry = rows.first().and_then(|r| {
-                        let i = r
-                            .columns_ref()
-                            .iter()
-                            .position(|c| c.name_str() == "Connect_Retry")?;
-                        match r.as_ref(i)? {
-                            mysql::Value::Bytes(b) => String::from_utf8_lossy(b).parse().ok(),
-                            mysql::Value::Int(n) => u64::try_from(*n).ok(),
-                            mysql::Value::UInt(n) => Some(*n),
-                            _ => None,
-                        }
+                        crate::server::topology::column(r, "Connect_Retry")?
+                            .parse()
+                            .ok()
                     });
-                    let sources = Topology::sources_now(c, mariadb)?;
+                    let sources: Vec<Source> = rows
+                        .iter()
+                        .map(crate::server::topology::source_of)
+                        .collect();
                     if !sources.is_empty()
                         && sources.iter().all(|s| s.io.eq_ignore_ascii_case("Yes"))
                     {
@@ -451,15 +461,7 @@ impl Sessions {
     pub fn open(links: &[Link], mariadb: bool) -> anyhow::Result<Sessions> {
         let mut conns = Vec::new();
         for l in links {
-            let c = l.target.connect().map_err(|e| {
-                crate::error::refused(format!(
-                    "innops cannot reach replica {} to watch it ({}): check that it runs and that {} may connect there, or name the replicas with --replica HOST:PORT",
-                    l.label,
-                    crate::error::display_of(&e),
-                    l.target.label
-                ))
-            })?;
-            conns.push((l.clone(), c));
+            conns.push((l.clone(), l.connect()?));
         }
         Ok(Sessions { mariadb, conns })
     }
