@@ -726,9 +726,33 @@ fn readonly_freezes_a_replica_at_a_recorded_position_and_undo_lets_it_catch_up()
             .contains("the scenario writes: make the server writable first"),
         "{scenario:?}"
     );
-    let thawed = t.innops(
-        r,
-        &["readonly", "--undo", "--execute", "--yes", "--no-bench"],
+    // The undo killed right after its drop-in step (which removes the state file beside the drop-in): the
+    // resumed run still starts replication again and expects read_only as the replica had it.
+    let root = t.root.display().to_string();
+    let run = t.root.join("undo-run");
+    let mut a = args(&[
+        "readonly",
+        "--undo",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+    ]);
+    a.push(run.display().to_string());
+    a.extend(args(&["--sandbox", &r.name, "--sandbox-root", &root]));
+    let killed = run_innops(&a, &[("INNOPS_FAULT", "after-action:dropin")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    let thawed = run_innops(
+        &args(&[
+            "resume",
+            &run.display().to_string(),
+            "--sandbox",
+            &r.name,
+            "--sandbox-root",
+            &root,
+            "--yes",
+        ]),
+        &[],
     );
     assert_eq!(thawed.code, 0, "{thawed:?}");
     t.sync();

@@ -370,13 +370,17 @@ fn undo_steps(
         .ok()
         .and_then(|d| read_state(d))
         .and_then(|st| st.replication);
-    if let Some(f) = frozen.filter(|f| f.was_running) {
+    if let Some(f) = frozen.as_ref().filter(|f| f.was_running) {
         notes.push(format!(
             "replication was stopped by innops readonly at {} ({}): it starts again from there once the server is read-write",
             f.position,
             f.connections.join("; ")
         ));
-        steps.push(replica::start_replication_step(ro.mariadb, &f));
+    }
+    // On a replica the step is always planned: a resumed undo (the state file removed by its drop-in step) reads
+    // the record the drop-in step journaled.
+    if ro.replica.is_some() || frozen.is_some() {
+        steps.push(replica::start_replication_step(ro.mariadb, frozen.as_ref()));
     }
     steps.push(verify_step(&ro));
 }

@@ -183,20 +183,45 @@ pub(super) fn still_stopped(mariadb: bool) -> Check {
     )
 }
 
-/// `--undo`: start replication again where the forward run stopped it.
-pub(super) fn start_replication_step(mariadb: bool, f: &Frozen) -> Step {
-    let f2 = f.clone();
+/// What the forward run recorded of replication, as `--undo`'s drop-in step journaled it (read from the state file
+/// beside the drop-in before that step removed it): a resumed undo finds it there, not in the file.
+fn frozen_by_forward(ctx: &Ctx) -> Option<Frozen> {
+    serde_json::from_value(
+        journaled(ctx, "dropin")?
+            .get("state")?
+            .get("replication")?
+            .clone(),
+    )
+    .ok()
+}
+
+/// `--undo` on a replica: start replication again where the forward run stopped it, if it was running then. The
+/// record is read when the step runs (the drop-in step journaled it), so a resumed run starts it too.
+pub(super) fn start_replication_step(mariadb: bool, planned: Option<&Frozen>) -> Step {
     Step::new(
         "start-replication",
-        format!("Start replication again from {}", if f.position.is_empty() { "where it stopped" } else { f.position.as_str() }),
+        "Start replication again where innops readonly stopped it",
         Risk::Online,
     )
-    .preview(format!("{}   -- the forward run stopped it at {} ({})", start_sql(mariadb), f.position, f.connections.join("; ")))
+    .preview(format!(
+        "{}   -- only if innops readonly stopped it (recorded beside the drop-in{})",
+        start_sql(mariadb),
+        planned
+            .map(|f| format!(": at {} ({})", f.position, f.connections.join("; ")))
+            .unwrap_or_default()
+    ))
+    .pre(Check::after_prior("stopped by innops readonly", |ctx| {
+        Ok(match frozen_by_forward(ctx) {
+            Some(f) if f.was_running => Verdict::pass(format!("stopped at {}", if f.position.is_empty() { "(none applied yet)" } else { f.position.as_str() }), "stopped by innops readonly"),
+            Some(_) => Verdict::done("stopped before innops readonly ran: left stopped", "stopped by innops readonly"),
+            None => Verdict::done("not stopped by innops readonly", "stopped by innops readonly"),
+        })
+    }))
     .act(move |ctx| {
         let tag = ctx.tag();
         ctx.conn()?
             .query_drop(start_sql(mariadb).replacen(' ', &format!(" {tag} "), 1))?;
-        Ok(serde_json::json!({ "started_from": f2.position }))
+        Ok(serde_json::json!({ "started_from": frozen_by_forward(ctx).map(|f| f.position) }))
     })
     .post(Check::new("replication running", move |ctx| {
         // The IO thread may still be connecting; the SQL thread starts at once.

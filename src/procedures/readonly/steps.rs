@@ -367,14 +367,7 @@ pub(super) fn start_step(ro: &Ro) -> Step {
     .bench();
     if undo {
         step = step
-            .post(read_only_is(
-                ro.read_only_after_undo,
-                if ro.read_only_after_undo {
-                    "read_only was on before innops readonly and is off now: check which option file set it"
-                } else {
-                    "read_only is still on: check which option file sets it"
-                },
-            ))
+            .post(undo::read_only_as_before(ro.read_only_after_undo))
             .post(undo::redo_size_restored());
     } else if sql_ro {
         step = step.post(read_only_is(

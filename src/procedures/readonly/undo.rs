@@ -18,6 +18,27 @@ pub(super) fn recorded_redo_key(key: &str) -> Option<&'static str> {
     }
 }
 
+/// `read_only` as it was before the first forward run (a replica's own configuration often sets it): from the
+/// record the drop-in step journaled when the step runs, else as the plan read the state file.
+pub(super) fn read_only_as_before(planned: bool) -> Check {
+    Check::new("read_only as before innops readonly", move |ctx| {
+        let want = journaled(ctx, "dropin")
+            .and_then(|r| r.get("state")?.get("read_only_before")?.as_bool())
+            .unwrap_or(planned);
+        let v = global_u64(ctx, "read_only")? != 0;
+        Ok(Verdict::check(
+            v == want,
+            format!("read_only={}", u8::from(v)),
+            u8::from(want).to_string(),
+            if want {
+                "read_only was on before innops readonly and is off now: check which option file set it"
+            } else {
+                "read_only is still on: check which option file sets it"
+            },
+        ))
+    })
+}
+
 /// The server runs with the redo size it had before `--min-redo` (passes when no forward run changed it).
 pub(super) fn redo_size_restored() -> Check {
     Check::new("redo size as before --min-redo", |ctx| {
