@@ -505,9 +505,18 @@ pub struct ConvertArgs {
     /// Every MyISAM table outside the system schemas.
     #[arg(long, conflicts_with = "rollback")]
     pub all_myisam: bool,
-    /// auto (decided from the server's capability and its replicas), bulk, deferred, chunked or alter.
+    /// auto (decided from the server's capability, its replicas, and each table's size and writes), bulk,
+    /// deferred, chunked, online (writes go on: triggers keep the copy up to date) or alter.
     #[arg(long, default_value = "auto")]
     pub strategy: String,
+    /// auto takes the online path for a table larger than this (data and indexes: bytes, or a number with K,
+    /// M or G), or one written in the last minute.
+    #[arg(long, default_value = "1G", value_name = "SIZE")]
+    pub online_above: String,
+    /// The online path: how long one try at a lock waits (the cut-over's guard, a chunk's lock, a trigger's
+    /// creation, the index build's last phase), so writers are never held longer; tried up to 30 times.
+    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+    pub cutover_lock_wait: u64,
     /// Where the conversion's writes go: replicate (through the binary log to every replica; the default on a
     /// server that is not a replica) or local (sql_log_bin=0: this server alone, e.g. each replica before a
     /// failover; on a primary with replicas only with --yes).

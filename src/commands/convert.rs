@@ -67,6 +67,16 @@ pub fn convert_params(
             critical_lag_s: a.critical_lag,
             named: a.replicas.clone(),
         },
+        online: procedures::convert::online::OnlineSettings {
+            above_bytes: crate::units::parse_size(&a.online_above).map_err(|e| {
+                bad_input(format!(
+                    "--online-above '{}' is not a size ({e}): give bytes, or a number with K, M or G",
+                    a.online_above
+                ))
+            })?,
+            lock_wait_s: a.cutover_lock_wait,
+            ..Default::default()
+        },
     })
 }
 
@@ -108,6 +118,12 @@ pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
             a.chunk_time,
             CHUNK_TIME_MS.start(),
             CHUNK_TIME_MS.end()
+        )));
+    }
+    if !(1..=60).contains(&a.cutover_lock_wait) {
+        return Err(bad_input(format!(
+            "--cutover-lock-wait {} is out of range: give seconds from 1 to 60",
+            a.cutover_lock_wait
         )));
     }
     let (max, critical) = load_thresholds(a)?;

@@ -31,7 +31,7 @@ pub fn old_name(table: &str) -> String {
 }
 
 /// Identifiers are at most 64 characters: shorten the table part and keep it unique with a hash.
-fn bounded(full: &str, table: &str, suffix: &str) -> String {
+pub(crate) fn bounded(full: &str, table: &str, suffix: &str) -> String {
     if full.chars().count() <= 64 {
         return full.to_string();
     }
@@ -41,7 +41,7 @@ fn bounded(full: &str, table: &str, suffix: &str) -> String {
     format!("_{head}_{:02x}{:02x}{:02x}{suffix}", h[0], h[1], h[2])
 }
 
-fn guard_key(info: &TableInfo) -> String {
+pub(crate) fn guard_key(info: &TableInfo) -> String {
     format!("guard:{}", info.display())
 }
 
@@ -599,7 +599,7 @@ fn last_copied_sql(tag: &str, reads: &str, shadow: &str, pk: &[String]) -> Strin
 }
 
 /// Sessions to the replicas a copy watches (none without replicas).
-fn replica_sessions(
+pub(crate) fn replica_sessions(
     conn: &mut Conn,
     tag: &str,
     settings: &ChunkSettings,
@@ -613,7 +613,7 @@ fn replica_sessions(
 
 /// Go, pause or stop before the next chunk: the load guard first, then (when it lets the copy go) the replicas'
 /// lag; and whether the decision is the replicas'.
-fn next_decision(
+pub(crate) fn next_decision(
     status: &mut Conn,
     settings: &ChunkSettings,
     own_sessions: u64,

@@ -24,7 +24,9 @@ pub(super) fn discard_step(info: &TableInfo) -> Step {
                 return Ok(Verdict::fail(format!("{shadow_t} is server_id {}'s copy, arriving by replication", r.origin), "a copy made by innops here", r.replicated_refusal("dropping it")));
             }
             let ours = record.is_some();
+            let capture = super::online::capture_now(ctx, &t, &t.name)?;
             Ok(match engine_of(ctx, &t.schema, &shadow_t)? {
+                None if capture.log || !capture.triggers.is_empty() => Verdict::pass(format!("{} (an online run's)", capture.describe()), "a leftover copy"),
                 None => Verdict::done("no leftover copy", "a leftover copy"),
                 // innops's record is what makes it droppable: a copy it made whose ALTER to InnoDB failed (or was
                 // undone) holds nothing but copied rows, whatever its engine.
@@ -36,9 +38,11 @@ pub(super) fn discard_step(info: &TableInfo) -> Step {
             let tag = ctx.tag();
             // A statement of the interrupted run may still be filling it.
             copy::reap_orphans(ctx, &t2)?;
-            ctx.conn()?.query_drop(format!("DROP {tag} TABLE {drop}"))?;
+            // An online run's triggers and change log go first: nothing writes the copy any more.
+            let capture = super::online::remove_capture(ctx, &t2, false)?;
+            ctx.conn()?.query_drop(format!("DROP {tag} TABLE IF EXISTS {drop}"))?;
             own::forget(ctx.conn()?, &tag, &t2.schema, &shadow_name(&t2.name))?;
-            Ok(serde_json::json!({ "dropped": drop }))
+            Ok(serde_json::json!({ "dropped": drop, "capture_dropped": capture }))
         })
         .post(Check::new("leftover copy gone", move |ctx| {
             let gone = engine_of(ctx, &t3.schema, &shadow_name(&t3.name))?.is_none();

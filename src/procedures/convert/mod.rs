@@ -23,6 +23,7 @@ mod drop_steps;
 pub mod duplicates;
 mod index_step;
 pub mod keys;
+pub mod online;
 pub mod own;
 mod preflight;
 mod privileges;
@@ -69,6 +70,7 @@ pub enum Strategy {
     Deferred,
     Alter,
     Chunked,
+    Online,
 }
 
 impl Strategy {
@@ -79,11 +81,10 @@ impl Strategy {
             "deferred" => Strategy::Deferred,
             "alter" => Strategy::Alter,
             "chunked" => Strategy::Chunked,
-            other => {
-                return Err(bad_input(format!(
-                    "--strategy '{other}' is not one of auto, bulk, deferred, chunked, alter"
-                )))
-            }
+            "online" => Strategy::Online,
+            other => return Err(bad_input(format!(
+                "--strategy '{other}' is not one of auto, bulk, deferred, chunked, online, alter"
+            ))),
         })
     }
 }
@@ -119,6 +120,9 @@ pub struct ConvertParams {
     /// `--max-lag`, `--critical-lag`, `--replica`: the replicas a run on a primary watches.
     #[serde(default)]
     pub watch: crate::procedures::kit::replicas::Watch,
+    /// `--online-above`, `--cutover-lock-wait`: the online path's settings.
+    #[serde(default)]
+    pub online: online::OnlineSettings,
 }
 
 /// The path on a primary whose replicas will apply the copy: chunks, never one transaction of the whole table.
@@ -138,6 +142,10 @@ pub fn choose_with_replicas(
         Strategy::Deferred => Ok((
             Strategy::Deferred,
             format!("--strategy deferred was asked for: the copy goes in primary-key chunks, but the secondary indexes are built by one ALTER that each of the {replicas} replica(s) runs after this server, lagging for its length"),
+        )),
+        Strategy::Online => Ok((
+            Strategy::Online,
+            format!("--strategy online was asked for: writes go on; the copy's chunks pause while any of the {replicas} replica(s) lags more than --max-lag, and the replicas apply the triggers' writes and the index build as they come"),
         )),
         Strategy::Bulk | Strategy::Alter => Err(crate::error::refused(format!(
             "--strategy {} writes the whole table in one statement, which each of this primary's {replicas} replica(s) applies only after it, lagging for its whole length: use --strategy auto (chunked, paused while a replica lags), or convert each replica and then this server with --binlog local",
@@ -251,6 +259,19 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     let mut steps = Vec::new();
     let described = describe(p, &mut conn)?;
     for info in &described {
+        let strategy = match (p.strategy, strategy, conn.as_mut()) {
+            // auto: the online path for a large table, or one the application is writing.
+            (Strategy::Auto, _, Some(c)) if info.primary().is_some() => {
+                match online::auto_reason(c, info, &p.online)? {
+                    Some(why) => {
+                        notes.push(format!("{}: path online — {why}", info.display()));
+                        Strategy::Online
+                    }
+                    None => strategy,
+                }
+            }
+            _ => strategy,
+        };
         notes.extend(table_notes(info, strategy));
         steps.push(preflight::preflight(info, strategy, facts, env, p, &links));
         if p.restart && strategy != Strategy::Alter {
@@ -258,6 +279,19 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         }
         match strategy {
             Strategy::Alter => steps.push(alter_step(info, &room)),
+            Strategy::Online => {
+                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
+                steps.push(online::capture_step(info, p));
+                steps.push(online::walk_step(info, p, &flags, &links));
+                if online::deferred(info) && info.deferred_indexes().next().is_some() {
+                    steps.push(online::index_step(info, p, mariadb));
+                }
+                steps.push(online::verify_step(info, p, &flags));
+                steps.push(online::cutover_step(info, p, &flags));
+                if p.drop_old {
+                    steps.push(drop_old_step(info));
+                }
+            }
             _ => {
                 steps.push(copy_step(info, strategy, p, &flags, &room, &links));
                 let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
@@ -345,6 +379,10 @@ fn path_notes(p: &ConvertParams, strategy: Strategy, why: &str) -> anyhow::Resul
         Strategy::Alter => notes.push(
             "users will notice: reads and writes of each table wait for its whole conversion (LOCK TABLES … WRITE around the ALTER), and there is no old table to roll back to".into(),
         ),
+        Strategy::Online => notes.push(format!(
+            "users will notice: writes to each table go on; each waits at most for one copy chunk (~{} ms) or one try at the cut-over's guard ({} s), and until the swap every write to the table also writes innops's copy and change log through three triggers; the old table is kept, so `innops convert --rollback db.t` can swap back",
+            p.chunk_ms, p.online.lock_wait_s
+        )),
         _ => notes.push(
             "users will notice: writes to each table wait from the copy to the swap (reads go on); the old table is kept, so `innops convert --rollback db.t` can swap back".into(),
         ),
@@ -459,7 +497,10 @@ fn table_notes(info: &TableInfo, strategy: Strategy) -> Vec<String> {
         ));
     }
     if info.secondaries_kept_in_shadow() > 0
-        && matches!(strategy, Strategy::Deferred | Strategy::Chunked)
+        && matches!(
+            strategy,
+            Strategy::Deferred | Strategy::Chunked | Strategy::Online
+        )
     {
         notes.push(format!(
             "{}: the AUTO_INCREMENT column leads only a secondary index, which InnoDB needs from the start: the shadow keeps the first {} secondary index(es) during the copy",

@@ -56,6 +56,7 @@ pub(super) fn preflight(
         Some(fulltext_indexes(&pre)),
         Some(row_format(&pre)),
         (strategy != Strategy::Alter).then(|| names_free(&pre)),
+        (strategy == Strategy::Online).then(|| capture_names_free(&pre)),
         Some(free_disk(&pre)),
         Some(buffer_pool(&pre)),
         Some(values_strict_sql_mode_rejects(&pre)),
@@ -314,9 +315,11 @@ fn row_fits_innodb(pre: &Pre) -> Check {
 fn primary_key(pre: &Pre) -> Check {
     let t = pre.i.clone();
     let force_pk = pre.facts.var_on("innodb_force_primary_key");
+    let online = pre.strategy == Strategy::Online;
     Check::new("primary key", move |ctx| {
         let t = fresh(ctx, &t)?;
         Ok(match (t.primary().is_some(), force_pk) {
+            (false, _) if online => Verdict::fail("none", "a primary key", format!("{} has no primary key, and the online path copies, captures and compares rows by it: add a primary key first, or use --strategy bulk or deferred (writes wait from the copy to the swap)", t.display())),
             (true, _) => Verdict::pass(format!("PRIMARY KEY ({})", t.pk_columns().join(", ")), "a primary key"),
             (false, true) => Verdict::fail("none", "a primary key", format!("{} has no primary key and this server sets innodb_force_primary_key=ON: add a primary key first", t.display())),
             (false, false) => Verdict::pass("none: InnoDB will use a hidden row id, and the copy runs as one statement without chunks or resume", "a primary key"),
@@ -459,6 +462,57 @@ fn names_free(pre: &Pre) -> Check {
             Verdict::pass(format!("{shadow} exists: --restart drops it"), "free")
         } else {
             Verdict::pass(format!("{shadow}, {old} free"), "free")
+        })
+    })
+}
+
+/// The pre-flight's "capture names free" (online path): the change log's and the triggers' names are free, or
+/// innops's own from an interrupted run of this table.
+fn capture_names_free(pre: &Pre) -> Check {
+    let t = pre.i.clone();
+    let restart = pre.p.restart;
+    let flags = pre.env.flags();
+    Check::new("capture names free", move |ctx| {
+        let tag = ctx.tag();
+        let log = super::online::capture::log_name(&t.name);
+        let mut taken = Vec::new();
+        if engine_of(ctx, &t.schema, &log)?.is_some() {
+            taken.push(log);
+        }
+        let names = super::online::capture::trigger_names(&t.name);
+        let triggers: Vec<String> = ctx.conn()?.exec(
+            format!("SELECT {tag} TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME IN (?, ?, ?)"),
+            (&t.schema, &names[0], &names[1], &names[2]),
+        )?;
+        taken.extend(triggers);
+        let this = own::this_server(ctx.conn()?, &tag)?;
+        let mut foreign = Vec::new();
+        for name in &taken {
+            let ours = own::lookup(ctx.conn()?, &tag, &t.schema, name)?
+                .is_some_and(|r| r.of_table == t.name && !r.from_elsewhere(this));
+            if !ours {
+                foreign.push(name.clone());
+            }
+        }
+        Ok(if !foreign.is_empty() {
+            Verdict::fail(
+                format!("{} exist, not made by innops here", foreign.join(", ")),
+                "free",
+                format!("{}.{} already exist with no record of innops making them for {}: the online path needs those names for its change log and triggers; check what they are, then rename or drop them", t.schema, foreign.join(", "), t.display()),
+            )
+        } else if !taken.is_empty() && !restart {
+            Verdict::fail(
+                format!("{} left from an interrupted conversion", taken.join(", ")),
+                "free",
+                format!("innops's triggers or change log of an interrupted online conversion of {} are in place: continue that run with `innops resume RUN_DIR`, or start over with `{}`", t.display(), restart_command(&flags, &t)),
+            )
+        } else if !taken.is_empty() {
+            Verdict::pass(
+                format!("{}: --restart drops them", taken.join(", ")),
+                "free",
+            )
+        } else {
+            Verdict::pass("free", "free")
         })
     })
 }

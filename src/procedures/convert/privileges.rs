@@ -128,6 +128,19 @@ pub fn needed_privileges(strategy: Strategy) -> (Vec<&'static str>, Vec<&'static
             vec![],
             vec!["SELECT", "INSERT", "CREATE", "ALTER", "LOCK TABLES"],
         ),
+        Strategy::Online => (
+            vec!["RELOAD"],
+            vec![
+                "SELECT",
+                "INSERT",
+                "DELETE",
+                "CREATE",
+                "DROP",
+                "ALTER",
+                "LOCK TABLES",
+                "TRIGGER",
+            ],
+        ),
         _ => (
             vec!["RELOAD"],
             vec!["SELECT", "INSERT", "CREATE", "DROP", "ALTER", "LOCK TABLES"],
@@ -142,5 +155,6 @@ pub(super) fn strategy_name(s: Strategy) -> &'static str {
         Strategy::Deferred => "deferred",
         Strategy::Alter => "alter",
         Strategy::Chunked => "chunked",
+        Strategy::Online => "online",
     }
 }

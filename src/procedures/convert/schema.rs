@@ -150,6 +150,65 @@ pub struct TableInfo {
     pub merge_unreadable: Vec<String>,
 }
 
+/// A table described without a server, for unit tests of the SQL a path writes.
+#[cfg(test)]
+impl TableInfo {
+    pub fn synthetic(schema: &str, name: &str, cols: &[(&str, &str)]) -> TableInfo {
+        TableInfo {
+            schema: schema.into(),
+            name: name.into(),
+            engine: "MyISAM".into(),
+            row_format: "Dynamic".into(),
+            create_options: String::new(),
+            collation: "latin1_swedish_ci".into(),
+            auto_increment: None,
+            comment: String::new(),
+            rows_estimate: 0,
+            data_length: 0,
+            index_length: 0,
+            columns: cols
+                .iter()
+                .map(|(n, ty)| Column {
+                    name: n.to_string(),
+                    data_type: ty.to_string(),
+                    column_type: ty.to_string(),
+                    octet_length: None,
+                    auto_increment: false,
+                    generated: false,
+                })
+                .collect(),
+            indexes: vec![],
+            triggers: vec![],
+            merge_parents: vec![],
+            views: vec![],
+            crashed: None,
+            definition: Default::default(),
+            merge_unreadable: vec![],
+        }
+    }
+
+    pub fn set_primary(&mut self, cols: &[&str]) {
+        self.indexes.insert(
+            0,
+            Index {
+                name: "PRIMARY".into(),
+                unique: true,
+                kind: "BTREE".into(),
+                parts: cols
+                    .iter()
+                    .map(|c| IndexPart {
+                        column: c.to_string(),
+                        sub_part: None,
+                        desc: false,
+                    })
+                    .collect(),
+                comment: String::new(),
+                line: String::new(),
+            },
+        );
+    }
+}
+
 /// Errors opening a MyISAM table that mean its files are damaged: wrong file format (130), index or data file
 /// crashed (126, 127), crashed and last repair failed (144), marked as crashed (145, 1194), crashed on repair
 /// (1195), unexpected end of file (137 is "no more records", not here).
