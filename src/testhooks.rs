@@ -26,8 +26,10 @@ fn fault() -> Option<String> {
 }
 
 /// With `INNOPS_TEST_HOLD=POINT=DIR`, the run writes `DIR/holding` when it reaches `point` and waits (at most
-/// 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point. Points: convert's
-/// `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard held), recover's `dump-connect-N`
+/// 10 minutes) for `DIR/go`, so a test can act on the server at exactly that point (`P1,P2=DIR`: several points,
+/// each with `DIR/holding-P` and `DIR/go-P`). Points: convert's
+/// `before-guard`, `load-paused`, `after-copy` and `before-swap` (the guard held), the online walk's
+/// `online-chunk` (after its first chunk), recover's `dump-connect-N`
 /// (before the dump opens its N-th session) and `escalate-started-N` (the private server up at level N, not
 /// yet recorded), and `after-action:STEP` in any plan.
 pub fn hold(point: &str) {
@@ -37,13 +39,24 @@ pub fn hold(point: &str) {
     let Some((p, dir)) = spec.split_once('=') else {
         return;
     };
-    if p != point {
-        return;
-    }
     let dir = PathBuf::from(dir);
-    let _ = std::fs::write(dir.join("holding"), b"");
+    // Several points, comma-separated: each has its own files, `holding-POINT` and `go-POINT`.
+    let (holding, go) = if p.contains(',') {
+        if !p.split(',').any(|x| x == point) {
+            return;
+        }
+        (
+            dir.join(format!("holding-{point}")),
+            dir.join(format!("go-{point}")),
+        )
+    } else if p == point {
+        (dir.join("holding"), dir.join("go"))
+    } else {
+        return;
+    };
+    let _ = std::fs::write(holding, b"");
     let deadline = Instant::now() + Duration::from_secs(600);
-    while !dir.join("go").exists() && Instant::now() < deadline {
+    while !go.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
 }

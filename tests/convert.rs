@@ -9,7 +9,7 @@ use mysql::Conn;
 use crate::common::convert::{convert, engine, rows, setup, SHAPE};
 use crate::common::{args, read_json, run_innops, write_that_waits, Sandboxed};
 
-fn case_dir(name: &str) -> PathBuf {
+pub(crate) fn case_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cases/convert")
         .join(name)
@@ -128,7 +128,7 @@ fn run_case(name: &str) {
     }
 }
 
-fn run_one(
+pub(crate) fn run_one(
     sb: &Sandboxed,
     name: &str,
     sql: &str,

@@ -10,6 +10,7 @@ mod docker;
 mod fleet;
 mod impact;
 mod lock;
+mod online;
 mod optionfiles;
 mod playbook;
 mod readonly;

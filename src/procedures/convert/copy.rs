@@ -715,12 +715,27 @@ fn if_not_exists(clause: &str) -> Option<String> {
     None
 }
 
-/// RENAME source → `keep_as`, `bring_in` → source, queued behind the guard before the guard lets go.
+/// A RENAME that could not have its locks within its wait: nothing was renamed.
+#[derive(Debug)]
+pub struct RenameTimedOut(pub String);
+
+impl std::fmt::Display for RenameTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RenameTimedOut {}
+
+/// RENAME source → `keep_as`, `bring_in` → source, queued behind the guard before the guard lets go. The RENAME
+/// waits at most `wait_s` for its locks (a statement still reading the source holds them); past that it fails
+/// with [`RenameTimedOut`] and nothing is renamed.
 pub fn swap(
     ctx: &mut Ctx,
     info: &TableInfo,
     keep_as: &str,
     bring_in: &str,
+    wait_s: u64,
 ) -> anyhow::Result<serde_json::Value> {
     let tag = ctx.tag();
     let src = info.qualified();
@@ -728,7 +743,10 @@ pub fn swap(
     let shadow = qualified(&info.schema, bring_in);
     let sql = format!("RENAME {tag} TABLE {src} TO {old}, {shadow} TO {src}");
     let mut conn = ctx.target.connect()?;
-    conn.query_drop(format!("SET {tag} SESSION lock_wait_timeout = 60"))?;
+    conn.query_drop(format!(
+        "SET {tag} SESSION lock_wait_timeout = {}",
+        wait_s.max(1)
+    ))?;
     let id = conn.connection_id();
     // Test hook: a test can queue a write behind the guard here without depending on timing.
     crate::testhooks::hold("before-swap");
@@ -762,6 +780,13 @@ pub fn swap(
     // The RENAME went first and writes that queued behind the guard now reach the new table.
     ctx.writes_released(&info.display());
     r.map_err(|e| {
+        if matches!(&e, mysql::Error::MySqlError(me) if me.code == 1205) {
+            return anyhow::Error::new(RenameTimedOut(format!(
+                "the swap `{sql}` could not have its locks within {wait_s} s (a statement still using {} holds them): {} is unchanged",
+                info.display(),
+                info.display()
+            )));
+        }
         anyhow::anyhow!(
             "the swap `{sql}` failed ({}): {} is unchanged",
             crate::error::describe_mysql(&e),

@@ -82,9 +82,11 @@ impl Strategy {
             "alter" => Strategy::Alter,
             "chunked" => Strategy::Chunked,
             "online" => Strategy::Online,
-            other => return Err(bad_input(format!(
+            other => {
+                return Err(bad_input(format!(
                 "--strategy '{other}' is not one of auto, bulk, deferred, chunked, online, alter"
-            ))),
+            )))
+            }
         })
     }
 }

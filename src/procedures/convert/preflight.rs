@@ -40,7 +40,8 @@ pub(super) fn preflight(
         Some(myisam_table(&pre)),
         Some(no_merge_table_over_it(&pre)),
         Some(auto_increment_leads_an_index(&pre)),
-        (strategy == Strategy::Alter).then(|| no_default_from_a_sequence(&pre)),
+        matches!(strategy, Strategy::Alter | Strategy::Online)
+            .then(|| no_default_from_a_sequence(&pre)),
         Some(auto_increment_table_option(&pre)),
         Some(column_names_innodb_accepts(&pre)),
         Some(files_in_the_datadir(&pre)),
@@ -209,19 +210,32 @@ fn auto_increment_leads_an_index(pre: &Pre) -> Check {
 /// The pre-flight's "no DEFAULT from a sequence (alter path)".
 fn no_default_from_a_sequence(pre: &Pre) -> Check {
     let t = pre.i.clone();
-    Check::new("no DEFAULT from a sequence (alter path)", move |ctx| {
+    let online = pre.strategy == Strategy::Online;
+    let name = if online {
+        "no DEFAULT from a sequence (online path)"
+    } else {
+        "no DEFAULT from a sequence (alter path)"
+    };
+    Check::new(name, move |ctx| {
         let t = fresh(ctx, &t)?;
         Ok(match sequence_defaults(&t) {
-                None => Verdict::pass("none", "none"),
-                Some(cols) => Verdict::fail(
-                    cols.clone(),
-                    "none",
+            None => Verdict::pass("none", "none"),
+            Some(cols) => Verdict::fail(
+                cols.clone(),
+                "none",
+                if online {
                     format!(
-                        "{}: {cols} takes its DEFAULT from a sequence, and the server cannot ALTER such a table under LOCK TABLES (ERROR 1100; with the sequence locked too MariaDB 10.11 crashes): convert it with --strategy bulk or --strategy deferred",
-                        t.display()
-                    ),
-                ),
-            })
+                            "{}: {cols} takes its DEFAULT from a sequence, and the server cannot write such a table under LOCK TABLES (ERROR 1100), which each of the online path's chunks holds: convert it with --strategy bulk or --strategy deferred",
+                            t.display()
+                        )
+                } else {
+                    format!(
+                            "{}: {cols} takes its DEFAULT from a sequence, and the server cannot ALTER such a table under LOCK TABLES (ERROR 1100; with the sequence locked too MariaDB 10.11 crashes): convert it with --strategy bulk or --strategy deferred",
+                            t.display()
+                        )
+                },
+            ),
+        })
     })
 }
 

@@ -106,7 +106,7 @@ pub fn plan(
                 copy::release_guard(ctx, &current);
                 return Err(refused(format!("{tbl2} changed while innops was checking ({seen}): nothing was swapped")));
             }
-            let r = copy::swap(ctx, &current, &rolled_back_name(&tbl2), &old_name(&tbl2))?;
+            let r = copy::swap(ctx, &current, &rolled_back_name(&tbl2), &old_name(&tbl2), 60)?;
             // The kept table is the live table again: no longer innops's.
             let tag = ctx.tag();
             own::forget(ctx.conn()?, &tag, &current.schema, &old_name(&tbl2))?;

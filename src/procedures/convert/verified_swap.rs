@@ -327,7 +327,7 @@ pub(super) fn swap_step(info: &TableInfo, flags: &str, choice: verify::Choice) -
                 run_dir,
                 origin: 0,
             })?;
-            let mut r = match copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name)) {
+            let mut r = match copy::swap(ctx, &t2, &old_name(&t2.name), &shadow_name(&t2.name), 60) {
                 Ok(r) => r,
                 Err(e) => {
                     let _ = own::forget(ctx.conn()?, &tag, &t2.schema, &old_name(&t2.name));

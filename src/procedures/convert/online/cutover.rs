@@ -33,6 +33,8 @@ struct Tries {
     guard_tries: u32,
     guard_timeouts: u32,
     too_much_left: u32,
+    /// RENAMEs that could not have their locks in time (a statement still using the table).
+    rename_timeouts: u32,
     /// From the guard granted to the RENAME done, on the try that swapped.
     writes_held_s: f64,
 }
@@ -117,8 +119,8 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
         walk::write_position(ctx, t, &pos)?;
         if tries.guard_tries >= s.lock_tries {
             return Err(crate::error::refused(format!(
-                "could not cut over {} in {} tries ({} times the guard was not granted within {} s, {} times too many changes came in meanwhile): writers were never held longer than one try; the copy is kept up to date, so resume the run when the table is quieter, or raise --cutover-lock-wait",
-                t.display(), tries.guard_tries, tries.guard_timeouts, s.lock_wait_s, tries.too_much_left
+                "could not cut over {} in {} tries ({} times the guard was not granted within {} s, {} times the RENAME was not, {} times too many changes came in meanwhile): writers were never held longer than one try; the copy is kept up to date, so resume the run when the table is quieter, or raise --cutover-lock-wait",
+                t.display(), tries.guard_tries, tries.guard_timeouts, s.lock_wait_s, tries.rename_timeouts, tries.too_much_left
             )));
         }
         tries.guard_tries += 1;
@@ -146,7 +148,12 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
         compared.examples.extend(c.examples);
         pos.compared_to = to;
         walk::write_position(ctx, t, &pos)?;
-        let r = under_guard(ctx, t)?;
+        let Some(r) = under_guard(ctx, t, s.lock_wait_s)? else {
+            tries.rename_timeouts += 1;
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_secs(4));
+            continue;
+        };
         tries.writes_held_s = held.elapsed().as_secs_f64();
         compared.examples.truncate(5);
         return Ok(
@@ -155,8 +162,13 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
     }
 }
 
-/// Under the guard: the capture whole, the counter, the definition, then the RENAME queued behind the guard.
-fn under_guard(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<serde_json::Value> {
+/// Under the guard: the capture whole, the counter, the definition, then the RENAME queued behind the guard,
+/// waiting at most `wait_s` for its locks; None when it could not have them (nothing was renamed).
+fn under_guard(
+    ctx: &mut Ctx,
+    t: &TableInfo,
+    wait_s: u64,
+) -> anyhow::Result<Option<serde_json::Value>> {
     let tag = ctx.tag();
     let c = capture_now(ctx, t, &t.name)?;
     if !c.complete() {
@@ -208,10 +220,15 @@ fn under_guard(ctx: &mut Ctx, t: &TableInfo) -> anyhow::Result<serde_json::Value
             origin: 0,
         },
     )?;
-    match copy::swap(ctx, t, &old_name(&t.name), &shadow_t) {
-        Ok(r) => Ok(r),
+    match copy::swap(ctx, t, &old_name(&t.name), &shadow_t, wait_s) {
+        Ok(r) => Ok(Some(r)),
         Err(e) => {
             let _ = own::forget(ctx.conn()?, &tag, &t.schema, &old_name(&t.name));
+            if e.downcast_ref::<copy::RenameTimedOut>().is_some() {
+                // The guard has let go already: writers go on, and the cut-over is tried again.
+                eprintln!("innops: {e}: writers go on; trying the cut-over again");
+                return Ok(None);
+            }
             Err(e)
         }
     }

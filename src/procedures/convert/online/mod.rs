@@ -55,11 +55,18 @@ impl OnlineSettings {
 }
 
 /// Whether the shadow starts with the primary key only (the secondary indexes built online afterwards): not
-/// for a table with a FULLTEXT or SPATIAL index, which InnoDB adds only with writes blocked.
+/// for a table with a FULLTEXT or SPATIAL index, which InnoDB adds only with writes blocked, nor one with an
+/// index over a generated column or a UNIQUE hash key (InnoDB adds such an index in place only alone, not beside
+/// others).
 pub fn deferred(info: &TableInfo) -> bool {
-    !info
-        .secondary()
-        .any(|i| i.is_fulltext() || i.kind.eq_ignore_ascii_case("SPATIAL"))
+    let generated = |c: &str| info.columns.iter().any(|x| x.name == c && x.generated);
+    // A UNIQUE hash key is a hidden generated column too, where InnoDB cannot make a B-tree of it.
+    info.definition.hash_keys().is_empty()
+        && !info.secondary().any(|i| {
+            i.is_fulltext()
+                || i.kind.eq_ignore_ascii_case("SPATIAL")
+                || i.parts.iter().any(|p| generated(&p.column))
+        })
 }
 
 /// Which of the capture's objects exist now.

@@ -327,6 +327,9 @@ pub fn walk(
         write_position(ctx, info, &pos)?;
         bar.set(pos.rows);
         crate::testhooks::after_chunk(pos.chunks);
+        if pos.chunks == 1 {
+            crate::testhooks::hold("online-chunk");
+        }
         n = fixed.unwrap_or_else(|| next_chunk(n, started.elapsed(), settings.target_chunk));
     }
     bar.finish();
