@@ -486,3 +486,116 @@ fn every_case_directory_converts_online_or_is_refused_for_its_own_reason() {
         run_one(&sb, &format!("{name} (online)"), &sql, a, &get, &env, false);
     }
 }
+
+#[test]
+fn a_capture_someone_broke_is_refused_and_restart_starts_over() {
+    let sb = Sandboxed::new("online-broken");
+    let mut c = fresh(&sb);
+    let run_dir = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--strategy",
+        "online",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    // Someone drops one of innops's triggers: deletes since are not in the copy.
+    c.query_drop("DROP TRIGGER d._t_innops_del").unwrap();
+    c.query_drop("DELETE FROM d.t WHERE id <= 10").unwrap();
+    c.query_drop("DELETE FROM d.ref WHERE id <= 10").unwrap();
+    let resumed = run_innops(
+        &args(&["resume", run_dir.to_str().unwrap(), "--yes", "--no-bench"]),
+        &[],
+    );
+    assert_ne!(resumed.code, 0, "{resumed:?}");
+    assert!(
+        resumed.error_line().contains("are not all in place")
+            && resumed.error_line().contains("--restart"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(
+        engine(&mut c, "t").as_deref(),
+        Some("MyISAM"),
+        "nothing swapped"
+    );
+    // A new run names the leftovers; --restart drops only innops's own and converts.
+    let again = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "online",
+            "--execute",
+            "--yes",
+            "--no-bench",
+        ]),
+        &[],
+    );
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(
+        again
+            .error_line()
+            .contains("left from an interrupted conversion"),
+        "{}",
+        again.stderr
+    );
+    let restarted = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "online",
+            "--restart",
+            "--execute",
+            "--yes",
+            "--no-bench",
+        ]),
+        &[],
+    );
+    assert_eq!(restarted.code, 0, "{restarted:?}");
+    assert_converted_like_ref(&mut c, "after --restart");
+}
+
+#[test]
+fn names_the_capture_needs_that_are_not_innops_s_are_refused() {
+    let sb = Sandboxed::new("online-names");
+    let mut c = fresh(&sb);
+    c.query_drop("CREATE TABLE d.other (a INT) ENGINE=MyISAM")
+        .unwrap();
+    c.query_drop(
+        "CREATE TRIGGER d._t_innops_ins BEFORE INSERT ON d.other FOR EACH ROW SET NEW.a = 1",
+    )
+    .unwrap();
+    let out = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "online",
+            "--execute",
+            "--yes",
+            "--no-bench",
+        ]),
+        &[],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("_t_innops_ins already exist with no record of innops making them"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    let kept: Option<String> = c.query_first("SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_NAME = '_t_innops_ins'").unwrap();
+    assert_eq!(kept.as_deref(), Some("other"), "the user's trigger stays");
+}
