@@ -26,6 +26,7 @@
 #   SETTINGS="48M:OFF" SKIP_PTOSC_SLOW=1 benches/convert.sh
 #   benches/convert.sh --summary A/results.tsv B/results.tsv   # the tables again, from saved runs (merged)
 #   TOPOLOGY=1 benches/convert.sh                        # on a primary with two replicas (convert_topology.sh)
+#   ONLINE=1 benches/convert.sh                          # the online path, with writes on the table (convert_online.sh)
 # The summary prints the limit of a verified conversion beside the ratios (issue 8): the ALTER plus one read of
 # the new table (CHECKSUM TABLE … EXTENDED, timed after each ALTER run), and innops/limit with its target, 1.05,
 # twice: as the ratio of the two medians, and as the median of the rounds' own ratios ("paired": each round's
@@ -55,6 +56,8 @@ set -euo pipefail
 
 # On a primary with two replicas instead (issue 25): benches/convert_topology.sh says what it measures.
 if [ "${TOPOLOGY:-0}" = 1 ]; then exec "$(dirname "$0")/convert_topology.sh"; fi
+# The online path, without and with writes on the table (issue 26): benches/convert_online.sh.
+if [ "${ONLINE:-0}" = 1 ]; then exec "$(dirname "$0")/convert_online.sh"; fi
 
 # ---- summary: from one or more results.tsv files ----
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

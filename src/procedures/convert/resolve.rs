@@ -35,7 +35,12 @@ pub fn resolve(
                 // innops's own copy of a table being converted (an interrupted run's): never a table to convert
                 // itself, or each rerun would add a copy of the copy.
                 Some(r) => skipped.push(format!(
-                    "{s}.{t} is innops's copy of {s}.{} from an unfinished run, skipped",
+                    "{s}.{t} is innops's {} of {s}.{} from an unfinished run, skipped",
+                    if r.kind == super::online::capture::CHANGES {
+                        "change log"
+                    } else {
+                        "copy"
+                    },
                     r.of_table
                 )),
                 _ if kind == "SYSTEM VERSIONED" => {
@@ -100,7 +105,11 @@ pub fn resolve(
             if let Some(r) = own::lookup(conn, tag, &s, &t)? {
                 skipped.push(format!(
                     "{s}.{t} is innops's {} of {s}.{}, skipped{}",
-                    if r.kind == own::KEPT { "kept MyISAM table" } else { "copy" },
+                    match r.kind.as_str() {
+                        own::KEPT => "kept MyISAM table",
+                        super::online::capture::CHANGES => "change log",
+                        _ => "copy",
+                    },
                     r.of_table,
                     if r.kind == own::KEPT { format!(" (`innops convert --drop-kept {s}.{}` drops it once you no longer need it)", r.of_table) } else { String::new() }
                 ));

@@ -119,15 +119,22 @@ pub fn log_max(conn: &mut Conn, tag: &str, info: &TableInfo) -> anyhow::Result<u
 /// How many times a chunk that differs is copied again before the run gives up on it.
 pub const RECOPIES: u32 = 3;
 
-/// What one chunk did.
-struct Chunk {
-    /// Its last key; none for the last chunk (it ran to the end of the table).
+/// A chunk copied and not yet compared: the range after `lo` up to `hi` (none: to the end of the table).
+#[derive(Clone)]
+struct Pending {
+    lo: Option<Key>,
     hi: Option<Key>,
-    rows: u64,
+}
+
+/// What one locked round did: the chunk it copied, and the earlier chunk it compared.
+struct Round {
+    copied: Option<Pending>,
+    compared_rows: u64,
     recopied: u32,
 }
 
-/// The session of the walk: the statements' session settings, the key, and the lock bound.
+/// The session of the walk: the key, the lock bound, and its four sessions — the guard, the copy, and one
+/// reader of each table for the comparison.
 pub struct Walker<'a> {
     pub info: &'a TableInfo,
     pub tag: String,
@@ -136,39 +143,129 @@ pub struct Walker<'a> {
     pub lock_attempts: u32,
 }
 
+/// The walk's sessions.
+struct Sessions {
+    guard: Conn,
+    copy: Conn,
+    source: Conn,
+    shadow: Conn,
+}
+
 impl Walker<'_> {
-    /// Copy and verify the chunk after `lo` (at most `n` rows) under one short lock.
-    fn chunk(
+    /// One locked round: under the guard (`FLUSH TABLES t WITH READ LOCK`: no write reaches the source, reads
+    /// go on, and innops's sessions may write its copy), the chunk after `lo` (at most `n` rows) is copied while
+    /// the chunk copied in the round before (`prev`) is compared on both tables at once. Writes between the two
+    /// rounds reach both tables through the triggers, so the earlier chunk is compared as both are now; a trigger
+    /// write that failed in between shows as a difference (and is copied again), as it should.
+    fn round(
         &mut self,
-        conn: &mut Conn,
+        s: &mut Sessions,
         lo: Option<&Key>,
-        n: u64,
+        n: Option<u64>,
+        prev: Option<&Pending>,
         abort: &dyn Fn() -> bool,
-    ) -> anyhow::Result<Chunk> {
+    ) -> anyhow::Result<Round> {
         let (info, tag) = (self.info, self.tag.clone());
-        let shadow_t = shadow_name(&info.name);
-        let lock = format!(
-            "LOCK {tag} TABLES {} READ, {} WRITE",
-            info.qualified(),
-            qualified(&info.schema, &shadow_t)
-        );
+        let guard = format!("FLUSH {tag} TABLES {} WITH READ LOCK", info.qualified());
         rows::with_bounded_lock(
-            conn,
+            &mut s.guard,
             &tag,
             self.bound,
-            &lock,
-            &format!("lock a chunk of {}", info.display()),
+            &guard,
+            &format!("block writes to {} for a chunk", info.display()),
             abort,
             &mut self.lock_attempts,
         )?;
-        let r = self.chunk_locked(conn, lo, n);
-        let _ = conn.query_drop("UNLOCK TABLES");
+        let r = self.round_locked(s, lo, n, prev);
+        let _ = s.guard.query_drop("UNLOCK TABLES");
         r
     }
 
-    fn chunk_locked(&mut self, conn: &mut Conn, lo: Option<&Key>, n: u64) -> anyhow::Result<Chunk> {
+    fn round_locked(
+        &self,
+        s: &mut Sessions,
+        lo: Option<&Key>,
+        n: Option<u64>,
+        prev: Option<&Pending>,
+    ) -> anyhow::Result<Round> {
         let (info, tag) = (self.info, self.tag.as_str());
         let shadow_t = shadow_name(&info.name);
+        let compare = match prev {
+            Some(p) => Some(rows::range(&self.key, p.lo.as_ref(), p.hi.as_ref())?),
+            None => None,
+        };
+        let Sessions {
+            copy,
+            source,
+            shadow,
+            ..
+        } = s;
+        let (copied, sums) = std::thread::scope(|sc| {
+            let sums = compare.clone().map(|(pred, params)| {
+                let p2 = params.clone();
+                let pred2 = pred.clone();
+                let a =
+                    sc.spawn(move || rows::range_sum(source, tag, info, &info.name, &pred, params));
+                let b = sc.spawn(move || rows::range_sum(shadow, tag, info, &shadow_t, &pred2, p2));
+                (a, b)
+            });
+            let copied = match n {
+                Some(n) => self.copy_chunk(copy, lo, n).map(Some),
+                None => Ok(None),
+            };
+            let sums = sums.map(|(a, b)| -> anyhow::Result<_> {
+                let a = a
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("a comparison thread panicked"))??;
+                let b = b
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("a comparison thread panicked"))??;
+                Ok((a, b))
+            });
+            (copied, sums)
+        });
+        let copied = copied?;
+        let (mut compared_rows, mut recopied) = (0, 0);
+        if let (Some((pred, params)), Some(sums), Some(p)) = (compare, sums, prev) {
+            let (a, mut b) = sums?;
+            // A chunk that differs is copied again and compared again, under this same guard.
+            while a != b {
+                if recopied >= RECOPIES {
+                    return Err(refused(format!(
+                        "the chunk of {} after key {} up to {} still differs from the source after {RECOPIES} copies ({} rows against {}): nothing was swapped and the source is untouched; check what writes innops's copy {}.{} besides its triggers",
+                        info.display(), describe(p.lo.as_ref()), describe(p.hi.as_ref()), b.rows, a.rows, info.schema, shadow_name(&info.name)
+                    )));
+                }
+                rows::recopy(
+                    &mut s.copy,
+                    tag,
+                    info,
+                    &shadow_name(&info.name),
+                    &pred,
+                    params.clone(),
+                )?;
+                recopied += 1;
+                b = rows::range_sum(
+                    &mut s.shadow,
+                    tag,
+                    info,
+                    &shadow_name(&info.name),
+                    &pred,
+                    params.clone(),
+                )?;
+            }
+            compared_rows = a.rows;
+        }
+        Ok(Round {
+            copied,
+            compared_rows,
+            recopied,
+        })
+    }
+
+    /// Copy the chunk after `lo`: its upper key is read first, then its rows go in with `INSERT IGNORE`.
+    fn copy_chunk(&self, conn: &mut Conn, lo: Option<&Key>, n: u64) -> anyhow::Result<Pending> {
+        let (info, tag) = (self.info, self.tag.as_str());
         let pk_order = crate::procedures::convert::keys::ident_list(&info.pk_columns());
         let (after, params) = rows::range(&self.key, lo, None)?;
         let hi: Option<Key> = conn
@@ -186,37 +283,15 @@ impl Walker<'_> {
         conn.exec_drop(
             format!(
                 "INSERT {tag} IGNORE INTO {} ({cols}) SELECT {cols} FROM {} FORCE INDEX (PRIMARY) WHERE {after} ORDER BY {pk_order} LIMIT {n}",
-                qualified(&info.schema, &shadow_t),
+                qualified(&info.schema, &shadow_name(&info.name)),
                 info.qualified()
             ),
             params,
         )?;
-        let (pred, params) = rows::range(&self.key, lo, hi.as_ref())?;
-        let mut recopied = 0;
-        loop {
-            let a = rows::range_sum(conn, tag, info, &info.name, &pred, params.clone())?;
-            let b = rows::range_sum(conn, tag, info, &shadow_t, &pred, params.clone())?;
-            if a == b {
-                return Ok(Chunk {
-                    hi,
-                    rows: a.rows,
-                    recopied,
-                });
-            }
-            if recopied >= RECOPIES {
-                return Err(refused(format!(
-                    "the chunk of {} after key {} up to {} still differs from the source after {RECOPIES} copies ({} rows against {}): nothing was swapped and the source is untouched; check what writes innops's copy {}.{shadow_t} besides its triggers",
-                    info.display(),
-                    describe(lo),
-                    describe(hi.as_ref()),
-                    b.rows,
-                    a.rows,
-                    info.schema
-                )));
-            }
-            rows::recopy(conn, tag, info, &shadow_t, &pred, params.clone())?;
-            recopied += 1;
-        }
+        Ok(Pending {
+            lo: lo.cloned(),
+            hi,
+        })
     }
 }
 
@@ -278,6 +353,18 @@ pub fn walk(
         bound,
         lock_attempts: 0,
     };
+    let session = |c: &mut Conn| {
+        c.query_drop(format!("SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'"))
+    };
+    let mut s = Sessions {
+        guard: ctx.target.connect()?,
+        copy: conn,
+        source: ctx.target.connect()?,
+        shadow: ctx.target.connect()?,
+    };
+    for c in [&mut s.copy, &mut s.source, &mut s.shadow] {
+        session(c)?;
+    }
     let fixed = crate::testhooks::chunk_rows();
     let mut n = fixed.unwrap_or(1000);
     let mut bar = Progress::new(
@@ -286,8 +373,11 @@ pub fn walk(
     );
     bar.set(pos.rows);
     let (t0, mut paused, mut longest_lock) = (Instant::now(), 0.0f64, Duration::ZERO);
-    let mut replicas = copy::replica_sessions(&mut conn, &tag, settings)?;
-    while !pos.done {
+    let mut replicas = copy::replica_sessions(&mut s.copy, &tag, settings)?;
+    // The chunk copied in the round before, compared in the next round; the walk ends once the last is compared.
+    let mut pending: Option<Pending> = None;
+    let mut copying = true;
+    while copying || pending.is_some() {
         if ctx.aborted() {
             bar.finish();
             return Err(Failure::Interrupted(format!(
@@ -316,19 +406,32 @@ pub fn walk(
         let started = Instant::now();
         let flag = ctx.abort;
         let abort = move || flag.load(std::sync::atomic::Ordering::SeqCst);
-        let c = walker.chunk(&mut conn, last.as_ref(), n, &abort)?;
+        let r = walker.round(
+            &mut s,
+            last.as_ref(),
+            copying.then_some(n),
+            pending.as_ref(),
+            &abort,
+        )?;
         longest_lock = longest_lock.max(started.elapsed());
-        pos.chunks += 1;
-        pos.rows += c.rows;
-        pos.recopied_chunks += u64::from(c.recopied > 0);
-        pos.done = c.hi.is_none();
-        pos.last = c.hi.as_ref().map(|k| k.iter().map(store).collect());
-        last = c.hi;
-        write_position(ctx, info, &pos)?;
-        bar.set(pos.rows);
-        crate::testhooks::after_chunk(pos.chunks);
-        if pos.chunks == 1 {
-            crate::testhooks::hold("online-chunk");
+        if let Some(done) = pending.take() {
+            // The earlier chunk is verified: the walk goes on after it from now on, even after a crash.
+            pos.chunks += 1;
+            pos.rows += r.compared_rows;
+            pos.recopied_chunks += u64::from(r.recopied > 0);
+            pos.done = done.hi.is_none();
+            pos.last = done.hi.as_ref().map(|k| k.iter().map(store).collect());
+            write_position(ctx, info, &pos)?;
+            bar.set(pos.rows);
+            crate::testhooks::after_chunk(pos.chunks);
+            if pos.chunks == 1 {
+                crate::testhooks::hold("online-chunk");
+            }
+        }
+        if let Some(c) = r.copied {
+            copying = c.hi.is_some();
+            last = c.hi.clone();
+            pending = Some(c);
         }
         n = fixed.unwrap_or_else(|| next_chunk(n, started.elapsed(), settings.target_chunk));
     }
