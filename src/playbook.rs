@@ -116,6 +116,8 @@ pub struct MemberSpec {
     pub tables: Option<Spanned<Vec<String>>>,
     pub all_myisam: Option<Spanned<bool>>,
     pub strategy: Option<Spanned<String>>,
+    pub online_above: Option<Spanned<String>>,
+    pub cutover_lock_wait: Option<Spanned<u64>>,
     pub drop_old_table: Option<Spanned<bool>>,
     pub chunk_time: Option<Spanned<u64>>,
     pub verify: Option<Spanned<String>>,
@@ -188,6 +190,8 @@ pub fn allowed(procedure: Procedure) -> &'static [&'static str] {
             "tables",
             "all-myisam",
             "strategy",
+            "online-above",
+            "cutover-lock-wait",
             "drop-old-table",
             "chunk-time",
             "verify",
@@ -266,6 +270,8 @@ impl MemberSpec {
         }
         b(&mut out, "all-myisam", &self.all_myisam);
         s(&mut out, "strategy", &self.strategy);
+        s(&mut out, "online-above", &self.online_above);
+        n(&mut out, "cutover-lock-wait", &self.cutover_lock_wait);
         b(&mut out, "drop-old-table", &self.drop_old_table);
         n(&mut out, "chunk-time", &self.chunk_time);
         s(&mut out, "verify", &self.verify);

@@ -563,6 +563,15 @@ fn a_capture_someone_broke_is_refused_and_restart_starts_over() {
     );
     assert_eq!(restarted.code, 0, "{restarted:?}");
     assert_converted_like_ref(&mut c, "after --restart");
+    // The kept table was recorded as on the other paths: --rollback swaps it back.
+    let back = convert(
+        &sb,
+        &args(&["--rollback", "d.t", "--execute", "--yes", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(back.code, 0, "{back:?}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), rows(&mut c, "ref"));
 }
 
 #[test]

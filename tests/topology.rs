@@ -1262,3 +1262,62 @@ fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
         assert_eq!(checksum(&mut c, "d.t"), want);
     }
 }
+
+/// The online path on a primary with a replica, with writes going on: the triggers' writes, the chunks, the
+/// index build and the RENAME replicate, and the replica ends with the primary's InnoDB table, replicating.
+#[test]
+fn an_online_conversion_on_a_primary_with_writes_ends_the_same_on_its_replica() {
+    let (t, mut p) = with_table(1);
+    let target = t.primary.conn_spec().resolve_plain();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    let writer = std::thread::spawn(move || {
+        let mut c = target.connect().unwrap();
+        let mut i = 0u64;
+        while !s2.load(std::sync::atomic::Ordering::SeqCst) {
+            i += 1;
+            let id = i * 7 % 3000 + 1;
+            c.query_drop(format!("UPDATE d.t SET k = k + 1 WHERE id = {id}"))
+                .unwrap();
+            c.query_drop(format!("INSERT INTO d.t VALUES ({}, 1, 'new')", 10_000 + i))
+                .unwrap();
+            c.query_drop(format!("DELETE FROM d.t WHERE id = {}", id + 1))
+                .unwrap();
+        }
+        i
+    });
+    let out = t.innops(
+        &t.primary,
+        &[
+            "convert",
+            "--tables",
+            "d.t",
+            "--strategy",
+            "online",
+            "--chunk-time",
+            "10",
+            "--execute",
+            "--yes",
+            "--no-bench",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let writes = writer.join().unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(writes > 0);
+    t.sync();
+    let mut r = conn(&t.replicas[0]);
+    assert_eq!(engine(&mut r, "t").as_deref(), Some("InnoDB"));
+    assert_eq!(
+        checksum(&mut r, "d.t"),
+        checksum(&mut p, "d.t"),
+        "the replica holds the primary's table"
+    );
+    let triggers: u64 = r
+        .query_first("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'd'")
+        .unwrap()
+        .unwrap();
+    assert_eq!(triggers, 0, "innops's triggers are gone on the replica too");
+    assert_replicating(&t);
+    assert_no_errant_gtid(&t);
+}

@@ -394,13 +394,13 @@ pub fn load_snapshot(
 pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
 
 /// A pause for load: says why every 10 s on stderr, and ends the wait after [`MAX_PAUSE`].
-struct Pause {
+pub(crate) struct Pause {
     since: Option<Instant>,
     said: Option<Instant>,
 }
 
 impl Pause {
-    fn new() -> Pause {
+    pub(crate) fn new() -> Pause {
         Pause {
             since: None,
             said: None,
@@ -408,7 +408,7 @@ impl Pause {
     }
 
     /// One more pause of 500 ms for `why`; an error once the wait is over its bound.
-    fn wait(&mut self, why: &str) -> anyhow::Result<()> {
+    pub(crate) fn wait(&mut self, why: &str) -> anyhow::Result<()> {
         let since = *self.since.get_or_insert_with(|| {
             crate::testhooks::hold("load-paused");
             Instant::now()
@@ -433,7 +433,7 @@ impl Pause {
         Ok(())
     }
 
-    fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.since = None;
         self.said = None;
     }

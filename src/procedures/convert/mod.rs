@@ -279,54 +279,7 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
         if p.restart && strategy != Strategy::Alter {
             steps.push(discard_step(info));
         }
-        match strategy {
-            Strategy::Alter => steps.push(alter_step(info, &room)),
-            Strategy::Online => {
-                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
-                steps.push(online::capture_step(info, p));
-                steps.push(online::walk_step(info, p, &flags, &links));
-                if online::deferred(info) && info.deferred_indexes().next().is_some() {
-                    steps.push(online::index_step(info, p, mariadb));
-                }
-                steps.push(online::verify_step(info, p, &flags));
-                steps.push(online::cutover_step(info, p, &flags));
-                if p.drop_old {
-                    steps.push(drop_old_step(info));
-                }
-            }
-            _ => {
-                steps.push(copy_step(info, strategy, p, &flags, &room, &links));
-                let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
-                if info.deferred_indexes().next().is_some() {
-                    match strategy {
-                        Strategy::Deferred => steps.push(index_step(info, &room)),
-                        Strategy::Chunked if !links.is_empty() => {
-                            // Only where every index takes IF NOT EXISTS (MariaDB): the primary's logged ALTER is
-                            // then a no-op on the replicas that built ahead. Otherwise one replicated ALTER.
-                            match copy::index_statements_if_not_exists(info).filter(|_| mariadb) {
-                                Some(stmts) => steps.push(replicas::parallel_index_step(
-                                    info, &links, mariadb, stmts,
-                                )),
-                                None => steps.push(index_step(info, &room)),
-                            }
-                        }
-                        Strategy::Chunked => steps.push(index_step(info, &room)),
-                        _ => {}
-                    }
-                }
-                steps.push(verify_step(info, &flags, p.verify));
-                if !links.is_empty() {
-                    steps.push(replicas::replicas_verify_step(info, &links, mariadb));
-                }
-                steps.push(swap_step(info, &flags, p.verify));
-                if !links.is_empty() {
-                    steps.push(replicas::replicas_swapped_step(info, &links, mariadb));
-                }
-                if p.drop_old {
-                    steps.push(drop_old_step(info));
-                }
-            }
-        }
+        steps.extend(path_steps(info, strategy, p, facts, &flags, &room, &links));
         steps.push(analyze_step(info));
     }
     // Each table's steps are a group: a table refused in its pre-flight does not hold back the others.
@@ -362,6 +315,68 @@ pub fn plan(p: &ConvertParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
             .collect(),
         session: binlog.session,
     })
+}
+
+/// A table's steps after its pre-flight (and `--restart`'s discard), by path.
+fn path_steps(
+    info: &TableInfo,
+    strategy: Strategy,
+    p: &ConvertParams,
+    facts: &ServerFacts,
+    flags: &str,
+    room: &space::Where,
+    links: &[crate::procedures::kit::replicas::Link],
+) -> Vec<Step> {
+    let mut out = Vec::new();
+    match strategy {
+        Strategy::Alter => out.push(alter_step(info, room)),
+        Strategy::Online => {
+            let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
+            out.push(online::capture_step(info, p));
+            out.push(online::walk_step(info, p, flags, links));
+            if online::deferred(info) && info.deferred_indexes().next().is_some() {
+                out.push(online::index_step(info, p, mariadb));
+            }
+            out.push(online::verify_step(info, p, flags));
+            out.push(online::cutover_step(info, p, flags));
+            if p.drop_old {
+                out.push(drop_old_step(info));
+            }
+        }
+        _ => {
+            out.push(copy_step(info, strategy, p, flags, room, links));
+            let mariadb = facts.flavor == crate::server::facts::Flavor::MariaDB;
+            if info.deferred_indexes().next().is_some() {
+                match strategy {
+                    Strategy::Deferred => out.push(index_step(info, room)),
+                    Strategy::Chunked if !links.is_empty() => {
+                        // Only where every index takes IF NOT EXISTS (MariaDB): the primary's logged ALTER is
+                        // then a no-op on the replicas that built ahead. Otherwise one replicated ALTER.
+                        match copy::index_statements_if_not_exists(info).filter(|_| mariadb) {
+                            Some(stmts) => {
+                                out.push(replicas::parallel_index_step(info, links, mariadb, stmts))
+                            }
+                            None => out.push(index_step(info, room)),
+                        }
+                    }
+                    Strategy::Chunked => out.push(index_step(info, room)),
+                    _ => {}
+                }
+            }
+            out.push(verify_step(info, flags, p.verify));
+            if !links.is_empty() {
+                out.push(replicas::replicas_verify_step(info, links, mariadb));
+            }
+            out.push(swap_step(info, flags, p.verify));
+            if !links.is_empty() {
+                out.push(replicas::replicas_swapped_step(info, links, mariadb));
+            }
+            if p.drop_old {
+                out.push(drop_old_step(info));
+            }
+        }
+    }
+    out
 }
 
 /// The plan's opening notes: the path and why, the tables skipped, and what users will notice.

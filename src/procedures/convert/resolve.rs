@@ -36,11 +36,7 @@ pub fn resolve(
                 // itself, or each rerun would add a copy of the copy.
                 Some(r) => skipped.push(format!(
                     "{s}.{t} is innops's {} of {s}.{} from an unfinished run, skipped",
-                    if r.kind == super::online::capture::CHANGES {
-                        "change log"
-                    } else {
-                        "copy"
-                    },
+                    own_kind(&r.kind),
                     r.of_table
                 )),
                 _ if kind == "SYSTEM VERSIONED" => {
@@ -105,11 +101,7 @@ pub fn resolve(
             if let Some(r) = own::lookup(conn, tag, &s, &t)? {
                 skipped.push(format!(
                     "{s}.{t} is innops's {} of {s}.{}, skipped{}",
-                    match r.kind.as_str() {
-                        own::KEPT => "kept MyISAM table",
-                        super::online::capture::CHANGES => "change log",
-                        _ => "copy",
-                    },
+                    own_kind(&r.kind),
                     r.of_table,
                     if r.kind == own::KEPT { format!(" (`innops convert --drop-kept {s}.{}` drops it once you no longer need it)", r.of_table) } else { String::new() }
                 ));
@@ -161,4 +153,13 @@ pub fn parse_table_arg(arg: &str) -> Option<(String, String)> {
     let rest = rest.strip_prefix('.')?;
     let (table, tail) = part(rest)?;
     (!schema.is_empty() && !table.is_empty() && tail.is_empty()).then_some((schema, table))
+}
+
+/// What a table innops recorded as its own is, in a sentence.
+fn own_kind(kind: &str) -> &'static str {
+    match kind {
+        own::KEPT => "kept MyISAM table",
+        super::online::capture::CHANGES => "change log",
+        _ => "copy",
+    }
 }

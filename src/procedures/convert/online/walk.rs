@@ -151,6 +151,22 @@ struct Sessions {
     shadow: Conn,
 }
 
+impl Sessions {
+    /// The guard's session, and three more in the copy's settings (`copy`, already open, among them).
+    fn open(ctx: &Ctx, copy: Conn, tag: &str) -> anyhow::Result<Sessions> {
+        let mut s = Sessions {
+            guard: ctx.target.connect()?,
+            copy,
+            source: ctx.target.connect()?,
+            shadow: ctx.target.connect()?,
+        };
+        for c in [&mut s.copy, &mut s.source, &mut s.shadow] {
+            c.query_drop(format!("SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'"))?;
+        }
+        Ok(s)
+    }
+}
+
 impl Walker<'_> {
     /// One locked round: under the guard (`FLUSH TABLES t WITH READ LOCK`: no write reaches the source, reads
     /// go on, and innops's sessions may write its copy), the chunk after `lo` (at most `n` rows) is copied while
@@ -312,6 +328,33 @@ pub fn describe(k: Option<&Key>) -> String {
     }
 }
 
+/// Whether the walk goes on now: a pause for load or lag waits 500 ms (said every 10 s, bounded as every copy's
+/// pause is) and says no; a stop is refused.
+fn go_on(
+    decision: LoadDecision,
+    pause: &mut copy::Pause,
+    bar: &mut Progress,
+    pos: &Position,
+    run: &str,
+) -> anyhow::Result<bool> {
+    match decision {
+        LoadDecision::Go => {
+            pause.reset();
+            Ok(true)
+        }
+        LoadDecision::Pause(why) => {
+            bar.suspend(|| pause.wait(&why))?;
+            Ok(false)
+        }
+        LoadDecision::Abort(why) => {
+            Err(refused(format!(
+                "{why} ({} rows copied and verified so far; the triggers keep them up to date: `innops resume {run}` continues)",
+                pos.rows
+            )))
+        }
+    }
+}
+
 /// Walk the source from where the run got to (the beginning, the first time), copying and verifying each chunk
 /// under its own short lock, paused by the load and replica guards. The step's recorded result.
 pub fn walk(
@@ -353,18 +396,7 @@ pub fn walk(
         bound,
         lock_attempts: 0,
     };
-    let session = |c: &mut Conn| {
-        c.query_drop(format!("SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'"))
-    };
-    let mut s = Sessions {
-        guard: ctx.target.connect()?,
-        copy: conn,
-        source: ctx.target.connect()?,
-        shadow: ctx.target.connect()?,
-    };
-    for c in [&mut s.copy, &mut s.source, &mut s.shadow] {
-        session(c)?;
-    }
+    let mut s = Sessions::open(ctx, conn, &tag)?;
     let fixed = crate::testhooks::chunk_rows();
     let mut n = fixed.unwrap_or(1000);
     let mut bar = Progress::new(
@@ -376,6 +408,7 @@ pub fn walk(
     let mut replicas = copy::replica_sessions(&mut s.copy, &tag, settings)?;
     // The chunk copied in the round before, compared in the next round; the walk ends once the last is compared.
     let mut pending: Option<Pending> = None;
+    let mut pause = copy::Pause::new();
     let mut copying = true;
     while copying || pending.is_some() {
         if ctx.aborted() {
@@ -387,21 +420,11 @@ pub fn walk(
             ))
             .into());
         }
-        match copy::next_decision(&mut status, settings, ctx.own_sessions, &mut replicas)?.0 {
-            LoadDecision::Go => {}
-            LoadDecision::Pause(why) => {
-                bar.suspend(|| eprintln!("innops: paused: {why}"));
-                std::thread::sleep(Duration::from_millis(500));
-                paused += 0.5;
-                continue;
-            }
-            LoadDecision::Abort(why) => {
-                bar.finish();
-                return Err(refused(format!(
-                    "{why} ({} rows copied and verified so far; the triggers keep them up to date: `innops resume {run}` continues)",
-                    pos.rows
-                )));
-            }
+        let decision =
+            copy::next_decision(&mut status, settings, ctx.own_sessions, &mut replicas)?.0;
+        if !go_on(decision, &mut pause, &mut bar, &pos, &run)? {
+            paused += 0.5;
+            continue;
         }
         let started = Instant::now();
         let flag = ctx.abort;

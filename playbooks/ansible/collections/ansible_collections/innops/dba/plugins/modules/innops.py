@@ -161,8 +161,14 @@ options:
     description: V(convert) - every MyISAM table outside the system schemas (C(--all-myisam)).
     type: bool
   strategy:
-    description: V(convert) - V(auto), V(bulk), V(deferred) or V(alter) (C(--strategy)).
+    description: V(convert) - V(auto), V(bulk), V(deferred), V(chunked), V(online) (writes go on during the conversion) or V(alter) (C(--strategy)).
     type: str
+  online_above:
+    description: V(convert) - V(auto) takes the online path for a table larger than this size, e.g. V(1G) (C(--online-above)).
+    type: str
+  cutover_lock_wait:
+    description: V(convert) - the online path, seconds one try at a lock waits before it backs off (C(--cutover-lock-wait)).
+    type: int
   drop_old_table:
     description: V(convert) - DANGER, drop the kept MyISAM table once the InnoDB table is verified (C(--drop-old-table)).
     type: bool
@@ -428,7 +434,7 @@ CONNECTION = [
 CONTROL = ["service", "start_cmd", "stop_cmd", "config_file"]
 RUN = ["no_bench", "bench_time", "run_dir"]
 PROCEDURE = [
-    "tables", "all_myisam", "strategy", "drop_old_table", "rollback", "drop_kept", "chunk_time", "verify",
+    "tables", "all_myisam", "strategy", "online_above", "cutover_lock_wait", "drop_old_table", "rollback", "drop_kept", "chunk_time", "verify",
     "max_load", "critical_load", "restart", "binlog", "max_lag", "critical_lag", "replica", "size", "advise", "interval", "offline", "undo", "min_redo", "sql_read_only",
     "no_preflush", "preflush_timeout", "out", "copy_to", "max_level", "allow_level", "drop_copy", "verify_load",
     "threads", "mariadbd", "datadir", "in_place", "sample",
@@ -570,7 +576,7 @@ def argument_spec():
         ssl_ca=p, ssl_cert=p, ssl_key=p, sandbox=s, sandbox_root=p,
         service=s, start_cmd=s, stop_cmd=s, config_file=p,
         no_bench=b, bench_time=i, run_dir=p,
-        tables=dict(type="list", elements="str"), all_myisam=b, strategy=s, drop_old_table=b, rollback=s,
+        tables=dict(type="list", elements="str"), all_myisam=b, strategy=s, online_above=s, cutover_lock_wait=i, drop_old_table=b, rollback=s,
         drop_kept=s, chunk_time=i, verify=dict(type="str", choices=["auto", "checksum", "hash"]),
         max_load=s, critical_load=s, restart=b,
         binlog=dict(type="str", choices=["replicate", "local"]), max_lag=i, critical_lag=i,
