@@ -325,6 +325,26 @@ fn main() {
     }
     println!("    longest write wait during the conversion: {:.2} s (target: at most 1 s, the same at every size)", during.max_ms / 1000.0);
     println!("    conversion with writes {conv:.2} s, {:.2}x its time without; the writer ran at {:.2}x its rate before", conv / on, (during.writes as f64 / during.secs) / (before.writes as f64 / before.secs));
+    // Where the longest waits can come from, as the run recorded them.
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("writes/report.json")).unwrap())
+            .unwrap();
+    let step = |id: &str| {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| (s["seconds"].clone(), s["result"].clone()))
+            .unwrap_or_default()
+    };
+    let (copy_s, copy) = step("copy:ob.t");
+    let (index_s, _) = step("indexes:ob.t");
+    let (_, swap) = step("swap:ob.t");
+    println!(
+        "    the run: copy {copy_s} s in {} chunks, the longest chunk's lock {} s; index build {index_s} s; cut-over tries {}, writes held {} s",
+        copy["chunks"], copy["longest_chunk_lock_s"], swap["tries"]["guard_tries"], swap["tries"]["writes_held_s"]
+    );
     let sum = |c: &mut Conn, t: &str| -> (u64, Option<u64>) {
         let n: u64 = c
             .query_first(format!("SELECT COUNT(*) FROM {t}"))
