@@ -740,25 +740,9 @@ mod tests {
 
     fn table(columns: Vec<Column>, indexes: Vec<Index>) -> TableInfo {
         TableInfo {
-            schema: "d".into(),
-            name: "t".into(),
-            engine: "MyISAM".into(),
-            row_format: "Dynamic".into(),
-            create_options: String::new(),
-            collation: "latin1_swedish_ci".into(),
-            auto_increment: None,
-            comment: String::new(),
-            rows_estimate: 0,
-            data_length: 0,
-            index_length: 0,
             columns,
             indexes,
-            triggers: vec![],
-            merge_parents: vec![],
-            views: vec![],
-            crashed: None,
-            definition: Default::default(),
-            merge_unreadable: vec![],
+            ..TableInfo::synthetic("d", "t", &[])
         }
     }
 

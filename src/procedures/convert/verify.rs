@@ -540,37 +540,16 @@ mod tests {
     use crate::procedures::convert::schema::Column;
 
     fn info(types: &[&str], row_format: &str) -> TableInfo {
+        let names: Vec<String> = (0..types.len()).map(|i| format!("c{i}")).collect();
+        let cols: Vec<(&str, &str)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(types.iter().copied())
+            .collect();
         TableInfo {
-            schema: "d".into(),
-            name: "t".into(),
-            engine: "MyISAM".into(),
             row_format: row_format.into(),
-            create_options: String::new(),
             collation: String::new(),
-            auto_increment: None,
-            comment: String::new(),
-            rows_estimate: 0,
-            data_length: 0,
-            index_length: 0,
-            columns: types
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Column {
-                    name: format!("c{i}"),
-                    data_type: t.to_string(),
-                    column_type: t.to_string(),
-                    octet_length: None,
-                    auto_increment: false,
-                    generated: false,
-                })
-                .collect(),
-            indexes: vec![],
-            triggers: vec![],
-            merge_parents: vec![],
-            views: vec![],
-            crashed: None,
-            definition: Default::default(),
-            merge_unreadable: vec![],
+            ..TableInfo::synthetic("d", "t", &cols)
         }
     }
 

@@ -202,24 +202,7 @@ fn under_guard(
             live.auto_increment.unwrap_or(0)
         )));
     }
-    let run_dir = ctx
-        .run_dir
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    own::record(
-        ctx.conn()?,
-        &tag,
-        &own::Record {
-            kind: own::KEPT.into(),
-            schema: t.schema.clone(),
-            name: old_name(&t.name),
-            of_table: t.name.clone(),
-            fingerprint: None,
-            run_dir,
-            origin: 0,
-        },
-    )?;
+    record_with(ctx, t, own::KEPT, &old_name(&t.name), None)?;
     match copy::swap(ctx, t, &old_name(&t.name), &shadow_t, wait_s) {
         Ok(r) => Ok(Some(r)),
         Err(e) => {
@@ -247,23 +230,6 @@ fn clean_up(
     let (method, _) = verify::first_method(t, choice);
     let kept = old_name(&t.name);
     let fp = verify::fingerprint(ctx.conn()?, &tag, t, &kept, method)?;
-    let run_dir = ctx
-        .run_dir
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    own::record(
-        ctx.conn()?,
-        &tag,
-        &own::Record {
-            kind: own::KEPT.into(),
-            schema: t.schema.clone(),
-            name: kept,
-            of_table: t.name.clone(),
-            fingerprint: Some(fp.clone()),
-            run_dir,
-            origin: 0,
-        },
-    )?;
+    record_with(ctx, t, own::KEPT, &kept, Some(fp.clone()))?;
     Ok(serde_json::json!({ "dropped": dropped, "kept_fingerprint": fp }))
 }

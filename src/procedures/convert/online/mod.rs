@@ -177,6 +177,17 @@ pub fn refuse_and_remove(ctx: &mut Ctx, t: &TableInfo, e: anyhow::Error) -> anyh
 }
 
 fn record(ctx: &mut Ctx, t: &TableInfo, kind: &str, name: &str) -> anyhow::Result<()> {
+    record_with(ctx, t, kind, name, None)
+}
+
+/// Record `name` as innops's own (of kind `kind`, belonging to `t`), with what was verified of it.
+pub fn record_with(
+    ctx: &mut Ctx,
+    t: &TableInfo,
+    kind: &str,
+    name: &str,
+    fingerprint: Option<verify::Fingerprint>,
+) -> anyhow::Result<()> {
     let tag = ctx.tag();
     let run_dir = ctx
         .run_dir
@@ -191,7 +202,7 @@ fn record(ctx: &mut Ctx, t: &TableInfo, kind: &str, name: &str) -> anyhow::Resul
             schema: t.schema.clone(),
             name: name.into(),
             of_table: t.name.clone(),
-            fingerprint: None,
+            fingerprint,
             run_dir,
             origin: 0,
         },
