@@ -537,7 +537,6 @@ fn row_sum(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procedures::convert::schema::Column;
 
     fn info(types: &[&str], row_format: &str) -> TableInfo {
         let names: Vec<String> = (0..types.len()).map(|i| format!("c{i}")).collect();
