@@ -344,6 +344,7 @@ fn primary_key(pre: &Pre) -> Check {
 /// The pre-flight's "triggers".
 fn triggers(pre: &Pre) -> Check {
     let strategy = pre.strategy;
+    let (flavor, version) = (pre.facts.flavor, pre.facts.version);
     let t = pre.i.clone();
     Check::new("triggers", move |ctx| {
         let mut t = fresh(ctx, &t)?;
@@ -363,6 +364,26 @@ fn triggers(pre: &Pre) -> Check {
         t.triggers = users;
         Ok(if t.triggers.is_empty() {
             Verdict::pass("none", "none, or --strategy alter")
+        } else if strategy == Strategy::Online {
+            // Several triggers per event and timing: MariaDB 10.2.3, MySQL 5.7.2.
+            let many = match flavor {
+                crate::server::facts::Flavor::MariaDB => {
+                    version >= crate::server::facts::Version::new(10, 2, 3)
+                }
+                _ => version >= crate::server::facts::Version::new(5, 7, 2),
+            };
+            if many {
+                Verdict::pass(
+                    format!("{} (they keep firing beside innops's capture triggers, and move to the new table in the cut-over's locked moment)", t.triggers.join(", ")),
+                    "none, or a path that keeps them",
+                )
+            } else {
+                Verdict::fail(
+                    t.triggers.join(", "),
+                    "none, or a path that keeps them",
+                    format!("{} has triggers ({}), and this server allows one trigger per event and timing, so innops's capture triggers cannot sit beside them: use --strategy alter, which keeps them", t.display(), t.triggers.join(", ")),
+                )
+            }
         } else if strategy == Strategy::Alter {
             Verdict::pass(
                 format!("{} (kept by ALTER)", t.triggers.join(", ")),

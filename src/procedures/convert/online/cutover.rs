@@ -65,7 +65,13 @@ pub fn cutover_step(info: &TableInfo, p: &ConvertParams, flags: &str) -> Step {
                 serde_json::json!({ "swapped_before": true })
             } else {
                 require_innodb_shadow(ctx, &t2, &flags)?;
-                swap_now(ctx, &t2, &settings).map_err(|e| refuse_and_remove(ctx, &t2, e))?
+                // A run stopped between moving the table's own triggers and the RENAME: they go back first.
+                let back = triggers::put_back(ctx, &t2)?;
+                let mut r = swap_now(ctx, &t2, &settings).map_err(|e| refuse_and_remove(ctx, &t2, e))?;
+                if !back.is_empty() {
+                    r["triggers_put_back_first"] = serde_json::json!(back);
+                }
+                r
             };
             r["cleaned_up"] = serde_json::json!(clean_up(ctx, &t2, choice)?);
             Ok(r)
@@ -125,7 +131,14 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
         }
         tries.guard_tries += 1;
         crate::testhooks::hold("before-guard");
-        let Some(guard) = try_guard(ctx, t, s.lock_wait_s)? else {
+        // The table's own triggers move at the cut-over: then the guard locks for write, in one session.
+        let own = triggers::of_table(&mut conn, &tag, t, &t.name)?;
+        let guard = if own.is_empty() {
+            try_guard(ctx, t, s.lock_wait_s)?
+        } else {
+            triggers::try_lock_guard(ctx, t, s.lock_wait_s)?
+        };
+        let Some(mut guard) = guard else {
             tries.guard_timeouts += 1;
             eprintln!("innops: the guard on {} was not granted within {} s: writers go on; trying again in {} ms", t.display(), s.lock_wait_s, backoff.as_millis());
             std::thread::sleep(backoff);
@@ -133,22 +146,28 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
             continue;
         };
         let held = Instant::now();
-        ctx.held.insert(copy::guard_key(t), guard);
         ctx.writes_blocked(&t.display());
-        let to = walk::log_max(&mut conn, &tag, t)?;
+        // Under a write lock only its own session reads the tables.
+        let work = if own.is_empty() {
+            &mut conn
+        } else {
+            &mut guard
+        };
+        let to = walk::log_max(work, &tag, t)?;
         if to.saturating_sub(done) > CUTOVER_BACKLOG {
             // Too much came in since: compare it with writes going on, then try again.
-            copy::release_guard(ctx, t);
+            let _ = guard.query_drop("UNLOCK TABLES");
+            ctx.writes_released(&t.display());
             tries.too_much_left += 1;
             continue;
         }
-        let c = catchup::compare(&mut conn, &mut w, done, to, false, &abort)?;
+        let c = catchup::compare(work, &mut w, done, to, false, &abort)?;
         compared.keys += c.keys;
         compared.differed += c.differed;
         compared.examples.extend(c.examples);
         pos.compared_to = to;
         walk::write_position(ctx, t, &pos)?;
-        let Some(r) = under_guard(ctx, t, s.lock_wait_s)? else {
+        let Some(r) = under_guard(ctx, t, s.lock_wait_s, guard, &own)? else {
             tries.rename_timeouts += 1;
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_secs(4));
@@ -168,10 +187,13 @@ fn under_guard(
     ctx: &mut Ctx,
     t: &TableInfo,
     wait_s: u64,
+    mut guard: mysql::Conn,
+    own: &[triggers::Def],
 ) -> anyhow::Result<Option<serde_json::Value>> {
     let tag = ctx.tag();
     let c = capture_now(ctx, t, &t.name)?;
     if !c.complete() {
+        let _ = guard.query_drop("UNLOCK TABLES");
         return Err(crate::error::refused(format!("the triggers that keep innops's copy of {} up to date are not all in place ({}), so changes may be missing from it: nothing was swapped", t.display(), c.describe())));
     }
     let shadow_t = shadow_name(&t.name);
@@ -179,10 +201,16 @@ fn under_guard(
         crate::error::refused(format!("the table {} no longer exists", t.display()))
     })?;
     if let Some(ai) = live.auto_increment {
-        ctx.conn()?.query_drop(format!(
+        // In the guard's session where it holds the shadow locked for write.
+        let sql = format!(
             "ALTER {tag} TABLE {} AUTO_INCREMENT = {ai}",
             qualified(&t.schema, &shadow_t)
-        ))?;
+        );
+        if own.is_empty() {
+            ctx.conn()?.query_drop(sql)?;
+        } else {
+            guard.query_drop(sql)?;
+        }
     }
     let now = load(ctx, &t.schema, &shadow_t)?.ok_or_else(|| {
         crate::error::refused(format!("innops's copy of {} is gone", t.display()))
@@ -203,10 +231,37 @@ fn under_guard(
         )));
     }
     record_with(ctx, t, own::KEPT, &old_name(&t.name), None)?;
-    match copy::swap(ctx, t, &old_name(&t.name), &shadow_t, wait_s) {
-        Ok(r) => Ok(Some(r)),
+    let mut moved = Vec::new();
+    if !own.is_empty() {
+        triggers::save(ctx, t, own)?;
+        moved = triggers::move_to_shadow(&mut guard, &tag, t, own)?;
+        crate::testhooks::exit_at("triggers-moved:", &ctx.step);
+    }
+    ctx.held.insert(copy::guard_key(t), guard);
+    // Once the table's own triggers are on the shadow, the RENAME must not give up after a second: a long wait
+    // behind another statement holds writers, but a RENAME given up would leave the table without them.
+    let wait = if own.is_empty() { wait_s } else { 60 };
+    match copy::swap(ctx, t, &old_name(&t.name), &shadow_t, wait) {
+        Ok(mut r) => {
+            if !own.is_empty() {
+                r["moved_triggers"] = serde_json::json!(moved);
+            }
+            Ok(Some(r))
+        }
         Err(e) => {
             let _ = own::forget(ctx.conn()?, &tag, &t.schema, &old_name(&t.name));
+            if !own.is_empty() {
+                let back = triggers::put_back(ctx, t);
+                return Err(crate::error::refused(format!(
+                    "{e}; the triggers {} were put back on {} ({})",
+                    triggers::names(own),
+                    t.display(),
+                    match back {
+                        Ok(b) => format!("{} recreated", b.len()),
+                        Err(b) => format!("putting them back failed: {b}; their definitions are in the run directory"),
+                    }
+                )));
+            }
             if e.downcast_ref::<copy::RenameTimedOut>().is_some() {
                 // The guard has let go already: writers go on, and the cut-over is tried again.
                 eprintln!("innops: {e}: writers go on; trying the cut-over again");

@@ -16,6 +16,7 @@ pub mod capture;
 pub mod catchup;
 mod cutover;
 pub mod rows;
+pub mod triggers;
 pub mod walk;
 
 use super::*;
