@@ -782,4 +782,18 @@ fn killed_between_the_trigger_move_and_the_rename_the_triggers_go_back() {
     let on: Option<String> = c.query_first("SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_NAME = 't_ai'").unwrap();
     assert_eq!(on.as_deref(), Some("t"));
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    // A swap back would leave the trigger on the InnoDB table it sets aside: refused.
+    let back = convert(
+        &sb,
+        &args(&["--rollback", "d.t", "--execute", "--yes", "--no-bench"]),
+        &[],
+    );
+    assert_eq!(back.code, 1, "{back:?}");
+    assert!(
+        back.error_line()
+            .contains("which a swap back would leave on the InnoDB table"),
+        "{}",
+        back.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
 }

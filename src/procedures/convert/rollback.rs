@@ -82,10 +82,25 @@ pub fn plan(
     let (o1, o2) = (old.clone(), old.clone());
     let (tbl1, tbl2, tbl3) = (table.to_string(), table.to_string(), table.to_string());
     let (s3, back3) = (schema.to_string(), back.clone());
+    let (s_trig, t_trig) = (schema.to_string(), table.to_string());
     let check = Step::new(format!("check:{schema}.{table}"), format!("Check {schema}.{table} is unchanged since the conversion"), Risk::Read)
         .pre(Check::new("InnoDB table identical to the kept MyISAM table", move |ctx| {
             let (ok, seen) = same(ctx, &o1, &tbl1)?;
             Ok(Verdict::check(ok, seen, "identical", "the InnoDB table has changed since the conversion, and swapping back would lose those writes: copy them to the kept table first, or keep the InnoDB table"))
+        }))
+        .pre(Check::new("no triggers on the InnoDB table", move |ctx| {
+            // The swap would keep them on the InnoDB table it sets aside, and the MyISAM table would run without them.
+            let tag = ctx.tag();
+            let names: Vec<String> = ctx.conn()?.exec(
+                format!("SELECT {tag} TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?"),
+                (&s_trig, &t_trig),
+            )?;
+            Ok(Verdict::check(
+                names.is_empty(),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") },
+                "none",
+                format!("{s_trig}.{t_trig} has triggers ({}), which a swap back would leave on the InnoDB table it sets aside: the MyISAM table would run without them; move them by hand (SHOW CREATE TRIGGER) if you must roll back", names.join(", ")),
+            ))
         }));
     let swap = Step::new(format!("swap-back:{schema}.{table}"), format!("Swap the MyISAM table back in; keep the InnoDB one as {back}"), Risk::Locking)
         .preview(format!(
