@@ -387,6 +387,16 @@ pub fn row_hash_sql(tag: &str, info: &TableInfo, table: &str) -> String {
 }
 
 fn row_hash_select(tag: &str, info: &TableInfo, table: &str, hint: &str) -> String {
+    format!(
+        "SELECT {tag} {} FROM {} {hint}",
+        hashed_columns(info),
+        qualified(&info.schema, table)
+    )
+}
+
+/// What the row hash reads of a row: the base columns (generated ones are recomputed from them), TIMESTAMP as
+/// its absolute value; `1` for a table without any.
+pub fn hashed_columns(info: &TableInfo) -> String {
     let cols: Vec<String> = info
         .stored_columns()
         .iter()
@@ -399,15 +409,11 @@ fn row_hash_select(tag: &str, info: &TableInfo, table: &str, hint: &str) -> Stri
             }
         })
         .collect();
-    format!(
-        "SELECT {tag} {} FROM {} {hint}",
-        if cols.is_empty() {
-            "1".to_string()
-        } else {
-            cols.join(", ")
-        },
-        qualified(&info.schema, table)
-    )
+    if cols.is_empty() {
+        "1".to_string()
+    } else {
+        cols.join(", ")
+    }
 }
 
 /// One value into a row's bytes: a type tag, then the exact value (the binary protocol gives FLOAT and

@@ -102,13 +102,7 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
     })?;
     let mut conn = ctx.target.connect()?;
     let key = crate::procedures::convert::keys::key_columns(&mut conn, &tag, t)?;
-    let mut w = walk::Walker {
-        info: t,
-        tag: tag.clone(),
-        key,
-        bound,
-        lock_attempts: 0,
-    };
+    let mut w = walk::Walker::new(t, &tag, key, bound);
     let mut tries = Tries::default();
     let mut compared = catchup::Compared::default();
     let mut backoff = Duration::from_millis(250);

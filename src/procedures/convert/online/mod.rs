@@ -455,13 +455,7 @@ fn verify_act(ctx: &mut Ctx, t: &TableInfo, bound: LockBound) -> anyhow::Result<
     let mut pos = walk::read_position(ctx, t).ok_or_else(|| crate::error::refused(format!("this run has no record of its walk of {}: resume it from the copy step, or convert again with --restart", t.display())))?;
     let mut conn = ctx.target.connect()?;
     let key = crate::procedures::convert::keys::key_columns(&mut conn, &tag, t)?;
-    let mut w = walk::Walker {
-        info: t,
-        tag: tag.clone(),
-        key,
-        bound,
-        lock_attempts: 0,
-    };
+    let mut w = walk::Walker::new(t, &tag, key, bound);
     let mut total = catchup::Compared::default();
     let from = pos.compared_to.max(pos.since_seq);
     let mut done = from;

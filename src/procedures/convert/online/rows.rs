@@ -11,7 +11,7 @@ use crate::error::{refused, Failure};
 use crate::procedures::convert::keys::{key_bound, Bound, KeyColumn};
 use crate::procedures::convert::schema::TableInfo;
 use crate::procedures::convert::verify::{encode_value, Method, RowSum};
-use crate::sql::{qualified, quote_ident, Queryable};
+use crate::sql::{qualified, Queryable};
 
 /// A key's values as read by [`crate::procedures::convert::keys::read_list`].
 pub type Key = Vec<Value>;
@@ -74,27 +74,6 @@ pub fn key_set(key: &[KeyColumn], keys: &[Key]) -> (String, Vec<Value>) {
     )
 }
 
-/// The columns a comparison reads: the base columns, TIMESTAMP as its absolute value (as the row hash does).
-pub fn compared_columns(info: &TableInfo) -> String {
-    let cols: Vec<String> = info
-        .stored_columns()
-        .iter()
-        .map(|c| {
-            let q = quote_ident(&c.name);
-            if c.data_type == "timestamp" {
-                format!("UNIX_TIMESTAMP({q})")
-            } else {
-                q
-            }
-        })
-        .collect();
-    if cols.is_empty() {
-        "1".into()
-    } else {
-        cols.join(", ")
-    }
-}
-
 /// The row hash of `table`'s rows matching `pred`, read through its primary key.
 pub fn range_sum(
     conn: &mut Conn,
@@ -106,7 +85,7 @@ pub fn range_sum(
 ) -> anyhow::Result<RowSum> {
     let sql = format!(
         "SELECT {tag} {} FROM {} FORCE INDEX (PRIMARY) WHERE {pred}",
-        compared_columns(info),
+        crate::procedures::convert::verify::hashed_columns(info),
         qualified(&info.schema, table)
     );
     let mut sum = RowSum::default();
@@ -138,7 +117,7 @@ pub fn rows_by_key(
     let sql = format!(
         "SELECT {tag} {}, {} FROM {} FORCE INDEX (PRIMARY) WHERE {pred}",
         crate::procedures::convert::keys::read_list(key),
-        compared_columns(info),
+        crate::procedures::convert::verify::hashed_columns(info),
         qualified(&info.schema, table)
     );
     let mut out = BTreeMap::new();

@@ -167,7 +167,22 @@ impl Sessions {
     }
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    pub fn new(
+        info: &'a TableInfo,
+        tag: &str,
+        key: Vec<KeyColumn>,
+        bound: LockBound,
+    ) -> Walker<'a> {
+        Walker {
+            info,
+            tag: tag.to_string(),
+            key,
+            bound,
+            lock_attempts: 0,
+        }
+    }
+
     /// One locked round: under the guard (`FLUSH TABLES t WITH READ LOCK`: no write reaches the source, reads
     /// go on, and innops's sessions may write its copy), the chunk after `lo` (at most `n` rows) is copied while
     /// the chunk copied in the round before (`prev`) is compared on both tables at once. Writes between the two
@@ -389,13 +404,7 @@ pub fn walk(
         .map(|l| l.iter().map(load).collect::<anyhow::Result<_>>())
         .transpose()?;
     write_position(ctx, info, &pos)?;
-    let mut walker = Walker {
-        info,
-        tag: tag.clone(),
-        key,
-        bound,
-        lock_attempts: 0,
-    };
+    let mut walker = Walker::new(info, &tag, key, bound);
     let mut s = Sessions::open(ctx, conn, &tag)?;
     let fixed = crate::testhooks::chunk_rows();
     let mut n = fixed.unwrap_or(1000);
