@@ -189,18 +189,28 @@ impl Report {
         self.changed = true;
     }
 
-    /// One sentence per span of blocked writes.
+    /// One sentence per object whose writes were blocked: its one span, or how many, in all and at most (the
+    /// online path's chunks each block writes for a moment).
     pub fn write_block_lines(&self) -> Vec<String> {
-        self.write_blocks
-            .iter()
-            .map(|w| {
-                format!(
-                    "writes to {} were blocked for {:.2} s ({} → {} UTC)",
-                    w.object,
-                    w.seconds,
-                    w.from.format("%H:%M:%S%.3f"),
-                    w.to.format("%H:%M:%S%.3f")
-                )
+        let mut objects: Vec<&str> = Vec::new();
+        for w in &self.write_blocks {
+            if !objects.contains(&w.object.as_str()) {
+                objects.push(&w.object);
+            }
+        }
+        objects
+            .into_iter()
+            .map(|o| {
+                let spans: Vec<&WriteBlock> = self.write_blocks.iter().filter(|w| w.object == o).collect();
+                let (first, last) = (spans[0], spans[spans.len() - 1]);
+                let when = format!("{} → {} UTC", first.from.format("%H:%M:%S%.3f"), last.to.format("%H:%M:%S%.3f"));
+                if spans.len() == 1 {
+                    format!("writes to {o} were blocked for {:.2} s ({when})", first.seconds)
+                } else {
+                    let total: f64 = spans.iter().map(|w| w.seconds).sum();
+                    let longest = spans.iter().map(|w| w.seconds).fold(0.0, f64::max);
+                    format!("writes to {o} were blocked {} times, {total:.2} s in all, at most {longest:.2} s at once ({when})", spans.len())
+                }
             })
             .collect()
     }
@@ -337,5 +347,37 @@ impl Report {
             s.push_str(&format!("run directory: {d}\n"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(object: &str, from_ms: i64, seconds: f64) -> WriteBlock {
+        let from = DateTime::<Utc>::from_timestamp_millis(from_ms).unwrap();
+        WriteBlock {
+            object: object.into(),
+            from,
+            to: from + chrono::Duration::milliseconds((seconds * 1000.0) as i64),
+            seconds,
+        }
+    }
+
+    #[test]
+    fn one_sentence_per_object_counting_many_short_blocks() {
+        let mut r = Report::new(crate::plan::Procedure::Convert, "t", "s", vec![], &[]);
+        r.write_blocks = vec![
+            block("d.a", 0, 0.25),
+            block("d.b", 1000, 0.5),
+            block("d.a", 2000, 0.75),
+        ];
+        let lines = r.write_block_lines();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], "writes to d.a were blocked 2 times, 1.00 s in all, at most 0.75 s at once (00:00:00.000 → 00:00:02.750 UTC)");
+        assert_eq!(
+            lines[1],
+            "writes to d.b were blocked for 0.50 s (00:00:01.000 → 00:00:01.500 UTC)"
+        );
     }
 }

@@ -438,13 +438,17 @@ pub fn walk(
         let started = Instant::now();
         let flag = ctx.abort;
         let abort = move || flag.load(std::sync::atomic::Ordering::SeqCst);
+        // Each round blocks writes for its length: the report counts them with the cut-over's.
+        ctx.writes_blocked(&info.display());
         let r = walker.round(
             &mut s,
             last.as_ref(),
             copying.then_some(n),
             pending.as_ref(),
             &abort,
-        )?;
+        );
+        ctx.writes_released(&info.display());
+        let r = r?;
         longest_lock = longest_lock.max(started.elapsed());
         if let Some(done) = pending.take() {
             // The earlier chunk is verified: the walk goes on after it from now on, even after a crash.
