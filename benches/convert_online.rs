@@ -157,11 +157,17 @@ fn writers(
     stop: Arc<AtomicBool>,
     hist: Arc<Mutex<Histogram<u64>>>,
     next: Arc<AtomicU64>,
+    worst: Arc<Mutex<Worst>>,
 ) -> Vec<std::thread::JoinHandle<u64>> {
     (0..threads)
         .map(|i| {
-            let (socket, stop, hist, next) =
-                (socket.to_string(), stop.clone(), hist.clone(), next.clone());
+            let (socket, stop, hist, next, worst) = (
+                socket.to_string(),
+                stop.clone(),
+                hist.clone(),
+                next.clone(),
+                worst.clone(),
+            );
             std::thread::spawn(move || {
                 let mut c = connect(&socket);
                 let mut rng = rand::rngs::SmallRng::seed_from_u64(i + 1);
@@ -173,7 +179,14 @@ fn writers(
                 let mut due = Instant::now();
                 let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
+                    let began = chrono::Utc::now();
                     let took = write(&mut c, &mut rng, rows, &next);
+                    {
+                        let mut w = worst.lock().unwrap();
+                        if took > w.0 {
+                            *w = (took, Some(began));
+                        }
+                    }
                     hist.lock()
                         .unwrap()
                         .record(took.as_micros() as u64)
@@ -190,7 +203,11 @@ fn writers(
         .collect()
 }
 
+/// The longest write so far, and when it began.
+type Worst = (Duration, Option<chrono::DateTime<chrono::Utc>>);
+
 struct Phase {
+    worst_began: Option<chrono::DateTime<chrono::Utc>>,
     writes: u64,
     secs: f64,
     p99_ms: f64,
@@ -202,6 +219,7 @@ fn phase(socket: &str, rows: u64, rate: f64, next: &Arc<AtomicU64>, body: impl F
     let stop = Arc::new(AtomicBool::new(false));
     let hist = Arc::new(Mutex::new(Histogram::<u64>::new(3).unwrap()));
     let t0 = Instant::now();
+    let worst = Arc::new(Mutex::new((Duration::ZERO, None)));
     let hs = writers(
         socket,
         rows,
@@ -210,12 +228,15 @@ fn phase(socket: &str, rows: u64, rate: f64, next: &Arc<AtomicU64>, body: impl F
         stop.clone(),
         hist.clone(),
         next.clone(),
+        worst.clone(),
     );
     body();
     stop.store(true, Ordering::SeqCst);
     let writes: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
     let h = hist.lock().unwrap();
+    let worst_began = worst.lock().unwrap().1;
     Phase {
+        worst_began,
         writes,
         secs: t0.elapsed().as_secs_f64(),
         p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
@@ -345,6 +366,28 @@ fn main() {
         "    the run: copy {copy_s} s in {} chunks, the longest chunk's lock {} s; index build {index_s} s; cut-over tries {}, writes held {} s",
         copy["chunks"], copy["longest_chunk_lock_s"], swap["tries"]["guard_tries"], swap["tries"]["writes_held_s"]
     );
+    // Which step the longest write began in, by the steps' spans in the report.
+    if let Some(at) = during.worst_began {
+        let inside = report["steps"].as_array().unwrap().iter().find(|s| {
+            let start = s["started"]
+                .as_str()
+                .and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok());
+            match (start, s["seconds"].as_f64()) {
+                (Some(b), Some(secs)) => {
+                    let b = b.with_timezone(&chrono::Utc);
+                    at >= b && at <= b + chrono::Duration::milliseconds((secs * 1000.0) as i64)
+                }
+                _ => false,
+            }
+        });
+        println!(
+            "    the longest write began at {} UTC, in step {}",
+            at.format("%H:%M:%S%.3f"),
+            inside
+                .map(|s| s["id"].to_string())
+                .unwrap_or_else(|| "none (between steps)".into())
+        );
+    }
     let sum = |c: &mut Conn, t: &str| -> (u64, Option<u64>) {
         let n: u64 = c
             .query_first(format!("SELECT COUNT(*) FROM {t}"))
