@@ -149,25 +149,31 @@ fn write(c: &mut Conn, rng: &mut rand::rngs::SmallRng, rows: u64, next: &AtomicU
 
 /// Writers on `threads` connections at `rate` writes/s in all (0: as fast as they go), recording into `hist`
 /// until `stop`; how many writes they made.
+/// What the writers share: when to stop, the latencies, the next new key, the longest write.
+#[derive(Clone)]
+struct Shared {
+    stop: Arc<AtomicBool>,
+    hist: Arc<Mutex<Histogram<u64>>>,
+    next: Arc<AtomicU64>,
+    worst: Arc<Mutex<Worst>>,
+}
+
 fn writers(
     socket: &str,
     rows: u64,
     threads: u64,
     rate: f64,
-    stop: Arc<AtomicBool>,
-    hist: Arc<Mutex<Histogram<u64>>>,
-    next: Arc<AtomicU64>,
-    worst: Arc<Mutex<Worst>>,
+    sh: &Shared,
 ) -> Vec<std::thread::JoinHandle<u64>> {
     (0..threads)
         .map(|i| {
-            let (socket, stop, hist, next, worst) = (
-                socket.to_string(),
-                stop.clone(),
-                hist.clone(),
-                next.clone(),
-                worst.clone(),
-            );
+            let socket = socket.to_string();
+            let Shared {
+                stop,
+                hist,
+                next,
+                worst,
+            } = sh.clone();
             std::thread::spawn(move || {
                 let mut c = connect(&socket);
                 let mut rng = rand::rngs::SmallRng::seed_from_u64(i + 1);
@@ -220,16 +226,13 @@ fn phase(socket: &str, rows: u64, rate: f64, next: &Arc<AtomicU64>, body: impl F
     let hist = Arc::new(Mutex::new(Histogram::<u64>::new(3).unwrap()));
     let t0 = Instant::now();
     let worst = Arc::new(Mutex::new((Duration::ZERO, None)));
-    let hs = writers(
-        socket,
-        rows,
-        2,
-        rate,
-        stop.clone(),
-        hist.clone(),
-        next.clone(),
-        worst.clone(),
-    );
+    let sh = Shared {
+        stop: stop.clone(),
+        hist: hist.clone(),
+        next: next.clone(),
+        worst: worst.clone(),
+    };
+    let hs = writers(socket, rows, 2, rate, &sh);
     body();
     stop.store(true, Ordering::SeqCst);
     let writes: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
