@@ -215,11 +215,14 @@ pub fn column_list(info: &TableInfo) -> String {
         .join(", ")
 }
 
+/// The `sql_mode` every session that copies rows (or a trigger that does) runs in: values go in verbatim.
+pub const VERBATIM_SQL_MODE: &str = "'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'";
+
 /// Session settings for a copy: values go in verbatim (zero dates, id 0 in an AUTO_INCREMENT column), and
 /// TIMESTAMP key boundaries are read and bound in UTC (no daylight-saving change maps two instants to one).
 fn copy_session(conn: &mut Conn, tag: &str) -> anyhow::Result<()> {
     conn.query_drop(format!(
-        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', unique_checks = 0, foreign_key_checks = 0, time_zone = '+00:00'"
+        "SET {tag} SESSION sql_mode = {VERBATIM_SQL_MODE}, unique_checks = 0, foreign_key_checks = 0, time_zone = '+00:00'"
     ))?;
     Ok(())
 }

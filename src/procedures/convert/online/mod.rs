@@ -298,7 +298,8 @@ fn capture_act(
     let mut conn = ctx.target.connect()?;
     // The triggers keep the session's sql_mode: values go in verbatim, as the copy writes them.
     conn.query_drop(format!(
-        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'"
+        "SET {tag} SESSION sql_mode = {}",
+        copy::VERBATIM_SQL_MODE
     ))?;
     let mut made = copy::create_shadow(&mut conn, &tag, t, deferred)?;
     let log = capture::log_create_sql(&tag, t);

@@ -161,7 +161,10 @@ impl Sessions {
             shadow: ctx.target.connect()?,
         };
         for c in [&mut s.copy, &mut s.source, &mut s.shadow] {
-            c.query_drop(format!("SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'"))?;
+            c.query_drop(format!(
+                "SET {tag} SESSION sql_mode = {}, time_zone = '+00:00'",
+                copy::VERBATIM_SQL_MODE
+            ))?;
         }
         Ok(s)
     }
@@ -384,10 +387,8 @@ pub fn walk(
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
+    // Its session settings come with the walk's other sessions (Sessions::open).
     let mut conn = ctx.target.connect()?;
-    conn.query_drop(format!(
-        "SET {tag} SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'"
-    ))?;
     let mut status = ctx.target.connect()?;
     let key = key_columns(&mut conn, &tag, info)?;
     let mut pos = match read_position(ctx, info) {
