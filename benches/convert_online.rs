@@ -209,6 +209,42 @@ fn writers(
         .collect()
 }
 
+/// Until `on` turns false, samples the server's statements running longer than 200 ms every 50 ms (the writers'
+/// and innops's alike); for each statement, its longest sample: when, how long so far, its state and its text.
+#[allow(clippy::type_complexity)]
+fn watch_waits(
+    socket: &str,
+    on: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<(chrono::DateTime<chrono::Utc>, u64, String, String)>> {
+    let socket = socket.to_string();
+    std::thread::spawn(move || {
+        let mut c = connect(&socket);
+        let mut seen: std::collections::HashMap<
+            (u64, String),
+            (chrono::DateTime<chrono::Utc>, u64, String),
+        > = Default::default();
+        while on.load(Ordering::SeqCst) {
+            let rows: Vec<(u64, u64, String, String)> = c
+                .query("SELECT ID, CAST(TIME_MS AS UNSIGNED), COALESCE(STATE, ''), LEFT(COALESCE(INFO, ''), 90) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND TIME_MS > 200 AND ID <> CONNECTION_ID()")
+                .unwrap_or_default();
+            let now = chrono::Utc::now();
+            for (id, ms, state, info) in rows {
+                let e = seen.entry((id, info)).or_insert((now, 0, String::new()));
+                if ms > e.1 {
+                    *e = (now, ms, state);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut v: Vec<_> = seen
+            .into_iter()
+            .map(|((_, info), (at, ms, state))| (at, ms, state, info))
+            .collect();
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
+        v
+    })
+}
+
 /// The longest write so far, and when it began.
 type Worst = (Duration, Option<chrono::DateTime<chrono::Utc>>);
 
@@ -328,9 +364,13 @@ fn main() {
         std::thread::sleep(Duration::from_secs(10))
     });
     let mut conv = 0.0;
+    let watching = Arc::new(AtomicBool::new(true));
+    let watcher = watch_waits(&socket, watching.clone());
     let during = phase(&socket, rows, rate, &next, || {
         conv = innops_online(&socket, &dir.path().join("writes"))
     });
+    watching.store(false, Ordering::SeqCst);
+    let waits = watcher.join().unwrap();
     let after = phase(&socket, rows, rate, &next, || {
         std::thread::sleep(Duration::from_secs(10))
     });
@@ -369,6 +409,13 @@ fn main() {
         "    the run: copy {copy_s} s in {} chunks, the longest chunk's lock {} s; index build {index_s} s; cut-over tries {}, writes held {} s",
         copy["chunks"], copy["longest_chunk_lock_s"], swap["tries"]["guard_tries"], swap["tries"]["writes_held_s"]
     );
+    // What the statements that waited longest were waiting on (sampled every 50 ms), the longest first.
+    for (at, ms, state, info) in waits.iter().take(14) {
+        println!(
+            "    a statement waited {ms} ms at {} UTC: {state}: {info}",
+            at.format("%H:%M:%S%.3f")
+        );
+    }
     // Which step the longest write began in, by the steps' spans in the report.
     if let Some(at) = during.worst_began {
         let inside = report["steps"].as_array().unwrap().iter().find(|s| {

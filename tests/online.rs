@@ -797,3 +797,60 @@ fn killed_between_the_trigger_move_and_the_rename_the_triggers_go_back() {
     );
     assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
 }
+
+#[test]
+fn an_edited_walk_position_is_refused_and_the_table_is_left_as_it_was() {
+    let sb = Sandboxed::new("online-forged");
+    let mut c = fresh(&sb);
+    let run_dir = sb.root.join("run");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--strategy",
+        "online",
+        "--execute",
+        "--yes",
+        "--no-bench",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    let killed = convert(
+        &sb,
+        &a,
+        &[
+            ("INNOPS_FAULT", "after-chunk:2"),
+            ("INNOPS_TEST_CHUNK_ROWS", "1000"),
+        ],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    // Someone moves the walk on past rows it never copied, as a script patching JSON would.
+    let f = run_dir.join("online-walk-d.t.json");
+    let mut pos = read_json(&f);
+    assert!(
+        pos["signature"].is_string(),
+        "the position is signed: {pos}"
+    );
+    pos["position"]["chunks"] = serde_json::json!(40);
+    std::fs::write(&f, serde_json::to_vec_pretty(&pos).unwrap()).unwrap();
+    let resumed = run_innops(
+        &args(&["resume", run_dir.to_str().unwrap(), "--yes", "--no-bench"]),
+        &[("INNOPS_TEST_CHUNK_ROWS", "1000")],
+    );
+    assert_eq!(resumed.code, 1, "{resumed:?}");
+    assert!(
+        resumed
+            .error_line()
+            .contains("does not trust an edited walk position"),
+        "{}",
+        resumed.stderr
+    );
+    // Nothing of the capture is left, and the table is the MyISAM one with every row.
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), rows(&mut c, "ref"));
+    let left: u64 = c
+        .query_first("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'd'")
+        .unwrap()
+        .unwrap();
+    assert_eq!(left, 0);
+    assert!(engine(&mut c, "_t_innops_new").is_none());
+}

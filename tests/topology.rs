@@ -1268,6 +1268,7 @@ fn a_resumed_parallel_index_build_builds_only_where_the_indexes_are_missing() {
 #[test]
 fn an_online_conversion_on_a_primary_with_writes_ends_the_same_on_its_replica() {
     let (t, mut p) = with_table(1);
+    let run_dir = t.root.join("online-run");
     let target = t.primary.conn_spec().resolve_plain();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let s2 = stop.clone();
@@ -1299,12 +1300,44 @@ fn an_online_conversion_on_a_primary_with_writes_ends_the_same_on_its_replica() 
             "--execute",
             "--yes",
             "--no-bench",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
         ],
     );
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let writes = writer.join().unwrap();
     assert_eq!(out.code, 0, "{out:?}");
     assert!(writes > 0);
+    // The replica built its indexes itself, beside the primary (not after the primary's replicated ALTER), the
+    // triggers leaving the copy alone meanwhile; and the swap was checked there.
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("report.json")).unwrap()).unwrap();
+    let step = |id: &str| {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no step {id}: {report}"))["result"]
+            .clone()
+    };
+    let index = step("indexes:d.t");
+    assert_eq!(
+        index["replicas"][0]["result"]["built"],
+        serde_json::json!(true),
+        "{index}"
+    );
+    assert_eq!(
+        index["shadow_writes_held"],
+        serde_json::json!(true),
+        "{index}"
+    );
+    let swapped = step("replicas-swapped:d.t");
+    assert_eq!(
+        swapped["replicas"][0]["engine"],
+        serde_json::json!("InnoDB"),
+        "{swapped}"
+    );
     t.sync();
     let mut r = conn(&t.replicas[0]);
     assert_eq!(engine(&mut r, "t").as_deref(), Some("InnoDB"));

@@ -351,6 +351,17 @@ pub fn plan_mac(key: &Path, plan: &[u8]) -> anyhow::Result<String> {
         .collect())
 }
 
+/// HMAC-SHA256 of `bytes` under the running user's key ([`key_file`]): for the other files a resume trusts
+/// (the online walk's position), signed as the plan is.
+pub fn sign(bytes: &[u8]) -> anyhow::Result<String> {
+    plan_mac(&key_file()?, bytes)
+}
+
+/// Whether `mac` is the running user's signature of `bytes` ([`sign`]).
+pub fn signed_by_us(bytes: &[u8], mac: &str) -> anyhow::Result<bool> {
+    verify_mac(&key_file()?, bytes, mac)
+}
+
 fn verify_mac(key: &Path, plan: &[u8], mac: &str) -> anyhow::Result<bool> {
     use hmac::Mac;
     let Some(tag) = (0..mac.len())

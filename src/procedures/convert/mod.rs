@@ -335,10 +335,29 @@ fn path_steps(
             out.push(online::capture_step(info, p));
             out.push(online::walk_step(info, p, flags, links));
             if online::deferred(info) && info.deferred_indexes().next().is_some() {
-                out.push(online::index_step(info, p, mariadb));
+                // With replicas (MariaDB: every index takes IF NOT EXISTS), each builds at once with the
+                // primary instead of lagging behind its replicated ALTER for the build's whole length.
+                match copy::index_statements_if_not_exists(info)
+                    .filter(|_| mariadb && !links.is_empty())
+                {
+                    Some(stmts) => out.push(replicas::parallel_index_step(
+                        info,
+                        links,
+                        mariadb,
+                        online::online_statements(stmts),
+                        Some(p.online.bound()),
+                    )),
+                    None => out.push(online::index_step(info, p, mariadb)),
+                }
             }
+            // No comparison on the replicas: their tables change with every write, and a lock there that could
+            // hold them still (FLUSH TABLES … WITH READ LOCK, LOCK TABLES … READ) was measured to fail the applier's
+            // event group with a deadlock, whose retry applied the group's MyISAM rows twice (docs/convert.md).
             out.push(online::verify_step(info, p, flags));
             out.push(online::cutover_step(info, p, flags));
+            if !links.is_empty() {
+                out.push(replicas::replicas_swapped_step(info, links, mariadb));
+            }
             if p.drop_old {
                 out.push(drop_old_step(info));
             }
@@ -353,9 +372,9 @@ fn path_steps(
                         // Only where every index takes IF NOT EXISTS (MariaDB): the primary's logged ALTER is
                         // then a no-op on the replicas that built ahead. Otherwise one replicated ALTER.
                         match copy::index_statements_if_not_exists(info).filter(|_| mariadb) {
-                            Some(stmts) => {
-                                out.push(replicas::parallel_index_step(info, links, mariadb, stmts))
-                            }
+                            Some(stmts) => out.push(replicas::parallel_index_step(
+                                info, links, mariadb, stmts, None,
+                            )),
                             None => out.push(index_step(info, room)),
                         }
                     }

@@ -120,6 +120,7 @@ pub(super) fn parallel_index_step(
     links: &[Link],
     mariadb: bool,
     stmts: Vec<String>,
+    bound: Option<online::rows::LockBound>,
 ) -> Step {
     let labels: Vec<String> = links.iter().map(|l| l.label.clone()).collect();
     let mut step = Step::new(
@@ -128,7 +129,11 @@ pub(super) fn parallel_index_step(
             "Build the secondary indexes of {} on the primary and on each replica at once",
             info.display()
         ),
-        Risk::Locking,
+        if bound.is_some() {
+            Risk::Online
+        } else {
+            Risk::Locking
+        },
     );
     for st in &stmts {
         step = step.preview(format!("{st}   -- on {} at once (SET SESSION sql_log_bin = 0 there, once each has applied the copy), and on the primary, logged: a no-op where the indexes exist, it builds them on a replica innops does not reach", labels.join(", ")));
@@ -143,7 +148,7 @@ pub(super) fn parallel_index_step(
             Verdict::pass(format!("missing on {}", missing.join(", ")), "missing")
         })
     }))
-    .act(move |ctx| build_everywhere(ctx, &t2, &l2, mariadb, &stmts))
+    .act(move |ctx| build_everywhere(ctx, &t2, &l2, mariadb, &stmts, bound))
     .post(Check::new("same indexes as the source, on the primary and each replica", move |ctx| {
         let missing = servers_missing(ctx, &t3, &l3)?;
         Ok(Verdict::check(
@@ -204,6 +209,7 @@ fn build_on(
     t: &TableInfo,
     stmts: &[String],
     local: bool,
+    bound: Option<online::rows::LockBound>,
 ) -> anyhow::Result<serde_json::Value> {
     let t0 = std::time::Instant::now();
     wait_for_left_alters(c, tag)?;
@@ -218,13 +224,29 @@ fn build_on(
     if local {
         c.query_drop(format!("SET {tag} SESSION sql_log_bin = 0"))?;
     }
+    let mut attempts = 0;
     for st in stmts {
-        c.query_drop(st.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1))?;
+        let sql = st.replacen("ALTER TABLE", &format!("ALTER {tag} TABLE"), 1);
+        match bound {
+            // Online: writes go on, so the ALTER's short exclusive phases wait a bounded time, retried.
+            Some(b) => online::rows::with_bounded_lock(
+                c,
+                tag,
+                b,
+                &sql,
+                &format!("finish the index build of {}", t.display()),
+                &|| false,
+                &mut attempts,
+            )?,
+            None => c.query_drop(sql)?,
+        }
     }
     if local {
         c.query_drop(format!("SET {tag} SESSION sql_log_bin = 1"))?;
     }
-    Ok(serde_json::json!({ "built": missing, "seconds": t0.elapsed().as_secs_f64() }))
+    Ok(
+        serde_json::json!({ "built": missing, "lock_attempts": attempts, "seconds": t0.elapsed().as_secs_f64() }),
+    )
 }
 
 fn build_everywhere(
@@ -233,6 +255,7 @@ fn build_everywhere(
     links: &[Link],
     mariadb: bool,
     stmts: &[String],
+    bound: Option<online::rows::LockBound>,
 ) -> anyhow::Result<serde_json::Value> {
     let tag = ctx.tag();
     let t0 = std::time::Instant::now();
@@ -250,10 +273,15 @@ fn build_everywhere(
         .map(|mut c| {
             let (t, tag, stmts) = (t.clone(), tag.clone(), stmts.to_vec());
             std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
-                build_on(&mut c, &tag, &t, &stmts, true)
+                build_on(&mut c, &tag, &t, &stmts, true, bound)
             })
         })
         .collect();
+    // Online: the triggers leave the shadow alone while it is built (verification compares the keys changed).
+    let held = match bound {
+        Some(_) => online::capture::hold(ctx.target, &tag, t)?,
+        None => None,
+    };
     let mut primary_conn = ctx.target.connect()?;
     let id = primary_conn.connection_id();
     let label = format!(
@@ -262,8 +290,10 @@ fn build_everywhere(
         links.len()
     );
     let primary = copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || {
-        build_on(&mut primary_conn, &tag, t, stmts, false)
+        build_on(&mut primary_conn, &tag, t, stmts, false, bound)
     });
+    let shadow_writes_held = held.is_some();
+    drop(held);
     let mut each = Vec::new();
     let mut failed = Vec::new();
     for (l, h) in links.iter().zip(handles) {
@@ -295,7 +325,7 @@ fn build_everywhere(
         )));
     }
     Ok(
-        serde_json::json!({ "statements": stmts, "waited_for_replicas_s": waited, "primary": primary, "replicas": each, "seconds": t0.elapsed().as_secs_f64() }),
+        serde_json::json!({ "statements": stmts, "waited_for_replicas_s": waited, "primary": primary, "replicas": each, "shadow_writes_held": shadow_writes_held, "seconds": t0.elapsed().as_secs_f64() }),
     )
 }
 

@@ -94,7 +94,7 @@ pub fn cutover_step(info: &TableInfo, p: &ConvertParams, flags: &str) -> Step {
 fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<serde_json::Value> {
     let tag = ctx.tag();
     let bound = s.bound();
-    let mut pos = walk::read_position(ctx, t).ok_or_else(|| {
+    let mut pos = walk::read_position(ctx, t)?.ok_or_else(|| {
         crate::error::refused(format!(
             "this run has no record of its walk of {}: convert again with --restart",
             t.display()

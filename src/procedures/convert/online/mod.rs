@@ -6,7 +6,7 @@
 //! 2. **copy**: the source walked in primary-key chunks, each copied and verified under one short lock
 //!    ([`walk`]).
 //! 3. **indexes**: the secondary indexes built by `ALTER … ALGORITHM=INPLACE, LOCK=NONE` while the triggers
-//!    keep writing.
+//!    log the changed keys only ([`capture::hold`]); on a primary with replicas, on each replica at once.
 //! 4. **verify**: the definitions compared, and every key changed since the walk compared again
 //!    ([`catchup`]), until little is left.
 //! 5. **swap**: the guard (bounded, backed off and retried), the last changed keys compared under it, the
@@ -343,11 +343,11 @@ pub fn walk_step(
     let (t, t2) = (info.clone(), info.clone());
     let cols = copy::column_list(info);
     Step::new(step_id("copy", info), format!("Copy {} in primary-key chunks while writes go on, each chunk verified under its own short lock", info.display()), Risk::Online)
-        .preview(format!("LOCK TABLES {src} READ, {shadow} WRITE; INSERT IGNORE INTO {shadow} ({cols}) SELECT {cols} FROM {src} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk; the chunk's row hash on both tables; UNLOCK TABLES   -- writes wait for one chunk (~{} ms), reads go on", p.chunk_ms, src = info.qualified(), shadow = qualified(&info.schema, &shadow_name(&info.name))))
+        .preview(format!("FLUSH TABLES {src} WITH READ LOCK (on a session of its own); INSERT IGNORE INTO {shadow} ({cols}) SELECT {cols} FROM {src} FORCE INDEX (PRIMARY) WHERE pk > last ORDER BY pk LIMIT chunk; the chunk's row hash on both tables; UNLOCK TABLES   -- writes wait for one chunk (~{} ms), reads go on", p.chunk_ms, src = info.qualified(), shadow = qualified(&info.schema, &shadow_name(&info.name))))
         .pre(capture_live(info, flags))
         .act(move |ctx| walk::walk(ctx, &t, &settings, bound).map_err(|e| refuse_and_remove(ctx, &t, e)))
         .post(Check::new("every chunk copied and verified", move |ctx| {
-            let pos = walk::read_position(ctx, &t2);
+            let pos = walk::read_position(ctx, &t2)?;
             let done = pos.as_ref().is_some_and(|p| p.done) || swapped(ctx, &t2)?;
             Ok(Verdict::check(
                 done,
@@ -358,15 +358,21 @@ pub fn walk_step(
         }))
 }
 
+/// The index statements as the online path runs them: in place, writes going on.
+pub fn online_statements(stmts: Vec<String>) -> Vec<String> {
+    stmts
+        .into_iter()
+        .map(|s| format!("{s}, ALGORITHM=INPLACE, LOCK=NONE"))
+        .collect()
+}
+
 /// Step 3 (a shadow with the primary key only): the secondary indexes, built while writes go on.
 pub fn index_step(info: &TableInfo, p: &ConvertParams, mariadb: bool) -> Step {
     let stmts: Vec<String> = match copy::index_statements_if_not_exists(info).filter(|_| mariadb) {
         Some(s) => s,
         None => copy::index_statements(info),
-    }
-    .into_iter()
-    .map(|s| format!("{s}, ALGORITHM=INPLACE, LOCK=NONE"))
-    .collect();
+    };
+    let stmts = online_statements(stmts);
     let bound = p.online.bound();
     let mut step = Step::new(
         step_id("indexes", info),
@@ -393,6 +399,8 @@ pub fn index_step(info: &TableInfo, p: &ConvertParams, mariadb: bool) -> Step {
         let t0 = std::time::Instant::now();
         // An ALTER of a run killed mid-way may still be running on the server.
         let reaped = copy::reap_orphans(ctx, &t2)?;
+        // The triggers leave the shadow alone while it is built; verification compares the keys changed meanwhile.
+        let held = capture::hold(ctx.target, &tag, &t2)?;
         let target = ctx.target;
         let mut conn = target.connect()?;
         let id = conn.connection_id();
@@ -405,7 +413,9 @@ pub fn index_step(info: &TableInfo, p: &ConvertParams, mariadb: bool) -> Step {
                 rows::with_bounded_lock(&mut conn, &tag, bound, &sql, &format!("finish the index build of {}", t2.display()), &abort, &mut attempts)
             })?;
         }
-        Ok(serde_json::json!({ "statements": stmts, "stopped_orphans": reaped, "attempts": attempts, "seconds": t0.elapsed().as_secs_f64() }))
+        let shadow_writes_held = held.is_some();
+        drop(held);
+        Ok(serde_json::json!({ "statements": stmts, "stopped_orphans": reaped, "attempts": attempts, "shadow_writes_held": shadow_writes_held, "seconds": t0.elapsed().as_secs_f64() }))
     })
     .post(Check::new("same indexes as the source, in the same order", move |ctx| {
         let have = super::index_step::index_lines(ctx, &t3.schema, &shadow_name(&t3.name))?;
@@ -428,7 +438,7 @@ pub fn verify_step(info: &TableInfo, p: &ConvertParams, flags: &str) -> Step {
         .pre(capture_live(info, flags))
         .act(move |ctx| verify_act(ctx, &t, bound).map_err(|e| refuse_and_remove(ctx, &t, e)))
         .post(Check::new("changes compared", move |ctx| {
-            let pos = walk::read_position(ctx, &t2);
+            let pos = walk::read_position(ctx, &t2)?;
             let ok = pos.as_ref().is_some_and(|p| p.done && p.compared_to >= p.since_seq) || swapped(ctx, &t2)?;
             Ok(Verdict::check(ok, pos.map(|p| format!("compared up to change {}", p.compared_to)).unwrap_or_else(|| "no walk recorded".into()), "every change since the walk compared", "the changes were not all compared: resume the run"))
         }))
@@ -453,7 +463,7 @@ fn verify_act(ctx: &mut Ctx, t: &TableInfo, bound: LockBound) -> anyhow::Result<
     if !diff.is_empty() {
         return Err(crate::error::refused(format!("the copy's definition differs from the source's ({}): nothing was swapped and the source is untouched", diff.join("; "))));
     }
-    let mut pos = walk::read_position(ctx, t).ok_or_else(|| crate::error::refused(format!("this run has no record of its walk of {}: resume it from the copy step, or convert again with --restart", t.display())))?;
+    let mut pos = walk::read_position(ctx, t)?.ok_or_else(|| crate::error::refused(format!("this run has no record of its walk of {}: resume it from the copy step, or convert again with --restart", t.display())))?;
     let mut conn = ctx.target.connect()?;
     let key = crate::procedures::convert::keys::key_columns(&mut conn, &tag, t)?;
     let mut w = walk::Walker::new(t, &tag, key, bound);

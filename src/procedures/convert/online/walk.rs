@@ -1,9 +1,10 @@
 //! The online copy: the source walked in primary-key chunks while the triggers keep the shadow up to date. Each
-//! chunk is copied and verified under one short lock (`LOCK TABLES source READ, shadow WRITE`: writers wait
-//! for that chunk only, readers go on): the chunk's upper key is read, its rows go in with `INSERT IGNORE`
+//! chunk is copied and verified under one short lock (`FLUSH TABLES source WITH READ LOCK` on a session of its
+//! own: writers wait for that chunk only, readers go on, innops's sessions write the shadow): the chunk's upper key is read, its rows go in with `INSERT IGNORE`
 //! (a row a trigger already wrote is newer than nothing and equal to the source), and the chunk's row hash is
 //! compared on both tables. A chunk that differs is copied again and compared again, a bounded number of times.
-//! Where the walk got to is written to the run directory after every chunk, so a resumed run goes on from there.
+//! Where the walk got to is written to the run directory after every chunk, signed like the plan, so a resumed run
+//! goes on from there and from nowhere else.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -94,14 +95,54 @@ pub fn position_file(ctx: &Ctx, info: &TableInfo) -> Option<PathBuf> {
     })
 }
 
-pub fn read_position(ctx: &Ctx, info: &TableInfo) -> Option<Position> {
-    let f = position_file(ctx, info)?;
-    serde_json::from_slice(&std::fs::read(f).ok()?).ok()
+/// The position file's content: the position and its signature, made with the key innops signs plans with and
+/// bound to the table, so a resume never trusts a position it did not write (an edited `last` key would skip
+/// chunks that were never copied).
+#[derive(Serialize, Deserialize)]
+struct Signed {
+    position: Position,
+    signature: String,
+}
+
+fn signed_bytes(info: &TableInfo, p: &Position) -> anyhow::Result<Vec<u8>> {
+    let mut b = format!("online-walk {}\n", info.display()).into_bytes();
+    b.extend(serde_json::to_vec(p)?);
+    Ok(b)
+}
+
+/// The walk's position as this run recorded it; none when it recorded none. A file innops cannot prove it wrote
+/// itself for this table is refused.
+pub fn read_position(ctx: &Ctx, info: &TableInfo) -> anyhow::Result<Option<Position>> {
+    let Some(f) = position_file(ctx, info) else {
+        return Ok(None);
+    };
+    let Ok(bytes) = std::fs::read(&f) else {
+        return Ok(None);
+    };
+    let forged = || {
+        crate::error::refused(format!(
+            "{} was not written by innops for {} as this user (its signature does not match): innops does not trust an edited walk position, which could skip rows, so convert again with --restart",
+            f.display(),
+            info.display()
+        ))
+    };
+    let s: Signed = serde_json::from_slice(&bytes).map_err(|_| forged())?;
+    if !crate::plan::journal::signed_by_us(&signed_bytes(info, &s.position)?, &s.signature)? {
+        return Err(forged());
+    }
+    Ok(Some(s.position))
 }
 
 pub fn write_position(ctx: &Ctx, info: &TableInfo, p: &Position) -> anyhow::Result<()> {
     if let Some(f) = position_file(ctx, info) {
-        crate::files::write_json_atomic(&f, p)?;
+        let signature = crate::plan::journal::sign(&signed_bytes(info, p)?)?;
+        crate::files::write_json_atomic(
+            &f,
+            &Signed {
+                position: p.clone(),
+                signature,
+            },
+        )?;
     }
     Ok(())
 }
@@ -391,7 +432,7 @@ pub fn walk(
     let mut conn = ctx.target.connect()?;
     let mut status = ctx.target.connect()?;
     let key = key_columns(&mut conn, &tag, info)?;
-    let mut pos = match read_position(ctx, info) {
+    let mut pos = match read_position(ctx, info)? {
         Some(p) => p,
         None => Position {
             since_seq: log_max(&mut conn, &tag, info)?,
