@@ -18,6 +18,8 @@ pub const LOCK_WAIT: &str = "INNOPS_TEST_LOCK_WAIT";
 pub const RECONNECT_WAIT: &str = "INNOPS_TEST_RECONNECT_WAIT";
 /// `INNOPS_TEST_CHUNK_ROWS=N`: chunks of exactly N rows; see [`chunk_rows`].
 pub const CHUNK_ROWS: &str = "INNOPS_TEST_CHUNK_ROWS";
+/// `INNOPS_TEST_SLOW_ROUNDS=N`: the online walk's first N rounds outlast their ceiling; see [`slow_round`].
+pub const SLOW_ROUNDS: &str = "INNOPS_TEST_SLOW_ROUNDS";
 /// `INNOPS_DUMP_TRACE`: the dump prints each read it makes to stderr; see [`dump_trace`].
 pub const DUMP_TRACE: &str = "INNOPS_DUMP_TRACE";
 
@@ -124,6 +126,21 @@ pub fn reconnect_wait() -> Option<Duration> {
         .ok()
         .filter(|n| (1..=3600).contains(n))
         .map(Duration::from_secs)
+}
+
+/// With `INNOPS_TEST_SLOW_ROUNDS=N`, the online walk's first N locked rounds run a statement that outlasts the
+/// round's ceiling (a sum over ten billion rows of the Sequence engine, stopped by the session's
+/// `max_statement_time`), as a chunk on a busy server would: each is cut short and tried again smaller.
+pub fn slow_round() -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DONE: AtomicU64 = AtomicU64::new(0);
+    let Some(n) = std::env::var(SLOW_ROUNDS)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    DONE.fetch_add(1, Ordering::SeqCst) < n
 }
 
 /// Chunks of exactly this many rows (convert's copy and dry-run scans), so a small table crosses many chunk

@@ -198,6 +198,7 @@ fn writes_at_every_phase_end_in_the_converted_table_as_in_a_reference() {
         "after-action:capture:d.t",
         "online-chunk",
         "after-action:copy:d.t",
+        "online-indexes-held",
         "after-action:indexes:d.t",
         "after-action:verify:d.t",
         "before-guard",
@@ -217,6 +218,19 @@ fn writes_at_every_phase_end_in_the_converted_table_as_in_a_reference() {
     for p in points {
         reached(dir.path(), p, &run);
         writer.wait_for(40);
+        if p == "online-indexes-held" {
+            // While the indexes are built the triggers log the key and leave the copy alone.
+            c.query_drop("USE d").unwrap();
+            write_both(
+                &mut c,
+                "INSERT INTO {t} (id, k, c) VALUES (3000000, 1, 'held')",
+            );
+            let there: u64 = c
+                .query_first("SELECT COUNT(*) FROM d._t_innops_new WHERE id = 3000000")
+                .unwrap()
+                .unwrap();
+            assert_eq!(there, 0, "the copy was left alone while held");
+        }
         go(dir.path(), p);
     }
     let out = run.join().unwrap();
@@ -852,5 +866,53 @@ fn an_edited_walk_position_is_refused_and_the_table_is_left_as_it_was() {
         .unwrap()
         .unwrap();
     assert_eq!(left, 0);
+    assert!(engine(&mut c, "_t_innops_new").is_none());
+}
+
+#[test]
+fn a_round_that_outlasts_its_ceiling_is_cut_short_and_tried_again_smaller() {
+    let sb = Sandboxed::new("online-ceiling");
+    let a = args(&[
+        "--tables",
+        "d.t",
+        "--strategy",
+        "online",
+        "--execute",
+        "--yes",
+        "--no-bench",
+    ]);
+    // Three rounds outlast the ceiling: each is cut short (writers wait at most the ceiling) and tried again.
+    let mut c = fresh(&sb);
+    let run_dir = sb.root.join("cut");
+    let mut with_dir = a.clone();
+    with_dir.extend(["--run-dir".into(), run_dir.display().to_string()]);
+    let out = convert(
+        &sb,
+        &with_dir,
+        &[
+            ("INNOPS_TEST_SLOW_ROUNDS", "3"),
+            ("INNOPS_TEST_CHUNK_ROWS", "1000"),
+        ],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let copy = step_result(&run_dir, "copy:d.t");
+    assert_eq!(copy["rounds_cut_short"], 3, "{copy}");
+    assert!(
+        copy["round_ceiling_s"].as_f64().unwrap() < 1.0,
+        "the default chunk time keeps rounds under a second: {copy}"
+    );
+    assert_converted_like_ref(&mut c, "rounds cut short");
+    // Eight in a row: the server cannot hold chunks that short; refused, and nothing of the capture is left.
+    let mut c = fresh(&sb);
+    let out = convert(&sb, &a, &[("INNOPS_TEST_SLOW_ROUNDS", "8")]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("rounds of the copy of d.t in a row took longer than"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"));
+    assert_eq!(rows(&mut c, "t"), rows(&mut c, "ref"));
     assert!(engine(&mut c, "_t_innops_new").is_none());
 }

@@ -401,6 +401,7 @@ pub fn index_step(info: &TableInfo, p: &ConvertParams, mariadb: bool) -> Step {
         let reaped = copy::reap_orphans(ctx, &t2)?;
         // The triggers leave the shadow alone while it is built; verification compares the keys changed meanwhile.
         let held = capture::hold(ctx.target, &tag, &t2)?;
+        crate::testhooks::hold("online-indexes-held");
         let target = ctx.target;
         let mut conn = target.connect()?;
         let id = conn.connection_id();

@@ -193,8 +193,10 @@ struct Sessions {
 }
 
 impl Sessions {
-    /// The guard's session, and three more in the copy's settings (`copy`, already open, among them).
-    fn open(ctx: &Ctx, copy: Conn, tag: &str) -> anyhow::Result<Sessions> {
+    /// The guard's session, and three more in the copy's settings (`copy`, already open, among them). Their
+    /// statements stop at `ceiling` (MariaDB's `max_statement_time`; where the server has none, no ceiling): a
+    /// round that would hold writers longer is cut short and tried again with a smaller chunk.
+    fn open(ctx: &Ctx, copy: Conn, tag: &str, ceiling: Duration) -> anyhow::Result<Sessions> {
         let mut s = Sessions {
             guard: ctx.target.connect()?,
             copy,
@@ -206,6 +208,10 @@ impl Sessions {
                 "SET {tag} SESSION sql_mode = {}, time_zone = '+00:00'",
                 copy::VERBATIM_SQL_MODE
             ))?;
+            let _ = c.query_drop(format!(
+                "SET {tag} SESSION max_statement_time = {:.3}",
+                ceiling.as_secs_f64()
+            ));
         }
         Ok(s)
     }
@@ -284,9 +290,18 @@ impl<'a> Walker<'a> {
                 let b = sc.spawn(move || rows::range_sum(shadow, tag, info, &shadow_t, &pred2, p2));
                 (a, b)
             });
-            let copied = match n {
-                Some(n) => self.copy_chunk(copy, lo, n).map(Some),
-                None => Ok(None),
+            let copied = if crate::testhooks::slow_round() {
+                // Read, not dropped: dropping a result set discards an error that arrives after its header.
+                copy.query::<Option<u64>, _>(format!(
+                    "SELECT {tag} SUM(seq % 7) FROM mysql.seq_1_to_10000000000"
+                ))
+                .map_err(anyhow::Error::from)
+                .map(|_| None)
+            } else {
+                match n {
+                    Some(n) => self.copy_chunk(copy, lo, n).map(Some),
+                    None => Ok(None),
+                }
             };
             let sums = sums.map(|(a, b)| -> anyhow::Result<_> {
                 let a = a
@@ -370,6 +385,22 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// Whether a round was cut short by its statements' ceiling (ER_STATEMENT_TIMEOUT): nothing of it counts, an
+/// interrupted INSERT is undone, and the round is tried again with a smaller chunk.
+fn cut_short(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(c.downcast_ref::<mysql::Error>(), Some(mysql::Error::MySqlError(m)) if m.code == 1969)
+    })
+}
+
+/// The ceiling of a round's statements: 1.6 times the chunk's target time (at least 50 ms).
+pub fn round_ceiling(target: Duration) -> Duration {
+    target.mul_f64(1.6).max(Duration::from_millis(50))
+}
+
+/// Rounds cut short in a row, each with half the chunk before, after which the walk is refused.
+const CUT_SHORT_IN_A_ROW: u32 = 8;
+
 /// A key for a sentence.
 pub fn describe(k: Option<&Key>) -> String {
     match k {
@@ -394,7 +425,6 @@ fn go_on(
     pause: &mut copy::Pause,
     bar: &mut Progress,
     pos: &Position,
-    run: &str,
 ) -> anyhow::Result<bool> {
     match decision {
         LoadDecision::Go => {
@@ -407,7 +437,7 @@ fn go_on(
         }
         LoadDecision::Abort(why) => {
             Err(refused(format!(
-                "{why} ({} rows copied and verified so far; the triggers keep them up to date: `innops resume {run}` continues)",
+                "{why}: the online copy stopped after {} rows copied and verified; convert again when the load is down",
                 pos.rows
             )))
         }
@@ -447,7 +477,9 @@ pub fn walk(
         .transpose()?;
     write_position(ctx, info, &pos)?;
     let mut walker = Walker::new(info, &tag, key, bound);
-    let mut s = Sessions::open(ctx, conn, &tag)?;
+    let ceiling = round_ceiling(settings.target_chunk);
+    let mut s = Sessions::open(ctx, conn, &tag, ceiling)?;
+    let (mut cut, mut cut_in_a_row) = (0u64, 0u32);
     let fixed = crate::testhooks::chunk_rows();
     let mut n = fixed.unwrap_or(1000);
     let mut bar = Progress::new(
@@ -473,7 +505,7 @@ pub fn walk(
         }
         let decision =
             copy::next_decision(&mut status, settings, ctx.own_sessions, &mut replicas)?.0;
-        if !go_on(decision, &mut pause, &mut bar, &pos, &run)? {
+        if !go_on(decision, &mut pause, &mut bar, &pos)? {
             paused += 0.5;
             continue;
         }
@@ -490,7 +522,24 @@ pub fn walk(
             &abort,
         );
         ctx.writes_released(&info.display());
-        let r = r?;
+        let r = match r {
+            Err(e) if cut_short(&e) => {
+                // Writers waited for the ceiling at most; the same chunk again, halved.
+                longest_lock = longest_lock.max(started.elapsed());
+                cut += 1;
+                cut_in_a_row += 1;
+                if cut_in_a_row >= CUT_SHORT_IN_A_ROW {
+                    return Err(refused(format!(
+                        "{CUT_SHORT_IN_A_ROW} rounds of the copy of {} in a row took longer than {:.2} s under their lock, the last with {n} rows: the server is too busy or too slow for chunks of --chunk-time {} ms; convert again when it is quieter, or with a larger --chunk-time",
+                        info.display(), ceiling.as_secs_f64(), settings.target_chunk.as_millis()
+                    )));
+                }
+                n = (n / 2).max(1);
+                continue;
+            }
+            other => other?,
+        };
+        cut_in_a_row = 0;
         longest_lock = longest_lock.max(started.elapsed());
         if let Some(done) = pending.take() {
             // The earlier chunk is verified: the walk goes on after it from now on, even after a crash.
@@ -522,6 +571,8 @@ pub fn walk(
         "chunks_copied_again": pos.recopied_chunks,
         "changes_compared_again_from_seq": pos.since_seq,
         "longest_chunk_lock_s": longest_lock.as_secs_f64(),
+        "round_ceiling_s": ceiling.as_secs_f64(),
+        "rounds_cut_short": cut,
         "lock_attempts": walker.lock_attempts,
         "paused_seconds": paused,
         "seconds": t0.elapsed().as_secs_f64(),
