@@ -352,6 +352,10 @@ pub struct RunArgs {
     /// Act. Without it innops shows the plan and runs its read-only checks.
     #[arg(help_heading = RUN, long)]
     pub execute: bool,
+    /// Show the plan and run its read-only checks: what innops does without --execute (accepted as
+    /// pt-online-schema-change spells it).
+    #[arg(help_heading = RUN, long, conflicts_with = "execute")]
+    pub dry_run: bool,
     /// Allow steps that restart the server or overwrite data without a prompt (required without a terminal).
     #[arg(help_heading = RUN, long, short = 'y')]
     pub yes: bool,
@@ -395,7 +399,7 @@ pub struct RedoArgs {
     #[command(flatten)]
     pub fmt: FormatArg,
     /// New total redo size (bytes, or with K/M/G suffix: 256M, 2G).
-    #[arg(long, conflicts_with = "advise", required_unless_present = "advise")]
+    #[arg(long, conflicts_with = "advise")]
     pub size: Option<String>,
     /// Measure the redo write rate and recommend a size; changes nothing.
     #[arg(long)]
@@ -500,7 +504,7 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub fmt: FormatArg,
     /// Tables to convert: db.table or db.*, comma-separated.
-    #[arg(long, value_delimiter = ',', required_unless_present_any = ["all_myisam", "rollback", "drop_kept"])]
+    #[arg(long, value_delimiter = ',')]
     pub tables: Vec<String>,
     /// Every MyISAM table outside the system schemas.
     #[arg(long, conflicts_with = "rollback")]
@@ -545,8 +549,9 @@ pub struct ConvertArgs {
     /// differs) or hash (innops's 128-bit row hash of every row, for every table).
     #[arg(long, default_value = "auto", value_parser = ["auto", "checksum", "hash"])]
     pub verify: String,
-    /// Target duration of one copy chunk, in milliseconds (deferred path).
-    #[arg(long, default_value_t = 500)]
+    /// Target duration of one copy chunk: milliseconds (500, 500ms) or seconds as pt-online-schema-change
+    /// writes them (0.5, 0.5s); deferred, chunked and online paths.
+    #[arg(long, default_value = "500", value_parser = crate::units::parse_millis)]
     pub chunk_time: u64,
     /// Pause the copy while this status variable is above the value [default: Threads_running=25, or the
     /// --critical-load value when that is lower].

@@ -10,6 +10,14 @@ const MIB: u64 = 1 << 20;
 /// MySQL's `innodb_redo_log_capacity`, divides 1 MiB), else up to a whole byte.
 pub fn parse_size(s: &str) -> anyhow::Result<u64> {
     let t = s.trim();
+    // `256MB`, `256MiB` (pt-online-schema-change's and the manuals' spelling) mean `256M`.
+    let t = ["iB", "ib", "IB", "B", "b"]
+        .iter()
+        .find_map(|u| {
+            t.strip_suffix(u)
+                .filter(|r| r.chars().last().is_some_and(|c| "KMGTkmgt".contains(c)))
+        })
+        .unwrap_or(t);
     let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&t[..t.len() - 1], 1u64 << 10),
         Some('M') => (&t[..t.len() - 1], MIB),
@@ -20,7 +28,7 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
     let num = num.trim();
     let not_a_size = || {
         bad_input(format!(
-            "'{s}' is not a size: write bytes or a number with K, M, G or T (for example 256M, 2G or 3.9G)"
+            "'{s}' is not a size: write bytes or a number with K, M, G or T (for example 256M, 256MB, 2G or 3.9G)"
         ))
     };
     let too_large = || bad_input(format!("'{s}' is too large a size: write a smaller number"));
@@ -60,6 +68,41 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
     }
     let n: u64 = num.parse().map_err(|_| not_a_size())?;
     n.checked_mul(mult).ok_or_else(too_large)
+}
+
+/// A duration in milliseconds as `--chunk-time` takes it: `500` and `500ms` are milliseconds; `0.5`, `0.5s` and
+/// `2s` are seconds, as pt-online-schema-change's `--chunk-time` reads them. A bare whole number below 10 is
+/// refused with both spellings named: it is a pt-osc habit (seconds) more likely than 1–9 ms.
+pub fn parse_millis(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let bad = || {
+        format!(
+            "'{s}' is not a duration: write milliseconds (500 or 500ms) or seconds (0.5s or 0.5)"
+        )
+    };
+    let secs = |n: &str| -> Result<u64, String> {
+        let v: f64 = n.parse().map_err(|_| bad())?;
+        if !v.is_finite() || !(0.0..=86_400.0).contains(&v) {
+            return Err(bad());
+        }
+        Ok((v * 1000.0).round() as u64)
+    };
+    if let Some(ms) = t.strip_suffix("ms") {
+        return ms.trim().parse::<u64>().map_err(|_| bad());
+    }
+    if let Some(n) = t.strip_suffix('s') {
+        return secs(n.trim());
+    }
+    if t.contains('.') {
+        return secs(&t);
+    }
+    let n: u64 = t.parse().map_err(|_| bad())?;
+    if n < 10 {
+        return Err(format!(
+            "--chunk-time {n} is milliseconds in innops (pt-online-schema-change's --chunk-time is seconds): write {n}s for {n} second(s), or milliseconds from 10"
+        ));
+    }
+    Ok(n)
 }
 
 /// `268435456` → `256M`, `1610612736` → `1.5G`; exact where it can be. For reading: a command line takes
@@ -138,6 +181,32 @@ mod tests {
         );
         assert!(parse_size("-1M").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn sizes_take_the_peers_spellings() {
+        assert_eq!(parse_size("256MB").unwrap(), 268435456);
+        assert_eq!(parse_size("256MiB").unwrap(), 268435456);
+        assert_eq!(parse_size("1gb").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1.5GB").unwrap(), 1536 * MIB);
+        // A B alone is not a unit innops knows: bytes are written bare.
+        assert!(parse_size("256B").is_err());
+        assert!(parse_size("MB").is_err());
+    }
+
+    #[test]
+    fn durations_read_milliseconds_and_pt_osc_seconds() {
+        assert_eq!(parse_millis("500"), Ok(500));
+        assert_eq!(parse_millis("500ms"), Ok(500));
+        assert_eq!(parse_millis("0.5"), Ok(500));
+        assert_eq!(parse_millis("0.5s"), Ok(500));
+        assert_eq!(parse_millis("2s"), Ok(2000));
+        assert_eq!(parse_millis(" 1.25S "), Ok(1250));
+        let e = parse_millis("1").unwrap_err();
+        assert!(e.contains("write 1s for 1 second(s)"), "{e}");
+        for bad in ["", "fast", "-1s", "1e9s", "0.5ms", "nan"] {
+            assert!(parse_millis(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

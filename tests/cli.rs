@@ -431,3 +431,76 @@ fn resume_of_a_directory_without_a_run_is_bad_input() {
         );
     }
 }
+
+/// pt-online-schema-change's spellings: `--dry-run`, `--chunk-time` in seconds with decimals, sizes with `MB`.
+#[test]
+fn pt_osc_habits_are_understood() {
+    use crate::common::convert::{convert, engine, setup, SHAPE};
+    let sb = Sandboxed::new("cli-ptosc");
+    let mut c = setup(&sb, SHAPE);
+    let plan = convert(
+        &sb,
+        &s(&[
+            "--tables",
+            "d.t",
+            "--strategy",
+            "online",
+            "--dry-run",
+            "--chunk-time",
+            "0.25",
+            "--online-above",
+            "256MB",
+            "--no-bench",
+        ]),
+        &[],
+    );
+    assert_eq!(plan.code, 0, "{plan:?}");
+    assert!(
+        plan.stdout.contains("one copy chunk (~250 ms)"),
+        "0.25 is a quarter second, as pt-osc reads it: {}",
+        plan.stdout
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"), "a dry run");
+    let both = convert(&sb, &s(&["--tables", "d.t", "--dry-run", "--execute"]), &[]);
+    assert_eq!(both.code, 2, "{both:?}");
+    assert!(
+        both.stderr.contains("cannot be used with"),
+        "{}",
+        both.stderr
+    );
+    let one = convert(&sb, &s(&["--tables", "d.t", "--chunk-time", "1"]), &[]);
+    assert_eq!(one.code, 2, "{one:?}");
+    assert!(
+        one.stderr.contains("write 1s for 1 second(s)"),
+        "{}",
+        one.stderr
+    );
+}
+
+/// A command missing what it acts on says every way to give it, in one sentence, before it connects anywhere.
+#[test]
+fn a_missing_target_names_every_alternative() {
+    let conv = run_innops(&s(&["convert", "--socket", "/nonexistent.sock"]), &[]);
+    assert_eq!(conv.code, 2, "{conv:?}");
+    let line = conv.error_line();
+    for alt in ["--tables", "--all-myisam", "--rollback", "--drop-kept"] {
+        assert!(line.contains(alt), "{alt}: {line}");
+    }
+    let redo = run_innops(&s(&["redo", "--socket", "/nonexistent.sock"]), &[]);
+    assert_eq!(redo.code, 2, "{redo:?}");
+    let line = redo.error_line();
+    assert!(
+        line.contains("--size") && line.contains("--advise"),
+        "{line}"
+    );
+}
+
+/// sysbench's `help` command shows -h once, as the host.
+#[test]
+fn bench_help_shows_h_as_the_host_only() {
+    let out = run_innops(&s(&["bench", "oltp_read_write", "help"]), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("-h, --host"), "{}", out.stdout);
+    assert!(!out.stdout.contains("-h, --help"), "{}", out.stdout);
+    assert!(out.stdout.contains("--help"), "{}", out.stdout);
+}
