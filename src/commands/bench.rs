@@ -17,6 +17,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if action.is_none() {
         // `innops bench oltp_read_write help`, as sysbench's `help` command: the flags of every command.
         let mut cmd = crate::cli::Cli::command();
+        // Built first, so the subcommand carries the global --help and no -h of its own (-h is the host).
+        cmd.build();
         if let Some(b) = cmd.find_subcommand_mut("bench") {
             b.print_long_help()?;
         }

@@ -98,6 +98,11 @@ pub const CHUNK_TIME_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
 
 /// Convert's flags that contradict each other or are out of range are bad input, never clamped.
 pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
+    if a.tables.is_empty() && !a.all_myisam && a.rollback.is_none() && a.drop_kept.is_none() {
+        return Err(bad_input(
+            "convert needs to know which tables: --tables db.t[,db.*] to convert them, --all-myisam for every MyISAM table, --rollback db.t to swap a conversion back, or --drop-kept db.t to drop the MyISAM table a conversion kept",
+        ));
+    }
     if a.all_myisam && !a.tables.is_empty() {
         return Err(bad_input(
             "--tables and --all-myisam both choose the tables to convert: give one",

@@ -9,6 +9,11 @@ use crate::procedures;
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
+    if a.size.is_none() && !a.advise {
+        return Err(crate::error::bad_input(
+            "redo needs a size or a question: --size 2G to resize the redo log to 2G, or --advise to measure the write rate and recommend a size",
+        ));
+    }
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
     if a.advise {
         let adv = procedures::redo::advise(

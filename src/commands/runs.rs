@@ -158,12 +158,8 @@ pub fn summarize(dir: &Path) -> Option<RunSummary> {
 pub fn list(root: &Path) -> anyhow::Result<Vec<RunSummary>> {
     let entries = match std::fs::read_dir(root) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(bad_input(format!(
-                "no run directory {}: runs go to ./innops-runs of the directory they ran in; give --runs-dir DIR",
-                root.display()
-            )))
-        }
+        // No directory yet: no run has acted here (a dry run writes none). Not an error: nothing to list.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             return Err(bad_input(format!(
                 "cannot read {}: {}",
@@ -188,11 +184,16 @@ pub fn run(a: &RunsArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if runs.is_empty() {
-        println!("no runs in {}", a.runs_dir.display());
+        println!(
+            "no runs in {}{}: runs go to ./innops-runs of the directory they ran in (a dry run writes none); give --runs-dir DIR for another",
+            a.runs_dir.display(),
+            if a.runs_dir.is_dir() { "" } else { " (it does not exist)" }
+        );
         return Ok(());
     }
+    // The server, and what the run worked on there when the procedure names tables.
     let target_of = |r: &RunSummary| match &r.objects {
-        Some(o) => o.clone(),
+        Some(o) => format!("{o} on {}", r.target),
         None => r.target.clone(),
     };
     // Columns as wide as their widest value, so a long target never pushes the others out of line.
