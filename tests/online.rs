@@ -106,13 +106,9 @@ impl Writer {
     }
 }
 
-/// `innops convert --strategy online` in the background.
-fn online_in_background(
-    sb: &Sandboxed,
-    run_dir: &Path,
-    env: Vec<(String, String)>,
-) -> std::thread::JoinHandle<Output> {
-    let a = args(&[
+/// `--tables d.t --strategy online --execute --yes --no-bench`, then `extra`.
+fn online_args(extra: &[&str]) -> Vec<String> {
+    let mut a = args(&[
         "--tables",
         "d.t",
         "--strategy",
@@ -120,9 +116,18 @@ fn online_in_background(
         "--execute",
         "--yes",
         "--no-bench",
-        "--run-dir",
-        run_dir.to_str().unwrap(),
     ]);
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+/// `innops convert --strategy online` in the background.
+fn online_in_background(
+    sb: &Sandboxed,
+    run_dir: &Path,
+    env: Vec<(String, String)>,
+) -> std::thread::JoinHandle<Output> {
+    let a = online_args(&["--run-dir", run_dir.to_str().unwrap()]);
     let sb_args = (sb.sandbox.name.clone(), sb.root.clone());
     std::thread::spawn(move || {
         let mut all = vec!["convert".to_string()];
@@ -376,17 +381,7 @@ fn killed_at_every_step_the_run_resumes_to_the_reference() {
         let run_dir = sb
             .root
             .join(format!("run-{}", fault.replace([':', '.'], "-")));
-        let a = args(&[
-            "--tables",
-            "d.t",
-            "--strategy",
-            "online",
-            "--execute",
-            "--yes",
-            "--no-bench",
-            "--run-dir",
-            run_dir.to_str().unwrap(),
-        ]);
+        let a = online_args(&["--run-dir", run_dir.to_str().unwrap()]);
         let killed = convert(
             &sb,
             &a,
@@ -507,17 +502,7 @@ fn a_capture_someone_broke_is_refused_and_restart_starts_over() {
     let sb = Sandboxed::new("online-broken");
     let mut c = fresh(&sb);
     let run_dir = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "online",
-        "--execute",
-        "--yes",
-        "--no-bench",
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-    ]);
+    let a = online_args(&["--run-dir", run_dir.to_str().unwrap()]);
     let killed = convert(&sb, &a, &[("INNOPS_FAULT", "after-action:copy:d.t")]);
     assert_eq!(killed.code, 137, "{killed:?}");
     // Someone drops one of innops's triggers: deletes since are not in the copy.
@@ -541,19 +526,7 @@ fn a_capture_someone_broke_is_refused_and_restart_starts_over() {
         "nothing swapped"
     );
     // A new run names the leftovers; --restart drops only innops's own and converts.
-    let again = convert(
-        &sb,
-        &args(&[
-            "--tables",
-            "d.t",
-            "--strategy",
-            "online",
-            "--execute",
-            "--yes",
-            "--no-bench",
-        ]),
-        &[],
-    );
+    let again = convert(&sb, &online_args(&[]), &[]);
     assert_eq!(again.code, 1, "{again:?}");
     assert!(
         again
@@ -599,19 +572,7 @@ fn names_the_capture_needs_that_are_not_innops_s_are_refused() {
         "CREATE TRIGGER d._t_innops_ins BEFORE INSERT ON d.other FOR EACH ROW SET NEW.a = 1",
     )
     .unwrap();
-    let out = convert(
-        &sb,
-        &args(&[
-            "--tables",
-            "d.t",
-            "--strategy",
-            "online",
-            "--execute",
-            "--yes",
-            "--no-bench",
-        ]),
-        &[],
-    );
+    let out = convert(&sb, &online_args(&[]), &[]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.error_line()
@@ -738,17 +699,7 @@ fn killed_between_the_trigger_move_and_the_rename_the_triggers_go_back() {
         &format!("{SHAPE} CREATE TABLE audit (id INT UNSIGNED) ENGINE=MyISAM; CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO audit VALUES (NEW.id);"),
     );
     let run_dir = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "online",
-        "--execute",
-        "--yes",
-        "--no-bench",
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-    ]);
+    let a = online_args(&["--run-dir", run_dir.to_str().unwrap()]);
     let killed = convert(&sb, &a, &[("INNOPS_FAULT", "triggers-moved:swap:d.t")]);
     assert_eq!(killed.code, 137, "{killed:?}");
     let on: Option<String> = c.query_first("SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_NAME = 't_ai'").unwrap();
@@ -817,17 +768,7 @@ fn an_edited_walk_position_is_refused_and_the_table_is_left_as_it_was() {
     let sb = Sandboxed::new("online-forged");
     let mut c = fresh(&sb);
     let run_dir = sb.root.join("run");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "online",
-        "--execute",
-        "--yes",
-        "--no-bench",
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-    ]);
+    let a = online_args(&["--run-dir", run_dir.to_str().unwrap()]);
     let killed = convert(
         &sb,
         &a,
@@ -872,15 +813,7 @@ fn an_edited_walk_position_is_refused_and_the_table_is_left_as_it_was() {
 #[test]
 fn a_round_that_outlasts_its_ceiling_is_cut_short_and_tried_again_smaller() {
     let sb = Sandboxed::new("online-ceiling");
-    let a = args(&[
-        "--tables",
-        "d.t",
-        "--strategy",
-        "online",
-        "--execute",
-        "--yes",
-        "--no-bench",
-    ]);
+    let a = online_args(&[]);
     // Three rounds outlast the ceiling: each is cut short (writers wait at most the ceiling) and tried again.
     let mut c = fresh(&sb);
     let run_dir = sb.root.join("cut");

@@ -1376,3 +1376,34 @@ fn all_myisam_converts_every_table_it_can_and_refuses_the_others_by_name() {
         .unwrap();
     assert_eq!(z.as_deref(), Some("InnoDB"));
 }
+
+/// A pre-check that passes with something to weigh shows ⚠, not ✓: a table larger than the buffer pool.
+#[test]
+fn a_table_larger_than_the_buffer_pool_is_a_warning_not_a_tick() {
+    let sb = Sandboxed::with(
+        "vd-pool",
+        innops::server::sandbox::SandboxOptions {
+            buffer_pool: Some("8M".into()),
+            ..Default::default()
+        },
+    );
+    let mut c = setup(
+        &sb,
+        "CREATE TABLE t (id INT UNSIGNED NOT NULL PRIMARY KEY, c CHAR(200) NOT NULL DEFAULT '') ENGINE=MyISAM; \
+         INSERT INTO t SELECT seq, REPEAT('x', 200) FROM seq_1_to_60000;",
+    );
+    let out = convert(&sb, &args(&["--tables", "d.t", "--no-bench"]), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("buffer pool:"))
+        .unwrap_or_else(|| panic!("no buffer pool check: {}", out.stdout));
+    assert!(line.contains("pre  ⚠ buffer pool"), "{line}");
+    assert!(line.contains("runs out of memory"), "{line}");
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("MyISAM"), "a dry run");
+    // The same table within the pool is a tick.
+    c.query_drop("TRUNCATE TABLE d.t").unwrap();
+    let out = convert(&sb, &args(&["--tables", "d.t", "--no-bench"]), &[]);
+    assert!(out.stdout.contains("pre  ✓ buffer pool"), "{}", out.stdout);
+}

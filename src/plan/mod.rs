@@ -66,6 +66,9 @@ pub struct Verdict {
     /// A check that could not run in a dry run because it depends on earlier steps.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deferred: bool,
+    /// A passing check that found something the DBA should weigh (the step goes on): shown as ⚠, not ✓.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
 }
 
 impl Verdict {
@@ -78,6 +81,26 @@ impl Verdict {
             fix: None,
             already_done: false,
             deferred: false,
+            warning: false,
+        }
+    }
+    /// Passes, with a warning: the step goes on, and the DBA sees ⚠ and what was found.
+    pub fn warn(observed: impl Into<String>, expected: impl Into<String>) -> Verdict {
+        Verdict {
+            warning: true,
+            ..Verdict::pass(observed, expected)
+        }
+    }
+    /// The mark a check shows: ✓, ⚠, ✗, or … when it runs later.
+    pub fn mark(&self) -> &'static str {
+        if self.deferred {
+            "…"
+        } else if !self.passed {
+            "✗"
+        } else if self.warning {
+            "⚠"
+        } else {
+            "✓"
         }
     }
     pub fn fail(
@@ -503,6 +526,22 @@ mod tests {
         ctx.state::<A>().0.push(8);
         assert_eq!(ctx.state::<A>().0, vec![7, 8]);
         assert_eq!(ctx.state::<B>().0.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn a_check_s_mark_says_pass_warning_fail_or_later() {
+        assert_eq!(Verdict::pass("a", "a").mark(), "✓");
+        assert_eq!(Verdict::warn("a", "b").mark(), "⚠");
+        assert!(
+            Verdict::warn("a", "b").passed,
+            "a warning lets the step go on"
+        );
+        assert_eq!(Verdict::fail("a", "b", "fix").mark(), "✗");
+        let later = Verdict {
+            deferred: true,
+            ..Verdict::warn("a", "b")
+        };
+        assert_eq!(later.mark(), "…");
     }
 
     #[test]

@@ -207,7 +207,7 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
 .charts{display:flex;flex-wrap:wrap;gap:2em}ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.6em;font-size:.9em}\
-ul.legend svg{vertical-align:middle}.ok{color:#1a7f37}.bad{color:#b42318}code{background:#f4f4f4}\
+ul.legend svg{vertical-align:middle}.ok{color:#1a7f37}.bad{color:#b42318;font-weight:600}.warn{color:#9a6700}code{background:#f4f4f4}\
 pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}";
 
 /// The page's Content-Security-Policy: nothing from anywhere, but its own inline style.
@@ -389,21 +389,30 @@ fn step_row(s: &mut String, i: usize, st: &StepReport) {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
+    // Each check in the colour of its mark: a failure red, a warning amber.
+    let class = |v: &crate::plan::Verdict| match v.mark() {
+        "✗" => "bad",
+        "⚠" => "warn",
+        _ => "",
+    };
     let mut checks: Vec<String> = st
         .pre
         .iter()
         .chain(st.post.iter())
         .map(|v| {
             format!(
-                "{} {}: {}",
-                if v.passed { "✓" } else { "✗" },
-                v.check,
-                v.observed
+                "<span class=\"{}\">{}</span>",
+                class(v),
+                esc(&format!("{} {}: {}", v.mark(), v.check, v.observed))
             )
         })
         .collect();
     // The sentence the step failed with (already free of debug text: see error::display_of).
-    checks.extend(st.error.iter().map(|e| format!("error: {e}")));
+    checks.extend(
+        st.error
+            .iter()
+            .map(|e| format!("<span class=\"bad\">{}</span>", esc(&format!("error: {e}")))),
+    );
     let detail = step_detail(st);
     let _ = write!(
         s,
@@ -419,11 +428,7 @@ fn step_row(s: &mut String, i: usize, st: &StepReport) {
         st.seconds
             .map(|x| format!("{x:.2} s"))
             .unwrap_or_else(|| "–".into()),
-        checks
-            .iter()
-            .map(|c| esc(c))
-            .collect::<Vec<_>>()
-            .join("<br/>")
+        checks.join("<br/>")
     );
 }
 
@@ -470,6 +475,37 @@ pub fn write_report(dir: &std::path::Path, r: &Report) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_check_is_red_and_a_warning_amber() {
+        let st = StepReport {
+            id: "s".into(),
+            title: "S".into(),
+            risk: crate::plan::Risk::Read,
+            status: crate::plan::report::StepStatus::Refused,
+            commands: Vec::new(),
+            pre: vec![
+                crate::plan::Verdict::pass("fine", "fine"),
+                crate::plan::Verdict::warn("big <table>", "small"),
+                crate::plan::Verdict::fail("no", "yes", "fix it"),
+            ],
+            post: Vec::new(),
+            result: None,
+            error: None,
+            started: None,
+            seconds: None,
+            acts: false,
+        };
+        let mut s = String::new();
+        step_row(&mut s, 0, &st);
+        assert!(
+            s.contains("<span class=\"warn\">⚠ : big &lt;table&gt;</span>"),
+            "{s}"
+        );
+        assert!(s.contains("<span class=\"bad\">✗ : no</span>"), "{s}");
+        assert!(s.contains("<span class=\"\">✓ : fine</span>"), "{s}");
+        assert!(STYLE.contains(".bad{color:#b42318") && STYLE.contains(".warn{color:"));
+    }
 
     #[test]
     fn text_is_escaped() {

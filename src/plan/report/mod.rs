@@ -287,13 +287,7 @@ impl Report {
             }
             for (phase, vs) in [("pre ", &st.pre), ("post", &st.post)] {
                 for v in vs {
-                    let mark = if v.deferred {
-                        "…"
-                    } else if v.passed {
-                        "✓"
-                    } else {
-                        "✗"
-                    };
+                    let mark = v.mark();
                     if v.deferred {
                         s.push_str(&format!(
                             "       {phase} {mark} {} (checked when the step runs)\n",

@@ -599,18 +599,21 @@ fn buffer_pool(pre: &Pre) -> Check {
     Check::new("buffer pool", move |ctx| {
         let t = fresh(ctx, &t)?;
         let size = t.data_length + t.index_length;
-        Ok(Verdict::pass(
-            if size > pool && pool > 0 {
-                format!("{} of MyISAM data and indexes vs a {} buffer pool: the copy runs out of memory; a larger innodb_buffer_pool_size for the job would speed it up", format_size(size), format_size(pool))
-            } else {
+        Ok(if size > pool && pool > 0 {
+            Verdict::warn(
+                format!("{} of MyISAM data and indexes vs a {} buffer pool: the copy runs out of memory, and the table may read slower after it; a larger innodb_buffer_pool_size for the job would speed it up", format_size(size), format_size(pool)),
+                "the table within the buffer pool",
+            )
+        } else {
+            Verdict::pass(
                 format!(
                     "{} of MyISAM data and indexes fit the {} buffer pool",
                     format_size(size),
                     format_size(pool)
-                )
-            },
-            "advice",
-        ))
+                ),
+                "the table within the buffer pool",
+            )
+        })
     })
 }
 

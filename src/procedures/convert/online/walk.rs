@@ -86,6 +86,17 @@ pub struct Position {
     pub compared_to: u64,
 }
 
+impl Position {
+    /// The chunk `done` verified by round `r`: the walk goes on after it.
+    fn verified(&mut self, done: &Pending, r: &Round) {
+        self.chunks += 1;
+        self.rows += r.compared_rows;
+        self.recopied_chunks += u64::from(r.recopied > 0);
+        self.done = done.hi.is_none();
+        self.last = done.hi.as_ref().map(|k| k.iter().map(store).collect());
+    }
+}
+
 pub fn position_file(ctx: &Ctx, info: &TableInfo) -> Option<PathBuf> {
     ctx.run_dir.as_ref().map(|d| {
         d.join(format!(
@@ -401,6 +412,34 @@ pub fn round_ceiling(target: Duration) -> Duration {
 /// Rounds cut short in a row, each with half the chunk before, after which the walk is refused.
 const CUT_SHORT_IN_A_ROW: u32 = 8;
 
+/// The rounds cut short: in all, and in a row since the last that finished.
+#[derive(Default)]
+struct Cuts {
+    total: u64,
+    in_a_row: u32,
+}
+
+impl Cuts {
+    /// Count a round of `n` rows cut short; refused after [`CUT_SHORT_IN_A_ROW`] in a row.
+    fn one_more(
+        &mut self,
+        info: &TableInfo,
+        n: u64,
+        ceiling: Duration,
+        target: Duration,
+    ) -> anyhow::Result<()> {
+        self.total += 1;
+        self.in_a_row += 1;
+        if self.in_a_row >= CUT_SHORT_IN_A_ROW {
+            return Err(refused(format!(
+                "{CUT_SHORT_IN_A_ROW} rounds of the copy of {} in a row took longer than {:.2} s under their lock, the last with {n} rows: the server is too busy or too slow for chunks of --chunk-time {} ms; convert again when it is quieter, or with a larger --chunk-time",
+                info.display(), ceiling.as_secs_f64(), target.as_millis()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A key for a sentence.
 pub fn describe(k: Option<&Key>) -> String {
     match k {
@@ -479,7 +518,7 @@ pub fn walk(
     let mut walker = Walker::new(info, &tag, key, bound);
     let ceiling = round_ceiling(settings.target_chunk);
     let mut s = Sessions::open(ctx, conn, &tag, ceiling)?;
-    let (mut cut, mut cut_in_a_row) = (0u64, 0u32);
+    let mut cuts = Cuts::default();
     let fixed = crate::testhooks::chunk_rows();
     let mut n = fixed.unwrap_or(1000);
     let mut bar = Progress::new(
@@ -498,10 +537,8 @@ pub fn walk(
             bar.finish();
             return Err(Failure::Interrupted(format!(
                 "interrupted after copying and verifying {} rows of {}: the triggers keep its copy up to date; continue with `innops resume {run}`",
-                pos.rows,
-                info.display()
-            ))
-            .into());
+                pos.rows, info.display()
+            )).into());
         }
         let decision =
             copy::next_decision(&mut status, settings, ctx.own_sessions, &mut replicas)?.0;
@@ -526,28 +563,17 @@ pub fn walk(
             Err(e) if cut_short(&e) => {
                 // Writers waited for the ceiling at most; the same chunk again, halved.
                 longest_lock = longest_lock.max(started.elapsed());
-                cut += 1;
-                cut_in_a_row += 1;
-                if cut_in_a_row >= CUT_SHORT_IN_A_ROW {
-                    return Err(refused(format!(
-                        "{CUT_SHORT_IN_A_ROW} rounds of the copy of {} in a row took longer than {:.2} s under their lock, the last with {n} rows: the server is too busy or too slow for chunks of --chunk-time {} ms; convert again when it is quieter, or with a larger --chunk-time",
-                        info.display(), ceiling.as_secs_f64(), settings.target_chunk.as_millis()
-                    )));
-                }
+                cuts.one_more(info, n, ceiling, settings.target_chunk)?;
                 n = (n / 2).max(1);
                 continue;
             }
             other => other?,
         };
-        cut_in_a_row = 0;
+        cuts.in_a_row = 0;
         longest_lock = longest_lock.max(started.elapsed());
         if let Some(done) = pending.take() {
             // The earlier chunk is verified: the walk goes on after it from now on, even after a crash.
-            pos.chunks += 1;
-            pos.rows += r.compared_rows;
-            pos.recopied_chunks += u64::from(r.recopied > 0);
-            pos.done = done.hi.is_none();
-            pos.last = done.hi.as_ref().map(|k| k.iter().map(store).collect());
+            pos.verified(&done, &r);
             write_position(ctx, info, &pos)?;
             bar.set(pos.rows);
             crate::testhooks::after_chunk(pos.chunks);
@@ -572,7 +598,7 @@ pub fn walk(
         "changes_compared_again_from_seq": pos.since_seq,
         "longest_chunk_lock_s": longest_lock.as_secs_f64(),
         "round_ceiling_s": ceiling.as_secs_f64(),
-        "rounds_cut_short": cut,
+        "rounds_cut_short": cuts.total,
         "lock_attempts": walker.lock_attempts,
         "paused_seconds": paused,
         "seconds": t0.elapsed().as_secs_f64(),
