@@ -50,6 +50,37 @@ fn tty() -> bool {
     std::io::stderr().is_terminal()
 }
 
+/// Whether text for a stream shows colour: a terminal, `NO_COLOR` unset or empty (no-color.org), and a `TERM`
+/// other than `dumb`.
+pub fn colour_wanted(terminal: bool, no_color: Option<&str>, term: Option<&str>) -> bool {
+    terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb")
+}
+
+/// Whether stdout (`true`) or stderr shows colour now.
+pub fn colour_on(stdout: bool) -> bool {
+    let terminal = if stdout {
+        std::io::stdout().is_terminal()
+    } else {
+        std::io::stderr().is_terminal()
+    };
+    colour_wanted(
+        terminal,
+        std::env::var("NO_COLOR").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+    )
+}
+
+/// A report's text with its marks coloured when `colour`: a failed check's ✗ bold red, a warning's ⚠ yellow, a
+/// pass's ✓ green; unchanged otherwise.
+pub fn paint(text: &str, colour: bool) -> String {
+    if !colour {
+        return text.to_string();
+    }
+    text.replace("✗", "\x1b[1;31m✗\x1b[0m")
+        .replace("⚠", "\x1b[1;33m⚠\x1b[0m")
+        .replace("✓", "\x1b[32m✓\x1b[0m")
+}
+
 /// One line of what the run is doing, on stderr (stdout carries the report); nothing under `--quiet`.
 pub fn say(line: &str) {
     if level() > Level::Quiet {
@@ -324,5 +355,32 @@ impl Waiting {
     pub fn finish(self) {
         self.bar.finish_and_clear();
         multi().remove(&self.bar);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color_or_a_dumb_term() {
+        assert!(colour_wanted(true, None, Some("xterm")));
+        assert!(
+            colour_wanted(true, Some(""), None),
+            "an empty NO_COLOR does not count"
+        );
+        assert!(!colour_wanted(false, None, Some("xterm")));
+        assert!(!colour_wanted(true, Some("1"), Some("xterm")));
+        assert!(!colour_wanted(true, None, Some("dumb")));
+    }
+
+    #[test]
+    fn marks_are_painted_only_when_asked() {
+        let text = "pre  ✓ a\npre  ⚠ b\npre  ✗ c\n";
+        assert_eq!(paint(text, false), text);
+        let p = paint(text, true);
+        assert!(p.contains("\x1b[1;31m✗\x1b[0m c"), "{p:?}");
+        assert!(p.contains("\x1b[1;33m⚠\x1b[0m b"), "{p:?}");
+        assert!(p.contains("\x1b[32m✓\x1b[0m a"), "{p:?}");
     }
 }

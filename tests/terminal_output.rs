@@ -314,3 +314,38 @@ fn quiet_prints_only_the_verdict_and_verbose_shows_statements() {
         verbose.stderr
     );
 }
+
+/// On a terminal a failed check's ✗ is bold red; NO_COLOR turns colour off; a pipe never gets it.
+#[test]
+fn a_failed_check_stands_out_on_a_terminal_unless_no_color() {
+    let sb = Sandboxed::new("face-colour");
+    setup(
+        &sb,
+        "CREATE TABLE t (a INT) ENGINE=MyISAM; INSERT INTO t VALUES (1);",
+    );
+    let a = ["convert", "--tables", "d.t", "--strategy", "online"];
+    let red = "\x1b[1;31m✗";
+    let out = innops_in_pty(&sb, &a, &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.contains(red), "{:?}", out.stdout);
+    let plain = innops_in_pty(&sb, &a, &[("NO_COLOR", "1")]);
+    assert_eq!(plain.code, 1, "{plain:?}");
+    assert!(
+        plain.stdout.contains("✗") && !plain.stdout.contains("\x1b[1;31m"),
+        "{:?}",
+        plain.stdout
+    );
+    let mut all: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+    all.extend([
+        "--sandbox".into(),
+        sb.sandbox.name.clone(),
+        "--sandbox-root".into(),
+        sb.root.display().to_string(),
+    ]);
+    let piped = crate::common::run_innops(&all, &[]);
+    assert!(
+        piped.stdout.contains("✗") && !piped.stdout.contains("\x1b["),
+        "{:?}",
+        piped.stdout
+    );
+}

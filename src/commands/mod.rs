@@ -217,7 +217,10 @@ fn print_report(report: &Report, format: Format) {
         Format::Text if crate::progress::level() == crate::progress::Level::Quiet => {
             print!("{}", report.render_verdict())
         }
-        Format::Text => print!("{}", report.render_text()),
+        Format::Text => print!(
+            "{}",
+            crate::progress::paint(&report.render_text(), crate::progress::colour_on(true))
+        ),
     }
 }
 

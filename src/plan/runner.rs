@@ -303,7 +303,10 @@ fn confirm(plan: &Plan, opts: &RunOptions, report: &Report) -> anyhow::Result<()
         .into());
     }
     // The DBA confirms what was shown: the plan first, then the question.
-    eprint!("{}", report.render_text());
+    eprint!(
+        "{}",
+        crate::progress::paint(&report.render_text(), crate::progress::colour_on(false))
+    );
     eprint!(
         "\nThe plan will run {}. Type 'yes' to go on: ",
         risky.join(", ")
