@@ -504,3 +504,29 @@ fn bench_help_shows_h_as_the_host_only() {
     assert!(!out.stdout.contains("-h, --help"), "{}", out.stdout);
     assert!(out.stdout.contains("--help"), "{}", out.stdout);
 }
+
+/// A dry run says what the benchmark will do to the server, and does none of it.
+#[test]
+fn a_dry_run_says_the_benchmark_s_schema_and_load() {
+    use crate::common::convert::{convert, setup, SHAPE};
+    use mysql::prelude::Queryable;
+    let sb = Sandboxed::new("cli-bench-note");
+    let mut c = setup(&sb, SHAPE);
+    let out = convert(&sb, &s(&["--tables", "d.t"]), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("benchmark: --execute creates the schema `innops_bench`")
+            && out
+                .stdout
+                .contains("s of load in all); --no-bench skips it"),
+        "{}",
+        out.stdout
+    );
+    let made: Option<String> = c
+        .query_first("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'innops_bench'")
+        .unwrap();
+    assert_eq!(made, None, "the dry run created nothing");
+    let quiet = convert(&sb, &s(&["--tables", "d.t", "--no-bench"]), &[]);
+    assert!(!quiet.stdout.contains("benchmark:"), "{}", quiet.stdout);
+}

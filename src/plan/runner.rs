@@ -67,11 +67,33 @@ pub fn run(
         }
     }
     if !opts.execute {
+        if let Some(b) = plan
+            .bench
+            .as_ref()
+            .filter(|b| b.during.is_none() && !opts.no_bench)
+        {
+            report.notes.push(bench_note(b));
+        }
         let r = dry_run(&plan, &mut ctx, &mut report);
         return (report, r);
     }
     let r = execute(plan, &mut ctx, &mut report, opts, resume);
     (report, r)
+}
+
+/// What the benchmark before and after will do to the server, for a dry run to say.
+pub fn bench_note(b: &crate::bench::PlanBench) -> String {
+    format!(
+        "benchmark: --execute creates the schema {} ({} table(s) × {} rows, on first use; it stays for later runs) and runs {} with {} thread(s) for {} s before the first changing step and {} s after the last ({} s of load in all); --no-bench skips it",
+        crate::sql::quote_ident(&b.db),
+        b.tables,
+        b.table_size,
+        b.workload,
+        b.threads,
+        b.time.as_secs(),
+        b.time.as_secs(),
+        2 * b.time.as_secs()
+    )
 }
 
 /// `--bench-during`: the plan's benchmark runs for the whole plan with `threads` threads, and its "before" and
@@ -507,6 +529,31 @@ fn recover(step: &crate::plan::Step, ctx: &mut Ctx) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dry_run_says_what_the_benchmark_will_load_the_server_with() {
+        let b = crate::bench::PlanBench {
+            workload: "oltp_read_write".into(),
+            threads: 4,
+            time: std::time::Duration::from_secs(10),
+            seed: 1,
+            db: "innops_bench".into(),
+            table_size: 10_000,
+            tables: 1,
+            rand_type: Default::default(),
+            during: None,
+        };
+        let n = bench_note(&b);
+        assert!(
+            n.contains("creates the schema `innops_bench` (1 table(s) × 10000 rows"),
+            "{n}"
+        );
+        assert!(
+            n.contains("oltp_read_write with 4 thread(s) for 10 s before")
+                && n.contains("(20 s of load in all)"),
+            "{n}"
+        );
+    }
 
     #[test]
     fn a_dry_run_step_would_act_unless_it_only_checks_or_is_already_done() {
