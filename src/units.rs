@@ -71,8 +71,8 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
 }
 
 /// A duration in milliseconds as `--chunk-time` takes it: `500` and `500ms` are milliseconds; `0.5`, `0.5s` and
-/// `2s` are seconds, as pt-online-schema-change's `--chunk-time` reads them. A bare whole number below 10 is
-/// refused with both spellings named: it is a pt-osc habit (seconds) more likely than 1–9 ms.
+/// `2s` are seconds, as pt-online-schema-change's `--chunk-time` reads them. A bare 1–9 is refused with both
+/// spellings named: it is a pt-osc habit (seconds) more likely than that many milliseconds.
 pub fn parse_millis(s: &str) -> Result<u64, String> {
     let t = s.trim().to_ascii_lowercase();
     let bad = || {
@@ -97,7 +97,7 @@ pub fn parse_millis(s: &str) -> Result<u64, String> {
         return secs(&t);
     }
     let n: u64 = t.parse().map_err(|_| bad())?;
-    if n < 10 {
+    if (1..10).contains(&n) {
         return Err(format!(
             "--chunk-time {n} is milliseconds in innops (pt-online-schema-change's --chunk-time is seconds): write {n}s for {n} second(s), or milliseconds from 10"
         ));

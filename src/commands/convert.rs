@@ -53,7 +53,7 @@ pub fn convert_params(
         tables,
         strategy: procedures::convert::Strategy::parse(&a.strategy)?,
         drop_old: a.drop_old_table,
-        chunk_ms: a.chunk_time,
+        chunk_ms: chunk_ms(a)?,
         max_load,
         critical_load,
         skipped,
@@ -93,6 +93,11 @@ fn binlog_asked(a: &ConvertArgs) -> anyhow::Result<procedures::kit::binlog::Aske
     })
 }
 
+/// `--chunk-time` in milliseconds (it takes pt-osc's seconds too: [`crate::units::parse_millis`]).
+fn chunk_ms(a: &ConvertArgs) -> anyhow::Result<u64> {
+    crate::units::parse_millis(&a.chunk_time).map_err(bad_input)
+}
+
 /// The copy-chunk duration innops accepts, in milliseconds.
 pub const CHUNK_TIME_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
 
@@ -117,7 +122,8 @@ pub fn check_convert_flags(a: &ConvertArgs) -> anyhow::Result<()> {
     for r in &a.replicas {
         procedures::kit::replicas::parse_dsn(r).map_err(bad_input)?;
     }
-    if !CHUNK_TIME_MS.contains(&a.chunk_time) {
+    let chunk_time = chunk_ms(a)?;
+    if !CHUNK_TIME_MS.contains(&chunk_time) {
         return Err(bad_input(format!(
             "--chunk-time {} is out of range: give milliseconds from {} to {}",
             a.chunk_time,
