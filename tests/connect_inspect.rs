@@ -24,6 +24,9 @@ fn inspect_reports_version_matrix_myisam_tables_and_hazards() {
     assert!(j["version"].as_str().unwrap().starts_with("10."), "{j}");
     assert_eq!(j["matrix"]["online_redo_resize"], "online_log_file_size");
     assert_eq!(j["matrix"]["deadlock_holder_heading"], "CONFLICTING WITH");
+    // Settings as an object a script reads by name; a variable the server lacks is null.
+    assert_eq!(j["settings"]["innodb_buffer_pool_size"], "67108864", "{j}");
+    assert!(j["settings"]["innodb_redo_log_capacity"].is_null(), "{j}");
     let tables = j["myisam_tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1, "{j}");
     assert_eq!(tables[0]["schema"], "app");

@@ -38,12 +38,27 @@ pub struct MyIsamTable {
     pub index_bytes: u64,
 }
 
+/// Name/value pairs as one JSON object, in their order.
+fn as_object<S: serde::Serializer>(
+    v: &[(String, Option<String>)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, x) in v {
+        m.serialize_entry(k, x)?;
+    }
+    m.end()
+}
+
 #[derive(Debug, Serialize)]
 pub struct Inspection {
     pub target: String,
     pub flavor: crate::server::facts::Flavor,
     pub version: String,
     pub version_string: String,
+    /// In JSON an object, name → value (null where the server has no such variable), in the order shown.
+    #[serde(serialize_with = "as_object")]
     pub settings: Vec<(String, Option<String>)>,
     pub matrix: serde_json::Value,
     pub myisam_tables: Vec<MyIsamTable>,
