@@ -60,6 +60,15 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<()> {
 /// Sandboxes start (and stop) within this.
 const TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The first `[ERROR]` line of a server's log that gives a reason (not the closing "Aborting"), without its
+/// time stamp.
+fn first_reason(log: &str) -> Option<String> {
+    log.lines()
+        .filter_map(|l| l.split_once("[ERROR]").map(|(_, r)| r.trim()))
+        .find(|r| !r.is_empty() && !r.eq_ignore_ascii_case("aborting"))
+        .map(str::to_string)
+}
+
 fn up(
     root: &Path,
     name: &str,
@@ -83,21 +92,25 @@ fn up(
     };
     let mut sb = Sandbox::create_on(root, name, &opts, &choice)?;
     if let Err(e) = sb.start(&[], TIMEOUT) {
-        // A sandbox that never came up is not kept: its error log goes with it, so say what it said.
-        let tail = std::fs::read_to_string(&sb.error_log).ok().and_then(|t| {
-            t.lines()
-                .rev()
-                .find(|l| l.contains("[ERROR]"))
-                .map(|l| l.trim().to_string())
-        });
+        // A sandbox that never came up is not kept, but its error log is (beside the sandboxes, by its name),
+        // and the first error that says why is in the message ("Aborting" says only that it stopped).
+        let log = std::fs::read_to_string(&sb.error_log).unwrap_or_default();
+        let why = first_reason(&log);
+        let kept = root.join(format!("{name}.failed-start.log"));
+        let kept = if !log.is_empty() && crate::files::write_private(&kept, log.as_bytes()).is_ok()
+        {
+            format!("; its error log is kept at {}", kept.display())
+        } else {
+            String::new()
+        };
         let _ = sb.destroy();
         drop(e);
-        return Err(match tail {
+        return Err(match why {
             Some(line) => anyhow::anyhow!(
-                "sandbox '{name}' did not start and was removed; the server said: {line}"
+                "sandbox '{name}' did not start and was removed; the server said: {line}{kept}"
             ),
             None => anyhow::anyhow!(
-                "sandbox '{name}' did not start and was removed; the server logged no error: check that {} runs as a server and that --buffer-pool fits in memory",
+                "sandbox '{name}' did not start and was removed; the server logged no error: check that {} runs as a server and that --buffer-pool fits in memory{kept}",
                 sb.binary.display()
             ),
         });
@@ -222,4 +235,23 @@ fn list(root: &Path, json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_a_server_did_not_start_is_its_first_error_not_aborting() {
+        let log = "2026-12-03  7:20:32 0 [Note] Starting\n\
+2026-12-03  7:20:32 0 [ERROR] InnoDB: Cannot allocate memory for the buffer pool\n\
+2026-12-03  7:20:32 0 [ERROR] Plugin 'InnoDB' init function returned error.\n\
+2026-12-03  7:20:32 0 [ERROR] Aborting\n";
+        assert_eq!(
+            first_reason(log).as_deref(),
+            Some("InnoDB: Cannot allocate memory for the buffer pool")
+        );
+        assert_eq!(first_reason("0 [ERROR] Aborting\n"), None);
+        assert_eq!(first_reason(""), None);
+    }
 }
