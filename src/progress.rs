@@ -318,15 +318,17 @@ impl Waiting {
         let shown = level() > Level::Quiet;
         let bar = if shown && tty() {
             let b = multi().add(ProgressBar::new_spinner());
+            // The bound is written into the template itself: a prefix set on a bar that a MultiProgress
+            // draws was seen empty ("(at most )").
             let template = match bound {
-                Some(_) => "{spinner} {msg}: {elapsed} (at most {prefix})",
-                None => "{spinner} {msg}: {elapsed}",
+                Some(b) => format!(
+                    "{{spinner}} {{msg}}: {{elapsed}} (at most {} s)",
+                    b.as_secs()
+                ),
+                None => "{spinner} {msg}: {elapsed}".to_string(),
             };
-            b.set_style(ProgressStyle::with_template(template).expect("static template"));
+            b.set_style(ProgressStyle::with_template(&template).expect("a template of our own"));
             b.set_message(label.to_string());
-            if let Some(bound) = bound {
-                b.set_prefix(format!("{} s", bound.as_secs()));
-            }
             b.enable_steady_tick(Duration::from_millis(200));
             b
         } else {

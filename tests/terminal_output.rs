@@ -137,6 +137,15 @@ fn a_restart_path_redo_under_a_terminal_shows_steps_and_the_benchmark_moving() {
         .find("[bench] after:")
         .expect("an after benchmark");
     assert!(second_step < before && before < after, "{}", out.stdout);
+    // A wait with a bound names it whenever it is drawn (it once read "(at most )").
+    for at in out.stdout.match_indices("(at most ").map(|(i, _)| i) {
+        let rest = &out.stdout[at + "(at most ".len()..];
+        assert!(
+            rest.starts_with(|c: char| c.is_ascii_digit()),
+            "a bound without its number: {}",
+            &out.stdout[at..(at + 40).min(out.stdout.len())]
+        );
+    }
     assert_eq!(
         out.stdout.matches("[bench] before:").count(),
         1,
