@@ -344,14 +344,7 @@ fn a_failed_check_stands_out_on_a_terminal_unless_no_color() {
         "{:?}",
         plain.stdout
     );
-    let mut all: Vec<String> = a.iter().map(|s| s.to_string()).collect();
-    all.extend([
-        "--sandbox".into(),
-        sb.sandbox.name.clone(),
-        "--sandbox-root".into(),
-        sb.root.display().to_string(),
-    ]);
-    let piped = crate::common::run_innops(&all, &[]);
+    let piped = sb.innops(&a);
     assert!(
         piped.stdout.contains("✗") && !piped.stdout.contains("\x1b["),
         "{:?}",
