@@ -123,6 +123,8 @@ pub struct Progress {
     kind: Kind,
     label: String,
     last_line: Instant,
+    /// Where this run's count began, and when (the rate of the plain line counts from there).
+    from: (u64, Instant),
 }
 
 impl Progress {
@@ -201,7 +203,21 @@ impl Progress {
             kind,
             label: label.to_string(),
             last_line: Instant::now(),
+            from: (0, Instant::now()),
         }
+    }
+
+    /// Start a resumed count at `pos` (the work an earlier run did): the rate and the ETA count only what
+    /// this run does from here, not the rows copied before the interruption.
+    pub fn resume_at(&mut self, pos: u64) {
+        self.set(pos);
+        self.bar.reset_eta();
+        self.from = (pos, Instant::now());
+    }
+
+    /// What this run counted itself: the position less where it resumed.
+    fn counted(&self) -> u64 {
+        self.bar.position().saturating_sub(self.from.0)
     }
 
     /// Move to `pos` (a count, a percent, or seconds). A count beyond the expected total (an estimate)
@@ -224,12 +240,13 @@ impl Progress {
         let len = self.bar.length().unwrap_or(0);
         match self.kind {
             Kind::Count(unit) => {
-                let secs = self.bar.elapsed().as_secs_f64();
+                let secs = self.from.1.elapsed().as_secs_f64();
+                let done = self.counted();
                 format!(
                     "{}/{} {unit}, {}",
                     format_count(pos),
                     format_count(len),
-                    format_rate(if secs > 0.0 { pos as f64 / secs } else { 0.0 }, unit)
+                    format_rate(if secs > 0.0 { done as f64 / secs } else { 0.0 }, unit)
                 )
             }
             Kind::Percent => format!("{pos}%"),
@@ -374,6 +391,17 @@ mod tests {
         assert!(!colour_wanted(false, None, Some("xterm")));
         assert!(!colour_wanted(true, Some("1"), Some("xterm")));
         assert!(!colour_wanted(true, None, Some("dumb")));
+    }
+
+    #[test]
+    fn a_resumed_count_rates_only_what_this_run_did() {
+        let mut p = Progress::new("copy d.t", 1_000);
+        p.resume_at(900);
+        p.set(950);
+        assert_eq!(p.counted(), 50, "not the 900 rows an earlier run copied");
+        let mut fresh = Progress::new("copy d.t", 1_000);
+        fresh.set(950);
+        assert_eq!(fresh.counted(), 950);
     }
 
     #[test]

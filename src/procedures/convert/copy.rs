@@ -514,7 +514,7 @@ pub fn copy_chunked(
     let mut chunks = 0u64;
     let mut paused = 0.0f64;
     let mut bar = Progress::new(&format!("copy {}", info.display()), total);
-    bar.set(copied);
+    bar.resume_at(copied);
     let t0 = Instant::now();
     let mut pause = Pause::new();
     loop {

@@ -525,7 +525,7 @@ pub fn walk(
         &format!("copy {} online", info.display()),
         info.rows_estimate.max(1),
     );
-    bar.set(pos.rows);
+    bar.resume_at(pos.rows);
     let (t0, mut paused, mut longest_lock) = (Instant::now(), 0.0f64, Duration::ZERO);
     let mut replicas = copy::replica_sessions(&mut s.copy, &tag, settings)?;
     // The chunk copied in the round before, compared in the next round; the walk ends once the last is compared.
