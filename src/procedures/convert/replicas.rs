@@ -210,6 +210,7 @@ fn build_on(
     stmts: &[String],
     local: bool,
     bound: Option<online::rows::LockBound>,
+    abort: &dyn Fn() -> bool,
 ) -> anyhow::Result<serde_json::Value> {
     let t0 = std::time::Instant::now();
     wait_for_left_alters(c, tag)?;
@@ -235,7 +236,7 @@ fn build_on(
                 b,
                 &sql,
                 &format!("finish the index build of {}", t.display()),
-                &|| false,
+                abort,
                 &mut attempts,
             )?,
             None => c.query_drop(sql)?,
@@ -273,7 +274,8 @@ fn build_everywhere(
         .map(|mut c| {
             let (t, tag, stmts) = (t.clone(), tag.clone(), stmts.to_vec());
             std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
-                build_on(&mut c, &tag, &t, &stmts, true, bound)
+                // Ctrl-C stops the primary's build; a replica's ends on its own.
+                build_on(&mut c, &tag, &t, &stmts, true, bound, &|| false)
             })
         })
         .collect();
@@ -289,8 +291,10 @@ fn build_everywhere(
         t.display(),
         links.len()
     );
+    let flag = ctx.abort;
+    let abort = move || flag.load(std::sync::atomic::Ordering::SeqCst);
     let primary = copy::watch_progress(ctx.target, id, &label, 100, copy::Watch::Percent, || {
-        build_on(&mut primary_conn, &tag, t, stmts, false, bound)
+        build_on(&mut primary_conn, &tag, t, stmts, false, bound, &abort)
     });
     let shadow_writes_held = held.is_some();
     drop(held);

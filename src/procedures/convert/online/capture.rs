@@ -101,12 +101,13 @@ pub fn hold(
     info: &TableInfo,
 ) -> anyhow::Result<Option<Hold>> {
     use crate::sql::Queryable;
+    let name = hold_name(info);
     let mut c = target.connect()?;
     let got: Option<Option<i64>> =
-        c.exec_first(format!("SELECT {tag} GET_LOCK(?, 5)"), (hold_name(info),))?;
+        c.exec_first(format!("SELECT {tag} GET_LOCK(?, 5)"), (&name,))?;
     Ok((got.flatten() == Some(1)).then_some(Hold {
         conn: Some(c),
-        name: hold_name(info),
+        name,
     }))
 }
 

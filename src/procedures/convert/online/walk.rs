@@ -1,8 +1,8 @@
 //! The online copy: the source walked in primary-key chunks while the triggers keep the shadow up to date. Each
 //! chunk is copied and verified under one short lock (`FLUSH TABLES source WITH READ LOCK` on a session of its
-//! own: writers wait for that chunk only, readers go on, innops's sessions write the shadow): the chunk's upper key is read, its rows go in with `INSERT IGNORE`
-//! (a row a trigger already wrote is newer than nothing and equal to the source), and the chunk's row hash is
-//! compared on both tables. A chunk that differs is copied again and compared again, a bounded number of times.
+//! own: writers wait for that chunk only, readers go on, innops's sessions write the shadow): the chunk's upper
+//! key is read, its rows go in with `INSERT IGNORE` (a row a trigger already wrote is newer than nothing and
+//! equal to the source), and the chunk's row hash is compared on both tables. A chunk that differs is copied again and compared again, a bounded number of times.
 //! Where the walk got to is written to the run directory after every chunk, signed like the plan, so a resumed run
 //! goes on from there and from nowhere else.
 
