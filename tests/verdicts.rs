@@ -1407,3 +1407,102 @@ fn a_table_larger_than_the_buffer_pool_is_a_warning_not_a_tick() {
     let out = convert(&sb, &args(&["--tables", "d.t", "--no-bench"]), &[]);
     assert!(out.stdout.contains("pre  ✓ buffer pool"), "{}", out.stdout);
 }
+
+/// Issue 27: the benchmark before is a phase of its own, before the first changing step's header; the step's
+/// statements keep the step's tag (they carried `bench-before` once), and the comparison is judged against
+/// noise measured from the runs' seconds.
+#[test]
+fn the_benchmark_before_is_its_own_phase_and_the_copy_keeps_its_own_tag() {
+    let sb = Sandboxed::new("benchphase");
+    let mut c = setup(&sb, SHAPE);
+    c.query_drop("SET GLOBAL log_output = 'TABLE', general_log = 1")
+        .unwrap();
+    let run = sb.root.join("run");
+    let out = convert(
+        &sb,
+        &args(&[
+            "--tables",
+            "d.t",
+            "--execute",
+            "--bench-time",
+            "4",
+            "--run-dir",
+            run.to_str().unwrap(),
+        ]),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    c.query_drop("SET GLOBAL general_log = 0").unwrap();
+
+    // Journal: the benchmark's start and end, then the first measured step's start.
+    let ev = crate::common::events(&run);
+    let at = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        ev.iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("{ev:#?}"))
+    };
+    let bench_started = at(&|e| e["event"] == "bench_started" && e["label"] == "before");
+    let bench_done = at(&|e| e["event"] == "bench" && e["label"] == "before");
+    let next_step = bench_done
+        + ev[bench_done..]
+            .iter()
+            .position(|e| e["event"] == "step_started")
+            .expect("a step after the benchmark");
+    assert!(bench_started < bench_done, "{ev:#?}");
+    let step_id = ev[next_step]["step"].as_str().unwrap().to_string();
+    // No step was open while it measured: every step started before it was done before it.
+    for e in &ev[..bench_started] {
+        if e["event"] == "step_started" {
+            assert!(
+                ev[..bench_started]
+                    .iter()
+                    .any(|d| d["event"] == "step_done" && d["step"] == e["step"]),
+                "{ev:#?}"
+            );
+        }
+    }
+    // The screen: the benchmark's lines come before that step's header.
+    let bench_line = out.stderr.find("[bench] before").expect("bench line");
+    let header = out
+        .stderr
+        .find(&format!("({step_id}, risk"))
+        .expect("step header");
+    assert!(bench_line < header, "{}", out.stderr);
+
+    // The copy's statements carry the copy step's tag, never the benchmark's.
+    let copies: Vec<String> = c
+        .query(
+            "SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log \
+             WHERE argument LIKE '%INSERT%' AND argument LIKE '%innops_new%'",
+        )
+        .unwrap();
+    assert!(
+        !copies.is_empty(),
+        "the copy's INSERTs are in the general log"
+    );
+    for q in &copies {
+        assert!(q.contains("/* innops:convert:"), "{q}");
+        assert!(!q.contains("bench-before"), "{q}");
+    }
+    let benched: u64 = c
+        .query_first(
+            "SELECT COUNT(*) FROM mysql.general_log WHERE argument LIKE '%innops:convert:bench%'",
+        )
+        .unwrap()
+        .unwrap();
+    assert!(benched > 0, "the benchmark's own statements carry its tag");
+
+    // The change is judged against noise measured from one-second parts.
+    let report = read_json(&run.join("report.json"));
+    let judged = &report["bench"]["change"]["tps_noise"];
+    assert!(
+        judged["ci_low_pct"].is_number() && judged["aa_pct"].is_number(),
+        "{report}"
+    );
+    assert!(
+        out.stdout
+            .contains("noise: tps: 95% interval of the change"),
+        "{}",
+        out.stdout
+    );
+}

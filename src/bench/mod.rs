@@ -16,6 +16,7 @@
 pub mod action;
 pub mod distribution;
 pub mod during;
+pub mod noise;
 pub mod prepare;
 pub mod run;
 pub mod stats;
@@ -124,12 +125,8 @@ impl PlanBench {
             tables: self.tables.max(1),
             table_size: u32::try_from(self.table_size.max(1)).unwrap_or(u32::MAX),
             rand_type: self.rand_type,
-            // Three parts of each run: their spread is the run-to-run noise a change is judged against.
-            report_interval: if self.time >= Duration::from_secs(3) {
-                self.time / 3
-            } else {
-                Duration::ZERO
-            },
+            // One-second parts: the noise a change is judged against is measured from them (`noise`).
+            report_interval: Duration::from_secs(1),
             ..RunSpec::new(
                 Workload::parse(&self.workload)?,
                 &self.db,
@@ -265,52 +262,45 @@ pub struct Comparison {
     pub qps_pct: f64,
     #[serde(default)]
     pub p99_pct: f64,
-    /// The run-to-run noise of tps and p95, in percent: the largest deviation of a third of a run from the
-    /// run's mean, over both runs ([`spread_pct`]). A change within it is not a change.
+    /// Whether the noise resolves the change of tps, qps and p95 ([`noise::resolve`] over the runs'
+    /// one-second intervals); None when a run was too short to tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tps_noise_pct: Option<f64>,
+    pub tps_noise: Option<noise::Resolution>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p95_noise_pct: Option<f64>,
+    pub qps_noise: Option<noise::Resolution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_noise: Option<noise::Resolution>,
 }
 
-/// The spread of a run's parts, in percent of their mean: the largest deviation of one part from the mean.
-/// None with fewer than 3 parts or a zero mean.
-pub fn spread_pct(parts: &[f64]) -> Option<f64> {
-    if parts.len() < 3 {
-        return None;
+impl Comparison {
+    /// What got worse beyond the noise (fewer transactions, a slower p95), in a phrase each; empty when
+    /// nothing did or the noise could not be measured.
+    pub fn regressions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let resolved = |r: &Option<noise::Resolution>| r.as_ref().is_some_and(|r| r.resolved);
+        if resolved(&self.tps_noise) && self.tps_pct < 0.0 {
+            out.push(format!("tps {:+.1}%", self.tps_pct));
+        }
+        if resolved(&self.p95_noise) && self.p95_pct > 0.0 {
+            out.push(format!("p95 latency {:+.1}%", self.p95_pct));
+        }
+        out
     }
-    let mean = parts.iter().sum::<f64>() / parts.len() as f64;
-    if mean <= 0.0 {
-        return None;
-    }
-    Some(
-        parts
-            .iter()
-            .map(|x| (x - mean).abs() / mean * 100.0)
-            .fold(0.0, f64::max),
-    )
-}
 
-fn noise_of(
-    before: &BenchResult,
-    after: &BenchResult,
-    f: impl Fn(&Interval) -> f64,
-) -> Option<f64> {
-    let b = spread_pct(&before.intervals.iter().map(&f).collect::<Vec<_>>());
-    let a = spread_pct(&after.intervals.iter().map(&f).collect::<Vec<_>>());
-    match (b, a) {
-        (Some(b), Some(a)) => Some(b.max(a)),
-        (x, y) => x.or(y),
+    /// The warning a run ends with when the server got slower beyond the noise.
+    pub fn regression_warning(&self) -> Option<String> {
+        let r = self.regressions();
+        (!r.is_empty()).then(|| {
+            format!(
+                "the benchmark after is slower than before beyond the noise ({}): see the comparison in the report",
+                r.join(", ")
+            )
+        })
     }
 }
 
-/// A change in percent as a person should read it: `+12.3%`, or `within noise (±4.1%)` when the runs'
-/// own spread is at least as large.
-pub fn describe_change(pct: f64, noise: Option<f64>) -> String {
-    match noise {
-        Some(n) if pct.abs() <= n => format!("within noise (±{n:.1}%)"),
-        _ => format!("{pct:+.1}%"),
-    }
+fn per_second(r: &BenchResult, f: impl Fn(&Interval) -> f64) -> Vec<f64> {
+    r.intervals.iter().map(f).collect()
 }
 
 fn pct(b: f64, a: f64) -> f64 {
@@ -322,18 +312,25 @@ fn pct(b: f64, a: f64) -> f64 {
 }
 
 pub fn compare(before: &BenchResult, after: &BenchResult) -> Comparison {
+    let judged = |f: fn(&Interval) -> f64, change: f64| {
+        noise::resolve(&per_second(before, f), &per_second(after, f), change)
+    };
+    let tps_pct = pct(before.tps, after.tps);
+    let qps_pct = pct(before.qps, after.qps);
+    let p95_pct = pct(before.latency_ms.p95, after.latency_ms.p95);
     Comparison {
-        tps_pct: pct(before.tps, after.tps),
-        p95_pct: pct(before.latency_ms.p95, after.latency_ms.p95),
+        tps_pct,
+        p95_pct,
         avg_pct: pct(before.latency_ms.avg, after.latency_ms.avg),
-        qps_pct: pct(before.qps, after.qps),
+        qps_pct,
         p99_pct: pct(before.latency_ms.p99, after.latency_ms.p99),
-        tps_noise_pct: noise_of(before, after, |i| i.tps),
-        p95_noise_pct: noise_of(before, after, |i| i.p95_ms),
+        tps_noise: judged(|i| i.tps, tps_pct),
+        qps_noise: judged(|i| i.qps, qps_pct),
+        p95_noise: judged(|i| i.p95_ms, p95_pct),
     }
 }
 
-/// Before and after side by side, with the change in percent.
+/// Before and after side by side, with the change in percent, judged against the noise.
 pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
     let c = compare(b, a);
     let mut s = format!(
@@ -341,12 +338,12 @@ pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
         b.workload, b.threads, b.time_s
     );
     s.push_str(&format!(
-        "  {:<14}{:>12}{:>12}{:>10}\n",
+        "  {:<14}{:>12}{:>12}  {}\n",
         "", "before", "after", "change"
     ));
-    for (label, bv, av, ch, noise, prec) in [
-        ("tps", b.tps, a.tps, c.tps_pct, c.tps_noise_pct, 1),
-        ("qps", b.qps, a.qps, c.qps_pct, c.tps_noise_pct, 1),
+    for (label, bv, av, ch, judged, prec) in [
+        ("tps", b.tps, a.tps, c.tps_pct, Some(&c.tps_noise), 1),
+        ("qps", b.qps, a.qps, c.qps_pct, Some(&c.qps_noise), 1),
         (
             "avg ms",
             b.latency_ms.avg,
@@ -360,7 +357,7 @@ pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
             b.latency_ms.p95,
             a.latency_ms.p95,
             c.p95_pct,
-            c.p95_noise_pct,
+            Some(&c.p95_noise),
             2,
         ),
         (
@@ -372,16 +369,28 @@ pub fn render_comparison(b: &BenchResult, a: &BenchResult) -> String {
             2,
         ),
     ] {
+        let change = match judged {
+            Some(r) => noise::describe(ch, r.as_ref()),
+            None => format!("{ch:+.1}% (not judged)"),
+        };
         s.push_str(&format!(
-            "  {label:<14}{bv:>12.prec$}{av:>12.prec$}  {}\n",
-            describe_change(ch, noise)
+            "  {label:<14}{bv:>12.prec$}{av:>12.prec$}  {change}\n"
         ));
     }
-    if let Some(n) = c.tps_noise_pct {
-        s.push_str(&format!(
-            "  noise: tps of the thirds of each run differ from their run's mean by up to {n:.1}%\n"
-        ));
+    match (&c.tps_noise, &c.p95_noise) {
+        (None, None) => s.push_str(&format!(
+            "  noise: not measured (runs of fewer than {} s); the changes above may be noise\n",
+            noise::MIN_INTERVALS
+        )),
+        (t, p) => {
+            for (figure, r) in [("tps", t), ("p95", p)] {
+                if let Some(r) = r {
+                    s.push_str(&format!("  noise: {}\n", noise::explain(figure, r)));
+                }
+            }
+        }
     }
+    s.push_str("  avg and p99 are not judged against the noise: the runs keep no per-second figure of them\n");
     s
 }
 
@@ -472,6 +481,63 @@ mod tests {
         assert_eq!(compare(&result(0.0, 0.0), &result(5.0, 1.0)).tps_pct, 0.0);
         let text = render_comparison(&result(1000.0, 4.0), &result(1100.0, 3.0));
         assert!(text.contains("+10.0%") && text.contains("-25.0%"), "{text}");
+    }
+
+    /// `result` with one-second intervals of the given tps (p95 falling as tps rises, as under load).
+    fn seconds(tps: &[f64]) -> BenchResult {
+        let mean = tps.iter().sum::<f64>() / tps.len() as f64;
+        let mut r = result(mean, 4000.0 / mean);
+        r.intervals = tps
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| Interval {
+                t: i as f64 + 1.0,
+                tps: t,
+                qps: t * 20.0,
+                p95_ms: 4000.0 / t,
+                ..Default::default()
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_regression_beyond_the_noise_is_a_warning_and_noise_alone_is_not_a_change() {
+        let steady = [1000.0, 980.0, 1020.0, 990.0, 1010.0, 1000.0, 995.0, 1005.0];
+        let slower: Vec<f64> = steady.iter().map(|t| t * 0.39).collect();
+        let c = compare(&seconds(&steady), &seconds(&slower));
+        assert_eq!(c.regressions(), vec!["tps -61.0%", "p95 latency +156.4%"]);
+        let w = c.regression_warning().unwrap();
+        assert!(
+            w.starts_with("the benchmark after is slower than before beyond the noise (tps -61.0%"),
+            "{w}"
+        );
+        let text = render_comparison(&seconds(&steady), &seconds(&slower));
+        assert!(
+            text.contains("noise: tps: 95% interval of the change"),
+            "{text}"
+        );
+
+        // ±80% swings: a 40% higher mean tps (and "+115%" p95 swings) are what the noise does on its own.
+        let wild = [100.0, 180.0, 20.0, 170.0, 30.0, 160.0, 40.0, 100.0];
+        let shifted: Vec<f64> = wild.iter().rev().map(|t| t * 1.4).collect();
+        let c = compare(&seconds(&wild), &seconds(&shifted));
+        assert!(c.regressions().is_empty(), "{c:?}");
+        let text = render_comparison(&seconds(&wild), &seconds(&shifted));
+        assert!(
+            text.contains("tps") && text.contains("no difference the noise can resolve"),
+            "{text}"
+        );
+        assert!(c.regression_warning().is_none());
+    }
+
+    #[test]
+    fn runs_too_short_to_measure_the_noise_say_so() {
+        let text = render_comparison(&result(1000.0, 4.0), &result(500.0, 8.0));
+        assert!(text.contains("noise: not measured"), "{text}");
+        assert!(compare(&result(1000.0, 4.0), &result(500.0, 8.0))
+            .regressions()
+            .is_empty());
     }
 
     #[test]

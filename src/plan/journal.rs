@@ -66,6 +66,10 @@ pub enum EventKind {
         reason: String,
         recovery: Option<String>,
     },
+    /// The benchmark before or after began: a phase of its own between the steps (its span in the report).
+    BenchStarted {
+        label: BenchPoint,
+    },
     Bench {
         label: BenchPoint,
         file: String,

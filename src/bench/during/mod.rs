@@ -301,8 +301,8 @@ impl During {
         &self.spec
     }
 
-    /// The figures of `time` of the workload from now, as a benchmark of its own would give them: three
-    /// thirds as its interval lines (the noise a change is judged against), like the plan's own benchmark.
+    /// The figures of `time` of the workload from now, as a benchmark of its own would give them: one
+    /// interval line a second (the noise a change is judged against), like the plan's own benchmark.
     /// Ends early, with what it measured, when `abort` is set.
     pub fn slice(
         &self,
@@ -335,7 +335,7 @@ impl During {
             .mark(wait)
             .ok_or_else(not_running)?
             .with_counters(counters());
-        let parts = if time >= Duration::from_secs(3) { 3 } else { 1 };
+        let parts = (time.as_secs() as u32).max(1);
         let mut marks: Vec<Mark> = vec![first];
         for i in 1..=parts {
             // A mark comes at the first interval boundary after it is asked for: ask just before the one
@@ -354,7 +354,7 @@ impl During {
             }
         }
         let spec = &self.spec.workload;
-        let thirds: Vec<Interval> = if marks.len() == 4 {
+        let seconds: Vec<Interval> = if parts > 1 && marks.len() == parts as usize + 1 {
             marks
                 .windows(2)
                 .map(|w| {
@@ -388,7 +388,7 @@ impl During {
                 to: self.clock.wall(b.at),
             },
         );
-        Ok(tap::slice(spec, a, b, thirds))
+        Ok(tap::slice(spec, a, b, seconds))
     }
 
     /// Stop every series (each ends its statement in flight, bounded by the worker's timeouts) and close

@@ -127,49 +127,58 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
     let cell = |r: Option<&BenchResult>, f: Figure| {
         r.map(|r| fmt_value(f(r))).unwrap_or_else(|| "–".into())
     };
-    let tps_noise = change.as_ref().and_then(|c| c.tps_noise_pct);
-    let p95_noise = change.as_ref().and_then(|c| c.p95_noise_pct);
-    let rows: [(&str, Figure, Option<f64>, Option<f64>); 5] = [
+    type Judged = fn(&crate::bench::Comparison) -> Option<&crate::bench::noise::Resolution>;
+    type Row<'r> = (
+        &'r str,
+        Figure,
+        fn(&crate::bench::Comparison) -> f64,
+        Option<Judged>,
+    );
+    let rows: [Row; 5] = [
         (
             "transactions/s",
             |r| r.tps,
-            change.as_ref().map(|c| c.tps_pct),
-            tps_noise,
+            |c| c.tps_pct,
+            Some(|c| c.tps_noise.as_ref()),
         ),
         (
             "queries/s",
             |r| r.qps,
-            change.as_ref().map(|c| c.qps_pct),
-            tps_noise,
+            |c| c.qps_pct,
+            Some(|c| c.qps_noise.as_ref()),
         ),
         (
             "latency avg (ms)",
             |r| r.latency_ms.avg,
-            change.as_ref().map(|c| c.avg_pct),
+            |c| c.avg_pct,
             None,
         ),
         (
             "latency p95 (ms)",
             |r| r.latency_ms.p95,
-            change.as_ref().map(|c| c.p95_pct),
-            p95_noise,
+            |c| c.p95_pct,
+            Some(|c| c.p95_noise.as_ref()),
         ),
         (
             "latency p99 (ms)",
             |r| r.latency_ms.p99,
-            change.as_ref().map(|c| c.p99_pct),
+            |c| c.p99_pct,
             None,
         ),
     ];
-    for (label, f, pct, noise) in rows {
+    for (label, f, pct, judged) in rows {
+        let text = match (&change, judged) {
+            (Some(c), Some(j)) => crate::bench::noise::describe(pct(c), j(c)),
+            (Some(c), None) => format!("{:+.1}% (not judged)", pct(c)),
+            (None, _) => "–".into(),
+        };
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(label),
             cell(b, f),
             cell(a, f),
-            pct.map(|p| crate::bench::describe_change(p, noise))
-                .unwrap_or_else(|| "–".into())
+            esc(&text)
         );
     }
     let count = |r: Option<&BenchResult>| {
@@ -201,6 +210,23 @@ fn bench_table(b: Option<&BenchResult>, a: Option<&BenchResult>) -> String {
         );
     }
     s.push_str("</tbody></table>");
+    if let Some(c) = &change {
+        for (figure, r) in [("tps", &c.tps_noise), ("p95", &c.p95_noise)] {
+            if let Some(r) = r {
+                let _ = write!(
+                    s,
+                    "<p>noise: {}</p>",
+                    esc(&crate::bench::noise::explain(figure, r))
+                );
+            }
+        }
+        if c.tps_noise.is_none() && c.p95_noise.is_none() {
+            s.push_str("<p class=\"warn\">noise: not measured (runs too short); the changes above may be noise</p>");
+        }
+        if let Some(w) = c.regression_warning() {
+            let _ = write!(s, "<p class=\"warn\">⚠ {}</p>", esc(&w));
+        }
+    }
     s
 }
 
@@ -285,6 +311,9 @@ fn summary(s: &mut String, r: &Report) {
     }
     if let Some(m) = &r.message {
         let _ = write!(s, "<p class=\"{class}\">{}</p>", esc(m));
+    }
+    for w in &r.warnings {
+        let _ = write!(s, "<p class=\"warn\">⚠ {}</p>", esc(w));
     }
     for n in &r.notes {
         let _ = write!(s, "<p>note: {}</p>", esc(n));

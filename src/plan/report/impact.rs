@@ -124,6 +124,22 @@ pub fn step_spans(
                     status: SpanEnd::Running,
                 });
             }
+            K::BenchStarted { label } => {
+                close(&mut spans, None, e.ts, SpanEnd::Stopped);
+                spans.push(StepSpan {
+                    step: format!("bench-{label}"),
+                    title: format!("benchmark {label}"),
+                    from: e.ts,
+                    to: None,
+                    status: SpanEnd::Running,
+                });
+            }
+            K::Bench { label, .. } => close(
+                &mut spans,
+                Some(&format!("bench-{label}")),
+                e.ts,
+                SpanEnd::Done,
+            ),
             K::StepDone { step } => close(&mut spans, Some(step), e.ts, SpanEnd::Done),
             K::StepRefused { step, .. } => close(&mut spans, Some(step), e.ts, SpanEnd::Refused),
             K::StepFailed { step, .. } => close(&mut spans, Some(step), e.ts, SpanEnd::Failed),

@@ -131,6 +131,10 @@ pub struct Report {
     /// With `--bench-during`: the workload's throughput and latency over the whole run, with the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub during: Option<impact::DuringReport>,
+    /// What the run did not fail on but a person must read: a benchmark slower after than before beyond the
+    /// noise, say. Printed in the summary and the final line; the exit status is not changed by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -173,6 +177,7 @@ impl Report {
             write_blocks: Vec::new(),
             outcome: Vec::new(),
             during: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -237,8 +242,9 @@ impl Report {
             .as_ref()
             .map(|d| format!(", run directory {d}"))
             .unwrap_or_default();
+        let warnings: String = self.warnings.iter().map(|w| format!("; ⚠ {w}")).collect();
         format!(
-            "innops {} on {}: {what}{dir}\n",
+            "innops {} on {}: {what}{warnings}{dir}\n",
             self.procedure, self.target
         )
     }
@@ -337,6 +343,9 @@ impl Report {
         if let Some(m) = &self.message {
             s.push_str(&format!("\n{m}\n"));
         }
+        for w in &self.warnings {
+            s.push_str(&format!("⚠ warning: {w}\n"));
+        }
         if let Some(d) = &self.run_dir {
             s.push_str(&format!("run directory: {d}\n"));
         }
@@ -347,6 +356,34 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warning_is_in_the_summary_and_the_final_line_and_the_run_stays_done() {
+        let mut r = Report::new(
+            crate::plan::Procedure::Convert,
+            "sb",
+            "MariaDB 10.11",
+            Vec::new(),
+            &[],
+        );
+        r.executed = true;
+        r.status = RunStatus::Done;
+        r.warnings
+            .push("the benchmark after is slower than before beyond the noise (tps -61.0%)".into());
+        let line = r.render_verdict();
+        assert!(
+            line.contains("done; ⚠ the benchmark after is slower"),
+            "{line}"
+        );
+        assert!(r
+            .render_text()
+            .contains("⚠ warning: the benchmark after is slower"));
+        let html = super::html::render_report(&r);
+        assert!(
+            html.contains("<p class=\"warn\">⚠ the benchmark after is slower"),
+            "{html}"
+        );
+    }
 
     fn block(object: &str, from_ms: i64, seconds: f64) -> WriteBlock {
         let from = DateTime::<Utc>::from_timestamp_millis(from_ms).unwrap();

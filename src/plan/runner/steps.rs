@@ -196,10 +196,18 @@ impl<'a, 'c> Execution<'a, 'c> {
     /// Step `i`: pre-checks, the benchmark before (at the first measured step), the action, post-checks and the
     /// benchmark after (at the last measured step).
     fn step(&mut self, i: usize, step: &Step) -> anyhow::Result<()> {
+        // The benchmark before is a phase of its own, before the first changing step's header: its time,
+        // its statements' tag and its span in the report are its own, not the step's.
+        if self.first_bench(i) && self.report.bench.before.is_none() {
+            self.bench_point(BenchPoint::Before)?;
+            if self.ctx.aborted() {
+                return self.interrupted(step, "interrupted during the benchmark before step");
+            }
+        }
         self.rd.log(EventKind::StepStarted {
             step: step.id.clone(),
         })?;
-        let mut started = Instant::now();
+        let started = Instant::now();
         say(&format!(
             "[{}/{}] {} ({}, risk {})",
             i + 1,
@@ -215,15 +223,6 @@ impl<'a, 'c> Execution<'a, 'c> {
             Cleared::Go { already_done } => already_done,
             Cleared::GroupRefused => return Ok(()),
         };
-        if self.first_bench(i) && self.report.bench.before.is_none() {
-            self.bench_point(BenchPoint::Before)?;
-            // The step's own time starts after the measurement.
-            started = Instant::now();
-            self.report.step_mut(&step.id).started = Some(chrono::Utc::now());
-            if self.ctx.aborted() {
-                return self.interrupted(step, "interrupted during the benchmark before step");
-            }
-        }
         self.act(step, already_done)?;
         self.post_checks(step, already_done, started)?;
         if self.last_bench(i) {
@@ -418,10 +417,44 @@ impl<'a, 'c> Execution<'a, 'c> {
         let Some(spec) = self.bench() else {
             return Ok(());
         };
+        self.rd.log(EventKind::BenchStarted { label })?;
+        // The benchmark's statements carry its own tag; the step's come back after it.
+        let step = std::mem::replace(&mut self.ctx.step, format!("bench-{label}"));
+        let measured = self.measure(label, spec);
+        self.ctx.step = step;
+        let result = measured?;
+        say(&format!(
+            "      {label}: {:.1} tps, p95 {:.2} ms over {:.0} s",
+            result.tps, result.latency_ms.p95, result.time_s
+        ));
+        let file = format!("bench/{label}.json");
+        self.rd.write_json(&file, &result)?;
+        self.rd.log(EventKind::Bench { label, file })?;
+        if label == BenchPoint::Before {
+            self.report.bench.before = Some(result);
+        } else {
+            if let Some(b) = &self.report.bench.before {
+                let change = crate::bench::compare(b, &result);
+                if let Some(w) = change.regression_warning() {
+                    say(&format!("      ⚠ {w}"));
+                    self.report.warnings.push(w);
+                }
+                self.report.bench.change = Some(change);
+            }
+            self.report.bench.after = Some(result);
+        }
+        self.rd.write_json("report.json", self.report)
+    }
+
+    /// Run the benchmark at `label` (or slice the workload beside the plan), with a timer on the screen.
+    fn measure(
+        &self,
+        label: BenchPoint,
+        spec: &PlanBench,
+    ) -> anyhow::Result<crate::bench::BenchResult> {
         let secs = spec.time.as_secs();
-        self.ctx.step = format!("bench-{label}");
         let ctx = &*self.ctx;
-        let result = match self.during {
+        match self.during {
             // The figures are the workload beside the plan's, over the same time at the same point.
             Some(d) => {
                 say(&format!(
@@ -431,7 +464,7 @@ impl<'a, 'c> Execution<'a, 'c> {
                 ));
                 crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
                     d.slice(label.name(), spec.time, ctx.abort)
-                })?
+                })
             }
             None => {
                 say(&format!(
@@ -440,20 +473,8 @@ impl<'a, 'c> Execution<'a, 'c> {
                 ));
                 crate::progress::timed(&format!("[bench] {label}"), secs, false, || {
                     crate::bench::plan_bench(ctx.target, spec, ctx.procedure.name(), ctx.abort)
-                })?
+                })
             }
-        };
-        let file = format!("bench/{label}.json");
-        self.rd.write_json(&file, &result)?;
-        self.rd.log(EventKind::Bench { label, file })?;
-        if label == BenchPoint::Before {
-            self.report.bench.before = Some(result);
-        } else {
-            if let Some(b) = &self.report.bench.before {
-                self.report.bench.change = Some(crate::bench::compare(b, &result));
-            }
-            self.report.bench.after = Some(result);
         }
-        self.rd.write_json("report.json", self.report)
     }
 }

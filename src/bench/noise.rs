@@ -1,0 +1,188 @@
+//! Whether a difference between two benchmark runs is larger than the noise of the machine can make on its
+//! own. Two measures, and a difference counts only when it clears both:
+//! - **An A/A pair**: each run's first half against its second half. Nothing changed between them, so the
+//!   gap between the halves is what drift alone does to this server in this run; a before → after change no
+//!   larger than that proves nothing.
+//! - **A confidence interval** of the change, from a moving-block bootstrap over the runs' one-second
+//!   intervals (blocks of ⌈√n⌉ seconds keep the neighbouring seconds' correlation; a fixed seed makes the
+//!   same figures give the same interval). A change whose 95% interval holds zero is not resolved.
+//!
+//! The experiment procedure judges its variants the same way; a before → after comparison cannot interleave
+//! (the change goes one way), so its A/A pair is the halves of each run.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// Fewer one-second intervals than this in either run: too few to judge the noise.
+pub const MIN_INTERVALS: usize = 4;
+const RESAMPLES: usize = 2000;
+
+/// A change of one figure, judged against the noise.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Resolution {
+    /// The 95% confidence interval of the change of the per-second mean, in percent.
+    pub ci_low_pct: f64,
+    pub ci_high_pct: f64,
+    /// The larger gap between the two halves of one run (the A/A pair), in percent of the first half.
+    pub aa_pct: f64,
+    /// Whether `change_pct` is outside both: a difference the noise can resolve.
+    pub resolved: bool,
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+/// The gap between the first and second half of `xs`, in percent of the first half.
+fn halves_gap_pct(xs: &[f64]) -> f64 {
+    let (a, b) = xs.split_at(xs.len() / 2);
+    let (ma, mb) = (mean(a), mean(b));
+    if ma <= 0.0 {
+        return 0.0;
+    }
+    ((mb - ma) / ma * 100.0).abs()
+}
+
+/// One moving-block resample of `xs`, its mean.
+fn resampled_mean(xs: &[f64], block: usize, rng: &mut SmallRng) -> f64 {
+    let n = xs.len();
+    let mut sum = 0.0;
+    let mut taken = 0;
+    while taken < n {
+        let start = rng.gen_range(0..=n - block);
+        for x in &xs[start..start + block] {
+            if taken == n {
+                break;
+            }
+            sum += x;
+            taken += 1;
+        }
+    }
+    sum / n as f64
+}
+
+/// Judge `change_pct` (after against before, in percent, as the report prints it) with the per-second values
+/// of the figure in the run before and the run after. None when either run has fewer than [`MIN_INTERVALS`]
+/// seconds or the before run's mean is zero.
+pub fn resolve(before: &[f64], after: &[f64], change_pct: f64) -> Option<Resolution> {
+    if before.len() < MIN_INTERVALS || after.len() < MIN_INTERVALS || mean(before) <= 0.0 {
+        return None;
+    }
+    let block = |n: usize| ((n as f64).sqrt().ceil() as usize).clamp(1, n);
+    let (bb, ab) = (block(before.len()), block(after.len()));
+    let mut rng = SmallRng::seed_from_u64(0x1a0b_5e11);
+    let mut changes: Vec<f64> = (0..RESAMPLES)
+        .filter_map(|_| {
+            let b = resampled_mean(before, bb, &mut rng);
+            let a = resampled_mean(after, ab, &mut rng);
+            (b > 0.0).then(|| (a - b) / b * 100.0)
+        })
+        .collect();
+    if changes.len() < RESAMPLES / 2 {
+        return None;
+    }
+    changes.sort_by(f64::total_cmp);
+    let at = |q: f64| changes[((changes.len() - 1) as f64 * q).round() as usize];
+    let (lo, hi) = (at(0.025), at(0.975));
+    let aa = halves_gap_pct(before).max(halves_gap_pct(after));
+    let resolved = (lo > 0.0 || hi < 0.0) && change_pct.abs() > aa;
+    Some(Resolution {
+        ci_low_pct: lo,
+        ci_high_pct: hi,
+        aa_pct: aa,
+        resolved,
+    })
+}
+
+/// A change as a person should read it: `+12.3%` when the noise resolves it, else "no difference the noise
+/// can resolve"; `+12.3%` alone when the noise was not measured (a run too short).
+pub fn describe(change_pct: f64, r: Option<&Resolution>) -> String {
+    match r {
+        Some(r) if !r.resolved => "no difference the noise can resolve".to_string(),
+        _ => format!("{change_pct:+.1}%"),
+    }
+}
+
+/// The line under a comparison saying how the noise was judged, for one figure.
+pub fn explain(figure: &str, r: &Resolution) -> String {
+    format!(
+        "{figure}: 95% interval of the change {:+.1}% … {:+.1}%, the halves of one run differ by up to {:.1}% (A/A)",
+        r.ci_low_pct, r.ci_high_pct, r.aa_pct
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A steady series around `level` with a deterministic wobble of ±`wobble`.
+    fn series(level: f64, wobble: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| level + wobble * [1.0, -0.5, 0.3, -0.8, 0.6, -0.2][i % 6])
+            .collect()
+    }
+
+    #[test]
+    fn a_large_steady_drop_is_resolved_and_its_interval_holds_it() {
+        let b = series(1000.0, 20.0, 10);
+        let a = series(400.0, 10.0, 10);
+        let r = resolve(&b, &a, -60.0).unwrap();
+        assert!(r.resolved, "{r:?}");
+        assert!(
+            r.ci_low_pct < -55.0 && r.ci_high_pct > -65.0 && r.ci_high_pct < 0.0,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn the_same_series_again_is_no_difference_the_noise_can_resolve() {
+        let b = series(1000.0, 300.0, 10);
+        let a: Vec<f64> = b.iter().rev().copied().collect();
+        let r = resolve(&b, &a, 0.0).unwrap();
+        assert!(!r.resolved, "{r:?}");
+        assert!(r.ci_low_pct < 0.0 && r.ci_high_pct > 0.0, "{r:?}");
+        assert_eq!(
+            describe(0.0, Some(&r)),
+            "no difference the noise can resolve"
+        );
+    }
+
+    #[test]
+    fn a_change_no_larger_than_the_drift_inside_one_run_is_not_resolved() {
+        // Both runs drift by 30% from their first half to their second; the after run sits 20% higher. The
+        // bootstrap alone would call 20% real (the seconds are steady within each half).
+        let b: Vec<f64> = (0..10).map(|i| if i < 5 { 100.0 } else { 130.0 }).collect();
+        let a: Vec<f64> = b.iter().map(|x| x * 1.2).collect();
+        let r = resolve(&b, &a, 20.0).unwrap();
+        assert!(r.aa_pct >= 29.9, "{r:?}");
+        assert!(!r.resolved, "{r:?}");
+    }
+
+    #[test]
+    fn wild_noise_hides_a_large_change() {
+        // ±80% swings: a +40% change in the mean is inside what the noise does.
+        let b = vec![100.0, 180.0, 20.0, 170.0, 30.0, 160.0, 40.0, 100.0];
+        let a: Vec<f64> = b.iter().map(|x| x * 1.4).rev().collect();
+        let r = resolve(&b, &a, 40.0).unwrap();
+        assert!(!r.resolved, "{r:?}");
+        assert!(
+            r.aa_pct > 40.0 && r.ci_high_pct - r.ci_low_pct > 50.0,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn too_few_seconds_are_not_judged_and_read_as_a_bare_change() {
+        assert!(resolve(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0, 4.0], 0.0).is_none());
+        assert!(resolve(&[0.0; 6], &[1.0; 6], 0.0).is_none());
+        assert_eq!(describe(12.34, None), "+12.3%");
+    }
+
+    #[test]
+    fn the_same_figures_give_the_same_interval() {
+        let b = series(500.0, 100.0, 12);
+        let a = series(450.0, 90.0, 12);
+        assert_eq!(resolve(&b, &a, -10.0), resolve(&b, &a, -10.0));
+    }
+}
