@@ -16,7 +16,7 @@ use crate::common::recover::{
     damage, expected_lost, int_table, keys_per_leaf, leaves, minus_bad, reported_lost, rows,
     start_at, stop_slow, table_rows, TextRow,
 };
-use crate::common::{run_innops, Sandboxed};
+use crate::common::{read_json, run_innops, Sandboxed};
 
 #[test]
 fn a_private_server_on_a_copy_starts_at_the_level_asked_without_tcp_and_leaves_the_original_alone()
@@ -217,6 +217,20 @@ fn recover_dumps_every_row_not_on_the_damaged_page_from_a_copy_and_leaves_the_or
         )
     );
     let m = Manifest::read(&work.join("out-a")).unwrap();
+    // The original's downtime is reported as readonly's is, and the copy left behind is named with its size.
+    let report = read_json(&run_dir.join("report.json"));
+    let downtime = report["downtime"].as_array().expect("downtime");
+    assert_eq!(downtime.len(), 1, "{report}");
+    assert!(downtime[0]["seconds"].as_f64().unwrap() > 0.0, "{report}");
+    assert!(out.stdout.contains("downtime: "), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!(
+            "the copy is left at {} (",
+            work.join("copy-a").display()
+        )),
+        "{}",
+        out.stdout
+    );
     // Recovered rows are production data: the directory is its owner's only, and so is every file in it.
     {
         use std::os::unix::fs::PermissionsExt;

@@ -157,6 +157,15 @@ fn offline_resize_survives_a_restart() {
         .map(|s| s["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["preflight", "persist", "stop", "start", "verify"]);
+    // The downtime is reported as readonly reports it (issue 27: `downtime: null` once).
+    let downtime = report["downtime"].as_array().expect("downtime");
+    assert_eq!(downtime.len(), 1, "{report}");
+    assert!(downtime[0]["seconds"].as_f64().unwrap() > 0.0, "{report}");
+    assert!(
+        out.stdout.contains("downtime: ") && out.stdout.contains("with the new redo size"),
+        "{}",
+        out.stdout
+    );
     let log = std::fs::read_to_string(&sb.sandbox.error_log).unwrap();
     assert!(
         log.contains("Resizing redo log from 96.000MiB to 64.000MiB"),

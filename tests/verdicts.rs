@@ -1506,3 +1506,42 @@ fn the_benchmark_before_is_its_own_phase_and_the_copy_keeps_its_own_tag() {
         out.stdout
     );
 }
+
+/// Issue 27: after a resume the report's blocked writes cover the whole run, the attempt before the crash too
+/// (the total once left out the first attempt's tables).
+#[test]
+fn a_resumed_run_reports_the_writes_it_blocked_before_the_crash_too() {
+    let sb = Sandboxed::new("blockresume");
+    let mut c = setup(&sb, SHAPE);
+    c.query_drop("CREATE TABLE u LIKE t").unwrap();
+    c.query_drop("INSERT INTO u SELECT * FROM t").unwrap();
+    let run = killed_at(
+        &sb,
+        &["--tables", "d.t,d.u", "--execute", "--no-bench"],
+        "after-action:copy:d.u",
+    );
+    let first = read_json(&run.join("report.json"));
+    let objects = |r: &serde_json::Value| -> Vec<String> {
+        r["write_blocks"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|w| w["object"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(objects(&first), ["d.t"], "{first}");
+
+    let resumed = run_innops(&args(&["resume", run.to_str().unwrap()]), &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(objects(&report), ["d.t", "d.u"], "{report}");
+    assert!(
+        resumed.stdout.contains("writes to d.t were blocked"),
+        "{}",
+        resumed.stdout
+    );
+    assert_eq!(engine(&mut c, "t").as_deref(), Some("InnoDB"));
+    assert_eq!(engine(&mut c, "u").as_deref(), Some("InnoDB"));
+}

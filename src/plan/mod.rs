@@ -337,6 +337,8 @@ pub struct Ctx<'a> {
     blocked_since: std::collections::BTreeMap<String, chrono::DateTime<chrono::Utc>>,
     /// Spans of blocked writes that ended; the runner moves them into the report.
     pub write_blocks: Vec<report::WriteBlock>,
+    /// Spans the server was down because a step stopped it; the runner moves them into the report.
+    pub downtime: Vec<report::Downtime>,
     /// Lines a step leaves for the end of the text summary (what a recovery got back, say).
     pub outcome: Vec<String>,
     /// What this run's journal puts before the step ids the steps know themselves by (a playbook's member
@@ -366,6 +368,7 @@ impl<'a> Ctx<'a> {
             held: Default::default(),
             blocked_since: Default::default(),
             write_blocks: Vec::new(),
+            downtime: Vec::new(),
             outcome: Vec::new(),
             journal_prefix: String::new(),
             own_sessions: 0,

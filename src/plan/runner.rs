@@ -361,6 +361,9 @@ fn execute(
     let mut locks = Locks::new(plan.header.procedure, plan.locks.clone());
     locks.ensure(ctx.target)?;
     let (mut rd, prior) = open_run_dir(&plan, opts, resume.as_deref())?;
+    if resume.is_some() {
+        carry_prior(&rd.path, report);
+    }
     report.run_dir = Some(rd.path.display().to_string());
     ctx.run_dir = Some(rd.path.clone());
     let during = start_during(&plan, opts, ctx.target, &rd);
@@ -395,7 +398,12 @@ fn execute(
     // A guard still held ends with the run.
     ctx.release_all_blocks();
     report.write_blocks.append(&mut ctx.write_blocks);
-    report.outcome.append(&mut ctx.outcome);
+    report.downtime.append(&mut ctx.downtime);
+    for line in ctx.outcome.drain(..) {
+        if !report.outcome.contains(&line) {
+            report.outcome.push(line);
+        }
+    }
     // Every step done: what they made may still fall short of the aim (a dump with losses).
     let result = result.and_then(|()| shortfall(&plan, ctx));
     let status = status_of(&result);
@@ -416,6 +424,21 @@ fn execute(
     rd.write_json("report.json", report)?;
     crate::plan::report::html::write_report(&rd.path, report)?;
     result
+}
+
+/// A resumed run's report keeps what the interrupted attempts measured: their blocked writes, their downtime and
+/// their summary lines (a line the resumed step says again is kept once), so the totals cover the whole run.
+fn carry_prior(dir: &std::path::Path, report: &mut Report) {
+    let Ok(text) = std::fs::read_to_string(dir.join("report.json")) else {
+        return;
+    };
+    let Ok(prior) = serde_json::from_str::<Report>(&text) else {
+        return;
+    };
+    report.write_blocks = prior.write_blocks;
+    report.downtime = prior.downtime;
+    report.outcome = prior.outcome;
+    report.warnings = prior.warnings;
 }
 
 /// The run directory: the interrupted run's, reopened with the progress its journal records, or a new one

@@ -83,6 +83,9 @@ pub struct StopRecord {
     pub history_list_length: Option<u64>,
     pub log_lines: Vec<String>,
     pub clean: bool,
+    /// When innops asked the server to shut down: where the downtime begins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A server innops may stop and start.
@@ -138,6 +141,7 @@ impl Control {
         let offset = self.log_offset();
         let mut rec = StopRecord {
             log_offset: offset,
+            stopped_at: Some(chrono::Utc::now()),
             ..StopRecord::default()
         };
         let sandbox = self.sandbox()?;

@@ -61,6 +61,30 @@ pub struct WriteBlock {
     pub seconds: f64,
 }
 
+/// A span during which the server refused connections because innops stopped it: from the SHUTDOWN innops sent to
+/// the first connection the server accepted again.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Downtime {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub seconds: f64,
+    /// What came back: "read-only", "with the new redo size", "as it was".
+    pub what: String,
+}
+
+impl Downtime {
+    /// The sentence the summary prints.
+    pub fn line(&self) -> String {
+        format!(
+            "downtime: {:.2} s from SHUTDOWN to the first accepted connection, {} ({} → {} UTC)",
+            self.seconds,
+            self.what,
+            self.from.format("%H:%M:%S%.3f"),
+            self.to.format("%H:%M:%S%.3f")
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct BenchReport {
     pub before: Option<BenchResult>,
@@ -125,6 +149,9 @@ pub struct Report {
     pub version: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_blocks: Vec<WriteBlock>,
+    /// Each time innops kept the server down (stopped and started it), in order; empty when it never did.
+    #[serde(default)]
+    pub downtime: Vec<Downtime>,
     /// What the run got, in a line each (printed at the end of the text summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outcome: Vec<String>,
@@ -175,6 +202,7 @@ impl Report {
             message: None,
             version: env!("CARGO_PKG_VERSION").to_string(),
             write_blocks: Vec::new(),
+            downtime: Vec::new(),
             outcome: Vec::new(),
             during: None,
             warnings: Vec::new(),

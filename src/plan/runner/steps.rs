@@ -375,7 +375,12 @@ impl<'a, 'c> Execution<'a, 'c> {
         sr.post = post;
         sr.seconds = Some(started.elapsed().as_secs_f64());
         self.report.write_blocks.append(&mut self.ctx.write_blocks);
-        self.report.outcome.append(&mut self.ctx.outcome);
+        self.report.downtime.append(&mut self.ctx.downtime);
+        for line in self.ctx.outcome.drain(..) {
+            if !self.report.outcome.contains(&line) {
+                self.report.outcome.push(line);
+            }
+        }
         if let Some(why) = failed {
             let recovery = recover(step, self.ctx);
             self.rd.log(EventKind::StepFailed {

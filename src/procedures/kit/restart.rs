@@ -92,6 +92,42 @@ pub fn start(ctx: &mut Ctx) -> anyhow::Result<(u64, Vec<String>)> {
     Ok((offset, lines))
 }
 
+/// After a start: wait (at most the start timeout) for the first connection the server accepts, and record the
+/// downtime from `stop_step`'s SHUTDOWN to it, as the report's `downtime` and a summary line; `what` says how
+/// the server came back. None when the stop's time is not journaled (a resumed run whose stop was never
+/// recorded) or the server never accepted a connection.
+pub fn record_downtime(
+    ctx: &mut Ctx,
+    stop_step: &str,
+    what: &str,
+) -> Option<crate::plan::report::Downtime> {
+    let control = ctx.control?;
+    let deadline = std::time::Instant::now() + control.start_timeout;
+    let mut answered = ctx.target.connect().is_ok();
+    while !answered && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        answered = ctx.target.connect().is_ok();
+    }
+    let to = chrono::Utc::now();
+    let stop = journaled(ctx, stop_step)?;
+    // `stopped_at` from the stop record; `shutdown_at` in runs journaled before it existed.
+    let from = ["stopped_at", "shutdown_at"].iter().find_map(|k| {
+        serde_json::from_value::<chrono::DateTime<chrono::Utc>>(stop.get(*k)?.clone()).ok()
+    })?;
+    if !answered {
+        return None;
+    }
+    let d = crate::plan::report::Downtime {
+        from,
+        to,
+        seconds: (to - from).num_milliseconds() as f64 / 1000.0,
+        what: what.to_string(),
+    };
+    ctx.outcome.push(d.line());
+    ctx.downtime.push(d.clone());
+    Some(d)
+}
+
 /// Stop the server if it runs and start it with what the option files now say; whether it came up.
 pub fn restart(ctx: &mut Ctx) -> anyhow::Result<bool> {
     if server_answers(ctx) {

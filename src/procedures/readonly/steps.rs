@@ -3,7 +3,7 @@
 //! ([`crate::procedures::kit::restart`]). What differs by direction is asked of [`super::forward`] and
 //! [`super::undo`].
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::plan::{Check, Ctx, Risk, Step, Verdict};
 use crate::procedures::kit::restart::{
@@ -327,24 +327,15 @@ pub(super) fn start_step(ro: &Ro) -> Step {
         })
     }))
     .act(move |ctx| {
-        let control = ctx.control()?;
         let (offset, lines) = restart::start(ctx)?;
         // The first connection the server accepts ends the downtime.
-        let deadline = Instant::now() + control.start_timeout;
-        while ctx.target.connect().is_err() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let first = chrono::Utc::now();
-        let shutdown_at = journaled(ctx, "stop")
-            .and_then(|r| serde_json::from_value::<chrono::DateTime<chrono::Utc>>(r.get("shutdown_at")?.clone()).ok());
-        let downtime = shutdown_at.map(|at| (first - at).num_milliseconds() as f64 / 1000.0);
-        if let Some(d) = downtime {
-            ctx.outcome.push(format!(
-                "downtime: {d:.2} s from SHUTDOWN to the first accepted connection {}",
-                if want_ro { "in read-only mode" } else { "read-write" }
-            ));
-        }
-        Ok(serde_json::json!({ "log_offset": offset, "first_connection_at": first, "downtime_s": downtime, "log": lines }))
+        let d = restart::record_downtime(ctx, "stop", if want_ro { "in read-only mode" } else { "read-write" });
+        Ok(serde_json::json!({
+            "log_offset": offset,
+            "first_connection_at": d.as_ref().map(|d| d.to),
+            "downtime_s": d.as_ref().map(|d| d.seconds),
+            "log": lines
+        }))
     })
     .post(restart::accepts_connections())
     .post(ro_var_check(want_ro))

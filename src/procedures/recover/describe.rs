@@ -3,15 +3,17 @@
 
 use crate::dump::{self, Manifest, TableStatus};
 
-/// One line per table for a person: what came back and which keys did not.
+/// One line per table for a person: what came back and which keys did not. innops's own tables (its record of
+/// the tables it made, in the schema `innops`) are dumped too, but said apart from the user's data.
 pub fn table_lines(m: &Manifest) -> Vec<String> {
     m.tables
         .iter()
         .map(|t| {
-            let name = format!("{}.{}", t.db, t.table);
+            let name = table_label(&t.db, &t.table);
             let rows = crate::units::format_count(t.rows);
+            let rows_word = if t.rows == 1 { "row" } else { "rows" };
             match t.status {
-                TableStatus::Complete => format!("{name}: complete, {rows} rows"),
+                TableStatus::Complete => format!("{name}: complete, {rows} {rows_word}"),
                 TableStatus::Partial => {
                     let ranges: Vec<String> = t.lost.iter().map(describe_lost).collect();
                     format!(
@@ -54,6 +56,16 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// How a dumped table is named for a person: innops's own tables (its record of the tables it made, in the
+/// schema `innops`) are said apart from the user's data.
+fn table_label(db: &str, table: &str) -> String {
+    if db == crate::procedures::convert::own::SCHEMA {
+        format!("{db}.{table} (innops's own record of the tables it made, not user data)")
+    } else {
+        format!("{db}.{table}")
+    }
 }
 
 fn primary_key_of(t: &dump::manifest::TableEntry) -> String {
@@ -168,6 +180,15 @@ pub(super) fn summary(m: &Manifest) -> serde_json::Value {
 mod tests {
     use super::*;
     use dump::manifest::LostRange;
+
+    #[test]
+    fn innops_s_own_tables_are_said_apart_from_user_data() {
+        assert_eq!(table_label("shop", "orders"), "shop.orders");
+        assert_eq!(
+            table_label("innops", "own_tables"),
+            "innops.own_tables (innops's own record of the tables it made, not user data)"
+        );
+    }
 
     #[test]
     fn lost_ranges_read_as_keys_between_the_nearest_readable_rows() {

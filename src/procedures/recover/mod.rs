@@ -421,6 +421,14 @@ fn copy_step(p: &RecoverParams, datadir: &Path) -> Step {
             bar.finish();
             let text = serde_json::to_string_pretty(&rec)?;
             std::fs::write(p2.copy_to.join(COPY_RECORD), text)?;
+            if !p2.drop_copy {
+                ctx.outcome.push(format!(
+                    "the copy is left at {} ({}, a copy of production data): remove it with `rm -r {}` when you are done with it (--drop-copy removes it at the end of a run)",
+                    p2.copy_to.display(),
+                    format_size(rec.bytes),
+                    p2.copy_to.display()
+                ));
+            }
             Ok(serde_json::to_value(rec)?)
         })
         // A failed copy (a full disk, say) must not leave the original down: its unfinished copy goes (it may
@@ -453,7 +461,8 @@ fn start_original_step() -> Step {
     }))
     .act(|ctx| {
         let (_, lines) = restart::start(ctx)?;
-        Ok(serde_json::json!({ "log": lines }))
+        let d = restart::record_downtime(ctx, "stop", "as it was (the recovery works on the copy)");
+        Ok(serde_json::json!({ "log": lines, "downtime_s": d.map(|d| d.seconds) }))
     })
     .post(level_zero_check(
         "the original server runs without forced recovery",

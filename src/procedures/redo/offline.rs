@@ -124,7 +124,13 @@ pub(super) fn start_step(want: &Want, dropin: &Result<PathBuf, String>) -> Step 
     .act(move |ctx| {
         let file_before = w2.file();
         let (offset, lines) = restart::start(ctx)?;
-        Ok(serde_json::json!({ "log_offset": offset, "file_before": file_before, "log": lines }))
+        let d = restart::record_downtime(ctx, "stop", "with the new redo size");
+        Ok(serde_json::json!({
+            "log_offset": offset,
+            "file_before": file_before,
+            "log": lines,
+            "downtime_s": d.map(|d| d.seconds)
+        }))
     })
     .post(restart::accepts_connections())
     .post(size_check(
