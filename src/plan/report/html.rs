@@ -478,13 +478,16 @@ fn step_detail(st: &StepReport) -> String {
     {
         sql.extend(vs.iter().filter_map(|v| v.as_str().map(str::to_string)));
     }
+    let shown = st.shown_commands();
+    // The applied diff is in the commands shown when they hold the edit; else it follows them.
+    let diff_shown = sql.is_empty() && shown != st.commands;
     if sql.is_empty() {
-        sql = st.commands.clone();
+        sql = shown;
     }
     let diff = result
         .and_then(|r| r.get("diff"))
         .and_then(|v| v.as_str())
-        .filter(|d| !d.trim().is_empty());
+        .filter(|d| !d.trim().is_empty() && !diff_shown);
     let mut detail = String::new();
     if !sql.is_empty() {
         let _ = write!(detail, "<pre class=\"sql\">{}</pre>", esc(&sql.join("\n")));
@@ -534,6 +537,47 @@ mod tests {
         assert!(s.contains("<span class=\"bad\">✗ : no</span>"), "{s}");
         assert!(s.contains("<span class=\"\">✓ : fine</span>"), "{s}");
         assert!(STYLE.contains(".bad{color:#b42318") && STYLE.contains(".warn{color:"));
+    }
+
+    #[test]
+    fn an_edit_reads_with_the_diff_it_applied_not_the_one_planned() {
+        let planned = "edit /x/99-innops.cnf:\n--- /x/99-innops.cnf\n+++ /x/99-innops.cnf\n@@ -1,2 +1,2 @@\n [mysqld]\n-innodb_log_file_size = 209715200\n+innodb_log_file_size = 134217728";
+        let applied = "--- /x/99-innops.cnf\n+++ /x/99-innops.cnf\n@@ -1,2 +1,2 @@\n [mysqld]\n-innodb_log_file_size = 201326592\n+innodb_log_file_size = 134217728\n";
+        let mut st = StepReport {
+            id: "redo.2/persist".into(),
+            title: "Persist".into(),
+            risk: crate::plan::Risk::Online,
+            status: crate::plan::report::StepStatus::Done,
+            commands: vec![planned.into(), "SET GLOBAL x = 1".into()],
+            pre: Vec::new(),
+            post: Vec::new(),
+            result: Some(serde_json::json!({ "diff": applied })),
+            error: None,
+            started: None,
+            seconds: None,
+            acts: true,
+        };
+        let shown = st.shown_commands();
+        assert_eq!(
+            shown[0],
+            format!(
+                "edit /x/99-innops.cnf (as applied):\n{}",
+                applied.trim_end()
+            )
+        );
+        assert_eq!(shown[1], "SET GLOBAL x = 1");
+        let html = step_detail(&st);
+        assert!(html.contains("-innodb_log_file_size = 201326592"), "{html}");
+        assert!(!html.contains("209715200"), "{html}");
+        // The applied diff once, not again after the commands.
+        assert_eq!(
+            html.matches("+innodb_log_file_size = 134217728").count(),
+            1,
+            "{html}"
+        );
+        // A dry run (nothing applied) shows the plan's diff.
+        st.result = None;
+        assert!(step_detail(&st).contains("209715200"));
     }
 
     #[test]

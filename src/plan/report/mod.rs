@@ -51,6 +51,32 @@ pub struct StepReport {
     pub acts: bool,
 }
 
+impl StepReport {
+    /// The step's commands as a report shows them: an option-file edit the step applied reads with the diff it
+    /// applied (its result's `diff`), not the one planned — a playbook's later member plans its diff before the
+    /// earlier members edit the same drop-in, so the planned one can be stale.
+    pub fn shown_commands(&self) -> Vec<String> {
+        let applied = self
+            .result
+            .as_ref()
+            .and_then(|r| r.get("diff"))
+            .and_then(|v| v.as_str())
+            .filter(|d| !d.trim().is_empty());
+        let Some(diff) = applied else {
+            return self.commands.clone();
+        };
+        self.commands
+            .iter()
+            .map(|c| match c.split_once(":\n--- ") {
+                Some((head, _)) if c.starts_with("edit ") => {
+                    format!("{head} (as applied):\n{}", diff.trim_end())
+                }
+                _ => c.clone(),
+            })
+            .collect()
+    }
+}
+
 /// A span during which innops blocked writes to an object (the convert's write guard, from acquiring it to
 /// releasing it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -310,7 +336,7 @@ impl Report {
                 st.id,
                 st.risk.as_str()
             ));
-            for c in &st.commands {
+            for c in &st.shown_commands() {
                 let mut lines = c.lines();
                 if let Some(first) = lines.next() {
                     s.push_str(&format!("       $ {first}\n"));
