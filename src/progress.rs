@@ -125,6 +125,8 @@ pub struct Progress {
     last_line: Instant,
     /// Where this run's count began, and when (the rate of the plain line counts from there).
     from: (u64, Instant),
+    /// The phase after the count ([`Progress::phase`]): what the work does now, since when.
+    phase: Option<(String, Instant)>,
 }
 
 impl Progress {
@@ -204,6 +206,38 @@ impl Progress {
             label: label.to_string(),
             last_line: Instant::now(),
             from: (0, Instant::now()),
+            phase: None,
+        }
+    }
+
+    /// The count is done but the work goes on (a statement that wrote its last row still builds indexes and
+    /// commits): the bar drops its rate and ETA, which would only fall, and shows `what` and the seconds it
+    /// has taken so far, ticking on its own.
+    pub fn phase(&mut self, what: &str) {
+        if self.phase.as_ref().is_some_and(|(w, _)| w == what) {
+            return;
+        }
+        let started = Instant::now();
+        self.phase = Some((what.to_string(), started));
+        if self.shown && tty() {
+            let unit = match self.kind {
+                Kind::Count(u) => u,
+                _ => "",
+            };
+            let style = ProgressStyle::with_template("{msg} [{bar:30}] {count} · {phase}")
+                .expect("static template")
+                .progress_chars("=> ")
+                .with_key("count", move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} {unit}", format_count(s.pos()));
+                })
+                .with_key("phase", {
+                    let what = what.to_string();
+                    move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{what}: {} s so far", started.elapsed().as_secs());
+                    }
+                });
+            self.bar.set_style(style);
+            self.bar.enable_steady_tick(Duration::from_millis(500));
         }
     }
 
@@ -238,6 +272,9 @@ impl Progress {
     fn plain(&self) -> String {
         let pos = self.bar.position();
         let len = self.bar.length().unwrap_or(0);
+        if let Some((what, since)) = &self.phase {
+            return format!("{}, {what}: {} s so far", format_count(pos), since.elapsed().as_secs());
+        }
         match self.kind {
             Kind::Count(unit) => {
                 let secs = self.from.1.elapsed().as_secs_f64();
@@ -252,15 +289,6 @@ impl Progress {
             Kind::Percent => format!("{pos}%"),
             Kind::Seconds => format!("{pos}/{len} s"),
             Kind::Countdown => format!("{} s left", len.saturating_sub(pos)),
-        }
-    }
-
-    /// Say what the work does now, beside the label (for example once every row is written and the statement
-    /// still builds indexes and commits).
-    pub fn note(&mut self, what: &str) {
-        let msg = format!("{} ({what})", self.label);
-        if self.bar.message() != msg {
-            self.bar.set_message(msg);
         }
     }
 
@@ -305,6 +333,15 @@ fn alongside<R>(body: impl FnOnce() -> R, mut each: impl FnMut() + Send) -> R {
         drop(done);
         r
     })
+}
+
+/// Run `body` while a bar follows `count()` (rows written so far, say) towards `total` (an estimate: a count
+/// beyond it raises it), with the rate and the ETA.
+pub fn counted<R>(label: &str, total: u64, count: impl Fn() -> u64 + Sync, body: impl FnOnce() -> R) -> R {
+    let mut bar = Progress::new(label, total);
+    let r = alongside(body, || bar.set(count()));
+    bar.finish();
+    r
 }
 
 /// A wait with a bound that says what it waits for and for how long so far: a spinner on a terminal, a plain
@@ -380,6 +417,22 @@ impl Waiting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_done_with_work_left_says_what_and_for_how_long_instead_of_a_rate() {
+        let mut p = Progress::new("copy d.t", 3_000_000);
+        p.set(3_000_000);
+        assert!(p.plain().starts_with("3,000,000/3,000,000 rows, "), "{}", p.plain());
+        p.phase("every row written; building indexes and committing");
+        assert_eq!(
+            p.plain(),
+            "3,000,000, every row written; building indexes and committing: 0 s so far"
+        );
+        // Asked again (the watcher asks at every poll): the same phase, its clock not restarted.
+        let since = p.phase.as_ref().unwrap().1;
+        p.phase("every row written; building indexes and committing");
+        assert_eq!(p.phase.as_ref().unwrap().1, since);
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color_or_a_dumb_term() {

@@ -18,6 +18,8 @@ pub const LOCK_WAIT: &str = "INNOPS_TEST_LOCK_WAIT";
 pub const RECONNECT_WAIT: &str = "INNOPS_TEST_RECONNECT_WAIT";
 /// `INNOPS_TEST_CHUNK_ROWS=N`: chunks of exactly N rows; see [`chunk_rows`].
 pub const CHUNK_ROWS: &str = "INNOPS_TEST_CHUNK_ROWS";
+/// `INNOPS_TEST_DUMP_PAUSE_MS=N`: the dump waits N ms after each statement it writes; see [`dump_pause`].
+pub const DUMP_PAUSE_MS: &str = "INNOPS_TEST_DUMP_PAUSE_MS";
 /// `INNOPS_TEST_SLOW_ROUNDS=N`: the online walk's first N rounds outlast their ceiling; see [`slow_round`].
 pub const SLOW_ROUNDS: &str = "INNOPS_TEST_SLOW_ROUNDS";
 /// `INNOPS_DUMP_TRACE`: the dump prints each read it makes to stderr; see [`dump_trace`].
@@ -156,4 +158,19 @@ pub fn chunk_rows() -> Option<u64> {
 /// Whether the dump prints each read it makes to stderr.
 pub fn dump_trace() -> bool {
     std::env::var_os(DUMP_TRACE).is_some()
+}
+
+/// With `INNOPS_TEST_DUMP_PAUSE_MS=N`, the dump waits N ms after each statement it hands to its file, so a
+/// small table's dump lasts long enough for its progress bar to be drawn more than once.
+pub fn dump_pause() {
+    static PAUSE: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let pause = PAUSE.get_or_init(|| {
+        std::env::var(DUMP_PAUSE_MS)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    });
+    if let Some(p) = pause {
+        std::thread::sleep(*p);
+    }
 }

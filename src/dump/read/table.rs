@@ -56,7 +56,14 @@ pub(crate) fn dump_table(
     } else {
         split_points(&mut conn, &info, opts)
     };
-    let result = read_table(&shared, &splits, &mut entry);
+    // The rows written so far, with their rate, against the server's estimate of the table's rows.
+    let estimate = estimated_rows(&mut conn, tag, name);
+    let result = crate::progress::counted(
+        &format!("dump {name}"),
+        estimate,
+        || shared.out.lock().map(|o| o.rows).unwrap_or(0),
+        || read_table(&shared, &splits, &mut entry),
+    );
     entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
     if !shared.log.as_ref().is_some_and(|l| l.is_file()) {
         entry.unchecked.push(
@@ -103,7 +110,10 @@ pub(crate) fn dump_table(
         prepare_session(&mut conn, tag)?;
     }
     if entry.note.is_none() {
-        cross_check(&mut conn, &shared, &lost, &mut entry);
+        crate::progress::elapsed(
+            &format!("dump {name}: reading each secondary index against the rows"),
+            || cross_check(&mut conn, &shared, &lost, &mut entry),
+        );
     }
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);
@@ -126,6 +136,18 @@ pub(crate) fn dump_table(
         TableStatus::Partial
     };
     Ok((entry, lines))
+}
+
+/// The server's estimate of the table's rows (0 when it has none: the bar then grows with the count).
+fn estimated_rows(conn: &mut Conn, tag: &str, name: &TableName) -> u64 {
+    conn.exec_first::<Option<u64>, _, _>(
+        format!("SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
+        (&name.db, &name.table),
+    )
+    .ok()
+    .flatten()
+    .flatten()
+    .unwrap_or(0)
 }
 
 /// The table's manifest entry before any row is read: its columns, key and the doubts given for it.

@@ -165,5 +165,6 @@ pub(super) fn flush_parts(
         .map_err(|_| anyhow::anyhow!("the dump file's writer stopped"))?;
     *rows = 0;
     *hash = 0;
+    crate::testhooks::dump_pause();
     Ok(())
 }

@@ -327,7 +327,7 @@ pub fn watch_progress<R>(
                             bar.set(n);
                             if n == total && total > 0 {
                                 // The statement goes on after its last row: the secondary indexes, the commit.
-                                bar.note("every row written; building indexes and committing");
+                                bar.phase("every row written; building indexes and committing");
                             }
                         }
                         Watch::Percent => {
