@@ -362,6 +362,11 @@ pub struct RunArgs {
     /// Where the run's plan, journal and report go (default ./innops-runs/<time>-<procedure>).
     #[arg(help_heading = RUN, long)]
     pub run_dir: Option<PathBuf>,
+}
+
+/// The benchmark before and after a plan, on the commands whose plans take one (recover's never does).
+#[derive(Debug, Args, Clone, Default)]
+pub struct PlanBenchArgs {
     /// Skip the benchmarks before and after.
     #[arg(help_heading = RUN, long)]
     pub no_bench: bool,
@@ -397,6 +402,8 @@ pub struct RedoArgs {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
+    pub bench: PlanBenchArgs,
+    #[command(flatten)]
     pub fmt: FormatArg,
     /// New total redo size (bytes, or with K/M/G suffix: 256M, 2G).
     #[arg(long, conflicts_with = "advise")]
@@ -420,6 +427,8 @@ pub struct ReadonlyArgs {
     pub control: ControlArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub bench: PlanBenchArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
     /// Return the server to read-write (and to the redo size it had before --min-redo).
@@ -498,9 +507,9 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
-    pub control: ControlArgs,
-    #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub bench: PlanBenchArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
     /// Tables to convert: db.table or db.*, comma-separated.
@@ -577,6 +586,8 @@ pub struct RunPlaybookArgs {
     pub control: ControlArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub bench: PlanBenchArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
     /// The playbook: a TOML file (see playbooks/README.md).

@@ -127,7 +127,11 @@ options:
     description: Where sandboxes live (C(--sandbox-root)).
     type: path
   service:
-    description: How innops stops and starts the server, C(systemd:UNIT) (C(--service)).
+    description:
+      - How innops stops and starts the server, C(systemd:UNIT) (C(--service)).
+      - V(redo), V(readonly), V(recover), V(run) and V(resume) take the control options (O(service),
+        O(start_cmd), O(stop_cmd), O(config_file)); innops refuses them on V(convert) and V(inspect), which never
+        restart the server.
     type: str
   start_cmd:
     description: Shell command that starts the server (C(--start-cmd)).
@@ -141,7 +145,7 @@ options:
         directory it includes, with a backup and a diff in the run directory.
     type: path
   no_bench:
-    description: Skip the benchmarks before and after (C(--no-bench)).
+    description: Skip the benchmarks before and after (C(--no-bench)); V(recover) takes no benchmark options.
     type: bool
   bench_time:
     description: Seconds each benchmark runs (C(--bench-time)); innops's default is 10.
@@ -298,7 +302,6 @@ EXAMPLES = r"""
     procedure: convert
     all_myisam: true
     socket: /run/mysqld/mysqld.sock
-    config_file: /etc/mysql/my.cnf
     chdir: /var/lib/innops
 
 - name: Convert them, no benchmark
@@ -307,7 +310,6 @@ EXAMPLES = r"""
     all_myisam: true
     no_bench: true
     socket: /run/mysqld/mysqld.sock
-    config_file: /etc/mysql/my.cnf
     chdir: /var/lib/innops
   register: converted
 
