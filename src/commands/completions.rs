@@ -1,5 +1,5 @@
-//! `innops completions SHELL` and `innops man`: generated from the clap definition, so they always list the
-//! commands and flags this binary has.
+//! `innops completions SHELL` and `innops man` (its page is written by `man.rs`): generated from the clap
+//! definition, so they always list the commands and flags this binary has.
 
 use std::io::Write;
 
@@ -15,25 +15,6 @@ pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
     out
 }
 
-/// The man page (roff) of innops and its subcommands, one after another.
-pub fn man_page() -> anyhow::Result<Vec<u8>> {
-    let mut cmd = Cli::command();
-    // Built, so that each subcommand carries what it inherits (no -h help flag: -h is the host).
-    cmd.build();
-    let mut out = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
-    // The top page lists the subcommands; each one's flags follow as their own sections.
-    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-        // clap names are &'static str without its "string" feature; the process prints and ends.
-        let name: &'static str = Box::leak(format!("innops-{}", sub.get_name()).into_boxed_str());
-        let sub = sub.clone().name(name).bin_name(name);
-        let mut page = Vec::new();
-        clap_mangen::Man::new(sub).render(&mut page)?;
-        out.extend_from_slice(&page);
-    }
-    Ok(out)
-}
-
 pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     std::io::stdout()
         .lock()
@@ -42,7 +23,9 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
 }
 
 pub fn man() -> anyhow::Result<()> {
-    std::io::stdout().lock().write_all(&man_page()?)?;
+    std::io::stdout()
+        .lock()
+        .write_all(&super::man::man_page())?;
     Ok(())
 }
 
@@ -82,28 +65,6 @@ mod tests {
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    #[test]
-    fn the_man_page_is_roff_with_every_subcommand_and_its_flags() {
-        let text = String::from_utf8(man_page().unwrap()).unwrap();
-        assert!(
-            text.starts_with(".ie") || text.contains(".TH innops"),
-            "{}",
-            &text[..200.min(text.len())]
-        );
-        for sub in [
-            "innops-convert",
-            "innops-bench",
-            "innops-runs",
-            "innops-sandbox",
-        ] {
-            assert!(text.contains(&format!(".TH {sub}")), "no page for {sub}");
-        }
-        assert!(
-            text.contains("drop\\-old\\-table"),
-            "convert's flags are on the page"
         );
     }
 }

@@ -18,6 +18,7 @@ mod drill;
 mod env;
 mod flags;
 mod inspect;
+mod man;
 mod password;
 mod readonly;
 mod recover;
