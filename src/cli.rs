@@ -520,7 +520,7 @@ pub struct ConvertArgs {
     pub all_myisam: bool,
     /// auto (decided from the server's capability, its replicas, and each table's size and writes), bulk,
     /// deferred, chunked, online (writes go on: triggers keep the copy up to date) or alter.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = ["auto", "bulk", "deferred", "chunked", "online", "alter"])]
     pub strategy: String,
     /// auto takes the online path for a table larger than this (data and indexes: bytes, or a number with K,
     /// M or G), or one written in the last minute.
@@ -646,11 +646,20 @@ pub enum SandboxAction {
         replica_of: Option<String>,
     },
     /// Clean shutdown.
-    Stop { name: String },
+    Stop {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// Start a stopped sandbox.
-    Start { name: String },
+    Start {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// Stop and delete (data directory included).
-    Down { name: String },
+    Down {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// List sandboxes.
     List,
 }

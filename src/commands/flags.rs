@@ -110,6 +110,29 @@ pub fn unused_flag_sentence(e: &clap::Error, argv: &[OsString]) -> Option<String
     ))
 }
 
+/// For a value clap refused because the flag takes only some values: one sentence naming the flag, the value
+/// and the values it takes (clap's own message is a block with a usage line).
+pub fn invalid_value_sentence(e: &clap::Error) -> Option<String> {
+    if e.kind() != ErrorKind::InvalidValue {
+        return None;
+    }
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) else {
+        return None;
+    };
+    // clap names the flag with its value placeholder: `--strategy <STRATEGY>`.
+    let flag = arg.split([' ', '=']).next().unwrap_or(arg);
+    Some(format!(
+        "{flag} '{value}' is not one of {}: give one of them",
+        listed(valid).replacen(" and ", " or ", 1)
+    ))
+}
+
 /// The flags several commands share, each row the flags taken by the same commands: the table in
 /// docs/reference.md.
 #[cfg(test)]
@@ -228,6 +251,35 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("deadlock run"), "{s}");
+    }
+
+    #[test]
+    fn a_value_outside_a_flag_s_list_is_one_sentence_with_the_list() {
+        let argv = ["innops", "convert", "--tables", "d.t", "--strategy", "fast"];
+        let e = Cli::try_parse_from(argv).unwrap_err();
+        assert_eq!(
+            invalid_value_sentence(&e).unwrap(),
+            "--strategy 'fast' is not one of auto, bulk, deferred, chunked, online or alter: give one of them"
+        );
+        let e = Cli::try_parse_from(["innops", "inspect", "--protocol=PIPE"]).unwrap_err();
+        assert!(invalid_value_sentence(&e)
+            .unwrap()
+            .starts_with("--protocol 'PIPE' is not one of TCP or SOCKET"));
+    }
+
+    #[test]
+    fn every_strategy_clap_offers_is_one_convert_knows() {
+        let cmd = Cli::command();
+        let convert = cmd.find_subcommand("convert").unwrap();
+        let strategy = convert
+            .get_arguments()
+            .find(|a| a.get_id() == "strategy")
+            .unwrap();
+        let values = strategy.get_possible_values();
+        assert_eq!(values.len(), 6);
+        for v in values {
+            crate::procedures::convert::Strategy::parse(v.get_name()).unwrap();
+        }
     }
 
     #[test]

@@ -100,7 +100,9 @@ pub fn print_error(sentence: &str, exit: i32, json: bool) {
 pub fn usage_error(e: clap::Error, args: &[std::ffi::OsString]) -> ! {
     use clap::error::ErrorKind;
     let json = json_in_args(args);
-    if let Some(sentence) = flags::unused_flag_sentence(&e, args) {
+    if let Some(sentence) =
+        flags::unused_flag_sentence(&e, args).or_else(|| flags::invalid_value_sentence(&e))
+    {
         print_error(&sentence, crate::error::EXIT_BAD_INPUT, json);
         std::process::exit(crate::error::EXIT_BAD_INPUT);
     }

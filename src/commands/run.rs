@@ -197,16 +197,18 @@ fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow:
     }
     Cli::try_parse_from(&argv).map(|c| c.command).map_err(|e| {
         let os: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
-        let first = super::flags::unused_flag_sentence(&e, &os).unwrap_or_else(|| {
-            let rendered = e.render().to_string();
-            rendered
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .trim_start_matches("error: ")
-                .replace('\'', "")
-        });
+        let first = super::flags::unused_flag_sentence(&e, &os)
+            .or_else(|| super::flags::invalid_value_sentence(&e))
+            .unwrap_or_else(|| {
+                let rendered = e.render().to_string();
+                rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_start_matches("error: ")
+                    .replace('\'', "")
+            });
         let setting = m
             .settings
             .iter()
