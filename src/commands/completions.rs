@@ -411,7 +411,9 @@ drive() {
                 .output()
                 .unwrap();
             let text = String::from_utf8_lossy(&out.stdout);
-            let (stop, bench) = text.split_once("SPLIT\n").unwrap_or_else(|| panic!("{text}"));
+            let (stop, bench) = text
+                .split_once("SPLIT\n")
+                .unwrap_or_else(|| panic!("{text}"));
             let first = |s: &str| -> Vec<String> {
                 s.lines()
                     .map(|l| l.split('\t').next().unwrap().to_string())
