@@ -362,6 +362,11 @@ pub struct RunArgs {
     /// Where the run's plan, journal and report go (default ./innops-runs/<time>-<procedure>).
     #[arg(help_heading = RUN, long)]
     pub run_dir: Option<PathBuf>,
+}
+
+/// The benchmark before and after a plan, on the commands whose plans take one (recover's never does).
+#[derive(Debug, Args, Clone, Default)]
+pub struct PlanBenchArgs {
     /// Skip the benchmarks before and after.
     #[arg(help_heading = RUN, long)]
     pub no_bench: bool,
@@ -397,6 +402,8 @@ pub struct RedoArgs {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
+    pub bench: PlanBenchArgs,
+    #[command(flatten)]
     pub fmt: FormatArg,
     /// New total redo size (bytes, or with K/M/G suffix: 256M, 2G).
     #[arg(long, conflicts_with = "advise")]
@@ -420,6 +427,8 @@ pub struct ReadonlyArgs {
     pub control: ControlArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub bench: PlanBenchArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
     /// Return the server to read-write (and to the redo size it had before --min-redo).
@@ -498,9 +507,9 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
-    pub control: ControlArgs,
-    #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub bench: PlanBenchArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
     /// Tables to convert: db.table or db.*, comma-separated.
@@ -511,7 +520,7 @@ pub struct ConvertArgs {
     pub all_myisam: bool,
     /// auto (decided from the server's capability, its replicas, and each table's size and writes), bulk,
     /// deferred, chunked, online (writes go on: triggers keep the copy up to date) or alter.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = ["auto", "bulk", "deferred", "chunked", "online", "alter"])]
     pub strategy: String,
     /// auto takes the online path for a table larger than this (data and indexes: bytes, or a number with K,
     /// M or G), or one written in the last minute.
@@ -578,6 +587,8 @@ pub struct RunPlaybookArgs {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
+    pub bench: PlanBenchArgs,
+    #[command(flatten)]
     pub fmt: FormatArg,
     /// The playbook: a TOML file (see playbooks/README.md).
     pub playbook: PathBuf,
@@ -635,11 +646,20 @@ pub enum SandboxAction {
         replica_of: Option<String>,
     },
     /// Clean shutdown.
-    Stop { name: String },
+    Stop {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// Start a stopped sandbox.
-    Start { name: String },
+    Start {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// Stop and delete (data directory included).
-    Down { name: String },
+    Down {
+        #[arg(id = "sandbox", value_name = "NAME")]
+        name: String,
+    },
     /// List sandboxes.
     List,
 }

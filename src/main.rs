@@ -6,9 +6,8 @@ fn main() {
     // SAFETY: signal(2) with SIG_DFL, before any other thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = innops::commands::mysql_style_args(std::env::args_os().collect());
-    let cli = innops::cli::Cli::try_parse_from(&args).unwrap_or_else(|e| {
-        innops::commands::usage_error(e, innops::commands::json_in_args(&args))
-    });
+    let cli = innops::cli::Cli::try_parse_from(&args)
+        .unwrap_or_else(|e| innops::commands::usage_error(e, &args));
     let json = innops::commands::format_of(&cli) == innops::cli::Format::Json;
     match innops::commands::run(cli) {
         Ok(()) => {}

@@ -101,6 +101,20 @@ impl Run {
         waves
     }
 
+    /// The result of a failed task on `host`, from the line `fatal: [HOST]: FAILED! => {…}` (one line by
+    /// default), with the line's length.
+    fn fatal(&self, host: &str) -> (usize, serde_json::Value) {
+        let head = format!("fatal: [{host}]: FAILED! => ");
+        let line = self
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("no failure of {host}: {}", self.stdout));
+        let value = serde_json::from_str(&line[head.len()..])
+            .unwrap_or_else(|e| panic!("the failure is not one line of JSON ({e}): {line}"));
+        (line.len(), value)
+    }
+
     /// The JSON result an ad-hoc `ansible HOST -m …` printed after `HOST | STATUS =>`.
     fn adhoc_result(&self, host: &str) -> (String, serde_json::Value) {
         let head = format!("{host} | ");
@@ -417,6 +431,15 @@ fn a_canary_that_cannot_convert_stops_the_waves_and_the_other_hosts_are_untouche
             out.stdout
         );
         assert!(out.stdout.contains("\"rc\": 1"), "{}", out.stdout);
+        // One short line for the host, its msg innops's sentence on one line; the report is left to -v.
+        let (len, r) = out.fatal("h1");
+        let msg = r["msg"].as_str().unwrap();
+        assert!(msg.contains(refusal) && !msg.contains('\n'), "{r}");
+        assert!(
+            r.get("report").is_none() && r.get("stderr").is_none(),
+            "{r}"
+        );
+        assert!(len < 2000, "{len} bytes: {r}");
         assert_eq!(out.count("h1", "failed"), 1, "{}", out.stdout);
         let recap = out.recap();
         assert!(
@@ -602,6 +625,10 @@ fn the_module_fails_with_innops_sentence_and_exit_code_and_keeps_the_password_ou
         "{r}"
     );
     assert_eq!(r["changed"], false);
+    assert!(
+        r.get("stderr").is_none(),
+        "innops's sentence says it all: {r}"
+    );
 
     // Exit 3: the online resize acts, then the persist step's post-check finds an option file read after
     // innops's drop-in that would undo the size at the next start.
@@ -613,7 +640,8 @@ fn the_module_fails_with_innops_sentence_and_exit_code_and_keeps_the_password_ou
     let out = fleet.adhoc(
         "h1",
         serde_json::json!({"procedure": "redo", "size": "80M", "no_bench": true}),
-        &[],
+        // -v: a failed task keeps the report and stderr.
+        &["-v"],
     );
     let (status, r) = out.adhoc_result("h1");
     assert!(status.starts_with("FAILED!"), "{out:?}");
@@ -634,6 +662,8 @@ fn the_module_fails_with_innops_sentence_and_exit_code_and_keeps_the_password_ou
             .starts_with("step persist post-check failed"),
         "{r}"
     );
+    assert_eq!(r["report"]["status"], "failed", "{r}");
+    assert!(r["stderr"].as_str().unwrap().contains("innops: "), "{r}");
     let run_dir = PathBuf::from(r["run_dir"].as_str().unwrap());
     assert!(run_dir.is_absolute(), "{r}");
     assert_eq!(read_json(&run_dir.join("report.json"))["status"], "failed");
@@ -848,40 +878,51 @@ fn the_report_says_whether_any_step_acted_or_would_act() {
 /// primary alone with the replicas following through replication; freeze-replicas.yml freezes the replicas at a
 /// recorded position and thaws them. Replication runs throughout, no replica gets a transaction of its own, and
 /// every server ends with the same tables.
+/// The inventory docs/fleet.md gives for trying the plays on sandboxes: its ```ini block under "Trying the plays
+/// on this machine", which ends in `[all:vars]`.
+fn docs_inventory() -> String {
+    let doc = std::fs::read_to_string(repo().join("docs/fleet.md")).unwrap();
+    let section = doc
+        .split("## Trying the plays on this machine")
+        .nth(1)
+        .expect("docs/fleet.md has the section");
+    let block = section
+        .split("```ini\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section has an ini block");
+    assert!(
+        block.trim_end().ends_with("innops_no_bench=true"),
+        "{block}"
+    );
+    block.to_string()
+}
+
 #[test]
 fn the_topology_plays_convert_a_primary_and_its_replicas_in_either_order_and_freeze_them() {
     use crate::common::topology::{conn, Topology};
     venv_bin("ansible-playbook");
-    let t = Topology::new(2);
+    // The sandboxes and the inventory of docs/fleet.md ("Trying the plays on this machine"), as a reader makes
+    // them: only the binary and where the runs go are added, and the sandboxes' root is the environment's.
+    let t = Topology::named("db1", &["db2", "db3"]);
     let runs = t.root.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
-    let line = |sb: &innops::server::sandbox::Sandbox| {
-        format!(
-            "{} innops_sandbox={} innops_sandbox_root={} innops_chdir={}\n",
-            sb.name,
-            sb.name,
-            t.root.display(),
-            runs.display()
-        )
-    };
-    let mut inv = String::from("[primaries]\n");
-    inv.push_str(&line(&t.primary));
-    inv.push_str("\n[replicas]\n");
-    for r in &t.replicas {
-        inv.push_str(&line(r));
-    }
-    inv.push_str("\n[all:vars]\nansible_connection=local\n");
+    let mut inv = docs_inventory();
     inv.push_str(&format!(
-        "ansible_python_interpreter={}\ninnops_binary={}\ninnops_no_bench=true\n",
-        venv_bin("python").display(),
-        env!("CARGO_BIN_EXE_innops")
+        "innops_binary={}\ninnops_chdir={}\n",
+        env!("CARGO_BIN_EXE_innops"),
+        runs.display()
     ));
     let dir = tempfile::Builder::new().prefix("fleet-").tempdir().unwrap();
     let inventory = dir.path().join("inventory.ini");
     std::fs::write(&inventory, inv).unwrap();
     let play = |playbook: &str, extra: &[&str]| {
         let mut c = ansible_command("ansible-playbook", dir.path());
-        c.arg("-i").arg(&inventory).arg(playbook).args(extra);
+        c.arg("-i")
+            .arg(&inventory)
+            .arg(playbook)
+            .args(extra)
+            .env("INNOPS_SANDBOX_DIR", &t.root);
         run(c)
     };
     let servers = || {
@@ -933,7 +974,7 @@ fn the_topology_plays_convert_a_primary_and_its_replicas_in_either_order_and_fre
     assert_eq!(local.code, 0, "{local:?}");
     assert_eq!(
         local.waves(),
-        vec![vec!["r1"], vec!["r2"], vec!["p"]],
+        vec![vec!["db2"], vec!["db3"], vec!["db1"]],
         "{}",
         local.stdout
     );
@@ -950,11 +991,11 @@ fn the_topology_plays_convert_a_primary_and_its_replicas_in_either_order_and_fre
     let replicate = play("convert-topology.yml", &[]);
     assert_eq!(replicate.code, 0, "{replicate:?}");
     assert!(
-        replicate.count("r1", "changed") == 0 && replicate.count("r2", "changed") == 0,
+        replicate.count("db2", "changed") == 0 && replicate.count("db3", "changed") == 0,
         "the replicas are converted by replication, not by the play: {}",
         replicate.stdout
     );
-    assert_eq!(replicate.count("p", "changed"), 1, "{}", replicate.stdout);
+    assert_eq!(replicate.count("db1", "changed"), 1, "{}", replicate.stdout);
     healthy();
     assert_eq!(engines("b"), vec![Some("InnoDB".to_string()); 3]);
     let sums: Vec<(String, Option<u64>)> = servers()

@@ -339,7 +339,7 @@ fn completions_and_man_page_come_from_the_binary() {
     let man = run_innops(&s(&["man"]), &[]);
     assert_eq!(man.code, 0);
     assert!(
-        man.stdout.contains(".TH innops 1") && man.stdout.contains(".TH innops-bench"),
+        man.stdout.contains(".TH INNOPS 1") && man.stdout.contains(".SS \"innops bench"),
         "{}",
         &man.stdout[..200]
     );

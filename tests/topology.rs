@@ -803,7 +803,6 @@ fn recover_on_a_replica_leaves_its_logs_out_of_the_copy_and_the_replica_catches_
             &copy_s,
             "--execute",
             "--yes",
-            "--no-bench",
         ],
     );
     assert_eq!(run.code, 0, "{run:?}");

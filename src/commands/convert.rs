@@ -11,12 +11,17 @@ use crate::server::facts::ServerFacts;
 
 pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     check_convert_flags(a)?;
-    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
+    let mut env = env_from(
+        &a.conn,
+        &Default::default(),
+        a.fmt.format,
+        bench_time(&a.bench),
+    )?;
     let mut conn = env.plan_env.target.connect()?;
     let facts = ServerFacts::collect(&mut conn)?;
     facts.supported().map_err(refused)?;
     attach_error_log(&mut env, &facts);
-    let opts = run_options(&a.run);
+    let opts = run_options(&a.run, Some(&a.bench));
     let asked = binlog_asked(a)?;
     let plan = if let Some(t) = &a.drop_kept {
         let (schema, table) = procedures::convert::parse_table_arg(t).ok_or_else(|| {
@@ -38,7 +43,7 @@ pub fn run(a: &ConvertArgs) -> anyhow::Result<()> {
     };
     // An idle session of innops's own would show among the sessions a lock wait names.
     drop(conn);
-    run_plan(with_bench_during(plan, &a.run)?, &env, &opts, None)
+    run_plan(with_bench_during(plan, &a.bench)?, &env, &opts, None)
 }
 
 /// The conversion settings of `--tables`/`--all-myisam` and the copy flags (checked by

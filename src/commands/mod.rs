@@ -16,7 +16,9 @@ mod convert;
 mod deadlock;
 mod drill;
 mod env;
+mod flags;
 mod inspect;
+mod man;
 mod password;
 mod readonly;
 mod recover;
@@ -93,9 +95,17 @@ pub fn print_error(sentence: &str, exit: i32, json: bool) {
     }
 }
 
-/// A command line clap refused (exit 2), or `--help`/`--version` (exit 0, printed as clap prints them).
-pub fn usage_error(e: clap::Error, json: bool) -> ! {
+/// A command line clap refused (exit 2), or `--help`/`--version` (exit 0, printed as clap prints them). A
+/// flag that another command takes is refused in one sentence naming those commands.
+pub fn usage_error(e: clap::Error, args: &[std::ffi::OsString]) -> ! {
     use clap::error::ErrorKind;
+    let json = json_in_args(args);
+    if let Some(sentence) =
+        flags::unused_flag_sentence(&e, args).or_else(|| flags::invalid_value_sentence(&e))
+    {
+        print_error(&sentence, crate::error::EXIT_BAD_INPUT, json);
+        std::process::exit(crate::error::EXIT_BAD_INPUT);
+    }
     if !json
         || matches!(
             e.kind(),
@@ -155,13 +165,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The run options of a new run from `--execute`, `--yes`, `--run-dir` and `--no-bench`.
-fn run_options(a: &crate::cli::RunArgs) -> RunOptions {
+/// The run options of a new run from `--execute`, `--yes`, `--run-dir` and, on a command whose plans benchmark,
+/// `--no-bench`.
+fn run_options(a: &crate::cli::RunArgs, bench: Option<&crate::cli::PlanBenchArgs>) -> RunOptions {
     RunOptions {
         execute: a.execute,
         yes: a.yes,
         run_dir: a.run_dir.clone(),
-        no_bench: a.no_bench,
+        no_bench: bench.is_some_and(|b| b.no_bench),
     }
 }
 
@@ -169,7 +180,7 @@ fn run_options(a: &crate::cli::RunArgs) -> RunOptions {
 /// benchmark.
 fn with_bench_during(
     mut plan: crate::plan::Plan,
-    a: &crate::cli::RunArgs,
+    a: &crate::cli::PlanBenchArgs,
 ) -> anyhow::Result<crate::plan::Plan> {
     if a.bench_during {
         let threads = a
@@ -181,7 +192,7 @@ fn with_bench_during(
 }
 
 /// `--bench-time`, unless `--no-bench` skips the benchmarks.
-fn bench_time(a: &crate::cli::RunArgs) -> Option<u64> {
+fn bench_time(a: &crate::cli::PlanBenchArgs) -> Option<u64> {
     (!a.no_bench).then_some(a.bench_time)
 }
 

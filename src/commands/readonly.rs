@@ -8,14 +8,14 @@ use crate::server::facts::ServerFacts;
 
 pub fn run(a: &ReadonlyArgs) -> anyhow::Result<()> {
     let params = readonly_params(a);
-    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.bench))?;
     let facts = ServerFacts::collect(&mut env.plan_env.target.connect()?)?;
     attach_error_log(&mut env, &facts);
     let plan = readonly::plan(&params, &facts, &env.plan_env)?;
     run_plan(
-        with_bench_during(plan, &a.run)?,
+        with_bench_during(plan, &a.bench)?,
         &env,
-        &run_options(&a.run),
+        &run_options(&a.run, Some(&a.bench)),
         None,
     )
 }

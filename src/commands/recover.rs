@@ -1,14 +1,14 @@
 //! `innops recover`: a forced-recovery dump from a copy of a damaged server's data directory.
 
 use super::env::{attach_error_log, env_from};
-use super::{bench_time, run_options, run_plan, with_bench_during};
+use super::{run_options, run_plan};
 use crate::cli::RecoverArgs;
 use crate::procedures::recover::{self, RecoverParams};
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
     let mut params = recover_params(a)?;
-    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, None)?;
     let facts = match &params.datadir {
         // Down already: nothing to ask a server; the copy is made from the files.
         Some(d) => {
@@ -27,12 +27,8 @@ pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
         }
     };
     let plan = recover::plan(&params, &facts, &env.plan_env)?;
-    run_plan(
-        with_bench_during(plan, &a.run)?,
-        &env,
-        &run_options(&a.run),
-        None,
-    )
+    // A recovery's plan has no benchmark: the command takes no benchmark flags.
+    run_plan(plan, &env, &run_options(&a.run, None), None)
 }
 
 /// Paths as absolute: the plan is resumed from another working directory.

@@ -14,7 +14,7 @@ pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
             "redo needs a size or a question: --size 2G to resize the redo log to 2G, or --advise to measure the write rate and recommend a size",
         ));
     }
-    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.run))?;
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, bench_time(&a.bench))?;
     if a.advise {
         let adv = procedures::redo::advise(
             &env.plan_env.target,
@@ -32,9 +32,9 @@ pub fn run(a: &RedoArgs) -> anyhow::Result<()> {
     attach_error_log(&mut env, &facts);
     let plan = procedures::redo::plan(&params, &facts, &env.plan_env)?;
     run_plan(
-        with_bench_during(plan, &a.run)?,
+        with_bench_during(plan, &a.bench)?,
         &env,
-        &run_options(&a.run),
+        &run_options(&a.run, Some(&a.bench)),
         None,
     )
 }

@@ -29,17 +29,17 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     // `[bench] during`, unless the command line asks for it itself; `--no-bench` on the command line wins over
     // the file's benchmark settings, `during` with them (as it does over `enabled` and `time`).
     let during = match pb.bench.during_threads(file, &text)? {
-        _ if a.run.bench_during => Some(
-            a.run
+        _ if a.bench.bench_during => Some(
+            a.bench
                 .bench_during_threads
                 .unwrap_or(crate::bench::during::DEFAULT_THREADS),
         ),
-        _ if a.run.no_bench => None,
+        _ if a.bench.no_bench => None,
         from_file => from_file,
     };
     let (conn_args, ctl_args) = target_of(pb, &a.conn, &a.control);
-    let no_bench = a.run.no_bench || pb.bench.enabled == Some(false);
-    let bench_time = (!no_bench).then(|| pb.bench.time.unwrap_or(a.run.bench_time));
+    let no_bench = a.bench.no_bench || pb.bench.enabled == Some(false);
+    let bench_time = (!no_bench).then(|| pb.bench.time.unwrap_or(a.bench.bench_time));
     let mut env = env_from(&conn_args, &ctl_args, a.fmt.format, bench_time)?;
     let mut conn = env.plan_env.target.connect()?;
     let facts = ServerFacts::collect(&mut conn)?;
@@ -59,7 +59,7 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
     if let Some(threads) = during {
         crate::plan::runner::set_bench_during(&mut plan, threads, no_bench).map_err(|e| {
             // Said at the line that asked for it.
-            let asked = if a.run.bench_during {
+            let asked = if a.bench.bench_during {
                 None
             } else if pb.bench.during_threads.is_some()
                 && !(1..=crate::bench::during::MAX_THREADS).contains(&threads)
@@ -83,7 +83,7 @@ pub fn run_playbook(a: &RunPlaybookArgs) -> anyhow::Result<()> {
             }
         })?;
     }
-    let mut opts = run_options(&a.run);
+    let mut opts = run_options(&a.run, Some(&a.bench));
     opts.no_bench = no_bench;
     run_plan(plan, &env, &opts, None)
 }
@@ -196,14 +196,19 @@ fn member_command(m: &Member, pb: &Playbook, file: &Path, text: &str) -> anyhow:
         }
     }
     Cli::try_parse_from(&argv).map(|c| c.command).map_err(|e| {
-        let rendered = e.render().to_string();
-        let first = rendered
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_start_matches("error: ")
-            .replace('\'', "");
+        let os: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+        let first = super::flags::unused_flag_sentence(&e, &os)
+            .or_else(|| super::flags::invalid_value_sentence(&e))
+            .unwrap_or_else(|| {
+                let rendered = e.render().to_string();
+                rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_start_matches("error: ")
+                    .replace('\'', "")
+            });
         let setting = m
             .settings
             .iter()

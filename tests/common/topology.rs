@@ -19,19 +19,26 @@ pub struct Topology {
 impl Topology {
     /// A primary `p` and `n` replicas `r1`…`rn` of it, replicating.
     pub fn new(n: usize) -> Topology {
+        let names: Vec<String> = (1..=n).map(|i| format!("r{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        Topology::named("p", &names)
+    }
+
+    /// The primary `primary` and its replicas named `replicas`, replicating.
+    pub fn named(primary: &str, replicas: &[&str]) -> Topology {
         let dir = tempfile::Builder::new()
             .prefix("int-")
             .tempdir_in("/tmp")
             .expect("temp dir");
         let root = dir.path().to_path_buf();
         let mut t = Topology {
-            primary: up(&root, "p", &["--binlog"]),
+            primary: up(&root, primary, &["--binlog"]),
             replicas: Vec::new(),
             root,
             _dir: dir,
         };
-        for i in 1..=n {
-            let r = up(&t.root, &format!("r{i}"), &["--replica-of", "p"]);
+        for name in replicas {
+            let r = up(&t.root, name, &["--replica-of", primary]);
             t.replicas.push(r);
         }
         t

@@ -33,10 +33,13 @@ description:
   - C(changed) is true when at least one step's action ran. A step whose pre-check found its work already
     done (status C(skipped) in the report) did not act, nor did a step that only checks, so running the same
     play again reports C(ok).
-  - The task fails with innops's one-sentence message when innops exits 1 (refused by a check or guard, and
-    the refused step changed nothing), 2 (bad input, or the server cannot be reached), 3 (a post-check failed
-    after an action, so a human must look; the report says what state the server is in) or 130 (interrupted at
-    a safe point; continue with O(procedure=resume)). RV(rc) holds the exit code.
+  - The task fails with innops's one-sentence message, on one line, when innops exits 1 (refused by a check or
+    guard, and the refused step changed nothing), 2 (bad input, or the server cannot be reached), 3 (a
+    post-check failed after an action, so a human must look; the report says what state the server is in), 4
+    (a recovery that is not complete) or 130 (interrupted at a safe point; continue with O(procedure=resume)).
+    RV(rc) holds the exit code.
+  - A failed task's result leaves out RV(report), RV(bench) and RV(stderr), so that Ansible prints one short
+    line for the host; run with C(-v) to have them (the report is also C(report.json) in RV(run_dir)).
   - Options mirror innops's command line; an option the procedure does not take is refused by innops (exit 2)
     with its name. See C(innops PROCEDURE --help) and docs/reference.md of innops for every flag.
 author:
@@ -127,7 +130,11 @@ options:
     description: Where sandboxes live (C(--sandbox-root)).
     type: path
   service:
-    description: How innops stops and starts the server, C(systemd:UNIT) (C(--service)).
+    description:
+      - How innops stops and starts the server, C(systemd:UNIT) (C(--service)).
+      - V(redo), V(readonly), V(recover), V(run) and V(resume) take the control options (O(service),
+        O(start_cmd), O(stop_cmd), O(config_file)); innops refuses them on V(convert) and V(inspect), which never
+        restart the server.
     type: str
   start_cmd:
     description: Shell command that starts the server (C(--start-cmd)).
@@ -141,7 +148,7 @@ options:
         directory it includes, with a backup and a diff in the run directory.
     type: path
   no_bench:
-    description: Skip the benchmarks before and after (C(--no-bench)).
+    description: Skip the benchmarks before and after (C(--no-bench)); V(recover) takes no benchmark options.
     type: bool
   bench_time:
     description: Seconds each benchmark runs (C(--bench-time)); innops's default is 10.
@@ -298,7 +305,6 @@ EXAMPLES = r"""
     procedure: convert
     all_myisam: true
     socket: /run/mysqld/mysqld.sock
-    config_file: /etc/mysql/my.cnf
     chdir: /var/lib/innops
 
 - name: Convert them, no benchmark
@@ -307,7 +313,6 @@ EXAMPLES = r"""
     all_myisam: true
     no_bench: true
     socket: /run/mysqld/mysqld.sock
-    config_file: /etc/mysql/my.cnf
     chdir: /var/lib/innops
   register: converted
 
@@ -349,18 +354,19 @@ EXAMPLES = r"""
 RETURN = r"""
 rc:
   description: innops's exit code - 0 done (or a dry run whose pre-checks pass), 1 refused, 2 bad input or no
-    connection, 3 a post-check failed after an action, 130 interrupted.
+    connection, 3 a post-check failed after an action, 4 a recovery that is not complete, 130 interrupted.
   returned: when innops ran
   type: int
   sample: 0
 msg:
-  description: On failure innops's one-sentence message (what was found and what to do); else a summary.
+  description: On failure innops's one-sentence message on one line (what was found and what to do); else a
+    summary.
   returned: always
   type: str
   sample: "step preflight:shop.bad refused: shop.bad: AUTO_INCREMENT column `id` is not the first column of any index ..."
 failure:
   description: What kind of failure the exit code says - V(refused), V(bad_input), V(post_check_failed),
-    V(interrupted), or C(exit N) for another code.
+    V(incomplete), V(interrupted), or C(exit N) for another code.
   returned: failed
   type: str
   sample: refused
@@ -391,7 +397,7 @@ report:
   description: innops's report as printed with C(--format json), the same document as C(report.json) in the
     run directory - every step with its status, verdicts (check, passed, observed, expected, fix), action
     result, the benchmark, the final message.
-  returned: when innops printed a report
+  returned: when innops printed a report and the task did not fail, or failed under C(-v)
   type: dict
 run_dir:
   description: The run directory on the managed host (plan.json, journal.jsonl, report.json, report.html,
@@ -402,7 +408,7 @@ run_dir:
 bench:
   description: The benchmark figures - C(before), C(after) (transactions, tps, latency percentiles, server
     counters) and C(change) in percent; each null when not measured (dry run, O(no_bench)).
-  returned: when innops printed a report
+  returned: when innops printed a report and the task did not fail, or failed under C(-v)
   type: dict
 advice:
   description: O(procedure=redo) with O(advise=true) - bytes written in the interval, the rate, the current size
@@ -417,7 +423,7 @@ inspection:
   type: dict
 stderr:
   description: What innops printed on stderr - one line per step as it starts and ends, and the error sentence.
-  returned: when innops ran
+  returned: when innops ran and the task did not fail, failed without an innops sentence, or failed under C(-v)
   type: str
 """
 
@@ -443,8 +449,12 @@ PROCEDURE = [
 # List options innops takes one flag per value (a replica's DSN holds commas itself).
 REPEATED = {"replica"}
 
-# Exit codes fixed by innops's DESIGN.md.
-FAILURES = {1: "refused", 2: "bad_input", 3: "post_check_failed", 130: "interrupted"}
+# Exit codes fixed by innops's DESIGN.md (src/error.rs).
+FAILURES = {1: "refused", 2: "bad_input", 3: "post_check_failed", 4: "incomplete", 130: "interrupted"}
+
+# What a failed task leaves out unless run with -v: Ansible prints a failed task's whole result on one line, and
+# innops's report alone is kilobytes, so a failing host would print a blob instead of innops's sentence.
+DETAILS = ("report", "bench", "stderr")
 
 
 def is_read_only(params):
@@ -517,8 +527,18 @@ def summary(report, acted):
     return "dry run, every pre-check passes: nothing to change"
 
 
-def interpret(params, rc, stdout, stderr):
-    """Map what innops printed to the module's result: pure, so it is tested without a server."""
+def one_line(text):
+    """A message as one line: Ansible prints one line per failed host, and a line break would split it."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def interpret(params, rc, stdout, stderr, verbose=False):
+    """Map what innops printed to the module's result: pure, so it is tested without a server.
+
+    A failure's ``msg`` is innops's one sentence, on one line. Without ``verbose`` (Ansible's -v) a failure
+    leaves out the report, the benchmark and stderr (DETAILS): the run directory's report.json holds the report.
+    stderr stays when innops printed no sentence, since it is then the only account of what happened.
+    """
     result = {"rc": rc, "stderr": stderr, "changed": False}
     doc = parse_json(stdout)
     sentence = error_sentence(stderr)
@@ -552,10 +572,17 @@ def interpret(params, rc, stdout, stderr):
     if rc != 0:
         result["failed"] = True
         result["failure"] = FAILURES.get(rc, "exit %d" % rc)
-        result["msg"] = (result.get("report") or {}).get("message") or sentence or (
-            "innops exited %d and printed no message: see stderr" % rc)
+        said = (result.get("report") or {}).get("message") or sentence
+        result["msg"] = said or "innops exited %d and printed no message: see stderr" % rc
     elif doc is None:
+        said = None
         result.update(failed=True, msg="innops exited 0 but printed no JSON report: see stderr")
+    if result.get("failed"):
+        result["msg"] = one_line(result["msg"])
+        if not verbose:
+            for key in DETAILS:
+                if key != "stderr" or said:
+                    result.pop(key, None)
     return result
 
 
@@ -613,7 +640,7 @@ def main():
         module.fail_json(msg="chdir %s is not a directory on this host: create it or fix chdir" % params["chdir"])
     argv, env = build_command(binary, params, module.check_mode)
     rc, stdout, stderr = module.run_command(argv, cwd=params["chdir"], environ_update=env, check_rc=False)
-    result = interpret(params, rc, stdout, stderr)
+    result = interpret(params, rc, stdout, stderr, verbose=module._verbosity >= 1)
     result["cmd"] = argv
     if result.get("run_dir") and not os.path.isabs(result["run_dir"]):
         # innops names it relative to the directory it ran in; the caller gets a path that works anywhere.

@@ -117,6 +117,24 @@ class Interpret(unittest.TestCase):
                                     message="step persist post-check failed: x"), "")
         self.assertEqual((r["failed"], r["failure"], r["changed"]), (True, "post_check_failed", True))
 
+    def test_a_failure_is_one_line_of_innops_sentence_and_leaves_the_report_to_verbose(self):
+        msg = "1 of 2 would be refused, every other one would go on: shop.bad: AUTO_INCREMENT column `id` is\n  not the first column of any index"
+        steps = [{"id": "preflight", "status": "refused", "acts": False, "checks": ["x" * 9000]}]
+        out = report(steps, False, status="refused", executed=False, message=msg)
+        r = innops.interpret(params(procedure="convert"), 1, out, "step lines\ninnops: " + msg + "\n")
+        self.assertEqual(r["msg"], "1 of 2 would be refused, every other one would go on: shop.bad: AUTO_INCREMENT "
+                                   "column `id` is not the first column of any index")
+        for key in ("report", "bench", "stderr"):
+            self.assertNotIn(key, r)
+        self.assertEqual((r["failure"], r["status"], r["acted"]), ("refused", "refused", []))
+        self.assertLess(len(json.dumps(r)), 1000)
+        r = innops.interpret(params(procedure="convert"), 1, out, "innops: " + msg + "\n", verbose=True)
+        self.assertEqual((r["report"]["status"], "\n" in r["msg"]), ("refused", False))
+        self.assertIn("innops: 1 of 2 would be refused", r["stderr"])
+        # Without innops's sentence, stderr is the only account: it stays.
+        r = innops.interpret(params(procedure="convert"), 101, "", "thread 'main' panicked\n")
+        self.assertEqual(r["stderr"], "thread 'main' panicked\n")
+
     def test_output_that_is_not_innops_json_fails(self):
         r = innops.interpret(params(procedure="convert"), 0, "not json", "")
         self.assertTrue(r["failed"])
