@@ -665,7 +665,6 @@ pub struct DrillArgs {
     pub bench_time: u64,
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
