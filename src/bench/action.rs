@@ -169,9 +169,14 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         let missing = prepare::missing_tables(&mut conn, &spec.db, spec.tables, &spec.tag)?;
         if let Some(t) = missing.first() {
             return Err(bad_input(format!(
-                "table {}.sbtest{t} does not exist on {}: run `innops bench prepare --db {} --tables {} --table-size {}` first",
-                spec.db, target.label, spec.db, spec.tables, spec.table_size
+                "table {}.sbtest{t} does not exist on {}: run `{}` first",
+                spec.db,
+                target.label,
+                prepare_line(spec)
             )));
+        }
+        if spec.workload == Workload::BulkInsert {
+            prepare::check_bulk_tables(&mut conn, spec, &target.label, &prepare_line(spec))?;
         }
     }
     let abort = abort_flag();
@@ -214,6 +219,23 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The command that makes the tables this run needs: the workload named (bulk_insert's tables are not the
+/// oltp scripts'), with the flags that shape them.
+fn prepare_line(spec: &RunSpec) -> String {
+    if spec.workload == Workload::BulkInsert {
+        // bulk_insert.lua makes one table per thread, empty.
+        format!(
+            "innops bench bulk_insert prepare --db {} --threads {}",
+            spec.db, spec.tables
+        )
+    } else {
+        format!(
+            "innops bench {} prepare --db {} --tables {} --table-size {}",
+            spec.workload, spec.db, spec.tables, spec.table_size
+        )
+    }
 }
 
 fn empty_result() -> BenchResult {
