@@ -68,7 +68,7 @@ pub enum Command {
     /// Run the staging drill playbook on a fresh sandbox as one plan and write one report.
     Drill(DrillArgs),
     /// sysbench-compatible benchmarks: prepare, run and clean up a workload.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Past runs and how each ended, from their run directories.
     Runs(RunsArgs),
     /// Print a shell completion script: `innops completions bash > /etc/bash_completion.d/innops`.

@@ -1130,7 +1130,7 @@ fn an_option_sysbench_does_not_have_is_refused_by_name() {
     let out = crate::common::run_innops(
         &[
             "bench".into(),
-            "select_random_ranges".into(),
+            "bulk_insert".into(),
             "run".into(),
             "--skip_trx".into(),
         ],

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 use serde::Serialize;
 

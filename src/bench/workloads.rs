@@ -119,7 +119,9 @@ impl Workload {
         )
     }
 
-    /// True for the scripts that work on sbtest1 only (sysbench asserts `--tables=1` for them).
+    /// True for the scripts whose run reads sbtest1 only, whatever `--tables` says (their prepare makes
+    /// `--tables` tables all the same: oltp_common.lua's parallel prepare command takes the place of the
+    /// script's own, which asserts `--tables=1`).
     pub fn single_table(&self) -> bool {
         matches!(
             self,
@@ -128,11 +130,15 @@ impl Workload {
     }
 
     /// True for the scripts built on oltp_common.lua, which take its options (`--point_selects`, `--skip_trx`,
-    /// `--auto_inc`, ...).
+    /// `--auto_inc`, ...). select_random_*.lua `require("oltp_common")` too: its table options shape their
+    /// prepare (`--mysql_storage_engine=myisam` is what select_random_ranges was written for), the others are
+    /// accepted and change nothing in their run.
     pub fn uses_oltp_common(&self) -> bool {
         matches!(
             self,
-            Workload::PointSelect
+            Workload::SelectRandomPoints
+                | Workload::SelectRandomRanges
+                | Workload::PointSelect
                 | Workload::ReadOnly
                 | Workload::ReadWrite
                 | Workload::Insert

@@ -8,6 +8,10 @@ use clap::{Args, ValueEnum};
 
 use super::{ConnArgs, FormatArg};
 
+/// Help headings of sysbench's general options.
+const GENERAL: &str = "sysbench's general options";
+const OLD: &str = "sysbench's old names";
+
 /// What `innops bench` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchAction {
@@ -17,6 +21,8 @@ pub enum BenchAction {
     Run,
     /// Drop the sbtest tables.
     Cleanup,
+    /// Read the sbtest tables through every index, so the buffer pool holds them (oltp_common.lua's prewarm).
+    Prewarm,
 }
 
 /// `--rand-type`: how row ids are drawn.
@@ -45,14 +51,16 @@ fn on_off(s: &str) -> Result<bool, String> {
 /// Accepts sysbench's command lines: the words in either order (`oltp_read_write prepare` or `run`), the
 /// flags with dashes or underscores, and sysbench's `--mysql-*` connection flags beside innops's own.
 #[derive(Debug, Args)]
+// A flag given twice takes its last value, as sysbench takes it (its tests pass `--threads=1` twice).
 #[command(
+    args_override_self = true,
     after_help = "Examples:\n  innops bench oltp_read_write --mysql-socket=/tmp/s.sock --mysql-db=sbtest --tables=2 --table-size=1000 prepare\n  innops bench oltp_read_write run --time=60 --threads=8 --rand-type=zipfian --percentile=99 --histogram\n  innops bench oltp_read_write cleanup"
 )]
 pub struct BenchArgs {
     /// The sysbench test name (oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_insert,
     /// oltp_update_index, oltp_update_non_index, oltp_delete, select_random_points, select_random_ranges,
     /// bulk_insert, a path to one of their .lua scripts, or table:DB.TABLE) and/or the command: prepare, run,
-    /// cleanup or help, in either order.
+    /// cleanup, prewarm or help, in either order.
     #[arg(value_name = "TESTNAME|COMMAND")]
     pub first: String,
     /// The other word: the command after the test name, as sysbench writes it.
@@ -101,6 +109,29 @@ pub struct BenchArgs {
         help_heading = "Workload and tables (prepare, run, cleanup)"
     )]
     pub threads: u32,
+    /// sysbench's old name for --threads.
+    #[arg(long, alias = "num_threads", value_name = "N", help_heading = OLD)]
+    pub num_threads: Option<u32>,
+    /// sysbench's old name for --events (given and above 0, it wins, as in sysbench).
+    #[arg(long, alias = "max_requests", value_name = "N", help_heading = OLD)]
+    pub max_requests: Option<u64>,
+    /// sysbench's old name for --time (given and above 0, it wins, as in sysbench).
+    #[arg(long, alias = "max_time", value_name = "N", help_heading = OLD)]
+    pub max_time: Option<u64>,
+    /// sysbench's old name for --rate (given and above 0, it wins, as in sysbench).
+    #[arg(long, alias = "tx_rate", value_name = "N", help_heading = OLD)]
+    pub tx_rate: Option<u32>,
+    /// sysbench's log level, 0 to 5: 0-2 print no run report (errors and prepare's lines only), 3 is the
+    /// default, 5 also prints the statements innops's client sends (as -v).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5), help_heading = GENERAL)]
+    pub verbosity: Option<u8>,
+    /// sysbench's debug output (on/off): on prints the statements innops's client sends (as -v).
+    #[arg(long, value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = GENERAL)]
+    pub debug: Option<bool>,
+    /// sysbench's grace after --time before it forces the end (off, N seconds, N% of --time; alone: 5%).
+    /// Accepted with a note: innops ends at --time once each thread's transaction in flight is done.
+    #[arg(long, alias = "forced_shutdown", num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "off|N|N%", help_heading = GENERAL)]
+    pub forced_shutdown: Option<String>,
     /// Seconds to measure (0: no limit, give --events).
     #[arg(long, default_value_t = 10, help_heading = "Measuring (run)")]
     pub time: u64,
@@ -340,6 +371,42 @@ pub struct BenchArgs {
         help_heading = "sysbench's connection flags"
     )]
     pub mysql_password: Option<String>,
+    /// TLS as sysbench takes it: on (TLS required, as sysbench 1.0), off, or sysbench 1.1's modes
+    /// DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY; sets --ssl-mode.
+    #[arg(long, alias = "mysql_ssl", num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off|MODE", help_heading = "sysbench's connection flags")]
+    pub mysql_ssl: Option<String>,
+    /// sysbench's name for --ssl-ca.
+    #[arg(
+        long,
+        alias = "mysql_ssl_ca",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_ssl_ca: Option<PathBuf>,
+    /// sysbench's name for --ssl-cert.
+    #[arg(
+        long,
+        alias = "mysql_ssl_cert",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_ssl_cert: Option<PathBuf>,
+    /// sysbench's name for --ssl-key.
+    #[arg(
+        long,
+        alias = "mysql_ssl_key",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_ssl_key: Option<PathBuf>,
+    /// sysbench's name for --ssl-cipher.
+    #[arg(
+        long,
+        alias = "mysql_ssl_cipher",
+        help_heading = "sysbench's connection flags"
+    )]
+    pub mysql_ssl_cipher: Option<String>,
+    /// Protocol compression (on/off): accepted with a note when on; innops bench's connections stay
+    /// uncompressed (it times statements on the connection's own socket).
+    #[arg(long, alias = "mysql_compression", value_parser = on_off, num_args = 0..=1, require_equals = true, default_missing_value = "on", value_name = "on|off", help_heading = "sysbench's connection flags")]
+    pub mysql_compression: Option<bool>,
     /// Only mysql (MySQL and MariaDB) is spoken.
     #[arg(
         long,
