@@ -1,6 +1,6 @@
 //! sysbench's command lines on a real server: the `[sandbox]` lines of tests/cases/bench/sysbench-lines.txt run
 //! in order, `prewarm` judged by the buffer pool's own page list, `--tx-rate` latency with its queueing, a test's
-//! `help`, and bulk_insert's refusals naming the commands that fix them.
+//! `help`, `--mysql-ssl` over TCP, and bulk_insert's refusals naming the commands that fix them.
 
 use mysql::prelude::Queryable;
 
@@ -282,4 +282,37 @@ fn a_bulk_insert_run_that_cannot_work_names_cleanup_and_prepare_not_ignore_error
         "{out:?}"
     );
     assert!(!out.stderr.contains("--ignore-errors"), "{out:?}");
+}
+
+#[test]
+fn mysql_ssl_on_requires_tls_and_off_connects_plain_over_tcp() {
+    let sb = Sandboxed::new("benchssl");
+    // The sandbox's TCP login (its server offers no TLS).
+    let cnf = format!(
+        "--defaults-file={}",
+        sb.sandbox.dir.join("client.cnf").display()
+    );
+    let line = |extra: &[&str]| {
+        let mut all =
+            crate::common::args(&["bench", "oltp_point_select", "--table-size=100", &cnf]);
+        all.extend(crate::common::args(extra));
+        run_innops(&all, &[])
+    };
+    ok(&line(&["prepare", "--mysql-ssl=off"]));
+    for on in ["--mysql-ssl", "--mysql-ssl=on", "--mysql-ssl=REQUIRED"] {
+        let out = line(&["run", "--events=5", "--time=0", on]);
+        assert_eq!(out.code, 2, "{on}: {out:?}");
+        assert!(
+            out.error_line().contains("does not offer TLS"),
+            "{on}: {out:?}"
+        );
+    }
+    let out = line(&[
+        "run",
+        "--events=5",
+        "--time=0",
+        "--mysql-ssl=off",
+        "--format=json",
+    ]);
+    assert_eq!(ok(&out).json()["transactions"], 5, "{out:?}");
 }
