@@ -224,7 +224,7 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         };
         print!(
             "{}",
-            stats::render_header(&header, spec.report_interval.as_secs())
+            stats::render_header(&header, spec.report_interval.as_secs(), spec.rate)
         );
         println!("Initializing worker threads...\n\nThreads started!\n");
         std::io::stdout().flush().ok();

@@ -48,7 +48,10 @@ fn the_sandbox_lines_of_the_sysbench_corpus_run_in_order() {
         }
         if line.contains("--max-requests=50") {
             assert!(has("transactions:                        50 "), "{out:?}");
-            assert!(has("Number of threads: 2"), "{out:?}");
+            assert!(
+                has("Number of threads: 2\nTarget transaction rate: 1000/sec\n"),
+                "{out:?}"
+            );
             for old in ["--max-time", "--max-requests", "--tx-rate", "--num-threads"] {
                 assert!(
                     has(&format!("note: {old} is sysbench's old name")),
