@@ -274,6 +274,12 @@ pub struct OltpOptions {
     pub create_table_options: String,
     /// `--reconnect=N`: a new connection (statements prepared again) after every N events; 0 never.
     pub reconnect: u64,
+    /// select_random_points.lua's `--random_points`: values in its `k IN (…)` list.
+    pub random_points: u32,
+    /// select_random_ranges.lua's `--number_of_ranges`: BETWEEN ranges OR-ed in its SELECT.
+    pub number_of_ranges: u32,
+    /// select_random_ranges.lua's `--delta`: each range is `k BETWEEN v AND v + delta`.
+    pub delta: u32,
 }
 
 impl Default for OltpOptions {
@@ -296,6 +302,9 @@ impl Default for OltpOptions {
             storage_engine: "innodb".into(),
             create_table_options: String::new(),
             reconnect: 0,
+            random_points: RANDOM_POINTS,
+            number_of_ranges: NUMBER_OF_RANGES,
+            delta: RANGE_DELTA,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::{ConnArgs, FormatArg};
 /// Help headings of sysbench's general options.
 const GENERAL: &str = "sysbench's general options";
 const OLD: &str = "sysbench's old names";
+const RANDOM: &str = "sysbench select_random_* script options";
 
 /// What `innops bench` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -336,6 +337,15 @@ pub struct BenchArgs {
         help_heading = "sysbench OLTP script options (oltp_*.lua)"
     )]
     pub reconnect: Option<u64>,
+    /// select_random_points: values in its `k IN (…)` list, 1 or more [default: 10].
+    #[arg(long, alias = "random_points", value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = RANDOM)]
+    pub random_points: Option<u32>,
+    /// select_random_ranges: BETWEEN ranges OR-ed in its SELECT, 1 or more [default: 10].
+    #[arg(long, alias = "number_of_ranges", value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = RANDOM)]
+    pub number_of_ranges: Option<u32>,
+    /// select_random_ranges: each range is `k BETWEEN v AND v + N` [default: 5].
+    #[arg(long, value_name = "N", help_heading = RANDOM)]
+    pub delta: Option<u32>,
     /// sysbench's name for --host.
     #[arg(
         long,

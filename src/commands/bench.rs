@@ -173,8 +173,8 @@ fn words(a: &BenchArgs) -> anyhow::Result<(Option<BenchAction>, Option<String>)>
     ))
 }
 
-/// The oltp_common.lua options given on the command line, by their sysbench names, each with the workloads
-/// whose run it changes (`None`: it changes what prepare creates).
+/// The oltp_common.lua options (and select_random_*.lua's own) given on the command line, by their sysbench
+/// names, each with the workloads whose run it changes (`None`: it changes what prepare creates).
 fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)> {
     use Workload::*;
     const RANGES: &[Workload] = &[ReadOnly, ReadWrite];
@@ -183,6 +183,8 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
     const DELETE_INSERTS: &[Workload] = &[ReadWrite, WriteOnly];
     const TRX: &[Workload] = &[ReadOnly, ReadWrite, WriteOnly];
     const INSERT: &[Workload] = &[Insert];
+    const POINTS: &[Workload] = &[SelectRandomPoints];
+    const RANGES_OF_K: &[Workload] = &[SelectRandomRanges];
     [
         ("--range_size", a.range_size.is_some(), Some(RANGES)),
         ("--point_selects", a.point_selects.is_some(), Some(RANGES)),
@@ -217,6 +219,13 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
             a.create_table_options.is_some(),
             None,
         ),
+        ("--random_points", a.random_points.is_some(), Some(POINTS)),
+        (
+            "--number_of_ranges",
+            a.number_of_ranges.is_some(),
+            Some(RANGES_OF_K),
+        ),
+        ("--delta", a.delta.is_some(), Some(RANGES_OF_K)),
     ]
     .into_iter()
     .filter(|(_, given, _)| *given)
@@ -227,6 +236,7 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
 /// oltp_common.lua's options from the flags, sysbench's defaults for the rest. The scripts not built on
 /// oltp_common.lua (select_random_*, bulk_insert, table:) have none of them, so giving one is refused.
 fn oltp_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<OltpOptions> {
+    random_options(a, workload)?;
     if !workload.uses_oltp_common() {
         if let Some((name, _)) = oltp_given(a).first() {
             return Err(bad_input(format!(
@@ -265,7 +275,34 @@ fn oltp_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<OltpOption
         storage_engine: engine,
         create_table_options: table_options,
         reconnect: a.reconnect.unwrap_or(d.reconnect),
+        random_points: a.random_points.unwrap_or(d.random_points),
+        number_of_ranges: a.number_of_ranges.unwrap_or(d.number_of_ranges),
+        delta: a.delta.unwrap_or(d.delta),
     })
+}
+
+/// select_random_points.lua's and select_random_ranges.lua's own options exist only in their scripts: given
+/// to another test, sysbench refuses them as unknown, and so does innops, by name.
+fn random_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<()> {
+    let given = [
+        (
+            "--random_points",
+            a.random_points.is_some(),
+            Workload::SelectRandomPoints,
+        ),
+        (
+            "--number_of_ranges",
+            a.number_of_ranges.is_some(),
+            Workload::SelectRandomRanges,
+        ),
+        ("--delta", a.delta.is_some(), Workload::SelectRandomRanges),
+    ];
+    match given.into_iter().find(|(_, g, w)| *g && w != workload) {
+        Some((name, _, owner)) => Err(bad_input(format!(
+            "{name} is an option of {owner}, which {workload} is not: drop it, or run {owner}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The oltp options given that change nothing in this command of this script (sysbench accepts and ignores

@@ -1,6 +1,7 @@
 //! sysbench's command lines on a real server: the `[sandbox]` lines of tests/cases/bench/sysbench-lines.txt run
 //! in order, `prewarm` judged by the buffer pool's own page list, `--tx-rate` latency with its queueing, a test's
-//! `help`, `--mysql-ssl` over TCP, and bulk_insert's refusals naming the commands that fix them.
+//! `help`, `--mysql-ssl` over TCP, select_random_*'s own options in the general log, and bulk_insert's refusals
+//! naming the commands that fix them.
 
 use mysql::prelude::Queryable;
 
@@ -318,4 +319,60 @@ fn mysql_ssl_on_requires_tls_and_off_connects_plain_over_tcp() {
         "--format=json",
     ]);
     assert_eq!(ok(&out).json()["transactions"], 5, "{out:?}");
+}
+
+#[test]
+fn select_random_scripts_send_the_ranges_and_points_their_options_ask_for() {
+    let sb = Sandboxed::new("benchrandopts");
+    ok(&sb.innops(&[
+        "bench",
+        "select_random_ranges",
+        "prepare",
+        "--table-size=500",
+    ]));
+    // The statements of a 20-event run, without its check that the tables exist.
+    let sent = |test: &str, extra: &[&str]| -> Vec<String> {
+        let args = [
+            &[
+                "bench",
+                test,
+                "run",
+                "--table-size=500",
+                "--time=0",
+                "--events=20",
+            ][..],
+            extra,
+        ]
+        .concat();
+        super::logged_statements(&sb, || {
+            ok(&sb.innops(&args));
+        })
+        .into_iter()
+        .map(|(_, sql)| sql)
+        .filter(|sql| sql.contains("FROM sbtest1"))
+        .collect()
+    };
+    let ranges = sent(
+        "select_random_ranges",
+        &["--number_of_ranges=3", "--delta=2"],
+    );
+    assert_eq!(ranges.len(), 20, "{ranges:?}");
+    for sql in &ranges {
+        let widths: Vec<i64> = sql
+            .split("BETWEEN ")
+            .skip(1)
+            .map(|r| {
+                let (lo, rest) = r.split_once(" AND ").unwrap();
+                let hi = rest.split_whitespace().next().unwrap();
+                hi.parse::<i64>().unwrap() - lo.parse::<i64>().unwrap()
+            })
+            .collect();
+        assert_eq!(widths, [2, 2, 2], "{sql}");
+    }
+    let points = sent("select_random_points", &["--random_points=4"]);
+    assert_eq!(points.len(), 20, "{points:?}");
+    for sql in &points {
+        let list = sql.split("IN (").nth(1).unwrap().split(')').next().unwrap();
+        assert_eq!(list.split(',').count(), 4, "{sql}");
+    }
 }

@@ -34,6 +34,7 @@ fn oltp_lines() -> Vec<(&'static str, &'static str, String)> {
 
 /// The text `innops bench TEST help` prints for `w`.
 pub(super) fn text(w: &Workload) -> String {
+    let d = OltpOptions::default();
     let lines = match w {
         Workload::BulkInsert => {
             return "bulk_insert has no options of its own (sysbench's bulk_insert has no help either): --threads sets its tables, one per thread, and `innops bench --help` lists the flags every test takes\n".into();
@@ -41,8 +42,33 @@ pub(super) fn text(w: &Workload) -> String {
         Workload::Table { db, table } => {
             return format!("{w} has no options of its own: it reads {db}.{table} by key, by key range and through each secondary index; `innops bench --help` lists the flags every test takes\n");
         }
+        Workload::SelectRandomPoints => {
+            let mut v = oltp_lines();
+            v.push((
+                "--random_points=N",
+                "values in the k IN (...) list",
+                d.random_points.to_string(),
+            ));
+            v
+        }
+        Workload::SelectRandomRanges => {
+            let mut v = oltp_lines();
+            v.push((
+                "--delta=N",
+                "each range is k BETWEEN v AND v + N",
+                d.delta.to_string(),
+            ));
+            v.push((
+                "--number_of_ranges=N",
+                "BETWEEN ranges OR-ed in the SELECT",
+                d.number_of_ranges.to_string(),
+            ));
+            v
+        }
         _ => oltp_lines(),
     };
+    let mut lines = lines;
+    lines.sort_by_key(|(name, _, _)| name.trim_start_matches('-'));
     let width = lines.iter().map(|(n, _, _)| n.len()).max().unwrap_or(0);
     let mut out = format!("{w} options:\n");
     for (name, what, default) in lines {

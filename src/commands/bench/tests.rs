@@ -234,6 +234,7 @@ fn oltp_script_options_parse_with_dashes_or_underscores_and_on_off_values() {
             storage_engine: "myisam".into(),
             create_table_options: "ROW_FORMAT=FIXED".into(),
             reconnect: 10,
+            ..OltpOptions::default()
         }
     );
     // The other spellings of the same flags.
@@ -612,4 +613,54 @@ fn prewarm_is_a_command_and_a_test_s_help_is_its_own() {
         words_of(&args(&["help", "--workload", "oltp_insert"])),
         (None, Some("oltp_insert".into()))
     );
+}
+
+#[test]
+fn select_random_scripts_own_options_reach_their_run_and_no_other_test_s() {
+    let s = parse(&[
+        "select_random_ranges",
+        "run",
+        "--number_of_ranges=3",
+        "--delta=2",
+    ])
+    .unwrap();
+    assert_eq!((s.spec.oltp.number_of_ranges, s.spec.oltp.delta), (3, 2));
+    assert_eq!(s.spec.oltp.random_points, 10);
+    let s = parse(&["select_random_points", "run", "--random-points=4"]).unwrap();
+    assert_eq!(s.spec.oltp.random_points, 4);
+    for (a, says) in [
+        (
+            &["oltp_read_write", "run", "--delta=5"][..],
+            "--delta is an option of select_random_ranges, which oltp_read_write is not",
+        ),
+        (
+            &["select_random_points", "run", "--number_of_ranges=2"],
+            "--number_of_ranges is an option of select_random_ranges, which select_random_points is not",
+        ),
+        (
+            &["bulk_insert", "run", "--random_points=2"],
+            "--random_points is an option of select_random_points",
+        ),
+    ] {
+        let e = parse(a).unwrap_err();
+        assert_eq!(crate::error::exit_code_of(&e), 2, "{a:?}");
+        assert!(e.to_string().contains(says), "{a:?}: {e}");
+    }
+    for zero in ["--number_of_ranges=0", "--random_points=0"] {
+        assert!(
+            Cli::try_parse_from(["innops", "bench", "run", zero]).is_err(),
+            "{zero}"
+        );
+    }
+    let note = |a: &[&str]| oltp_note(&args(a), &parse(a).unwrap());
+    assert_eq!(note(&["select_random_ranges", "run", "--delta=1"]), None);
+    assert_eq!(
+        note(&["select_random_ranges", "prepare", "--delta=1"]).as_deref(),
+        Some("note: --delta changes nothing in select_random_ranges prepare (sysbench ignores it there too)")
+    );
+    let help = help::text(&Workload::SelectRandomRanges);
+    assert!(help.contains("\n  --delta=N  "), "{help}");
+    assert!(help.contains("\n  --number_of_ranges=N  "), "{help}");
+    assert!(!help.contains("--random_points"), "{help}");
+    assert!(help::text(&Workload::SelectRandomPoints).contains("\n  --random_points=N  "));
 }
