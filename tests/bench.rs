@@ -9,6 +9,8 @@ use mysql::prelude::Queryable;
 
 use crate::common::{read_json, Output, Sandboxed};
 
+mod sysbench_lines;
+
 /// Statements per transaction as sysbench 1.0.20 counts them (read, write, other).
 const MIX: [(&str, u64, u64, u64); 7] = [
     ("oltp_point_select", 1, 0, 0),
@@ -182,7 +184,11 @@ fn running_before_prepare_or_preparing_twice_says_what_to_do() {
     let sb = Sandboxed::new("benchmisuse");
     let out = sb.innops(&["bench", "run", "--time", "1"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("innops bench prepare"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("innops bench oltp_read_write prepare --db sbtest --tables 1"),
+        "{out:?}"
+    );
     ok(&sb.innops(&["bench", "prepare", "--table-size", "100"]));
     let again = sb.innops(&["bench", "prepare", "--table-size", "100"]);
     assert_eq!(again.code, 1, "{again:?}");
@@ -1124,7 +1130,7 @@ fn an_option_sysbench_does_not_have_is_refused_by_name() {
     let out = crate::common::run_innops(
         &[
             "bench".into(),
-            "select_random_ranges".into(),
+            "bulk_insert".into(),
             "run".into(),
             "--skip_trx".into(),
         ],

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::run::RunSpec;
 use super::workloads::Workload;
-use super::{prepare, run, stats, table, BenchResult};
+use super::{prepare, prewarm, run, stats, table, BenchResult};
 use crate::error::{bad_input, Failure};
 use crate::server::connect::Target;
 
@@ -20,6 +20,8 @@ pub enum Action {
     Run,
     /// Drop the sbtest tables.
     Cleanup,
+    /// Read the tables through every index into the buffer pool.
+    Prewarm,
 }
 
 impl Action {
@@ -29,6 +31,7 @@ impl Action {
             Action::Prepare => "prepare",
             Action::Run => "run",
             Action::Cleanup => "cleanup",
+            Action::Prewarm => "prewarm",
         }
     }
 }
@@ -39,6 +42,8 @@ pub struct Settings {
     pub action: Action,
     pub spec: RunSpec,
     pub json: bool,
+    /// The run's text report (header, interval lines, figures); off under sysbench's `--verbosity` 0 to 2.
+    pub report: bool,
 }
 
 fn abort_flag() -> Arc<AtomicBool> {
@@ -159,7 +164,34 @@ pub fn execute(target: &Target, s: &Settings) -> anyhow::Result<()> {
             Ok(())
         }
         (_, Action::Run) => run_cmd(target, s),
+        (_, Action::Prewarm) => prewarm_cmd(target, s),
     }
+}
+
+fn prewarm_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
+    let spec = &s.spec;
+    let mut conn = target.connect()?;
+    let (db, tables) = match spec.workload.real_table() {
+        Some((db, table)) => (db.to_string(), vec![table.to_string()]),
+        None => (
+            spec.db.clone(),
+            prewarm::sbtest_tables(&mut conn, target, spec)?,
+        ),
+    };
+    let sum = prewarm::prewarm(&mut conn, &db, tables, &spec.tag, s.json)?;
+    if s.json {
+        print_json(&serde_json::to_value(&sum)?)?;
+    } else {
+        println!(
+            "prewarmed {}.{} ({} indexes read whole) in {:.1} s on {}",
+            sum.db,
+            sum.tables.join(", "),
+            sum.indexes,
+            sum.seconds,
+            target.label
+        );
+    }
+    Ok(())
 }
 
 fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
@@ -169,13 +201,19 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         let missing = prepare::missing_tables(&mut conn, &spec.db, spec.tables, &spec.tag)?;
         if let Some(t) = missing.first() {
             return Err(bad_input(format!(
-                "table {}.sbtest{t} does not exist on {}: run `innops bench prepare --db {} --tables {} --table-size {}` first",
-                spec.db, target.label, spec.db, spec.tables, spec.table_size
+                "table {}.sbtest{t} does not exist on {}: run `{}` first",
+                spec.db,
+                target.label,
+                prepare_line(spec)
             )));
+        }
+        if spec.workload == Workload::BulkInsert {
+            prepare::check_bulk_tables(&mut conn, spec, &target.label, &prepare_line(spec))?;
         }
     }
     let abort = abort_flag();
-    if !s.json {
+    let text = !s.json && s.report;
+    if text {
         let header = BenchResult {
             workload: spec.workload.name(),
             threads: spec.threads,
@@ -186,22 +224,21 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         };
         print!(
             "{}",
-            stats::render_header(&header, spec.report_interval.as_secs())
+            stats::render_header(&header, spec.report_interval.as_secs(), spec.rate)
         );
         println!("Initializing worker threads...\n\nThreads started!\n");
         std::io::stdout().flush().ok();
     }
-    let json = s.json;
     let pct = spec.percentile;
     let result = run::run(target, spec, &abort, &mut |line| {
-        if !json {
+        if text {
             println!("{}", stats::render_interval(line, pct));
             std::io::stdout().flush().ok();
         }
     })?;
-    if json {
+    if s.json {
         print_json(&result_json(&result))?;
-    } else {
+    } else if text {
         if !result.intervals.is_empty() {
             println!();
         }
@@ -214,6 +251,23 @@ fn run_cmd(target: &Target, s: &Settings) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The command that makes the tables this run needs: the workload named (bulk_insert's tables are not the
+/// oltp scripts'), with the flags that shape them.
+fn prepare_line(spec: &RunSpec) -> String {
+    if spec.workload == Workload::BulkInsert {
+        // bulk_insert.lua makes one table per thread, empty.
+        format!(
+            "innops bench bulk_insert prepare --db {} --threads {}",
+            spec.db, spec.tables
+        )
+    } else {
+        format!(
+            "innops bench {} prepare --db {} --tables {} --table-size {}",
+            spec.workload, spec.db, spec.tables, spec.table_size
+        )
+    }
 }
 
 fn empty_result() -> BenchResult {

@@ -6,7 +6,7 @@
 //!
 //! Layout: [`workloads`] says what is sent, [`distribution`] how keys are drawn, [`run`] drives the threads
 //! (each a `worker`),
-//! [`prepare`] builds and drops the `sbtestN` tables, [`table`] reads a real table's shape, [`stats`] turns
+//! [`prepare`] builds and drops the `sbtestN` tables, [`prewarm`] reads them into the buffer pool, [`table`] reads a real table's shape, [`stats`] turns
 //! latencies into sysbench's text, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
 //! workload for the whole plan (`--bench-during`) and [`tap`] takes the figures of a slice of a running workload.
@@ -18,6 +18,7 @@ pub mod distribution;
 pub mod during;
 pub mod noise;
 pub mod prepare;
+pub mod prewarm;
 pub mod run;
 pub mod stats;
 pub mod table;
@@ -30,7 +31,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use serde::{Deserialize, Serialize};
 
 use crate::error::refused;

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use crate::sql::Queryable;
 use mysql::Conn;
 use serde::Serialize;
 
@@ -43,6 +43,53 @@ pub fn missing_tables(
     Ok((1..=tables)
         .filter(|t| !present.contains(&format!("sbtest{t}")))
         .collect())
+}
+
+/// bulk_insert's run inserts ids 1, 2, … into each of its tables afresh (as bulk_insert.lua does), so a table
+/// that holds rows (a run before, no cleanup since) or has other columns (an oltp_* table of the same name) stops
+/// it at its first INSERT with a duplicate key or a column count error, which no `--ignore-errors` cures.
+/// Refused before the run, with the commands that fix it; `prepare_line` is the prepare to run.
+pub fn check_bulk_tables(
+    conn: &mut Conn,
+    spec: &RunSpec,
+    label: &str,
+    prepare_line: &str,
+) -> anyhow::Result<()> {
+    let cleanup = format!(
+        "innops bench bulk_insert cleanup --db {} --threads {}",
+        spec.db, spec.tables
+    );
+    for t in 1..=spec.tables {
+        let name = format!("sbtest{t}");
+        let columns: Vec<String> = conn.exec(
+            tag_sql("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", &spec.tag),
+            (&spec.db, &name),
+        )?;
+        if columns != ["id", "k"] {
+            return Err(refused(format!(
+                "table {}.{name} on {label} has the columns ({}), not bulk_insert's (id, k): it was prepared for another test; give bulk_insert a --db of its own, or drop these tables (`innops bench cleanup --db {} --tables {}`) and run `{prepare_line}`",
+                spec.db,
+                columns.join(", "),
+                spec.db,
+                spec.tables
+            )));
+        }
+        let any: Option<u8> = conn.query_first(tag_sql(
+            &format!(
+                "SELECT 1 FROM {}.{} LIMIT 1",
+                quote_ident(&spec.db),
+                quote_ident(&name)
+            ),
+            &spec.tag,
+        ))?;
+        if any.is_some() {
+            return Err(refused(format!(
+                "table {}.{name} on {label} holds rows already, and bulk_insert inserts ids from 1 on every run (as sysbench's does): run `{cleanup}` and `{prepare_line}` first",
+                spec.db
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// True when every table exists with exactly `table_size` rows (what a plan's benchmark expects).

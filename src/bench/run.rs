@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::sql::Queryable;
 use hdrhistogram::Histogram;
-use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 
 use super::distribution::{Dist, RandParams, RandType};

@@ -110,11 +110,14 @@ pub fn render_interval(i: &Interval, pct: u8) -> String {
 }
 
 /// The options block sysbench prints before it starts.
-pub fn render_header(r: &BenchResult, report_interval: u64) -> String {
+pub fn render_header(r: &BenchResult, report_interval: u64, rate: u32) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "innops bench {} (sysbench 1.0 compatible)\n", r.workload);
     let _ = writeln!(s, "Running the test with following options:");
     let _ = writeln!(s, "Number of threads: {}", r.threads);
+    if rate > 0 {
+        let _ = writeln!(s, "Target transaction rate: {rate}/sec");
+    }
     if report_interval > 0 {
         let _ = writeln!(
             s,

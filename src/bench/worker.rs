@@ -97,6 +97,13 @@ pub(crate) fn connect_error_code(e: &mysql::Error, socket: bool) -> u16 {
     }
 }
 
+/// Where an event's latency is timed from: under `--rate`, its arrival, so the time it waited for a free thread
+/// counts (sysbench adds an event's time in its queue to its latency); the time it started otherwise, and when
+/// a thread was free before the arrival (it slept until then).
+fn latency_start(arrival: Option<Instant>, started: Instant) -> Instant {
+    arrival.map_or(started, |at| at.min(started))
+}
+
 /// Sleep `d`, in short naps, unless `halt` says stop first; false when it did.
 fn pause(d: Duration, halt: &dyn Fn() -> bool) -> bool {
     let until = Instant::now() + d;
@@ -291,7 +298,7 @@ impl<'a> Worker<'a> {
             {
                 return Ok(());
             }
-            match pace.claim() {
+            let arrival = match pace.claim() {
                 None => return Ok(()),
                 Some(Some(at)) => {
                     while Instant::now() < at.min(deadline)
@@ -306,17 +313,19 @@ impl<'a> Worker<'a> {
                     if Instant::now() >= deadline {
                         return Ok(());
                     }
+                    Some(at)
                 }
-                Some(None) => {}
-            }
+                Some(None) => None,
+            };
             let mut c = Counts::default();
             let start = Instant::now();
+            let timed_from = latency_start(arrival, start);
             let (done, result) = self.one_event(&mut c, frame);
             // Statements, errors and reconnects count as they happen, finished transaction or not.
             if start >= measure_from {
                 let mut w = window.lock().expect("bench window lock");
                 if done {
-                    let ns = start.elapsed().as_nanos();
+                    let ns = timed_from.elapsed().as_nanos();
                     c.txns = 1;
                     c.busy_ns = ns;
                     record_ns(&mut w.hist, ns);
@@ -399,6 +408,18 @@ impl<'a> Worker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn under_a_rate_latency_counts_from_the_arrival_so_queueing_counts() {
+        let t0 = Instant::now();
+        let late = t0 + Duration::from_millis(40);
+        // The event arrived at t0 and a thread was free only 40 ms later: the 40 ms are its latency's.
+        assert_eq!(latency_start(Some(t0), late), t0);
+        // A thread waited for the arrival: timed from when it started, which is the arrival.
+        assert_eq!(latency_start(Some(late), t0), t0);
+        // No --rate: from the start.
+        assert_eq!(latency_start(None, late), late);
+    }
 
     #[test]
     fn lost_connections_map_to_cr_server_lost() {

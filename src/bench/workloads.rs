@@ -119,7 +119,9 @@ impl Workload {
         )
     }
 
-    /// True for the scripts that work on sbtest1 only (sysbench asserts `--tables=1` for them).
+    /// True for the scripts whose run reads sbtest1 only, whatever `--tables` says (their prepare makes
+    /// `--tables` tables all the same: oltp_common.lua's parallel prepare command takes the place of the
+    /// script's own, which asserts `--tables=1`).
     pub fn single_table(&self) -> bool {
         matches!(
             self,
@@ -128,11 +130,15 @@ impl Workload {
     }
 
     /// True for the scripts built on oltp_common.lua, which take its options (`--point_selects`, `--skip_trx`,
-    /// `--auto_inc`, ...).
+    /// `--auto_inc`, ...). select_random_*.lua `require("oltp_common")` too: its table options shape their
+    /// prepare (`--mysql_storage_engine=myisam` is what select_random_ranges was written for), the others are
+    /// accepted and change nothing in their run.
     pub fn uses_oltp_common(&self) -> bool {
         matches!(
             self,
-            Workload::PointSelect
+            Workload::SelectRandomPoints
+                | Workload::SelectRandomRanges
+                | Workload::PointSelect
                 | Workload::ReadOnly
                 | Workload::ReadWrite
                 | Workload::Insert
@@ -268,6 +274,12 @@ pub struct OltpOptions {
     pub create_table_options: String,
     /// `--reconnect=N`: a new connection (statements prepared again) after every N events; 0 never.
     pub reconnect: u64,
+    /// select_random_points.lua's `--random_points`: values in its `k IN (…)` list.
+    pub random_points: u32,
+    /// select_random_ranges.lua's `--number_of_ranges`: BETWEEN ranges OR-ed in its SELECT.
+    pub number_of_ranges: u32,
+    /// select_random_ranges.lua's `--delta`: each range is `k BETWEEN v AND v + delta`.
+    pub delta: u32,
 }
 
 impl Default for OltpOptions {
@@ -290,6 +302,9 @@ impl Default for OltpOptions {
             storage_engine: "innodb".into(),
             create_table_options: String::new(),
             reconnect: 0,
+            random_points: RANDOM_POINTS,
+            number_of_ranges: NUMBER_OF_RANGES,
+            delta: RANGE_DELTA,
         }
     }
 }

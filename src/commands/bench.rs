@@ -1,6 +1,11 @@
-//! `innops bench prepare|run|cleanup`: the flags checked and turned into the bench's [`Settings`], then run on
-//! the server the connection flags name.
+//! `innops bench prepare|run|cleanup|prewarm|help`: the flags checked and turned into the bench's [`Settings`],
+//! then run on the server the connection flags name. sysbench's general and driver options have a file of their
+//! own ([`sysbench`]), and so has a test's `help` ([`help`]).
 
+mod help;
+mod sysbench;
+
+use std::path::Path;
 use std::time::Duration;
 
 use super::env::env_from;
@@ -13,9 +18,14 @@ use crate::error::bad_input;
 use clap::CommandFactory;
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
-    let (action, _) = words(a)?;
+    let (action, test) = words(a)?;
+    if let (None, Some(test)) = (action, &test) {
+        // `innops bench oltp_read_write help`, as `sysbench oltp_read_write help`: the test's own options.
+        print!("{}", help::text(&Workload::parse(test)?));
+        return Ok(());
+    }
     if action.is_none() {
-        // `innops bench oltp_read_write help`, as sysbench's `help` command: the flags of every command.
+        // `innops bench help`: the flags of every command.
         let mut cmd = crate::cli::Cli::command();
         // Built first, so the subcommand carries the global --help and no -h of its own (-h is the host).
         cmd.build();
@@ -25,10 +35,16 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let s = settings(a)?;
-    if let Some(note) = oltp_note(a, &s) {
+    let general = sysbench::general(a, Some(s.action))?;
+    if general.statements {
+        crate::progress::set_level(crate::progress::Level::Verbose);
+    }
+    let (conn, tls_notes) = connection(a)?;
+    let notes = general.notes.into_iter().chain(tls_notes);
+    for note in notes.chain(tables_note(a, &s)).chain(oltp_note(a, &s)) {
         eprintln!("{note}");
     }
-    let env = env_from(&connection(a)?, &Default::default(), a.fmt.format, None)?;
+    let env = env_from(&conn, &Default::default(), a.fmt.format, None)?;
     let target = match writes(&s) {
         true => writes_go(a, &env.plan_env.target)?,
         false => env.plan_env.target.clone(),
@@ -43,6 +59,8 @@ fn writes(s: &crate::bench::action::Settings) -> bool {
     match (&s.spec.workload, s.action) {
         (crate::bench::workloads::Workload::Table { .. }, _) => false,
         (_, Action::Prepare | Action::Cleanup) => true,
+        // ANALYZE NO_WRITE_TO_BINLOG and reads: nothing a replica would receive.
+        (_, Action::Prewarm) => false,
         (w, Action::Run) => !w.is_read_only(),
     }
 }
@@ -68,8 +86,9 @@ fn writes_go(
     Ok(target.with_session(&d.session))
 }
 
-/// innops's connection flags, with sysbench's `--mysql-*` names put in their places.
-fn connection(a: &BenchArgs) -> anyhow::Result<ConnArgs> {
+/// innops's connection flags, with sysbench's `--mysql-*` names put in their places, and the notes sysbench's
+/// TLS and compression flags call for.
+fn connection(a: &BenchArgs) -> anyhow::Result<(ConnArgs, Vec<String>)> {
     if let Some(d) = &a.db_driver {
         if d != "mysql" {
             return Err(bad_input(format!(
@@ -93,7 +112,8 @@ fn connection(a: &BenchArgs) -> anyhow::Result<ConnArgs> {
     if a.mysql_password.is_some() {
         c.password = a.mysql_password.clone().map(Some);
     }
-    Ok(c)
+    let notes = sysbench::tls(a, &mut c, Path::new("."))?;
+    Ok((c, notes))
 }
 
 /// A sysbench script named by path or file name (`/usr/share/sysbench/oltp_read_write.lua`) → its test name.
@@ -111,6 +131,7 @@ fn words(a: &BenchArgs) -> anyhow::Result<(Option<BenchAction>, Option<String>)>
         "prepare" => Some(Some(BenchAction::Prepare)),
         "run" => Some(Some(BenchAction::Run)),
         "cleanup" => Some(Some(BenchAction::Cleanup)),
+        "prewarm" => Some(Some(BenchAction::Prewarm)),
         "help" => Some(None),
         _ => None,
     };
@@ -121,21 +142,21 @@ fn words(a: &BenchArgs) -> anyhow::Result<(Option<BenchAction>, Option<String>)>
             Some(c) if action.is_none() => action = Some(c),
             Some(_) => {
                 return Err(bad_input(format!(
-                    "two commands given ({} and {w}): give one of prepare, run, cleanup or help",
+                    "two commands given ({} and {w}): give one of prepare, run, cleanup, prewarm or help",
                     a.first
                 )))
             }
             None if test.is_none() => test = Some(test_name(w).to_string()),
             None => {
                 return Err(bad_input(format!(
-                    "'{w}' is not a command: give prepare, run, cleanup or help after the test name"
+                    "'{w}' is not a command: give prepare, run, cleanup, prewarm or help after the test name"
                 )))
             }
         }
     }
     let Some(action) = action else {
         return Err(bad_input(format!(
-            "no command after '{}': add prepare, run, cleanup or help, as with sysbench",
+            "no command after '{}': add prepare, run, cleanup, prewarm or help, as with sysbench",
             a.first
         )));
     };
@@ -152,8 +173,8 @@ fn words(a: &BenchArgs) -> anyhow::Result<(Option<BenchAction>, Option<String>)>
     ))
 }
 
-/// The oltp_common.lua options given on the command line, by their sysbench names, each with the workloads
-/// whose run it changes (`None`: it changes what prepare creates).
+/// The oltp_common.lua options (and select_random_*.lua's own) given on the command line, by their sysbench
+/// names, each with the workloads whose run it changes (`None`: it changes what prepare creates).
 fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)> {
     use Workload::*;
     const RANGES: &[Workload] = &[ReadOnly, ReadWrite];
@@ -162,6 +183,8 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
     const DELETE_INSERTS: &[Workload] = &[ReadWrite, WriteOnly];
     const TRX: &[Workload] = &[ReadOnly, ReadWrite, WriteOnly];
     const INSERT: &[Workload] = &[Insert];
+    const POINTS: &[Workload] = &[SelectRandomPoints];
+    const RANGES_OF_K: &[Workload] = &[SelectRandomRanges];
     [
         ("--range_size", a.range_size.is_some(), Some(RANGES)),
         ("--point_selects", a.point_selects.is_some(), Some(RANGES)),
@@ -196,6 +219,13 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
             a.create_table_options.is_some(),
             None,
         ),
+        ("--random_points", a.random_points.is_some(), Some(POINTS)),
+        (
+            "--number_of_ranges",
+            a.number_of_ranges.is_some(),
+            Some(RANGES_OF_K),
+        ),
+        ("--delta", a.delta.is_some(), Some(RANGES_OF_K)),
     ]
     .into_iter()
     .filter(|(_, given, _)| *given)
@@ -206,6 +236,7 @@ fn oltp_given(a: &BenchArgs) -> Vec<(&'static str, Option<&'static [Workload]>)>
 /// oltp_common.lua's options from the flags, sysbench's defaults for the rest. The scripts not built on
 /// oltp_common.lua (select_random_*, bulk_insert, table:) have none of them, so giving one is refused.
 fn oltp_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<OltpOptions> {
+    random_options(a, workload)?;
     if !workload.uses_oltp_common() {
         if let Some((name, _)) = oltp_given(a).first() {
             return Err(bad_input(format!(
@@ -244,7 +275,34 @@ fn oltp_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<OltpOption
         storage_engine: engine,
         create_table_options: table_options,
         reconnect: a.reconnect.unwrap_or(d.reconnect),
+        random_points: a.random_points.unwrap_or(d.random_points),
+        number_of_ranges: a.number_of_ranges.unwrap_or(d.number_of_ranges),
+        delta: a.delta.unwrap_or(d.delta),
     })
+}
+
+/// select_random_points.lua's and select_random_ranges.lua's own options exist only in their scripts: given
+/// to another test, sysbench refuses them as unknown, and so does innops, by name.
+fn random_options(a: &BenchArgs, workload: &Workload) -> anyhow::Result<()> {
+    let given = [
+        (
+            "--random_points",
+            a.random_points.is_some(),
+            Workload::SelectRandomPoints,
+        ),
+        (
+            "--number_of_ranges",
+            a.number_of_ranges.is_some(),
+            Workload::SelectRandomRanges,
+        ),
+        ("--delta", a.delta.is_some(), Workload::SelectRandomRanges),
+    ];
+    match given.into_iter().find(|(_, g, w)| *g && w != workload) {
+        Some((name, _, owner)) => Err(bad_input(format!(
+            "{name} is an option of {owner}, which {workload} is not: drop it, or run {owner}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The oltp options given that change nothing in this command of this script (sysbench accepts and ignores
@@ -257,17 +315,19 @@ fn oltp_note(a: &BenchArgs, s: &Settings) -> Option<String> {
             (Action::Prepare, None) => false,
             (Action::Prepare, Some(_)) => *name != "--auto_inc",
             (Action::Run, Some(runs)) => !runs.contains(&s.spec.workload),
-            (Action::Run, None) | (Action::Cleanup, _) => true,
+            (Action::Run, None) | (Action::Cleanup | Action::Prewarm, _) => true,
         })
         .chain(reconnect.filter(|_| s.action != Action::Run))
         .map(|(name, _)| name)
         .collect();
     (!idle.is_empty()).then(|| {
         format!(
-            "note: {} change nothing in {} {} (sysbench ignores them there too)",
+            "note: {} {} nothing in {} {} (sysbench ignores {} there too)",
             idle.join(", "),
+            if idle.len() == 1 { "changes" } else { "change" },
             s.spec.workload,
-            s.action.name()
+            s.action.name(),
+            if idle.len() == 1 { "it" } else { "them" }
         )
     })
 }
@@ -277,6 +337,7 @@ fn action_of(a: BenchAction) -> Action {
         BenchAction::Prepare => Action::Prepare,
         BenchAction::Run => Action::Run,
         BenchAction::Cleanup => Action::Cleanup,
+        BenchAction::Prewarm => Action::Prewarm,
     }
 }
 
@@ -287,10 +348,11 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
         return Err(bad_input("help prints the flags and runs nothing"));
     };
     let workload = Workload::parse(test.as_deref().unwrap_or("oltp_read_write"))?;
-    if a.threads == 0 {
+    let g = sysbench::general(a, Some(action_of(action)))?;
+    if g.threads == 0 {
         return Err(bad_input("--threads 0 runs nothing: give at least 1"));
     }
-    if action == BenchAction::Run && a.time == 0 && a.events == 0 {
+    if action == BenchAction::Run && g.time == 0 && g.events == 0 {
         return Err(bad_input(
             "--time 0 with no --events would never stop: give the seconds to run (--time 10) or the transactions (--events 1000)",
         ));
@@ -298,11 +360,10 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
     if a.tables == 0 || a.table_size == 0 {
         return Err(bad_input("--tables and --table-size must be at least 1"));
     }
-    if workload.single_table() && a.tables != 1 {
-        return Err(bad_input(format!(
-            "{workload} works on sbtest1 only (as in sysbench): drop --tables {} or give --tables 1",
-            a.tables
-        )));
+    if workload == Workload::BulkInsert && action == BenchAction::Prewarm {
+        return Err(bad_input(
+            "bulk_insert has no prewarm (sysbench's has none either): its run only appends rows to empty tables, so there is nothing to read in first",
+        ));
     }
     if a.db.is_empty() {
         return Err(bad_input(
@@ -336,9 +397,12 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
         a.seed
     };
     let oltp = oltp_options(a, &workload)?;
-    // bulk_insert.lua makes one table per thread.
     let tables = if workload == Workload::BulkInsert {
-        a.threads
+        // bulk_insert.lua makes one table per thread.
+        g.threads
+    } else if workload.single_table() && action == BenchAction::Run {
+        // select_random_*.lua's event() reads sbtest1 whatever --tables says ([`tables_note`]).
+        1
     } else {
         a.tables
     };
@@ -347,8 +411,8 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
         spec: RunSpec {
             workload,
             db: a.db.clone(),
-            threads: a.threads,
-            time: Duration::from_secs(a.time),
+            threads: g.threads,
+            time: Duration::from_secs(g.time),
             warmup: Duration::from_secs(a.warmup),
             tables,
             table_size: a.table_size,
@@ -364,341 +428,28 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             report_interval: Duration::from_secs(a.report_interval),
             ignore_errors: IgnoreErrors::parse(&a.ignore_errors)?,
             tag: format!("/* innops:bench:{} */", action_of(action).name()),
-            events: a.events,
-            rate: a.rate,
+            events: g.events,
+            rate: g.rate,
             percentile: a.percentile,
             histogram: a.histogram,
             oltp,
             during: false,
         },
         json: a.fmt.format == Format::Json,
+        report: g.report,
+    })
+}
+
+/// select_random_*.lua read sbtest1 only: its prepare makes (and innops's cleanup drops) `--tables` tables, as
+/// oltp_common.lua's prepare does, but a run with `--tables` above 1 reads no other table, as sysbench's.
+fn tables_note(a: &BenchArgs, s: &Settings) -> Option<String> {
+    (s.spec.workload.single_table() && s.action == Action::Run && a.tables != 1).then(|| {
+        format!(
+            "note: {} reads sbtest1 only (as sysbench's): --tables {} changes nothing in its run",
+            s.spec.workload, a.tables
+        )
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    fn parse(args: &[&str]) -> anyhow::Result<Settings> {
-        let mut all = vec!["innops", "bench"];
-        all.extend_from_slice(args);
-        match Cli::try_parse_from(all)?.command {
-            Command::Bench(a) => settings(&a),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn defaults_are_sysbench_s() {
-        let s = parse(&["run", "--seed", "5"]).unwrap();
-        assert_eq!(s.action, Action::Run);
-        assert_eq!(s.spec.workload, Workload::ReadWrite);
-        assert_eq!(
-            (s.spec.threads, s.spec.tables, s.spec.table_size),
-            (1, 1, 10_000)
-        );
-        assert_eq!(s.spec.rand_type, RandType::Special);
-        assert_eq!(s.spec.ignore_errors, IgnoreErrors::default());
-        assert_eq!(s.spec.db, "sbtest");
-        assert_eq!(s.spec.seed, 5);
-        assert_eq!(s.spec.tag, "/* innops:bench:run */");
-        assert!(!s.json);
-    }
-
-    #[test]
-    fn flags_reach_the_spec_and_seed_zero_means_the_clock() {
-        let s = parse(&[
-            "run",
-            "--workload",
-            "oltp_point_select",
-            "--threads",
-            "4",
-            "--time",
-            "3",
-            "--warmup",
-            "1",
-            "--tables",
-            "2",
-            "--table-size",
-            "500",
-            "--rand-type",
-            "uniform",
-            "--report-interval",
-            "1",
-            "--format",
-            "json",
-        ])
-        .unwrap();
-        assert_eq!(s.spec.workload, Workload::PointSelect);
-        assert_eq!(
-            (s.spec.threads, s.spec.tables, s.spec.table_size),
-            (4, 2, 500)
-        );
-        assert_eq!(
-            (s.spec.time, s.spec.warmup, s.spec.report_interval),
-            (
-                Duration::from_secs(3),
-                Duration::from_secs(1),
-                Duration::from_secs(1)
-            )
-        );
-        assert_eq!(s.spec.rand_type, RandType::Uniform);
-        assert!(s.spec.seed > 0);
-        assert!(s.json);
-    }
-
-    #[test]
-    fn bad_flags_are_bad_input_with_the_fix() {
-        for args in [
-            &["run", "--threads", "0"][..],
-            &["run", "--time", "0"],
-            &["run", "--workload", "tpcc"],
-            &["run", "--ignore-errors", "x"],
-        ] {
-            let e = parse(args).unwrap_err();
-            assert_eq!(crate::error::exit_code_of(&e), 2, "{args:?}: {e}");
-        }
-        assert!(
-            parse(&["prepare", "--time", "0"]).is_ok(),
-            "prepare does not need a time"
-        );
-    }
-
-    fn args(args: &[&str]) -> BenchArgs {
-        let mut all = vec!["innops", "bench"];
-        all.extend_from_slice(args);
-        match Cli::try_parse_from(all).unwrap().command {
-            Command::Bench(a) => a,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn sysbench_s_word_order_and_flag_names_are_accepted() {
-        let s = parse(&[
-            "/usr/share/sysbench/oltp_write_only.lua",
-            "--mysql-db=shop",
-            "--rand-seed=3",
-            "--warmup-time=1",
-            "--mysql-ignore-errors=all",
-            "--events=100",
-            "--time=0",
-            "--rate=50",
-            "--percentile=99",
-            "--histogram",
-            "--rand-type=zipfian",
-            "--rand-zipfian-exp=1.2",
-            "--table_size=700",
-            "run",
-        ])
-        .unwrap();
-        assert_eq!(s.action, Action::Run);
-        assert_eq!(s.spec.workload, Workload::WriteOnly);
-        assert_eq!(
-            (s.spec.db.as_str(), s.spec.seed, s.spec.table_size),
-            ("shop", 3, 700)
-        );
-        assert_eq!(s.spec.warmup, Duration::from_secs(1));
-        assert_eq!(s.spec.ignore_errors, IgnoreErrors::All);
-        assert_eq!(
-            (s.spec.events, s.spec.rate, s.spec.percentile),
-            (100, 50, 99)
-        );
-        assert!(s.spec.histogram);
-        assert_eq!(s.spec.rand_type, RandType::Zipfian);
-        assert_eq!(s.spec.rand.zipfian_exp, 1.2);
-        // The command first and the test by flag, as innops wrote it before.
-        let s = parse(&["prepare", "--workload", "oltp_delete", "--histogram=off"]).unwrap();
-        assert_eq!(
-            (s.action, &s.spec.workload),
-            (Action::Prepare, &Workload::Delete)
-        );
-        assert!(!s.spec.histogram);
-        // bulk_insert has one table per thread.
-        let s = parse(&["bulk_insert", "prepare", "--threads=3"]).unwrap();
-        assert_eq!(s.spec.tables, 3);
-    }
-
-    #[test]
-    fn sysbench_s_connection_flags_take_the_place_of_innops_s() {
-        let a = args(&[
-            "oltp_read_only",
-            "run",
-            "--mysql-host=db1",
-            "--mysql-port=3307",
-            "--mysql-socket=/tmp/x.sock",
-            "--mysql-user=bench",
-            "--mysql-password=pw",
-            "--db-driver=mysql",
-        ]);
-        let c = connection(&a).unwrap();
-        assert_eq!(c.host.as_deref(), Some("db1"));
-        assert_eq!(c.port, Some(3307));
-        assert_eq!(
-            c.socket.as_deref(),
-            Some(std::path::Path::new("/tmp/x.sock"))
-        );
-        assert_eq!(
-            (
-                c.user.as_deref(),
-                c.password.as_ref().and_then(|p| p.as_deref())
-            ),
-            (Some("bench"), Some("pw"))
-        );
-        let e = connection(&args(&["run", "--db-driver=pgsql"])).unwrap_err();
-        assert_eq!(crate::error::exit_code_of(&e), 2);
-        assert!(e.to_string().contains("--db-driver=mysql"), "{e}");
-    }
-
-    #[test]
-    fn benchmark_tables_never_go_into_a_system_schema() {
-        for db in ["mysql", "SYS", "performance_schema", "information_schema"] {
-            for action in ["prepare", "cleanup"] {
-                let e = settings(&args(&["oltp_point_select", action, "--db", db])).unwrap_err();
-                assert_eq!(crate::error::exit_code_of(&e), 2, "{db}: {e}");
-                assert!(e.to_string().contains("is a system schema"), "{e}");
-            }
-        }
-        assert!(settings(&args(&["oltp_point_select", "prepare", "--db", "mysqlx"])).is_ok());
-    }
-
-    #[test]
-    fn oltp_script_options_parse_with_dashes_or_underscores_and_on_off_values() {
-        let d = OltpOptions::default();
-        assert_eq!(parse(&["run"]).unwrap().spec.oltp, d);
-        let s = parse(&[
-            "oltp_read_write",
-            "run",
-            "--range_size=5",
-            "--point-selects=3",
-            "--simple_ranges=0",
-            "--sum-ranges=2",
-            "--order_ranges=4",
-            "--distinct-ranges=6",
-            "--index_updates=7",
-            "--non-index-updates=8",
-            "--delete_inserts=9",
-            "--range-selects=off",
-            "--skip_trx",
-            "--auto-inc=false",
-            "--secondary=on",
-            "--create_secondary=0",
-            "--mysql_storage_engine=myisam",
-            "--create_table_options=ROW_FORMAT=FIXED",
-            "--reconnect=10",
-        ])
-        .unwrap();
-        assert_eq!(
-            s.spec.oltp,
-            OltpOptions {
-                range_size: 5,
-                point_selects: 3,
-                simple_ranges: 0,
-                sum_ranges: 2,
-                order_ranges: 4,
-                distinct_ranges: 6,
-                index_updates: 7,
-                non_index_updates: 8,
-                delete_inserts: 9,
-                range_selects: false,
-                skip_trx: true,
-                auto_inc: false,
-                secondary: true,
-                create_secondary: false,
-                storage_engine: "myisam".into(),
-                create_table_options: "ROW_FORMAT=FIXED".into(),
-                reconnect: 10,
-            }
-        );
-        // The other spellings of the same flags.
-        let s = parse(&[
-            "run",
-            "--mysql-storage-engine=aria",
-            "--skip-trx=yes",
-            "--create-table-options=x",
-            "--table-size=9",
-        ])
-        .unwrap();
-        assert_eq!(
-            (
-                s.spec.oltp.storage_engine.as_str(),
-                s.spec.oltp.skip_trx,
-                s.spec.oltp.create_table_options.as_str()
-            ),
-            ("aria", true, "x")
-        );
-        assert!(parse(&["run", "--storage-engine=innodb", "--skip_trx=1"]).is_ok());
-    }
-
-    #[test]
-    fn oltp_script_options_that_cannot_work_are_refused_and_idle_ones_noted() {
-        for (a, says) in [
-            (
-                &["select_random_points", "run", "--point_selects=3"][..],
-                "--point_selects is an option of the oltp_* scripts",
-            ),
-            (
-                &["bulk_insert", "prepare", "--auto_inc=off"],
-                "--auto_inc is an option",
-            ),
-            (&["table:shop.t", "run", "--skip_trx"], "--skip_trx"),
-            (&["run", "--mysql_storage_engine="], "is empty"),
-            (
-                &["prepare", "--create_table_options=x; DROP TABLE t"],
-                "holds a ';'",
-            ),
-        ] {
-            let e = parse(a).unwrap_err();
-            assert_eq!(crate::error::exit_code_of(&e), 2, "{a:?}: {e}");
-            assert!(e.to_string().contains(says), "{a:?}: {e}");
-        }
-        // A value sysbench would not take is a usage error (exit 2 in main), as sysbench's "invalid option".
-        for a in [
-            &["run", "--skip_trx=maybe"][..],
-            &["run", "--point_selects=-1"],
-        ] {
-            let mut all = vec!["innops", "bench"];
-            all.extend_from_slice(a);
-            assert!(Cli::try_parse_from(all).is_err(), "{a:?}");
-        }
-        let note = |a: &[&str]| oltp_note(&args(a), &parse(a).unwrap());
-        assert_eq!(note(&["oltp_read_write", "run", "--point_selects=3"]), None);
-        assert_eq!(note(&["oltp_insert", "run", "--auto_inc=off"]), None);
-        assert_eq!(note(&["oltp_read_only", "prepare", "--secondary"]), None);
-        assert_eq!(note(&["oltp_read_only", "run", "--reconnect=5"]), None);
-        assert_eq!(
-            note(&["oltp_delete", "run", "--point_selects=3", "--secondary", "--reconnect=2"]).as_deref(),
-            Some("note: --point_selects, --secondary change nothing in oltp_delete run (sysbench ignores them there too)")
-        );
-        assert_eq!(
-            note(&["oltp_read_write", "prepare", "--skip_trx", "--auto_inc=off", "--reconnect=2"]).as_deref(),
-            Some("note: --skip_trx, --reconnect change nothing in oltp_read_write prepare (sysbench ignores them there too)")
-        );
-    }
-
-    #[test]
-    fn words_that_do_not_make_a_command_line_say_what_is_missing() {
-        for (a, says) in [
-            (&["oltp_read_write"][..], "add prepare, run, cleanup"),
-            (&["run", "cleanup"], "two commands"),
-            (
-                &["oltp_read_write", "run", "--workload", "oltp_insert"],
-                "two tests",
-            ),
-            (
-                &["select_random_points", "prepare", "--tables", "2"],
-                "sbtest1 only",
-            ),
-            (&["run", "--time", "0"], "--events"),
-            (&["run", "--rand-pareto-h", "1.5"], "--rand-pareto-h"),
-        ] {
-            let e = parse(a).unwrap_err();
-            assert_eq!(crate::error::exit_code_of(&e), 2, "{a:?}: {e}");
-            assert!(e.to_string().contains(says), "{a:?}: {e}");
-        }
-        assert!(parse(&["run", "--time", "0", "--events", "10"]).is_ok());
-        assert_eq!(words(&args(&["oltp_read_write", "help"])).unwrap().0, None);
-    }
-}
+mod tests;

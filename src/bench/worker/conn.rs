@@ -125,10 +125,10 @@ fn prepare_statements(
     }
     let random = match w {
         Workload::SelectRandomPoints => {
-            Some(conn.prep(wl::random_points_sql(wl::RANDOM_POINTS, tag))?)
+            Some(conn.prep(wl::random_points_sql(spec.oltp.random_points, tag))?)
         }
         Workload::SelectRandomRanges => {
-            Some(conn.prep(wl::random_ranges_sql(wl::NUMBER_OF_RANGES, tag))?)
+            Some(conn.prep(wl::random_ranges_sql(spec.oltp.number_of_ranges, tag))?)
         }
         _ => None,
     };

@@ -171,18 +171,19 @@ impl Worker<'_> {
     }
 
     fn random_points(&mut self, c: &mut Counts) -> Result<(), WireError> {
-        let params: Vec<Value> = (0..wl::RANDOM_POINTS)
+        let params: Vec<Value> = (0..self.spec.oltp.random_points)
             .map(|_| Value::from(self.slice_id()))
             .collect();
         exec(&mut self.wire, stmt(&self.stmts.random), &params, c)
     }
 
     fn random_ranges(&mut self, c: &mut Counts) -> Result<(), WireError> {
-        let mut params = Vec::with_capacity(2 * wl::NUMBER_OF_RANGES as usize);
-        for _ in 0..wl::NUMBER_OF_RANGES {
+        let o = &self.spec.oltp;
+        let mut params = Vec::with_capacity(2 * o.number_of_ranges as usize);
+        for _ in 0..o.number_of_ranges {
             let v = self.slice_id();
             params.push(Value::from(v));
-            params.push(Value::from(v + wl::RANGE_DELTA));
+            params.push(Value::from(i64::from(v) + i64::from(o.delta)));
         }
         exec(&mut self.wire, stmt(&self.stmts.random), &params, c)
     }
