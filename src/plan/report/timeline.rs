@@ -568,7 +568,7 @@ pub fn impact_table(d: &DuringReport) -> String {
             cell(imp.map(|i| format!(
                 "{:.2} s{}",
                 i.seconds,
-                if i.shared { " (within one interval)" } else { "" }
+                if i.shared { " (shorter than an interval)" } else { "" }
             ))),
             cell(imp.and_then(|i| i.median_tps).map(|v| format!("{v:.1} tps"))),
             cell(imp.and_then(|i| i.tps_vs_before_pct).map(|p| format!("{p:+.0}%"))),
@@ -605,6 +605,8 @@ mod tests {
                     Default::default()
                 },
                 reconnects: 0,
+                errors_at: Vec::new(),
+                tenths: Vec::new(),
             };
         DuringReport {
             workload: "table:d.t".into(),
