@@ -363,8 +363,8 @@ fn impact_section(s: &mut String, d: &DuringReport, blocks: &[WriteBlock]) {
         crate::bench::DURING_LOCK_WAIT_S
     );
     s.push_str(&super::timeline::impact_chart(d, blocks));
-    s.push_str(&super::timeline::legend(d, blocks));
-    s.push_str(&super::timeline::impact_table(d));
+    s.push_str(&super::chart_key::legend(d, blocks));
+    s.push_str(&super::chart_key::impact_table(d));
     for f in &d.failures {
         let _ = write!(
             s,

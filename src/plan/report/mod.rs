@@ -5,8 +5,10 @@
 //! [`timeline`] draws the impact-over-time chart and [`html`] renders `report.html`. They use bench's figures
 //! and statistics; bench knows nothing of them.
 
+pub mod chart_key;
 pub mod html;
 pub mod impact;
+pub mod labels;
 pub mod timeline;
 
 use chrono::{DateTime, Utc};
