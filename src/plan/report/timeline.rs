@@ -267,7 +267,20 @@ impl Layout {
             h: P95_H,
             scale: Scale::Log { lo, hi },
         };
-        let err_max = d.intervals.iter().map(|i| i.errors).max().unwrap_or(0) as f64;
+        // The probe's bars stand on the workload's: the panel reaches the top of the highest stack.
+        let err_max = d
+            .intervals
+            .iter()
+            .map(|i| {
+                i.errors
+                    + if i.series == WRITES {
+                        errors_below(work, i)
+                    } else {
+                        0
+                    }
+            })
+            .max()
+            .unwrap_or(0) as f64;
         let errs = Panel {
             top: TOP + TPS_H + GAP + P95_H + GAP,
             h: ERR_H,
@@ -555,14 +568,19 @@ fn series(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&During
     }
 }
 
+/// The workload's errors in the interval a probe's interval `i` starts in: where its bar is stacked.
+fn errors_below(work: &[&DuringInterval], i: &DuringInterval) -> u64 {
+    work.iter()
+        .find(|w| w.from <= i.from && w.to > i.from)
+        .map_or(0, |w| w.errors)
+}
+
 /// Errors: a bar per interval, the probe's stacked on the workload's.
 fn error_bars(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&DuringInterval]) {
     for series in [work, probe] {
         for i in series.iter().filter(|i| i.errors > 0) {
             let below = if i.series == WRITES {
-                work.iter()
-                    .find(|w| w.from <= i.from && w.to > i.from)
-                    .map_or(0, |w| w.errors)
+                errors_below(work, i)
             } else {
                 0
             };
@@ -694,6 +712,19 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "{needle}: {svg}");
         }
+        // The error panel reaches the top of the probe's bar stacked on the workload's.
+        let mut stacked = d.clone();
+        stacked.intervals[1].errors = 3;
+        stacked.intervals[1].error_codes = [(1205, 3)].into_iter().collect();
+        let l = Layout::of(
+            &stacked,
+            &stacked
+                .intervals
+                .iter()
+                .filter(|i| i.series == WORKLOAD)
+                .collect::<Vec<_>>(),
+        );
+        assert!(matches!(l.errs.scale, Scale::Linear { max } if max >= 5.0));
         // The interval with no completed transaction breaks the latency line: two single points, no line
         // through a value that was never measured.
         assert_eq!(svg.matches("class=\"p95\"").count(), 2, "{svg}");
