@@ -80,7 +80,7 @@ pub fn legend(d: &DuringReport, blocks: &[WriteBlock]) -> String {
 /// The per-step table: each step's span and what the workload saw in it, against "before".
 pub fn impact_table(d: &DuringReport) -> String {
     let mut s = String::from(
-        "<table class=\"impact-steps\"><thead><tr><th>#</th><th>step</th><th>from (s)</th><th>took</th><th>median tps</th><th>vs before</th><th>worst p95</th><th>errors</th></tr></thead><tbody>",
+        "<table class=\"impact-steps\"><thead><tr><th>#</th><th>step</th><th>from (s)</th><th>took</th><th>tps (median)</th><th>vs before</th><th>worst p95</th><th>errors</th></tr></thead><tbody>",
     );
     for (n, st) in d.steps.iter().enumerate() {
         let imp = d.impact.get(n).filter(|i| i.step == st.step);
@@ -104,7 +104,10 @@ pub fn impact_table(d: &DuringReport) -> String {
                 i.seconds,
                 if i.shared { " (shorter than an interval)" } else { "" }
             ))),
-            cell(imp.and_then(|i| i.median_tps).map(|v| format!("{v:.1} tps"))),
+            // A step with no whole interval has no median: its rate is that of its own tenths of a second.
+            cell(imp.and_then(|i| Some((i.median_tps?, i.shared))).map(|(v, shared)| {
+                format!("{v:.1} tps{}", if shared { " (its tenths of a second)" } else { "" })
+            })),
             cell(imp.and_then(|i| i.tps_vs_before_pct).map(|p| format!("{p:+.0}%"))),
             cell(imp.and_then(|i| i.worst_p95_ms).map(|v| format!("{v:.2} ms"))),
             esc(&cell(errors))
