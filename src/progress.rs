@@ -227,9 +227,12 @@ impl Progress {
             let style = ProgressStyle::with_template("{msg} [{bar:30}] {count} · {phase}")
                 .expect("static template")
                 .progress_chars("=> ")
-                .with_key("count", move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{} {unit}", format_count(s.pos()));
-                })
+                .with_key(
+                    "count",
+                    move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{} {unit}", format_count(s.pos()));
+                    },
+                )
                 .with_key("phase", {
                     let what = what.to_string();
                     move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
@@ -273,7 +276,11 @@ impl Progress {
         let pos = self.bar.position();
         let len = self.bar.length().unwrap_or(0);
         if let Some((what, since)) = &self.phase {
-            return format!("{}, {what}: {} s so far", format_count(pos), since.elapsed().as_secs());
+            return format!(
+                "{}, {what}: {} s so far",
+                format_count(pos),
+                since.elapsed().as_secs()
+            );
         }
         match self.kind {
             Kind::Count(unit) => {
@@ -337,7 +344,12 @@ fn alongside<R>(body: impl FnOnce() -> R, mut each: impl FnMut() + Send) -> R {
 
 /// Run `body` while a bar follows `count()` (rows written so far, say) towards `total` (an estimate: a count
 /// beyond it raises it), with the rate and the ETA.
-pub fn counted<R>(label: &str, total: u64, count: impl Fn() -> u64 + Sync, body: impl FnOnce() -> R) -> R {
+pub fn counted<R>(
+    label: &str,
+    total: u64,
+    count: impl Fn() -> u64 + Sync,
+    body: impl FnOnce() -> R,
+) -> R {
     let mut bar = Progress::new(label, total);
     let r = alongside(body, || bar.set(count()));
     bar.finish();
@@ -422,7 +434,11 @@ mod tests {
     fn a_count_done_with_work_left_says_what_and_for_how_long_instead_of_a_rate() {
         let mut p = Progress::new("copy d.t", 3_000_000);
         p.set(3_000_000);
-        assert!(p.plain().starts_with("3,000,000/3,000,000 rows, "), "{}", p.plain());
+        assert!(
+            p.plain().starts_with("3,000,000/3,000,000 rows, "),
+            "{}",
+            p.plain()
+        );
         p.phase("every row written; building indexes and committing");
         assert_eq!(
             p.plain(),

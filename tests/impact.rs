@@ -44,6 +44,8 @@ struct Iv {
     to: DateTime<Utc>,
     transactions: u64,
     codes: Vec<(u16, u64)>,
+    /// Each error at its own time.
+    at: Vec<(DateTime<Utc>, u16)>,
 }
 
 impl Iv {
@@ -58,6 +60,14 @@ impl Iv {
                 .map(|m| {
                     m.iter()
                         .map(|(k, n)| (k.parse().unwrap(), n.as_u64().unwrap()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            at: v["errors_at"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|e| (ts(&e[0]), e[1].as_u64().unwrap() as u16))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -381,16 +391,42 @@ fn bench_during_outlives_a_restart_and_counts_it_where_the_server_was_down() {
         "{intervals:?}"
     );
     assert!(report["bench"]["after"]["transactions"].as_u64().unwrap() > 0);
+    let impact = report["during"]["impact"].as_array().unwrap();
     assert!(
-        report["during"]["impact"]
-            .as_array()
-            .unwrap()
+        impact
             .iter()
             .filter(|i| i["step"] == "stop" || i["step"] == "start")
             .any(|i| i["errors"].as_u64().unwrap() > 0),
         "{}",
         report["during"]["impact"]
     );
+    // Each error carries its own time, and each refused connection's is inside the outage: the steps before
+    // the shutdown get none of them, however short they were and whatever interval they shared with it.
+    for i in &refused {
+        assert_eq!(
+            i.at.len() as u64,
+            i.codes.iter().map(|c| c.1).sum::<u64>(),
+            "{i:?}"
+        );
+        for (at, code) in i.at.iter().filter(|a| CONNECTION_CODES.contains(&a.1)) {
+            assert!(
+                *at >= down.0 && *at <= down.1,
+                "{code} at {at}, outside the outage {down:?}"
+            );
+        }
+    }
+    let before_stop: Vec<&str> = spans
+        .iter()
+        .filter(|s| s.2 <= stop.1)
+        .map(|s| s.0.as_str())
+        .collect();
+    assert!(!before_stop.is_empty(), "{spans:?}");
+    for i in impact
+        .iter()
+        .filter(|i| before_stop.contains(&i["step"].as_str().unwrap()))
+    {
+        assert_eq!(i["errors"], 0, "a step before the shutdown got errors: {i}");
+    }
 }
 
 #[test]

@@ -581,6 +581,32 @@ fn the_drill_runs_every_procedure_on_its_own_sandbox() {
             assert_eq!(c["passed"], true, "{}: {c}", s["id"]);
         }
     }
+    // The report opens with its verdict, the run's line and one line per member, before the ~40 notes: on
+    // the page as innops wrote it, and in the text the terminal shows.
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    let verdict = html
+        .find("<section class=\"verdict\">")
+        .expect("the page opens with a verdict");
+    assert!(verdict < html.find("note: ").unwrap());
+    assert!(
+        html.contains("<p class=\"overall ok\"><strong>✓ drill done: 14 procedures, every check passed</strong></p>"),
+        "{}",
+        &html[verdict..verdict + 400]
+    );
+    assert_eq!(
+        html.matches("<tr><td class=\"ok\">✓</td><td><code>")
+            .count(),
+        14
+    );
+    let r: innops::plan::report::Report = serde_json::from_value(report.clone()).unwrap();
+    let text = r.render_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[3], "verdict: ✓ drill done: 14 procedures, every check passed",
+        "{text}"
+    );
+    assert!(lines[4..18].iter().all(|l| l.starts_with("  ✓ ")), "{text}");
+    assert!(lines[19].starts_with("  note: "), "{text}");
     // One benchmark before the first changing step and one after the last.
     let ev = events(&out_dir);
     assert_eq!(ev.iter().filter(|e| e["event"] == "bench").count(), 2);

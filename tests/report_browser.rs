@@ -215,6 +215,41 @@ fn report_html_renders_in_chromium_with_labelled_axes_a_steps_table_and_nothing_
             >= 1
     );
     assert!(!texts(&dom, "ul.legend li").is_empty(), "a legend");
+    // No label over another, in the page as Chromium built it: each label is drawn to the width innops laid it
+    // out with (`textLength`, kept in `data-w`), 10 px high above its baseline.
+    let boxes: Vec<(String, f64, f64, f64)> = dom
+        .select(&Selector::parse("svg.impact text[data-w]").unwrap())
+        .map(|t| {
+            let f = |a: &str| t.value().attr(a).unwrap().parse::<f64>().unwrap();
+            (t.text().collect(), f("x"), f("y"), f("data-w"))
+        })
+        .collect();
+    assert!(!boxes.is_empty(), "the steps are labelled");
+    for (i, a) in boxes.iter().enumerate() {
+        assert_eq!(
+            dom.select(&Selector::parse("svg.impact text[data-w]").unwrap())
+                .nth(i)
+                .and_then(|t| t.value().attr("textLength").map(str::to_string)),
+            Some(format!("{:.1}", a.3)),
+            "{a:?} is drawn to its laid-out width"
+        );
+        for b in &boxes[i + 1..] {
+            let apart = a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1 || (a.2 - b.2).abs() >= 10.0;
+            assert!(apart, "{a:?} overlaps {b:?}");
+        }
+    }
+    // The write probe's errors have a swatch of their own, hatched, beside the workload's solid one.
+    let legend = texts(&dom, "ul.legend li").join(" | ");
+    assert!(
+        legend.contains("errors of the workload (solid)")
+            && legend.contains("errors of the write probe (hatched"),
+        "{legend}"
+    );
+    assert!(
+        dom.select(&Selector::parse("ul.legend pattern").unwrap())
+            .count()
+            == 1
+    );
     // The before/after charts: a y axis with ticks in their units.
     for (label, unit) in [
         ("Transactions per second", " tps"),

@@ -390,6 +390,9 @@ fn a_recover_dump_under_a_terminal_shows_each_table_s_rows_moving() {
     let rows = frames(&out.stdout, "dump d.t [");
     assert_moving(&rows, "dump", &out.stdout);
     assert!(out.stdout.contains(" rows/s"), "{}", out.stdout);
-    assert!(out.stdout.contains("d.t: complete, 30,000 rows"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("d.t: complete, 30,000 rows"),
+        "{}",
+        out.stdout
+    );
 }
-

@@ -176,6 +176,13 @@ pub struct Interval {
     /// Errors in the interval by server or client error code (counts, not rates; beside a plan only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_codes: BTreeMap<u16, u64>,
+    /// Beside a plan: each error at its own time (seconds after the interval's start) with its code, so a
+    /// report can tell which step it happened in when a step ends inside the interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_at: Vec<(f64, u16)>,
+    /// Beside a plan: the transactions completed in each tenth of the interval (ten counts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tenths: Vec<u32>,
 }
 
 fn is_zero(x: &f64) -> bool {

@@ -15,7 +15,7 @@ use super::distribution::{Dist, RandParams, RandType};
 use super::stats::{self, latency_of, mean_stddev, new_histogram};
 use super::table::TablePlan;
 use super::tap::{Mark, Tap};
-use super::worker::{Counts, Frame, Pace, Window, Worker};
+use super::worker::{Counts, Frame, Moments, Pace, Window, Worker};
 use super::workloads::{OltpOptions, Workload};
 use super::{BenchResult, Fairness, Interval, Latency, COUNTERS};
 use crate::server::connect::Target;
@@ -259,9 +259,38 @@ pub(crate) fn assemble(
     }
 }
 
-/// One interval line from what was counted in it.
-fn interval_line(spec: &RunSpec, k_t: f64, secs: f64, c: &Counts, h: &Histogram<u64>) -> Interval {
+/// Where `moments` fall in the interval that started at `from` and lasted `secs`: each error's offset in
+/// seconds with its code, and the transactions completed in each tenth (empty when nothing was recorded, as
+/// outside a plan).
+fn placed(moments: &Moments, from: Instant, secs: f64) -> (Vec<(f64, u16)>, Vec<u32>) {
+    let offset = |at: Instant| at.saturating_duration_since(from).as_secs_f64().min(secs);
+    let errors = moments
+        .errors
+        .iter()
+        .map(|(at, code)| ((offset(*at) * 1e6).round() / 1e6, *code))
+        .collect();
+    if moments.done.is_empty() && moments.errors.is_empty() {
+        return (errors, Vec::new());
+    }
+    let mut tenths = vec![0u32; 10];
+    for at in &moments.done {
+        let k = ((offset(*at) / secs) * 10.0).floor() as usize;
+        tenths[k.min(9)] += 1;
+    }
+    (errors, tenths)
+}
+
+/// One interval line from what was counted in it, the moments placed from `from`.
+fn interval_line(
+    spec: &RunSpec,
+    k_t: f64,
+    secs: f64,
+    c: &Counts,
+    h: &Histogram<u64>,
+    (moments, from): (&Moments, Instant),
+) -> Interval {
     let secs = secs.max(1e-9);
+    let (error_at, tenths) = placed(moments, from, secs);
     Interval {
         t: k_t,
         threads: spec.threads.max(1),
@@ -276,6 +305,8 @@ fn interval_line(spec: &RunSpec, k_t: f64, secs: f64, c: &Counts, h: &Histogram<
         seconds: secs,
         transactions: c.txns,
         error_codes: c.codes.clone(),
+        error_at,
+        tenths,
     }
 }
 
@@ -319,6 +350,7 @@ fn run_inner(
             Mutex::new(Window {
                 hist: new_histogram(),
                 counts: Counts::default(),
+                moments: Moments::default(),
             })
         })
         .collect();
@@ -512,8 +544,9 @@ struct Tally<'a> {
 impl Tally<'_> {
     /// Take what every thread measured since the last look: its latencies into `hist`, its counts into its own
     /// totals; returns the counts of all threads together.
-    fn drain(&mut self, hist: &mut Histogram<u64>) -> Counts {
+    fn drain(&mut self, hist: &mut Histogram<u64>) -> (Counts, Moments) {
         let mut sum = Counts::default();
+        let mut moments = Moments::default();
         for (i, w) in self.windows.iter().enumerate() {
             let mut w = w.lock().expect("bench window lock");
             hist.add(&w.hist).expect("histograms share their bounds");
@@ -521,8 +554,9 @@ impl Tally<'_> {
             sum.add(&w.counts);
             self.per_thread[i].add(&w.counts);
             w.counts = Counts::default();
+            moments.append(&mut w.moments);
         }
-        sum
+        (sum, moments)
     }
 
     /// The `--report-interval` lines, each at its boundary, until the deadline, an abort, or every thread is
@@ -558,7 +592,7 @@ impl Tally<'_> {
                 break;
             }
             let now = Instant::now();
-            let c = self.drain(&mut interval_hist);
+            let (c, moments) = self.drain(&mut interval_hist);
             self.total_hist
                 .add(&interval_hist)
                 .expect("histograms share their bounds");
@@ -569,6 +603,7 @@ impl Tally<'_> {
                 secs,
                 &c,
                 &interval_hist,
+                (&moments, last),
             );
             interval_hist.reset();
             on_interval(&line);
@@ -603,7 +638,7 @@ impl Tally<'_> {
     /// between two boundaries makes the time since the last line (`last`) a line of its own.
     fn last_line(&mut self, end: Instant, last: Instant, on_interval: &mut dyn FnMut(&Interval)) {
         let mut last_hist = new_histogram();
-        let c = self.drain(&mut last_hist);
+        let (c, moments) = self.drain(&mut last_hist);
         self.total_hist
             .add(&last_hist)
             .expect("histograms share their bounds");
@@ -616,6 +651,7 @@ impl Tally<'_> {
                 (end - last).as_secs_f64(),
                 &c,
                 &last_hist,
+                (&moments, last),
             );
             on_interval(&line);
             self.intervals.push(line);
@@ -626,6 +662,22 @@ impl Tally<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_keep_their_offset_in_the_interval_and_transactions_fall_in_its_tenths() {
+        let from = Instant::now();
+        let ms = |n: u64| from + Duration::from_millis(n);
+        let moments = Moments {
+            errors: vec![(ms(250), 2002), (ms(999), 2013), (ms(1500), 1205)],
+            done: vec![ms(0), ms(99), ms(100), ms(950), ms(1200)],
+        };
+        let (errors, tenths) = placed(&moments, from, 1.0);
+        // Something counted after the line's end (drained late) is placed at its end, not in a later line.
+        assert_eq!(errors, vec![(0.25, 2002), (0.999, 2013), (1.0, 1205)]);
+        assert_eq!(tenths, vec![2, 1, 0, 0, 0, 0, 0, 0, 0, 2]);
+        // Outside a plan nothing is recorded, and nothing is written.
+        assert_eq!(placed(&Moments::default(), from, 1.0), (vec![], vec![]));
+    }
 
     #[test]
     fn ignore_errors_parse_like_sysbench_s_option() {

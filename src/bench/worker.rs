@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use mysql::Conn;
 
 use self::conn::{open, socket_of, Statements};
-pub(crate) use self::counts::{Counts, Window};
+pub(crate) use self::counts::{Counts, Moments, Window};
 pub(crate) use self::pace::Pace;
 use super::distribution::SbRng;
 use super::run::RunSpec;
@@ -224,11 +224,11 @@ impl<'a> Worker<'a> {
                     return true;
                 }
                 Err(e) => {
-                    window
-                        .lock()
-                        .expect("bench window lock")
-                        .counts
-                        .error(connect_error_code(&e, socket));
+                    let code = connect_error_code(&e, socket);
+                    let mut w = window.lock().expect("bench window lock");
+                    w.counts.error(code);
+                    w.moments.errors.push((Instant::now(), code));
+                    drop(w);
                     if !pause(wait, halt) {
                         return false;
                     }
@@ -251,7 +251,10 @@ impl<'a> Worker<'a> {
     ) -> bool {
         let code = error_code(e).unwrap_or(2013);
         c.error(code);
-        window.lock().expect("bench window lock").counts.add(c);
+        let mut w = window.lock().expect("bench window lock");
+        w.counts.add(c);
+        w.moments.errors.push((Instant::now(), code));
+        drop(w);
         *c = Counts::default();
         let mut lost = !matches!(e, WireError::Server { .. }) || RECONNECT_CODES.contains(&code);
         if !lost {
@@ -329,6 +332,9 @@ impl<'a> Worker<'a> {
                     c.txns = 1;
                     c.busy_ns = ns;
                     record_ns(&mut w.hist, ns);
+                    if self.spec.during {
+                        w.moments.done.push(Instant::now());
+                    }
                 }
                 w.counts.add(&c);
             }

@@ -12,7 +12,9 @@
 //! statistics), so the run measures one load, not two that would compete, and each step can be set against
 //! "before" with the same threads. Its errors never stop it (the worker counts each by its code in the
 //! interval it happens in, bounds every wait, and reconnects across a restart); a read-only server's refusals
-//! and a restart's refused connections are counted as what they are.
+//! and a restart's refused connections are counted as what they are. Each line also carries every error with
+//! its own time and the transactions completed in each tenth of it, so the report can charge a step with what
+//! happened while it ran even when it ends mid-interval (a shutdown right after a step is not that step's).
 //!
 //! The report ([`report_of`]) reads the lines back together with the journal's step starts and ends, so a
 //! resumed run shows the whole story.
@@ -94,10 +96,18 @@ pub struct DuringInterval {
     pub error_codes: BTreeMap<u16, u64>,
     #[serde(default)]
     pub reconnects: u64,
+    /// Each error at its own time, with its code: what a step that ends inside the interval is judged by.
+    /// (Empty in lines written before innops recorded it; the report then places the interval by its middle.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors_at: Vec<(DateTime<Utc>, u16)>,
+    /// The transactions completed in each tenth of the interval (ten counts; empty when none was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tenths: Vec<u32>,
 }
 
 impl DuringInterval {
     fn of(series: &str, from: DateTime<Utc>, to: DateTime<Utc>, i: &Interval) -> DuringInterval {
+        let at = |s: f64| (from + chrono::Duration::microseconds((s * 1e6) as i64)).min(to);
         DuringInterval {
             series: series.to_string(),
             from,
@@ -108,7 +118,14 @@ impl DuringInterval {
             errors: i.error_codes.values().sum(),
             error_codes: i.error_codes.clone(),
             reconnects: (i.reconn_ps * i.seconds).round() as u64,
+            errors_at: i.error_at.iter().map(|(s, c)| (at(*s), *c)).collect(),
+            tenths: i.tenths.clone(),
         }
+    }
+
+    /// Whether each of its errors carries its own time (every line innops writes now; not older ones).
+    pub fn errors_placed(&self) -> bool {
+        self.errors_at.len() as u64 == self.errors
     }
 }
 
@@ -372,7 +389,7 @@ impl During {
                         reconn_ps: r.reconnects as f64 / r.time_s.max(1e-9),
                         seconds: r.time_s,
                         transactions: r.transactions,
-                        error_codes: BTreeMap::new(),
+                        ..Interval::default()
                     }
                 })
                 .collect()
@@ -450,6 +467,7 @@ fn series_loop(
         // is unreachable the attempt and the pause after it are one interval with its error, so the chart has
         // no hole where the server was down; otherwise the reason is said as a failure.
         let reachable = mysql::Conn::new(target.opts.clone()).map(|_| ());
+        let tried = Utc::now();
         if let Ok(()) = reachable {
             write(
                 sink,
@@ -466,6 +484,7 @@ fn series_loop(
         }
         wait = (wait * 2).min(Duration::from_secs(2));
         if let Err(ce) = reachable {
+            let code = super::worker::connect_error_code(&ce, socket);
             write(
                 sink,
                 &Line::Interval(DuringInterval {
@@ -476,10 +495,10 @@ fn series_loop(
                     tps: 0.0,
                     p95_ms: None,
                     errors: 1,
-                    error_codes: [(super::worker::connect_error_code(&ce, socket), 1)]
-                        .into_iter()
-                        .collect(),
+                    error_codes: [(code, 1)].into_iter().collect(),
                     reconnects: 0,
+                    errors_at: vec![(tried, code)],
+                    tenths: Vec::new(),
                 }),
             );
         }
@@ -531,6 +550,34 @@ pub(crate) mod test_support {
             errors: error_codes.values().sum(),
             error_codes,
             reconnects: 0,
+            errors_at: Vec::new(),
+            tenths: Vec::new(),
+        }
+    }
+
+    /// [`iv`] with each error at its own time, `ms` milliseconds after the interval's start, and the
+    /// transactions completed in each tenth.
+    pub fn iv_at(
+        series: &str,
+        from: i64,
+        tps: f64,
+        p95: Option<f64>,
+        errors: &[(i64, u16)],
+        tenths: [u32; 10],
+    ) -> DuringInterval {
+        let mut codes: BTreeMap<u16, u64> = BTreeMap::new();
+        for (_, c) in errors {
+            *codes.entry(*c).or_default() += 1;
+        }
+        let codes: Vec<(u16, u64)> = codes.into_iter().collect();
+        DuringInterval {
+            errors_at: errors
+                .iter()
+                .map(|(ms, c)| (t(from) + chrono::Duration::milliseconds(*ms), *c))
+                .collect(),
+            tenths: tenths.to_vec(),
+            transactions: tenths.iter().map(|n| u64::from(*n)).sum(),
+            ..iv(series, from, tps, p95, &codes)
         }
     }
 }

@@ -69,6 +69,24 @@ impl Counts {
 pub(crate) struct Window {
     pub(crate) hist: Histogram<u64>,
     pub(crate) counts: Counts,
+    /// Beside a plan only: when each error and each completed transaction happened.
+    pub(crate) moments: Moments,
+}
+
+/// Beside a plan: the instants of what [`Counts`] adds up, so an interval's errors and transactions can be
+/// placed within it (a step may end in the middle of an interval). A few hundred a second at most: the
+/// workload's transactions, and errors spaced by the worker's retry pauses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Moments {
+    pub(crate) errors: Vec<(std::time::Instant, u16)>,
+    pub(crate) done: Vec<std::time::Instant>,
+}
+
+impl Moments {
+    pub(crate) fn append(&mut self, o: &mut Moments) {
+        self.errors.append(&mut o.errors);
+        self.done.append(&mut o.done);
+    }
 }
 
 /// Count a statement the way sysbench does: a result set is a read, changed rows a write, the rest other.

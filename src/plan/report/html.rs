@@ -234,7 +234,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
 .charts{display:flex;flex-wrap:wrap;gap:2em}ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.6em;font-size:.9em}\
 ul.legend svg{vertical-align:middle}.ok{color:#1a7f37}.bad{color:#b42318;font-weight:600}.warn{color:#9a6700}code{background:#f4f4f4}\
-pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}";
+pre.sql{white-space:pre-wrap;overflow-wrap:anywhere;max-width:36em;font-size:.85em;background:#f6f6f6;padding:.4em}\
+.verdict p.overall{font-size:1.15em}.verdict table.members td{border:none;padding:.1em .6em .1em 0}details.notes summary{cursor:pointer;margin:.5em 0}";
 
 /// The page's Content-Security-Policy: nothing from anywhere, but its own inline style.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -278,6 +279,8 @@ fn summary(s: &mut String, r: &Report) {
         "bad"
     };
     let _ = write!(s, "<h1>innops {}</h1>", esc(r.procedure.name()));
+    // A run of several procedures opens with its verdict, member by member.
+    s.push_str(&super::summary::render_html(r));
     let _ = write!(
         s,
         "<table><tbody><tr><th>target</th><td>{}</td></tr><tr><th>server</th><td>{}</td></tr>",
@@ -315,8 +318,20 @@ fn summary(s: &mut String, r: &Report) {
     for w in &r.warnings {
         let _ = write!(s, "<p class=\"warn\">⚠ {}</p>", esc(w));
     }
+    // Many notes (a drill's members each bring theirs) fold away under one line, after the verdict.
+    let fold = r.notes.len() > 5;
+    if fold {
+        let _ = write!(
+            s,
+            "<details class=\"notes\"><summary>{} notes on the plan</summary>",
+            r.notes.len()
+        );
+    }
     for n in &r.notes {
         let _ = write!(s, "<p>note: {}</p>", esc(n));
+    }
+    if fold {
+        s.push_str("</details>");
     }
     // What the run got (a read-only switch's downtime, say), as the text summary ends with it.
     for o in &r.outcome {
@@ -392,8 +407,8 @@ fn impact_section(s: &mut String, d: &DuringReport, blocks: &[WriteBlock]) {
         crate::bench::DURING_LOCK_WAIT_S
     );
     s.push_str(&super::timeline::impact_chart(d, blocks));
-    s.push_str(&super::timeline::legend(d, blocks));
-    s.push_str(&super::timeline::impact_table(d));
+    s.push_str(&super::chart_key::legend(d, blocks));
+    s.push_str(&super::chart_key::impact_table(d));
     for f in &d.failures {
         let _ = write!(
             s,

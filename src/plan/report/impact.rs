@@ -1,6 +1,7 @@
 //! The impact over time read back: a run's lines of [`crate::bench::during::FILE`] and its journal's step starts and ends
 //! become `report.json`'s `during` ([`report_of`]): each step's span, and what the workload measured in it set
-//! against "before" ([`impact`], pure and tested without a server); and the text summary's lines.
+//! against "before" ([`impact`], pure and tested without a server: errors by their own time, figures from the
+//! intervals wholly inside the step); and the text summary's lines.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,22 +56,24 @@ impl SpanEnd {
 pub struct StepImpact {
     pub step: String,
     pub seconds: f64,
-    /// Intervals of the workload in the step (those whose middle falls in it).
+    /// Whole intervals of the workload inside the step.
     pub intervals: usize,
+    /// The median tps of those intervals; for a step with none, the transactions completed in the tenths of
+    /// a second inside it, per second.
     pub median_tps: Option<f64>,
-    /// The highest p95 of those intervals.
+    /// The highest p95 of those intervals (None without a whole interval: a p95 cannot be split).
     pub worst_p95_ms: Option<f64>,
     /// Change of the median tps against "before", in percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tps_vs_before_pct: Option<f64>,
-    /// Errors of the workload and of the write probe in those intervals, by code.
+    /// Errors of the workload and of the write probe while the step ran (each by its own time), by code.
     pub errors: u64,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_codes: BTreeMap<u16, u64>,
     /// Of those, the write probe's.
     pub write_errors: u64,
-    /// The step was shorter than an interval: the figures are those of the interval it ran in, which other
-    /// steps share.
+    /// No whole interval lies inside the step: its tps is from the tenths of a second inside it, and it has
+    /// no p95 of its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared: bool,
 }
@@ -165,9 +168,75 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// Each step's figures from the intervals that overlap it (pure, so it is tested without a server). The
-/// "before" figures are taken inside the first step they bracket, after its pre-checks: that time is the
-/// benchmark's, not the step's, and is left out of it.
+/// What happened between `from` and `to`, from the intervals: the workload's whole intervals inside the span
+/// (their median tps and worst p95), the transactions counted in the tenths inside it, and every error at its
+/// own time. An interval that only overlaps the span lends nothing of the time outside it: a step that ends
+/// half a second before a shutdown gets none of the shutdown's refused connections.
+struct Within<'a> {
+    whole: Vec<&'a DuringInterval>,
+    /// Transactions completed in the tenths wholly inside, and the microseconds those tenths cover.
+    tenth_txns: u64,
+    tenth_us: i64,
+    error_codes: BTreeMap<u16, u64>,
+    write_errors: u64,
+}
+
+fn within<'a>(
+    intervals: &'a [DuringInterval],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Within<'a> {
+    let mut w = Within {
+        whole: Vec::new(),
+        tenth_txns: 0,
+        tenth_us: 0,
+        error_codes: BTreeMap::new(),
+        write_errors: 0,
+    };
+    for i in intervals.iter().filter(|i| i.to > from && i.from < to) {
+        if i.series == WORKLOAD {
+            if i.from >= from && i.to <= to {
+                w.whole.push(i);
+            }
+            let tenth = (i.to - i.from) / 10;
+            for (k, n) in i.tenths.iter().enumerate() {
+                let a = i.from + tenth * k as i32;
+                if a >= from && a + tenth <= to {
+                    w.tenth_txns += u64::from(*n);
+                    w.tenth_us += tenth.num_microseconds().unwrap_or(0);
+                }
+            }
+        }
+        let mut count = |code: u16| {
+            *w.error_codes.entry(code).or_default() += 1;
+            if i.series == WRITES {
+                w.write_errors += 1;
+            }
+        };
+        if i.errors_placed() {
+            for (_, code) in i.errors_at.iter().filter(|(at, _)| *at >= from && *at < to) {
+                count(*code);
+            }
+        } else {
+            // Lines written before each error carried its time: the interval goes where its middle is.
+            let mid = i.from + (i.to - i.from) / 2;
+            if mid >= from && mid < to {
+                for (code, n) in &i.error_codes {
+                    for _ in 0..*n {
+                        count(*code);
+                    }
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Each step's figures from what happened while it ran (pure, so it is tested without a server): errors by
+/// their own time; median tps and worst p95 from the workload's intervals wholly inside the step; a step
+/// shorter than that gets its tps from the transactions counted in the tenths of a second inside it, and no
+/// p95 (`shared`). The "before" figures are taken inside the first step they bracket, after its pre-checks:
+/// that time is the benchmark's, not the step's, and is left out of it.
 pub fn impact(
     intervals: &[DuringInterval],
     steps: &[StepSpan],
@@ -185,51 +254,31 @@ pub fn impact(
                 .map(|(_, _, b)| *b)
                 .fold(s.from, |f, b| f.max(b))
                 .min(to);
-            // The intervals whose middle falls in the step; a step shorter than that gets the interval it ran
-            // in, shared with its neighbours (`shared`).
-            let mid = |i: &DuringInterval| i.from + (i.to - i.from) / 2;
-            let mut over: Vec<&DuringInterval> = intervals
-                .iter()
-                .filter(|i| mid(i) >= from && mid(i) < to)
-                .collect();
-            let shared = !over.iter().any(|i| i.series == WORKLOAD);
-            if shared {
-                let at = from + (to - from) / 2;
-                over = intervals
-                    .iter()
-                    .filter(|i| i.from <= at && i.to > at)
-                    .collect();
-            }
-            let work: Vec<&&DuringInterval> =
-                over.iter().filter(|i| i.series == WORKLOAD).collect();
-            let median_tps = median(work.iter().map(|i| i.tps).collect());
-            let worst_p95_ms = work
+            let w = within(intervals, from, to);
+            let shared = w.whole.is_empty();
+            let median_tps = if shared {
+                (w.tenth_us > 0).then(|| w.tenth_txns as f64 * 1e6 / w.tenth_us as f64)
+            } else {
+                median(w.whole.iter().map(|i| i.tps).collect())
+            };
+            let worst_p95_ms = w
+                .whole
                 .iter()
                 .filter_map(|i| i.p95_ms)
                 .fold(None, |m: Option<f64>, p| Some(m.map_or(p, |m| m.max(p))));
-            let mut error_codes = BTreeMap::new();
-            for i in &over {
-                for (c, n) in &i.error_codes {
-                    *error_codes.entry(*c).or_default() += n;
-                }
-            }
             StepImpact {
                 step: s.step.clone(),
                 seconds: (to - from).num_microseconds().unwrap_or(0) as f64 / 1e6,
-                intervals: work.len(),
+                intervals: w.whole.len(),
                 median_tps,
                 worst_p95_ms,
                 tps_vs_before_pct: match (median_tps, before) {
                     (Some(m), Some(b)) if b.tps > 0.0 => Some((m - b.tps) / b.tps * 100.0),
                     _ => None,
                 },
-                errors: over.iter().map(|i| i.errors).sum(),
-                error_codes,
-                write_errors: over
-                    .iter()
-                    .filter(|i| i.series == WRITES)
-                    .map(|i| i.errors)
-                    .sum(),
+                errors: w.error_codes.values().sum(),
+                error_codes: w.error_codes,
+                write_errors: w.write_errors,
                 shared,
             }
         })
@@ -350,7 +399,7 @@ impl DuringReport {
                     one.step.clone(),
                     one.seconds,
                     if one.shared {
-                        ", within one interval"
+                        ", shorter than an interval"
                     } else {
                         ""
                     }
@@ -363,19 +412,21 @@ impl DuringReport {
                         format!("{} … {}", first.step, last.step)
                     },
                     g.iter().map(|x| x.seconds).sum(),
-                    format!(", {} steps within one interval", g.len()),
+                    format!(", {} steps each shorter than an interval", g.len()),
                 ),
                 [] => continue,
             };
+            let what = if i.shared { "" } else { "median " };
             let tps = match (i.median_tps, i.tps_vs_before_pct) {
-                (Some(m), Some(p)) => format!("median {m:.1} tps ({p:+.0}% vs before)"),
-                (Some(m), None) => format!("median {m:.1} tps"),
-                (None, _) => "no interval".to_string(),
+                (Some(m), Some(p)) => format!("{what}{m:.1} tps ({p:+.0}% vs before)"),
+                (Some(m), None) => format!("{what}{m:.1} tps"),
+                (None, _) => "no tps measured".to_string(),
             };
-            let p95 = i
-                .worst_p95_ms
-                .map(|p| format!(", worst p95 {p:.2} ms"))
-                .unwrap_or_else(|| ", no transaction completed".to_string());
+            let p95 = match i.worst_p95_ms {
+                Some(p) => format!(", worst p95 {p:.2} ms"),
+                None if i.shared => ", no p95 of its own".to_string(),
+                None => ", no transaction completed".to_string(),
+            };
             let errors = if i.errors == 0 {
                 ", no errors".to_string()
             } else {
@@ -407,7 +458,7 @@ impl DuringReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::during::test_support::{iv, t};
+    use crate::bench::during::test_support::{iv, iv_at, t};
     use crate::bench::during::FILE;
     use crate::plan::journal::{Event, EventKind};
 
@@ -457,28 +508,127 @@ mod tests {
         );
     }
 
-    #[test]
-    fn steps_within_one_interval_in_a_row_share_one_text_line_and_the_rest_keep_their_own() {
-        let intervals = vec![
-            iv(WORKLOAD, 0, 100.0, Some(2.0), &[]),
-            iv(WORKLOAD, 1, 50.0, Some(4.0), &[(2013, 1)]),
-            iv(WORKLOAD, 2, 90.0, Some(3.0), &[]),
-            iv(WORKLOAD, 3, 95.0, Some(3.0), &[]),
-        ];
-        let span = |step: &str, from_ms: i64, to_ms: i64| StepSpan {
+    fn span_ms(step: &str, from_ms: i64, to_ms: i64) -> StepSpan {
+        StepSpan {
             step: step.into(),
             title: String::new(),
             from: t(0) + chrono::Duration::milliseconds(from_ms),
             to: Some(t(0) + chrono::Duration::milliseconds(to_ms)),
             status: SpanEnd::Done,
-        };
-        // a, b, c in the second interval; d in the third; e across the third and fourth.
+        }
+    }
+
+    #[test]
+    fn a_step_that_ends_before_a_shutdown_in_the_same_interval_gets_none_of_its_refused_connections(
+    ) {
+        // One-second intervals; the step ends 400 ms into the second one, the shutdown follows it: from then on
+        // nothing completes and every connection attempt is refused (2002).
+        let intervals = vec![
+            iv_at(WORKLOAD, 0, 100.0, Some(2.0), &[], [10; 10]),
+            iv_at(
+                WORKLOAD,
+                1,
+                40.0,
+                Some(3.0),
+                &[(450, 2013), (600, 2002), (800, 2002), (950, 2002)],
+                [10, 10, 10, 10, 0, 0, 0, 0, 0, 0],
+            ),
+            iv_at(WORKLOAD, 2, 0.0, None, &[(300, 2002)], [0; 10]),
+        ];
         let steps = vec![
-            span("a", 1100, 1200),
-            span("b", 1200, 1300),
-            span("c", 1300, 1400),
-            span("d", 2100, 2200),
-            span("e", 2200, 3900),
+            span_ms("redo/persist", 0, 1400),
+            span_ms("redo/stop", 1400, 3000),
+        ];
+        let i = impact(&intervals, &steps, &[], None, t(10));
+        assert_eq!(i[0].errors, 0, "{:?}", i[0]);
+        assert!(i[0].error_codes.is_empty());
+        // Its one whole interval (the first) gives its tps and p95; the second's shutdown does not.
+        assert_eq!(
+            (i[0].intervals, i[0].median_tps, i[0].worst_p95_ms),
+            (1, Some(100.0), Some(2.0))
+        );
+        assert_eq!(
+            i[1].error_codes,
+            [(2002, 4), (2013, 1)].into_iter().collect()
+        );
+        assert_eq!((i[1].intervals, i[1].median_tps), (1, Some(0.0)));
+    }
+
+    #[test]
+    fn an_error_at_a_step_boundary_belongs_to_the_step_that_starts_there() {
+        let intervals = vec![iv_at(
+            WORKLOAD,
+            0,
+            0.0,
+            None,
+            &[(299, 1205), (300, 1290), (999, 2013)],
+            [0; 10],
+        )];
+        let steps = vec![span_ms("a", 0, 300), span_ms("b", 300, 1000)];
+        let i = impact(&intervals, &steps, &[], None, t(10));
+        assert_eq!(i[0].error_codes, [(1205, 1)].into_iter().collect());
+        assert_eq!(
+            i[1].error_codes,
+            [(1290, 1), (2013, 1)].into_iter().collect()
+        );
+    }
+
+    #[test]
+    fn a_step_shorter_than_an_interval_counts_the_transactions_of_its_own_tenths_and_has_no_p95() {
+        // 100 transactions a tenth, then none from 500 ms on (a lock); the write probe fails at 700 ms.
+        let intervals = vec![
+            iv_at(
+                WORKLOAD,
+                0,
+                500.0,
+                Some(9.0),
+                &[],
+                [100, 100, 100, 100, 100, 0, 0, 0, 0, 0],
+            ),
+            iv_at(WRITES, 0, 0.0, None, &[(700, 1205)], [0; 10]),
+        ];
+        let steps = vec![span_ms("a", 100, 400), span_ms("b", 500, 1000)];
+        let i = impact(&intervals, &steps, &[], None, t(10));
+        assert_eq!(
+            (
+                i[0].shared,
+                i[0].intervals,
+                i[0].median_tps,
+                i[0].worst_p95_ms
+            ),
+            (true, 0, Some(1000.0), None)
+        );
+        assert_eq!((i[0].errors, i[0].write_errors), (0, 0));
+        assert_eq!(i[1].median_tps, Some(0.0));
+        assert_eq!((i[1].errors, i[1].write_errors), (1, 1));
+        // A tenth only partly inside a step is not counted: no tps rather than a diluted one.
+        let tiny = impact(&intervals, &[span_ms("c", 120, 180)], &[], None, t(10));
+        assert_eq!(tiny[0].median_tps, None);
+    }
+
+    #[test]
+    fn steps_shorter_than_an_interval_in_a_row_with_the_same_figures_share_one_text_line() {
+        let intervals = vec![
+            iv_at(WORKLOAD, 0, 100.0, Some(2.0), &[], [10; 10]),
+            iv_at(WORKLOAD, 1, 50.0, Some(4.0), &[(150, 2013)], [5; 10]),
+            iv_at(WORKLOAD, 2, 90.0, Some(3.0), &[], [9; 10]),
+            iv_at(
+                WORKLOAD,
+                3,
+                95.0,
+                Some(3.0),
+                &[],
+                [10, 10, 10, 10, 10, 10, 10, 10, 10, 5],
+            ),
+        ];
+        // b and c in the second interval with the same figures; a there too, with the error; d in the third;
+        // e across the third and fourth.
+        let steps = vec![
+            span_ms("a", 1100, 1200),
+            span_ms("b", 1200, 1300),
+            span_ms("c", 1300, 1400),
+            span_ms("d", 2100, 2200),
+            span_ms("e", 2200, 4000),
         ];
         let report = DuringReport {
             workload: "oltp_read_only".into(),
@@ -496,23 +646,31 @@ mod tests {
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
         assert_eq!(
             lines[0],
-            "  a … c (0.3 s, 3 steps within one interval): median 50.0 tps, worst p95 4.00 ms, 1 error(s): 2013 connection lost ×1",
+            "  a (0.1 s, shorter than an interval): 50.0 tps, no p95 of its own, 1 error(s): 2013 connection lost ×1",
+            "{text}"
+        );
+        assert_eq!(
+            lines[1],
+            "  b, c (0.2 s, 2 steps each shorter than an interval): 50.0 tps, no p95 of its own, no errors",
             "{text}"
         );
         assert!(
-            lines[1].starts_with("  d (0.1 s, within one interval): median 90.0 tps"),
+            lines[2].starts_with("  d (0.1 s, shorter than an interval): 90.0 tps"),
             "{text}"
         );
-        assert!(lines[2].starts_with("  e (1.7 s): "), "{text}");
+        assert_eq!(
+            lines[3], "  e (1.8 s): median 95.0 tps, worst p95 3.00 ms, no errors",
+            "{text}"
+        );
         assert_eq!(
             lines.len(),
-            4,
+            5,
             "and the note that only reads were measured: {text}"
         );
     }
 
     #[test]
-    fn a_step_gets_the_median_the_worst_p95_and_the_errors_of_the_intervals_it_overlaps() {
+    fn a_step_gets_the_median_the_worst_p95_and_the_errors_of_the_whole_intervals_inside_it() {
         let intervals = vec![
             iv(WORKLOAD, 0, 100.0, Some(2.0), &[]),
             iv(WORKLOAD, 1, 40.0, Some(9.0), &[(1205, 2)]),
@@ -557,14 +715,14 @@ mod tests {
             (none.intervals, none.median_tps, none.worst_p95_ms),
             (0, None, None)
         );
-        // A step shorter than an interval gets the one it ran in, marked as shared.
         let short = StepSpan {
             from: t(3) + chrono::Duration::milliseconds(100),
             to: Some(t(3) + chrono::Duration::milliseconds(300)),
             ..steps[0].clone()
         };
+        // A step shorter than an interval, in lines that counted no tenths: nothing it can call its own.
         let s = &impact(&intervals, &[short], &[], None, t(60))[0];
-        assert_eq!((s.intervals, s.median_tps, s.shared), (1, Some(90.0), true));
+        assert_eq!((s.intervals, s.median_tps, s.shared), (0, None, true));
         // The "before" figures taken inside the step are not the step's.
         let sliced = &impact(
             &intervals,

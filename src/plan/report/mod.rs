@@ -5,8 +5,11 @@
 //! [`timeline`] draws the impact-over-time chart and [`html`] renders `report.html`. They use bench's figures
 //! and statistics; bench knows nothing of them.
 
+pub mod chart_key;
 pub mod html;
 pub mod impact;
+pub mod labels;
+pub mod summary;
 pub mod timeline;
 
 use chrono::{DateTime, Utc};
@@ -315,6 +318,12 @@ impl Report {
             "innops {} {what}\n  target: {} ({})\n",
             self.procedure, self.target, self.server
         ));
+        // A run of several procedures opens with its verdict, member by member; the notes come after it.
+        let verdict = summary::render_text(self);
+        if !verdict.is_empty() {
+            s.push_str(&verdict);
+            s.push('\n');
+        }
         for n in &self.notes {
             s.push_str(&format!("  note: {n}\n"));
         }

@@ -10,31 +10,47 @@ use chrono::{DateTime, Utc};
 
 use super::html::esc;
 use super::impact::DuringReport;
+use super::labels::{self, Placed, Want};
 use super::WriteBlock;
 use crate::bench::during::{describe_codes, DuringInterval, WORKLOAD, WRITES};
 
 const W: f64 = 940.0;
 const LEFT: f64 = 78.0;
 const RIGHT: f64 = 24.0;
-/// Rows of step numbers above the panels (numbers of steps close together go to the next row).
+/// Rows of step labels above the panels (a label goes to the next row where the first has no room).
 const LABEL_ROWS: usize = 4;
+/// Steps whose starts are closer than this on the chart share one label, the range of their numbers.
+const CLUSTER_PX: f64 = 16.0;
+/// Rows of "writes blocked" labels at the top of the throughput panel.
+const BLOCK_ROWS: usize = 2;
 const TOP: f64 = 28.0 + 14.0 * LABEL_ROWS as f64;
 const TPS_H: f64 = 170.0;
 const P95_H: f64 = 150.0;
 const ERR_H: f64 = 80.0;
 const GAP: f64 = 34.0;
-const BOTTOM: f64 = 46.0;
+/// Under the last panel: the x axis, its label and the key of steps too close together to label.
+const BOTTOM: f64 = 62.0;
 
-const C_WORKLOAD: &str = "#1f5fbf";
-const C_PROBE: &str = "#d9730d";
-const C_ERR_WORKLOAD: &str = "#c2185b";
-const C_ERR_PROBE: &str = "#7b1fa2";
-const C_SLICE: &str = "#dce8fb";
-const C_BLOCKED: &str = "#fbdcdc";
-const C_STEP: &str = "#555";
+pub(super) const C_WORKLOAD: &str = "#1f5fbf";
+pub(super) const C_PROBE: &str = "#d9730d";
+/// The two kinds of errors differ in hue (vermilion against blue, apart for every common colour blindness,
+/// Okabe and Ito's palette), in lightness, and in texture: the workload's are solid, the write probe's hatched.
+pub(super) const C_ERR_WORKLOAD: &str = "#d55e00";
+pub(super) const C_ERR_PROBE: &str = "#0072b2";
+/// The hatching of the write probe's errors (a pattern per `<svg>`: the chart's, and the legend's swatch).
+pub(super) fn hatch(id: &str) -> String {
+    format!(
+        r##"<defs><pattern id="{id}" patternUnits="userSpaceOnUse" width="5" height="5" patternTransform="rotate(45)"><rect width="5" height="5" fill="#fff"/><line x1="0" y1="0" x2="0" y2="5" stroke="{C_ERR_PROBE}" stroke-width="3"/></pattern></defs>"##
+    )
+}
+const HATCH: &str = "innops-probe-errors";
+pub(super) const HATCH_KEY: &str = "innops-probe-errors-key";
+pub(super) const C_SLICE: &str = "#dce8fb";
+pub(super) const C_BLOCKED: &str = "#fbdcdc";
+pub(super) const C_STEP: &str = "#555";
 
 /// Seconds since the chart's start.
-fn secs(t: DateTime<Utc>, t0: DateTime<Utc>) -> f64 {
+pub(super) fn secs(t: DateTime<Utc>, t0: DateTime<Utc>) -> f64 {
     (t - t0).num_microseconds().unwrap_or(0) as f64 / 1e6
 }
 
@@ -251,7 +267,20 @@ impl Layout {
             h: P95_H,
             scale: Scale::Log { lo, hi },
         };
-        let err_max = d.intervals.iter().map(|i| i.errors).max().unwrap_or(0) as f64;
+        // The probe's bars stand on the workload's: the panel reaches the top of the highest stack.
+        let err_max = d
+            .intervals
+            .iter()
+            .map(|i| {
+                i.errors
+                    + if i.series == WRITES {
+                        errors_below(work, i)
+                    } else {
+                        0
+                    }
+            })
+            .max()
+            .unwrap_or(0) as f64;
         let errs = Panel {
             top: TOP + TPS_H + GAP + P95_H + GAP,
             h: ERR_H,
@@ -299,6 +328,7 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="impact" width="{W}" height="{h:.0}" viewBox="0 0 {W} {h:.0}" role="img" aria-label="Throughput, p95 latency and errors over time, with the steps marked">"#
     );
     s.push_str("<title>Throughput, p95 latency and errors each second during the plan, with the steps marked</title>");
+    s.push_str(&hatch(HATCH));
     shaded_spans(&mut s, &l, d, blocks);
     l.tps.frame(
         &mut s,
@@ -317,6 +347,7 @@ pub fn impact_chart(d: &DuringReport, blocks: &[WriteBlock]) -> String {
     );
     x_axis(&mut s, &l);
     step_marks(&mut s, &l, d);
+    block_labels(&mut s, &l, blocks);
     series(&mut s, &l, &work, &probe);
     error_bars(&mut s, &l, &work, &probe);
     s.push_str("</svg>");
@@ -344,14 +375,51 @@ fn shaded_spans(s: &mut String, l: &Layout, d: &DuringReport, blocks: &[WriteBlo
         let (xa, xb) = (l.x(b.from), l.x(b.to));
         let _ = write!(
             s,
-            r##"<rect class="blocked" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_BLOCKED}" fill-opacity="0.8"><title>writes to {} blocked for {:.2} s</title></rect><text x="{:.1}" y="{:.1}" font-size="10" fill="#a11">writes to {} blocked</text>"##,
+            r##"<rect class="blocked" x="{xa:.1}" y="{plot_top:.1}" width="{:.1}" height="{:.1}" fill="{C_BLOCKED}" fill-opacity="0.8"><title>writes to {} blocked for {:.2} s</title></rect>"##,
             (xb - xa).max(1.0),
             plot_bottom - plot_top,
             esc(&b.object),
             b.seconds,
-            xa + 2.0,
-            plot_top + 12.0,
-            esc(&b.object)
+        );
+    }
+}
+
+/// The "writes blocked" labels, over the step lines that cross them.
+fn block_labels(s: &mut String, l: &Layout, blocks: &[WriteBlock]) {
+    let plot_top = l.plot_top;
+    // One label for a table's blocks close together (the online path blocks writes for a moment per chunk),
+    // in rows so that two tables blocked one after the other are both read; one with no room at all is in its
+    // band's tooltip and in the report's sentence on blocked writes.
+    let mut wants: Vec<(String, Want)> = Vec::new();
+    for b in blocks {
+        let (xa, xb) = (l.x(b.from) + 2.0, l.x(b.to));
+        match wants.last_mut() {
+            Some((o, w)) if *o == b.object && xa - w.to < 40.0 => w.to = w.to.max(xb),
+            _ => wants.push((
+                b.object.clone(),
+                Want {
+                    from: xa,
+                    to: xb,
+                    texts: vec![
+                        format!("writes to {} blocked", b.object),
+                        format!("{} blocked", b.object),
+                        "blocked".into(),
+                    ],
+                },
+            )),
+        }
+    }
+    let wants: Vec<Want> = wants.into_iter().map(|(_, w)| w).collect();
+    for p in labels::place(&wants, BLOCK_ROWS, LEFT + 2.0, W - RIGHT - 2.0)
+        .iter()
+        .flatten()
+    {
+        label_text(
+            s,
+            "blocked-label",
+            p,
+            plot_top + 12.0 + 12.0 * p.row as f64,
+            "#a11",
         );
     }
 }
@@ -381,49 +449,100 @@ fn x_axis(s: &mut String, l: &Layout) {
     );
 }
 
-/// The steps: in the lanes above the panels each step is a bar from its start to its end, with its number and,
-/// where there is room, its id; a dashed line runs down from each start through every panel.
+/// A label's `<text>`, drawn with the width the layout gave it, so it covers the box the layout kept free; a
+/// white halo keeps the step lines that cross it from striking it through.
+fn label_text(s: &mut String, class: &str, p: &Placed, y: f64, fill: &str) {
+    let _ = write!(
+        s,
+        r##"<text class="{class}" x="{:.1}" y="{y:.1}" font-size="10" fill="{fill}" stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke" textLength="{:.1}" lengthAdjust="spacing" data-w="{:.1}">{}</text>"##,
+        p.x,
+        p.w,
+        p.w,
+        esc(&p.text)
+    );
+}
+
+/// The steps: in the lanes above the panels each step is a bar from its start to its end, and a dashed line
+/// runs down from its start through every panel. Steps that start too close together to tell apart get one
+/// label, the range of their numbers; where no lane has room for a label, its steps are named in the key
+/// under the chart instead of being written over another.
 fn step_marks(s: &mut String, l: &Layout, d: &DuringReport) {
     let plot_bottom = l.plot_bottom;
-    let mut row_end = [f64::MIN; LABEL_ROWS];
-    let chars = |t: &str| t.chars().count() as f64 * 6.2;
-    for (n, st) in d.steps.iter().enumerate() {
-        let xs = l.x(st.from);
-        let xe = l.x(st.to.unwrap_or(l.end)).max(xs + 2.0);
-        let long = format!("{} {}", n + 1, st.step);
-        let short = format!("{}", n + 1);
-        let free = |row_end: &[f64; LABEL_ROWS], w: f64| {
-            (0..LABEL_ROWS).find(|r| row_end[*r] + 6.0 < xs && xs + w <= W - 4.0)
-        };
-        // Where every lane is taken here (steps that start together), the step keeps its bar and its line,
-        // and its number is in its tooltip and the table below: text over text would be read by nobody.
-        let (row, label) = match (free(&row_end, chars(&long)), free(&row_end, chars(&short))) {
-            (Some(r), _) => (r, long),
-            (None, Some(r)) => (r, short),
-            (None, None) => {
-                let r = (0..LABEL_ROWS)
-                    .min_by(|a, b| row_end[*a].total_cmp(&row_end[*b]))
-                    .unwrap_or(0);
-                (r, String::new())
+    let span: Vec<(f64, f64)> = d
+        .steps
+        .iter()
+        .map(|st| {
+            let xs = l.x(st.from);
+            (xs, l.x(st.to.unwrap_or(l.end)).max(xs + 2.0))
+        })
+        .collect();
+    let starts: Vec<f64> = span.iter().map(|x| x.0).collect();
+    let runs = labels::clusters(&starts, CLUSTER_PX);
+    let wants: Vec<Want> = runs
+        .iter()
+        .map(|r| {
+            let (first, last) = (r.start, r.end - 1);
+            let texts = if first == last {
+                vec![
+                    format!("{} {}", first + 1, d.steps[first].step),
+                    format!("{}", first + 1),
+                ]
+            } else {
+                vec![format!("{}–{}", first + 1, last + 1)]
+            };
+            Want {
+                from: span[first].0,
+                to: span[r.clone()].iter().map(|x| x.1).fold(0.0, f64::max),
+                texts,
             }
-        };
-        row_end[row] = row_end[row].max(xs + chars(&label)).max(xe);
-        let lane = 6.0 + 14.0 * row as f64;
+        })
+        .collect();
+    let placed = labels::place(&wants, LABEL_ROWS, LEFT, W - 4.0);
+    let mut unlabelled: Vec<String> = Vec::new();
+    // The labels go on top of every step's line.
+    let mut texts = String::new();
+    for ((r, p), want) in runs.iter().zip(&placed).zip(&wants) {
+        let lane = p.as_ref().map(|p| 6.0 + 14.0 * p.row as f64);
+        match (p, lane) {
+            (Some(p), Some(lane)) => label_text(&mut texts, "step-label", p, lane + 8.0, "#222"),
+            _ => unlabelled.extend(want.texts.last().cloned()),
+        }
+        for n in r.clone() {
+            let st = &d.steps[n];
+            let (xs, xe) = span[n];
+            let _ = write!(
+                s,
+                r#"<g class="step"><title>{}. {} ({}): {} → {}</title>"#,
+                n + 1,
+                esc(&st.step),
+                esc(st.status.name()),
+                st.from.format("%H:%M:%S%.3f"),
+                st.to
+                    .map(|t| t.format("%H:%M:%S%.3f").to_string())
+                    .unwrap_or_else(|| "running".into()),
+            );
+            if let Some(lane) = lane {
+                let _ = write!(
+                    s,
+                    r#"<rect class="step-span" x="{xs:.1}" y="{:.1}" width="{:.1}" height="3" fill="{C_STEP}"/>"#,
+                    lane + 10.0,
+                    xe - xs
+                );
+            }
+            let _ = write!(
+                s,
+                r#"</g><line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"/>"#,
+                lane.map_or(l.plot_top, |lane| lane + 10.0),
+            );
+        }
+    }
+    s.push_str(&texts);
+    if !unlabelled.is_empty() {
         let _ = write!(
             s,
-            r#"<g class="step"><title>{}. {} ({}): {} → {}</title><rect class="step-span" x="{xs:.1}" y="{:.1}" width="{:.1}" height="3" fill="{C_STEP}"/><text class="step-label" x="{xs:.1}" y="{:.1}" font-size="10">{}</text></g><line class="step-mark" x1="{xs:.1}" y1="{:.1}" x2="{xs:.1}" y2="{plot_bottom:.1}" stroke="{C_STEP}" stroke-dasharray="3,3" stroke-width="1"/>"#,
-            n + 1,
-            esc(&st.step),
-            esc(st.status.name()),
-            st.from.format("%H:%M:%S%.3f"),
-            st.to
-                .map(|t| t.format("%H:%M:%S%.3f").to_string())
-                .unwrap_or_else(|| "running".into()),
-            lane + 10.0,
-            xe - xs,
-            lane + 8.0,
-            esc(&label),
-            lane + 10.0
+            r#"<text class="step-key" x="{LEFT}" y="{:.1}" font-size="11">steps too close together to label above the chart: {} (see the table below)</text>"#,
+            l.plot_bottom + 50.0,
+            esc(&unlabelled.join(", "))
         );
     }
 }
@@ -449,28 +568,39 @@ fn series(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&During
     }
 }
 
+/// The workload's errors in the interval a probe's interval `i` starts in: where its bar is stacked.
+fn errors_below(work: &[&DuringInterval], i: &DuringInterval) -> u64 {
+    work.iter()
+        .find(|w| w.from <= i.from && w.to > i.from)
+        .map_or(0, |w| w.errors)
+}
+
 /// Errors: a bar per interval, the probe's stacked on the workload's.
 fn error_bars(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&DuringInterval]) {
     for series in [work, probe] {
         for i in series.iter().filter(|i| i.errors > 0) {
             let below = if i.series == WRITES {
-                work.iter()
-                    .find(|w| w.from <= i.from && w.to > i.from)
-                    .map_or(0, |w| w.errors)
+                errors_below(work, i)
             } else {
                 0
             };
             let (xa, xb) = (l.x(i.from), l.x(i.to));
             let y0 = l.errs.y(below as f64);
             let y1 = l.errs.y((below + i.errors) as f64);
-            let colour = if i.series == WRITES {
-                C_ERR_PROBE
+            let (class, paint) = if i.series == WRITES {
+                (
+                    "errors errors-writes",
+                    format!(r#"fill="url(#{HATCH})" stroke="{C_ERR_PROBE}" stroke-width="1""#),
+                )
             } else {
-                C_ERR_WORKLOAD
+                (
+                    "errors errors-workload",
+                    format!(r#"fill="{C_ERR_WORKLOAD}""#),
+                )
             };
             let _ = write!(
                 s,
-                r#"<rect class="errors" x="{xa:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="{colour}"><title>{}: {} error(s): {}</title></rect>"#,
+                r#"<rect class="{class}" x="{xa:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" {paint}><title>{}: {} error(s): {}</title></rect>"#,
                 (xb - xa - 0.5).max(1.0),
                 (y0 - y1).max(1.0),
                 esc(&i.series),
@@ -481,107 +611,9 @@ fn error_bars(s: &mut String, l: &Layout, work: &[&DuringInterval], probe: &[&Du
     }
 }
 
-/// The legend under the chart: what each colour is, then the numbered steps.
-pub fn legend(d: &DuringReport, blocks: &[WriteBlock]) -> String {
-    let mut s = String::from("<ul class=\"legend\">");
-    let item = |s: &mut String, swatch: String, text: &str| {
-        let _ = write!(
-            s,
-            "<li><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"26\" height=\"12\">{swatch}</svg> {}</li>",
-            esc(text)
-        );
-    };
-    item(
-        &mut s,
-        format!(r#"<line x1="0" y1="6" x2="26" y2="6" stroke="{C_WORKLOAD}" stroke-width="2"/>"#),
-        &format!(
-            "workload ({}, {} thread(s)): tps and p95",
-            d.workload, d.threads
-        ),
-    );
-    if let Some(p) = &d.probe {
-        item(
-            &mut s,
-            format!(
-                r#"<line x1="0" y1="6" x2="26" y2="6" stroke="{C_PROBE}" stroke-width="2" stroke-dasharray="5,3"/>"#
-            ),
-            &format!("write probe ({p}): p95 of its locking reads"),
-        );
-    }
-    item(
-        &mut s,
-        format!(r#"<rect x="4" y="1" width="18" height="10" fill="{C_ERR_WORKLOAD}"/>"#),
-        "errors of the workload",
-    );
-    if d.probe.is_some() {
-        item(
-            &mut s,
-            format!(r#"<rect x="4" y="1" width="18" height="10" fill="{C_ERR_PROBE}"/>"#),
-            "errors of the write probe",
-        );
-    }
-    item(
-        &mut s,
-        format!(r#"<rect x="0" y="0" width="26" height="12" fill="{C_SLICE}"/>"#),
-        "where the figures before and after were taken",
-    );
-    if !blocks.is_empty() {
-        item(
-            &mut s,
-            format!(r#"<rect x="0" y="0" width="26" height="12" fill="{C_BLOCKED}"/>"#),
-            "innops held writes to a table (its guard)",
-        );
-    }
-    item(
-        &mut s,
-        format!(
-            r#"<line x1="13" y1="0" x2="13" y2="12" stroke="{C_STEP}" stroke-dasharray="3,3"/>"#
-        ),
-        "a step: its span above the chart, a line at its start (numbered as below)",
-    );
-    s.push_str("</ul>");
-    s
-}
-
-/// The per-step table: each step's span and what the workload saw in it, against "before".
-pub fn impact_table(d: &DuringReport) -> String {
-    let mut s = String::from(
-        "<table class=\"impact-steps\"><thead><tr><th>#</th><th>step</th><th>from (s)</th><th>took</th><th>median tps</th><th>vs before</th><th>worst p95</th><th>errors</th></tr></thead><tbody>",
-    );
-    for (n, st) in d.steps.iter().enumerate() {
-        let imp = d.impact.get(n).filter(|i| i.step == st.step);
-        let cell = |v: Option<String>| v.unwrap_or_else(|| "–".into());
-        let errors = imp.map(|i| {
-            if i.errors == 0 {
-                "0".to_string()
-            } else {
-                format!("{} ({})", i.errors, describe_codes(&i.error_codes))
-            }
-        });
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td><code>{}</code> {}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            n + 1,
-            esc(&st.step),
-            esc(&st.title),
-            secs(st.from, d.started),
-            cell(imp.map(|i| format!(
-                "{:.2} s{}",
-                i.seconds,
-                if i.shared { " (within one interval)" } else { "" }
-            ))),
-            cell(imp.and_then(|i| i.median_tps).map(|v| format!("{v:.1} tps"))),
-            cell(imp.and_then(|i| i.tps_vs_before_pct).map(|p| format!("{p:+.0}%"))),
-            cell(imp.and_then(|i| i.worst_p95_ms).map(|v| format!("{v:.2} ms"))),
-            esc(&cell(errors))
-        );
-    }
-    s.push_str("</tbody></table>");
-    s
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::chart_key::{impact_table, legend};
     use super::super::impact::StepSpan;
     use super::*;
 
@@ -605,6 +637,8 @@ mod tests {
                     Default::default()
                 },
                 reconnects: 0,
+                errors_at: Vec::new(),
+                tenths: Vec::new(),
             };
         DuringReport {
             workload: "table:d.t".into(),
@@ -678,6 +712,19 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "{needle}: {svg}");
         }
+        // The error panel reaches the top of the probe's bar stacked on the workload's.
+        let mut stacked = d.clone();
+        stacked.intervals[1].errors = 3;
+        stacked.intervals[1].error_codes = [(1205, 3)].into_iter().collect();
+        let l = Layout::of(
+            &stacked,
+            &stacked
+                .intervals
+                .iter()
+                .filter(|i| i.series == WORKLOAD)
+                .collect::<Vec<_>>(),
+        );
+        assert!(matches!(l.errs.scale, Scale::Linear { max } if max >= 5.0));
         // The interval with no completed transaction breaks the latency line: two single points, no line
         // through a value that was never measured.
         assert_eq!(svg.matches("class=\"p95\"").count(), 2, "{svg}");
@@ -686,5 +733,117 @@ mod tests {
         assert!(table.contains("Copy &lt;d.t&gt;"));
         let legend = legend(&d, &blocks);
         assert!(legend.contains("write probe (write_probe:d.t)"), "{legend}");
+    }
+
+    /// The boxes of the chart's labels as drawn: x, baseline and the width each is drawn with (`textLength`).
+    fn label_boxes(svg: &str) -> Vec<(String, f64, f64, f64)> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("data-w").is_some())
+            .map(|n| {
+                let f = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+                (
+                    n.text().unwrap_or("").to_string(),
+                    f("x"),
+                    f("y"),
+                    f("data-w"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_crowded_chart_draws_no_label_over_another_and_names_the_steps_it_could_not_label() {
+        let mut d = report();
+        // 40 steps: bursts of steps a few milliseconds long, two longer ones, and a burst at the very end.
+        let ms = |n: i64| t(0) + chrono::Duration::milliseconds(n);
+        let mut at = 1000;
+        d.steps = (0..40)
+            .map(|n| {
+                let len = match n {
+                    5 | 20 => 3000,
+                    _ if n % 9 == 0 => 400,
+                    _ => 30,
+                };
+                let span = StepSpan {
+                    // Ids without digits: a number in a label is a step's number.
+                    step: [
+                        "redo/persist",
+                        "convert/copy:d.orders",
+                        "deadlock/run",
+                        "readonly/stop",
+                    ][n % 4]
+                        .into(),
+                    title: String::new(),
+                    from: ms(at),
+                    to: Some(ms(at + len)),
+                    status: crate::plan::report::impact::SpanEnd::Done,
+                };
+                at += len;
+                span
+            })
+            .collect();
+        // Two tables blocked one right after the other, and one blocked in many short spans (the online path).
+        let block = |object: &str, from: i64, to: i64| WriteBlock {
+            object: object.into(),
+            from: ms(from),
+            to: ms(to),
+            seconds: (to - from) as f64 / 1000.0,
+        };
+        let mut blocks = vec![
+            block("d.orders", 2000, 2600),
+            block("d.orders2", 2650, 3200),
+        ];
+        blocks.extend((0..20).map(|k| block("d.items", 4000 + 50 * k, 4020 + 50 * k)));
+        let svg = impact_chart(&d, &blocks);
+        let boxes = label_boxes(&svg);
+        assert!(boxes.len() >= 6, "{boxes:?}");
+        for (i, a) in boxes.iter().enumerate() {
+            assert!(
+                a.1 >= LEFT - 0.01 && a.1 + a.3 <= W,
+                "{a:?} leaves the chart"
+            );
+            for b in &boxes[i + 1..] {
+                // Text 10 px high above its baseline.
+                let apart_x = a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
+                let apart_y = (a.2 - b.2).abs() >= 10.0;
+                assert!(apart_x || apart_y, "{a:?} overlaps {b:?}");
+            }
+        }
+        // Both tables' blocks are named, the many spans of one table once.
+        let texts: Vec<&str> = boxes.iter().map(|b| b.0.as_str()).collect();
+        assert!(
+            texts.iter().any(|t| t.contains("d.orders blocked")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.contains("d.orders2 blocked")),
+            "{texts:?}"
+        );
+        assert_eq!(
+            texts.iter().filter(|t| t.contains("d.items")).count(),
+            1,
+            "{texts:?}"
+        );
+        // Every step is labelled above the chart, alone or in a range, or named in the key under it.
+        let key = svg
+            .split("class=\"step-key\"")
+            .nth(1)
+            .map(|k| k[..k.find("</text>").unwrap()].to_string())
+            .unwrap_or_default();
+        for n in 1..=d.steps.len() {
+            let named = texts.iter().chain(std::iter::once(&key.as_str())).any(|t| {
+                t.split(|c: char| !c.is_ascii_digit() && c != '–')
+                    .filter(|w| !w.is_empty())
+                    .any(|w| match w.split_once('–') {
+                        Some((a, b)) => {
+                            a.parse::<usize>().is_ok_and(|a| a <= n)
+                                && b.parse::<usize>().is_ok_and(|b| n <= b)
+                        }
+                        None => w.parse::<usize>() == Ok(n),
+                    })
+            });
+            assert!(named, "step {n} is nowhere: {texts:?} {key}");
+        }
     }
 }
