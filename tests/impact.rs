@@ -120,6 +120,19 @@ fn journal_spans(run_dir: &Path) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> 
                     s.2 = Some(t);
                 }
             }
+            // The benchmark before and after: phases of their own, between the steps.
+            "bench_started" => {
+                for s in out.iter_mut().filter(|s| s.2.is_none()) {
+                    s.2 = Some(t);
+                }
+                out.push((format!("bench-{}", e["label"].as_str().unwrap()), t, None))
+            }
+            "bench" => {
+                let name = format!("bench-{}", e["label"].as_str().unwrap());
+                for s in out.iter_mut().filter(|s| s.2.is_none() && s.0 == name) {
+                    s.2 = Some(t);
+                }
+            }
             "interrupted" | "run_done" | "resumed" => {
                 for s in out.iter_mut().filter(|s| s.2.is_none()) {
                     s.2 = Some(t);
@@ -310,8 +323,8 @@ fn a_playbook_with_bench_during_covers_every_step_and_its_write_errors_are_where
             "a lock wait ran out outside the blocked span: {i:?} {blocks:?}"
         );
     }
-    // The figures before and after are slices of that workload: before inside the first step the benchmark
-    // brackets (after its pre-checks, before its action), after once the last one is done.
+    // The figures before and after are slices of that workload, each in a phase of its own: before between the
+    // step ahead of the first the benchmark brackets and that step, after once the last one is done.
     let slices = during["slices"].as_array().unwrap();
     let labels: Vec<&str> = slices.iter().map(|s| s[0].as_str().unwrap()).collect();
     assert_eq!(labels, ["before", "after"]);
@@ -327,8 +340,13 @@ fn a_playbook_with_bench_during_covers_every_step_and_its_write_errors_are_where
     let span_of = |id: &str| spans.iter().find(|s| s.0 == id).unwrap().clone();
     let first = span_of(marked[0]);
     let last = span_of(marked[marked.len() - 1]);
-    assert!(ts(&slices[0][1]) >= first.1 && ts(&slices[0][2]) <= first.2);
-    assert!(ts(&slices[1][1]) >= last.2);
+    let (before, after) = (span_of("bench-before"), span_of("bench-after"));
+    assert!(ts(&slices[0][1]) >= before.1 && ts(&slices[0][2]) <= before.2);
+    assert!(
+        before.2 <= first.1,
+        "the benchmark before ends before the step starts"
+    );
+    assert!(ts(&slices[1][1]) >= last.2 && ts(&slices[1][1]) >= after.1);
     for label in ["before", "after"] {
         let b = &report["bench"][label];
         assert_eq!(b["workload"], "table:legacy.orders");
