@@ -95,7 +95,9 @@ pub fn statement(sql: &str) {
     }
 }
 
-fn print_line(line: &str) {
+/// Print `line` to stderr above the bars on the screen (a bar drawn when a line is written otherwise stays on
+/// screen, dead, above the line).
+pub fn print_line(line: &str) {
     if tty() {
         multi().suspend(|| eprintln!("{line}"));
     } else {

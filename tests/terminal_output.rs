@@ -25,6 +25,8 @@ fn innops_in_pty(sb: &Sandboxed, a: &[&str], env: &[(&str, &str)]) -> Output {
         .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
         .collect::<Vec<_>>()
         .join(" ");
+    // A terminal wide enough that no line wraps (the screen emulation below does not wrap).
+    let line = format!("stty cols 400 rows 60; {line}");
     let mut c = Command::new("script");
     c.args(["-qefc", &line, "/dev/null"])
         .env_remove("INNOPS_SANDBOX_DIR")
@@ -395,4 +397,140 @@ fn a_recover_dump_under_a_terminal_shows_each_table_s_rows_moving() {
         "{}",
         out.stdout
     );
+}
+
+/// The screen a terminal shows at the end of `capture`: printable text placed at the cursor, `\r`, `\n`, and
+/// the escapes the bars use (cursor up and down, clear line, clear to the end of the line or the screen);
+/// colours and other escapes are skipped.
+fn final_screen(capture: &str) -> Vec<String> {
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = capture.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if lines.len() <= row {
+                    lines.push(Vec::new());
+                }
+            }
+            '\u{1b}' => {
+                if chars.peek() != Some(&'[') {
+                    chars.next();
+                    continue;
+                }
+                chars.next();
+                let mut arg = String::new();
+                let mut end = ' ';
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() || d == '~' {
+                        end = d;
+                        break;
+                    }
+                    arg.push(d);
+                }
+                let n: usize = arg.parse().unwrap_or(1);
+                match end {
+                    'A' => row = row.saturating_sub(n),
+                    'B' => {
+                        row += n;
+                        while lines.len() <= row {
+                            lines.push(Vec::new());
+                        }
+                    }
+                    'G' => col = n.saturating_sub(1),
+                    'K' if arg == "2" => lines[row].clear(),
+                    'K' => lines[row].truncate(col),
+                    'J' => {
+                        lines[row].truncate(col);
+                        lines.truncate(row + 1);
+                    }
+                    _ => {}
+                }
+            }
+            c if c.is_control() => {}
+            c => {
+                let line = &mut lines[row];
+                while line.len() < col {
+                    line.push(' ');
+                }
+                if col < line.len() {
+                    line[col] = c;
+                } else {
+                    line.push(c);
+                }
+                col += 1;
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect()
+}
+
+#[test]
+fn the_screen_emulation_keeps_printed_lines_and_drops_cleared_bars() {
+    let capture = "a [==>  ] 1/3\r\u{1b}[2Kline\nb [=>] 1/2\r\n\u{1b}[1A\u{1b}[2Kdone\n";
+    assert_eq!(final_screen(capture), ["line", "done", ""]);
+}
+
+/// Issue 27: bars drawn when a line was printed past them stayed on the screen, dead ("inserting rows [ ]
+/// 0/10,000" above "Creating table …", "[bench] before 0/10 s"). At the end of a run no bar is left.
+#[test]
+fn no_dead_bar_is_left_on_the_screen_after_a_run_that_prepares_and_benchmarks() {
+    let sb = Sandboxed::new("face-dead");
+    let out = innops_in_pty(
+        &sb,
+        &[
+            "redo",
+            "--size",
+            "128M",
+            "--offline",
+            "--execute",
+            "--yes",
+            "--bench-time",
+            "2",
+            "--bench-during",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    // The run prepared the benchmark's table (its line is on the screen) and measured before and after.
+    let screen = final_screen(&out.stdout);
+    let text = screen.join("\n");
+    assert!(
+        text.contains("Creating table 'innops_bench.sbtest1'"),
+        "{text}"
+    );
+    assert!(text.contains("[bench] after:"), "{text}");
+    let bars: Vec<&String> = screen.iter().filter(|l| is_bar(l)).collect();
+    assert!(bars.is_empty(), "dead bars on the screen: {bars:?}\n{text}");
+}
+
+/// Whether a screen line is a progress bar: `label [====>   ] …`, its brackets holding only the bar's
+/// characters.
+fn is_bar(line: &str) -> bool {
+    line.match_indices(" [").any(|(at, _)| {
+        let rest = &line[at + 2..];
+        rest.find(']').is_some_and(|end| {
+            end >= 10 && rest[..end].chars().all(|c| matches!(c, '=' | '>' | ' '))
+        })
+    })
+}
+
+#[test]
+fn a_bar_is_told_from_a_step_line() {
+    assert!(is_bar(
+        "inserting rows [                              ] 0/10,000 rows 0 rows/s ETA 0s"
+    ));
+    assert!(is_bar(
+        "[bench] before [======>                       ] 1/5 s"
+    ));
+    assert!(!is_bar(
+        "[3/5] Shut the server down cleanly (stop, risk restart)"
+    ));
+    assert!(!is_bar("  2. Copy d.t [done]"));
 }

@@ -227,13 +227,17 @@ pub fn prepare(
                     let mut conn = Conn::new(opts)?;
                     // oltp_common.lua's cmd_prepare(): thread i takes tables i+1, i+1+threads, ...
                     for t in (i + 1..=spec.tables).step_by(threads as usize) {
+                        // Through the bars' own printer: a line written past them leaves a dead bar above it.
                         if !quiet && spec.workload == wl::Workload::BulkInsert {
-                            eprintln!("Creating table '{}.sbtest{t}'...", spec.db);
+                            crate::progress::print_line(&format!(
+                                "Creating table '{}.sbtest{t}'...",
+                                spec.db
+                            ));
                         } else if !quiet {
-                            eprintln!(
+                            crate::progress::print_line(&format!(
                                 "Creating table '{}.sbtest{t}' with {} rows...",
                                 spec.db, spec.table_size
-                            );
+                            ));
                         }
                         load_table(&mut conn, t, spec, replace, done)?;
                     }

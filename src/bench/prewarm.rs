@@ -96,7 +96,7 @@ pub fn prewarm(
     let mut indexes = 0;
     for t in &tables {
         if !quiet {
-            eprintln!("Prewarming table {db}.{t}");
+            crate::progress::print_line(&format!("Prewarming table {db}.{t}"));
         }
         conn.query_drop(tag_sql(
             &format!(

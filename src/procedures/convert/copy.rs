@@ -426,10 +426,10 @@ impl Pause {
             .said
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(10))
         {
-            eprintln!(
+            crate::progress::print_line(&format!(
                 "innops: paused for {} s: {why} (Ctrl-C stops at a safe point)",
                 since.elapsed().as_secs()
-            );
+            ));
             self.said = Some(Instant::now());
         }
         std::thread::sleep(Duration::from_millis(500));

@@ -534,11 +534,11 @@ pub fn wait_applied(
             )));
         }
         if said.elapsed() >= Duration::from_secs(10) {
-            eprintln!(
+            crate::progress::print_line(&format!(
                 "innops: waiting for replica {} to apply {pos} ({} s so far)",
                 link.label,
                 t0.elapsed().as_secs()
-            );
+            ));
             said = Instant::now();
         }
     }

@@ -134,7 +134,7 @@ fn swap_now(ctx: &mut Ctx, t: &TableInfo, s: &OnlineSettings) -> anyhow::Result<
         };
         let Some(mut guard) = guard else {
             tries.guard_timeouts += 1;
-            eprintln!("innops: the guard on {} was not granted within {} s: writers go on; trying again in {} ms", t.display(), s.lock_wait_s, backoff.as_millis());
+            crate::progress::print_line(&format!("innops: the guard on {} was not granted within {} s: writers go on; trying again in {} ms", t.display(), s.lock_wait_s, backoff.as_millis()));
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_secs(4));
             continue;
@@ -258,7 +258,9 @@ fn under_guard(
             }
             if e.downcast_ref::<copy::RenameTimedOut>().is_some() {
                 // The guard has let go already: writers go on, and the cut-over is tried again.
-                eprintln!("innops: {e}: writers go on; trying the cut-over again");
+                crate::progress::print_line(&format!(
+                    "innops: {e}: writers go on; trying the cut-over again"
+                ));
                 return Ok(None);
             }
             Err(e)
