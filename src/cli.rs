@@ -462,12 +462,12 @@ pub struct RecoverArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
-    /// Where the SQL files (one per table), lost.jsonl and manifest.json go (new or empty).
+    /// Where the SQL files (one per table), lost.jsonl and manifest.json go (new or empty). Required.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// Where the copy of the data directory and its private server go (a new directory; needs the data
     /// directory's size free). Required unless --in-place.
-    #[arg(long, required_unless_present = "in_place")]
+    #[arg(long)]
     pub copy_to: Option<PathBuf>,
     /// Tables to dump, db.table, comma-separated (default: every table).
     #[arg(long, value_delimiter = ',')]

@@ -507,6 +507,28 @@ fn a_missing_target_names_every_alternative() {
         line.contains("--size") && line.contains("--advise"),
         "{line}"
     );
+    let recover = run_innops(&s(&["recover", "--socket", "/nonexistent.sock"]), &[]);
+    assert_eq!(recover.code, 2, "{recover:?}");
+    let line = recover.error_line();
+    for alt in ["--out", "--copy-to", "--in-place"] {
+        assert!(line.contains(alt), "{alt}: {line}");
+    }
+    let no_copy = run_innops(
+        &s(&[
+            "recover",
+            "--out",
+            "/tmp/x",
+            "--socket",
+            "/nonexistent.sock",
+        ]),
+        &[],
+    );
+    assert_eq!(no_copy.code, 2, "{no_copy:?}");
+    let line = no_copy.error_line();
+    assert!(
+        line.contains("--copy-to") && line.contains("--in-place"),
+        "{line}"
+    );
 }
 
 /// `innops bench help` (no test: `TESTNAME help` lists the test's own options) shows -h once, as the host.

@@ -38,12 +38,27 @@ fn absolute(p: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
 
 /// The recovery settings of the flags, checked.
 pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
+    let out = match (&a.out, &a.copy_to, a.in_place) {
+        (Some(out), Some(_), _) | (Some(out), None, true) => out,
+        (None, _, _) => {
+            return Err(crate::error::Failure::BadInput(
+                "recover needs --out DIR, where the dump goes (a new or empty directory), and --copy-to DIR, where the data directory is copied for the private server (or --in-place, to restart the server itself in forced recovery)".into(),
+            )
+            .into())
+        }
+        (Some(_), None, false) => {
+            return Err(crate::error::Failure::BadInput(
+                "recover needs --copy-to DIR, a new directory with the data directory's size free where the copy and its private server go, or --in-place to restart the server itself in forced recovery".into(),
+            )
+            .into())
+        }
+    };
     let params = RecoverParams {
-        out: absolute(&a.out)?,
+        out: absolute(out)?,
         // Unused with --in-place: the plan names no copy then.
         copy_to: match &a.copy_to {
             Some(c) => absolute(c)?,
-            None => absolute(&a.out)?.join(".no-copy"),
+            None => absolute(out)?.join(".no-copy"),
         },
         tables: a.tables.clone(),
         max_level: a.max_level,
