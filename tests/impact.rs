@@ -205,11 +205,22 @@ fn check_coverage(run_dir: &Path) -> (serde_json::Value, Vec<Iv>) {
         .collect();
     work.sort_by_key(|i| i.from);
     // A step the process died in has no end of its own, and what was measured in the moment before the
-    // kill never reached a line; every other step has its intervals.
+    // kill never reached a line: a step that ended in that last, unwritten second (no line of the workload
+    // ends between it and the resume) has none either. Every other step has its intervals.
     let died = died_in(run_dir);
+    let resumes: Vec<DateTime<Utc>> = events(run_dir)
+        .iter()
+        .filter(|e| e["event"] == "resumed")
+        .map(|e| ts(&e["ts"]))
+        .collect();
+    let in_unwritten_tail = |to: DateTime<Utc>| {
+        resumes
+            .iter()
+            .any(|r| to < *r && !work.iter().any(|i| i.to >= to && i.to <= *r))
+    };
     for (step, from, to) in spans.iter().filter(|s| !died.contains(&s.1)) {
         assert!(
-            work.iter().any(|i| i.overlaps(*from, *to)),
+            work.iter().any(|i| i.overlaps(*from, *to)) || in_unwritten_tail(*to),
             "no interval of the workload during {step} ({from} → {to})"
         );
     }
