@@ -23,7 +23,7 @@ CARGO_DEB := 3.8.0
 CARGO_GENERATE_RPM := 0.21.1
 DIST_BIN := target/$(DIST_TARGET)/dist/innops
 
-.PHONY: deps drill test dist dist-deps
+.PHONY: deps drill test dist dist-deps dist-test
 deps:
 	@command -v cargo >/dev/null 2>&1 || { echo "innops needs Rust's cargo: install it with rustup (https://rustup.rs)"; exit 1; }
 	@missing=""; \
@@ -90,3 +90,20 @@ dist: dist-deps
 	PATH="$(abspath $(DIST_TOOLS))/bin:$$PATH" cargo generate-rpm --auto-req find-requires --payload-compress gzip --output $(DIST)/
 	@echo "portable binary: $(DIST)/innops, $$(du -h $(DIST)/innops | cut -f1), highest GLIBC symbol version: $$(objdump -T $(DIST)/innops | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)"
 	@ls -1 $(DIST)/*.deb $(DIST)/*.rpm
+
+# The tests of make dist's output (tests/dist.rs, ignored by `make test`): the binary's GLIBC versions, --version
+# and a dry run against a sandbox, the .deb installed with dpkg (as root) and removed, the .rpm's file list.
+dist-test: deps dist
+	@missing=""; \
+	[ -f /usr/share/bash-completion/bash_completion ] || missing="bash-completion"; \
+	command -v rpm >/dev/null 2>&1 || missing="$$missing rpm"; \
+	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (the .deb's completion and man page are checked where they load; rpm reads the .rpm)"; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+	@if cargo nextest --version >/dev/null 2>&1; then \
+		cargo nextest run --locked --test integration --run-ignored all -E 'test(/^dist::/)'; \
+	else \
+		cargo test --locked --test integration -- --include-ignored dist::; \
+	fi
