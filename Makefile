@@ -21,7 +21,7 @@ ZIGLANG := 0.17.1
 CARGO_ZIGBUILD := 0.24.1
 CARGO_DEB := 3.8.0
 CARGO_GENERATE_RPM := 0.21.1
-DIST_BIN := target/$(DIST_TARGET)/dist/innops
+DIST_BIN := target/$(DIST_TARGET)/portable/innops
 
 .PHONY: deps drill test dist dist-deps dist-test
 deps:
@@ -76,7 +76,7 @@ dist-deps:
 # The binary, then what it generates (man page, completions), the playbooks and the docs staged under target/dist/,
 # then both packages from that one tree (the assets in Cargo.toml's [package.metadata.deb] and [...generate-rpm]).
 dist: dist-deps
-	PATH="$(abspath $(DIST_VENV))/bin:$$PATH" cargo zigbuild --locked --profile dist --target $(DIST_TARGET).$(DIST_GLIBC)
+	PATH="$(abspath $(DIST_VENV))/bin:$$PATH" cargo zigbuild --locked --profile portable --target $(DIST_TARGET).$(DIST_GLIBC)
 	rm -rf $(DIST) && mkdir -p $(DIST)/completions $(DIST)/doc/docs
 	cp $(DIST_BIN) $(DIST)/innops
 	$(DIST)/innops man | gzip -9n > $(DIST)/innops.1.gz
