@@ -56,8 +56,9 @@ dist-deps:
 	@missing=""; \
 	command -v objdump >/dev/null 2>&1 || missing="binutils"; \
 	[ -x /usr/lib/rpm/find-requires ] || missing="$$missing rpm"; \
+	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (objdump reads the binary's GLIBC versions; rpm's find-requires lists the .rpm's libraries)"; \
+		echo "installing$$missing (objdump reads the binary's GLIBC versions; rpm's find-requires lists the .rpm's libraries; zig comes in a venv)"; \
 		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 	@if ! $(DIST_VENV)/bin/python -c 'import importlib.metadata as m, sys; sys.exit(m.version("ziglang") != "$(ZIGLANG)" or m.version("cargo-zigbuild") != "$(CARGO_ZIGBUILD)")' >/dev/null 2>&1; then \
