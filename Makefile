@@ -8,7 +8,22 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ANSIBLE_CORE := 2.19.14
 ANSIBLE_VENV := target/ansible-venv
 
-.PHONY: deps drill test
+# `make dist`: the portable binary (glibc 2.17+, x86_64) and the .deb and .rpm that install it. Zig links against
+# glibc 2.17's symbol versions, so the binary starts on CentOS 7, RHEL 8, Debian 11 and Ubuntu 20.04 as well as
+# on this machine. Every tool goes under target/, so `cargo clean` removes it: zig and cargo-zigbuild from PyPI in
+# a virtual environment, cargo-deb and cargo-generate-rpm built from crates.io.
+DIST_TARGET := x86_64-unknown-linux-gnu
+DIST_GLIBC := 2.17
+DIST_VENV := target/dist-venv
+DIST_TOOLS := target/dist-tools
+DIST := target/dist
+ZIGLANG := 0.17.1
+CARGO_ZIGBUILD := 0.24.1
+CARGO_DEB := 3.8.0
+CARGO_GENERATE_RPM := 0.21.1
+DIST_BIN := target/$(DIST_TARGET)/portable/innops
+
+.PHONY: deps drill test dist dist-deps dist-test
 deps:
 	@command -v cargo >/dev/null 2>&1 || { echo "innops needs Rust's cargo: install it with rustup (https://rustup.rs)"; exit 1; }
 	@missing=""; \
@@ -35,4 +50,61 @@ test: deps
 		cargo nextest run --locked --no-fail-fast; \
 	else \
 		cargo test --locked --no-fail-fast; \
+	fi
+
+dist-deps:
+	@missing=""; \
+	command -v objdump >/dev/null 2>&1 || missing="binutils"; \
+	[ -x /usr/lib/rpm/find-requires ] || missing="$$missing rpm"; \
+	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (objdump reads the binary's GLIBC versions; rpm's find-requires lists the .rpm's libraries; zig comes in a venv)"; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+	@if ! $(DIST_VENV)/bin/python -c 'import importlib.metadata as m, sys; sys.exit(m.version("ziglang") != "$(ZIGLANG)" or m.version("cargo-zigbuild") != "$(CARGO_ZIGBUILD)")' >/dev/null 2>&1; then \
+		echo "installing zig $(ZIGLANG) and cargo-zigbuild $(CARGO_ZIGBUILD) into $(DIST_VENV) (they link the binary against glibc $(DIST_GLIBC))"; \
+		rm -rf $(DIST_VENV) && python3 -m venv $(DIST_VENV) && \
+		$(DIST_VENV)/bin/pip install -q --disable-pip-version-check "ziglang==$(ZIGLANG)" "cargo-zigbuild==$(CARGO_ZIGBUILD)"; \
+	fi
+	@for tool in cargo-deb@$(CARGO_DEB) cargo-generate-rpm@$(CARGO_GENERATE_RPM); do \
+		name=$${tool%@*}; version=$${tool#*@}; \
+		if ! grep -q "^\"$$name $$version " $(DIST_TOOLS)/.crates.toml 2>/dev/null; then \
+			echo "building $$name $$version into $(DIST_TOOLS) (it makes the $$( [ $$name = cargo-deb ] && echo .deb || echo .rpm ))"; \
+			cargo install -q --locked --root $(DIST_TOOLS) $$tool || exit 1; \
+		fi; \
+	done
+
+# The binary, then what it generates (man page, completions), the playbooks and the docs staged under target/dist/,
+# then both packages from that one tree (the assets in Cargo.toml's [package.metadata.deb] and [...generate-rpm]).
+dist: dist-deps
+	PATH="$(abspath $(DIST_VENV))/bin:$$PATH" cargo zigbuild --locked --profile portable --target $(DIST_TARGET).$(DIST_GLIBC)
+	rm -rf $(DIST) && mkdir -p $(DIST)/completions $(DIST)/doc/docs
+	cp $(DIST_BIN) $(DIST)/innops
+	$(DIST)/innops man | gzip -9n > $(DIST)/innops.1.gz
+	$(DIST)/innops completions bash > $(DIST)/completions/innops.bash
+	$(DIST)/innops completions zsh > $(DIST)/completions/_innops
+	$(DIST)/innops completions fish > $(DIST)/completions/innops.fish
+	cp -R playbooks $(DIST)/playbooks && find $(DIST)/playbooks -name __pycache__ -prune -exec rm -rf {} +
+	cp README.md $(DIST)/doc/ && cp docs/*.md $(DIST)/doc/docs/
+	PATH="$(abspath $(DIST_TOOLS))/bin:$$PATH" cargo deb --no-build --no-strip --output $(DIST)/
+	@# gzip, not the default zstd, and no rich dependencies: CentOS 7's rpm 4.11 reads neither.
+	PATH="$(abspath $(DIST_TOOLS))/bin:$$PATH" cargo generate-rpm --auto-req find-requires --payload-compress gzip --output $(DIST)/
+	@echo "portable binary: $(DIST)/innops, $$(du -h $(DIST)/innops | cut -f1), highest GLIBC symbol version: $$(objdump -T $(DIST)/innops | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)"
+	@ls -1 $(DIST)/*.deb $(DIST)/*.rpm
+
+# The tests of make dist's output (tests/dist.rs, ignored by `make test`): the binary's GLIBC versions, --version
+# and a dry run against a sandbox, the .deb installed with dpkg (as root) and removed, the .rpm's file list.
+dist-test: deps dist
+	@missing=""; \
+	[ -f /usr/share/bash-completion/bash_completion ] || missing="bash-completion"; \
+	command -v rpm >/dev/null 2>&1 || missing="$$missing rpm"; \
+	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (the .deb's completion and man page are checked where they load; rpm reads the .rpm)"; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+	@if cargo nextest --version >/dev/null 2>&1; then \
+		cargo nextest run --locked --test integration --run-ignored all -E 'test(/^dist::/)'; \
+	else \
+		cargo test --locked --test integration -- --include-ignored dist::; \
 	fi

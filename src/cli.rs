@@ -16,7 +16,8 @@ pub use bench::{BenchAction, BenchArgs, BenchRandType};
 #[derive(Debug, Parser)]
 #[command(
     name = "innops",
-    version,
+    // The package version and the git commit (build.rs, src/buildinfo.rs).
+    version = env!("INNOPS_VERSION"),
     about = "Guarded step plans for MySQL/MariaDB DBA procedures: dry run by default, --execute to act",
     // -h is the host, as in the mysql client; help is --help only.
     disable_help_flag = true

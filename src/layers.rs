@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["server"],
     &["sql"],
     &["progress"],
-    &["units", "files", "testhooks"],
+    &["units", "files", "testhooks", "buildinfo"],
     &["error"],
 ];
 

@@ -2,6 +2,7 @@
 //! tests and benches drive the same code.
 
 pub mod bench;
+pub mod buildinfo;
 pub mod cli;
 pub mod commands;
 pub mod drill;

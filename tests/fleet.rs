@@ -41,15 +41,15 @@ fn venv_bin(name: &str) -> PathBuf {
 
 /// What an Ansible command printed.
 #[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
     /// The PLAY RECAP: host → counter → value.
-    fn recap(&self) -> HashMap<String, HashMap<String, u32>> {
+    pub(crate) fn recap(&self) -> HashMap<String, HashMap<String, u32>> {
         let mut out = HashMap::new();
         let Some(at) = self.stdout.find("PLAY RECAP") else {
             panic!("no PLAY RECAP: {self:?}")
@@ -132,7 +132,7 @@ impl Run {
 
 /// Ansible's environment for a test: no colour, its temporary files in the test's directory, and the
 /// collection's ansible.cfg (collections path).
-fn ansible_command(program: &str, tmp: &Path) -> Command {
+pub(crate) fn ansible_command(program: &str, tmp: &Path) -> Command {
     let mut c = Command::new(venv_bin(program));
     c.current_dir(ansible_dir())
         .env("ANSIBLE_CONFIG", ansible_dir().join("ansible.cfg"))
@@ -147,7 +147,7 @@ fn ansible_command(program: &str, tmp: &Path) -> Command {
     c
 }
 
-fn run(mut c: Command) -> Run {
+pub(crate) fn run(mut c: Command) -> Run {
     let out = c.output().expect("run ansible");
     Run {
         code: out.status.code().unwrap_or(-1),

@@ -6,6 +6,7 @@ mod common;
 mod connect_inspect;
 mod convert;
 mod deadlock;
+mod dist;
 mod docker;
 mod fleet;
 mod impact;

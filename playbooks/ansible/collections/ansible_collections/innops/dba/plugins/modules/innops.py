@@ -68,7 +68,10 @@ options:
     required: true
     choices: [inspect, convert, redo, readonly, recover, run, resume]
   binary:
-    description: The innops binary on the managed host, a path or a name looked up on C(PATH).
+    description:
+      - The innops binary on the managed host, a path or a name looked up on C(PATH), then in C(/usr/bin) (where
+        the .deb and .rpm install it) and C(/usr/local/bin) (where the install play puts the portable binary), so
+        that the default finds an installed innops even where the connection's C(PATH) is short.
     type: str
     default: innops
   chdir:
@@ -431,6 +434,23 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.process import get_bin_path
+
+# Where the .deb and .rpm (/usr/bin) and the install play's portable binary (/usr/local/bin) put innops.
+INSTALL_DIRS = ["/usr/bin", "/usr/local/bin"]
+
+
+def find_binary(binary):
+    """The innops to run: a path as given, a name looked up on PATH and then in INSTALL_DIRS; None if none."""
+    if os.sep in binary:
+        return binary
+    # Two lookups: get_bin_path searches its opt_dirs before PATH, and a PATH the user set comes first.
+    for opt_dirs in (None, INSTALL_DIRS):
+        try:
+            return get_bin_path(binary, opt_dirs=opt_dirs)
+        except ValueError:
+            pass
+    return None
 
 # Options that become `--flag VALUE` (or `--flag` for a true bool), in the order given here.
 CONNECTION = [
@@ -627,13 +647,11 @@ def main():
     if module.check_mode and params["procedure"] == "resume":
         module.exit_json(changed=False, skipped=True,
                          msg="resume has no dry run: check mode does not continue %s" % params["run_dir"])
-    binary = params["binary"]
-    if os.sep not in binary:
-        found = module.get_bin_path(binary)
-        if found is None:
-            module.fail_json(msg="the innops binary %r is not on this host's PATH: install it (docs/fleet.md) "
-                                 "or give its path in binary" % binary)
-        binary = found
+    binary = find_binary(params["binary"])
+    if binary is None:
+        module.fail_json(msg="the innops binary %r is neither on this host's PATH nor in %s: install it "
+                             "(docs/fleet.md, install.yml) or give its path in binary"
+                             % (params["binary"], " or ".join(INSTALL_DIRS)))
     elif not os.access(binary, os.X_OK):
         module.fail_json(msg="%s is not an executable innops binary: install innops there or fix binary" % binary)
     if params["chdir"] is not None and not os.path.isdir(params["chdir"]):

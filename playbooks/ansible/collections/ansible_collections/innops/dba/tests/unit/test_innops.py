@@ -8,7 +8,9 @@ tests/fleet.rs runs them, and runs the module for real against sandboxes.
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "plugins", "modules"))
@@ -155,6 +157,34 @@ class Interpret(unittest.TestCase):
         self.assertIn("enough", r["msg"])
         r = innops.interpret(params(procedure="inspect"), 0, json.dumps({"target": "t", "hazards": []}), "")
         self.assertEqual((r["changed"], r["inspection"]["hazards"]), (False, []))
+
+
+class FindBinary(unittest.TestCase):
+    def setUp(self):
+        self.path = os.environ.get("PATH")
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        os.environ["PATH"] = self.path
+        shutil.rmtree(self.dir)
+
+    def test_a_name_off_path_is_found_where_the_packages_install(self):
+        # A connection whose PATH has none of the usual directories: /usr/bin (the .deb and .rpm's place) is
+        # searched anyway. sh stands for innops, as every host has /usr/bin/sh.
+        os.environ["PATH"] = self.dir
+        self.assertIn(innops.find_binary("sh"), ["/usr/bin/sh", "/usr/local/bin/sh"])
+        self.assertIsNone(innops.find_binary("innops-none-such"))
+
+    def test_path_comes_before_the_install_directories(self):
+        mine = os.path.join(self.dir, "sh")
+        with open(mine, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(mine, 0o755)
+        os.environ["PATH"] = self.dir
+        self.assertEqual(innops.find_binary("sh"), mine)
+
+    def test_a_path_is_taken_as_given(self):
+        self.assertEqual(innops.find_binary("/opt/innops/bin/innops"), "/opt/innops/bin/innops")
 
 
 if __name__ == "__main__":
