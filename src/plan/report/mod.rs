@@ -173,7 +173,7 @@ pub struct Report {
     pub run_dir: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// The innops that ran.
+    /// The innops that ran, with the commit it was built from: `0.1.0 (commit 1b19568)`.
     #[serde(default)]
     pub version: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -229,7 +229,7 @@ impl Report {
             bench: BenchReport::default(),
             run_dir: None,
             message: None,
-            version: env!("CARGO_PKG_VERSION").to_string(),
+            version: env!("INNOPS_VERSION").to_string(),
             write_blocks: Vec::new(),
             downtime: Vec::new(),
             outcome: Vec::new(),
@@ -419,6 +419,17 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_names_the_innops_that_ran_with_its_commit() {
+        let r = Report::new(crate::plan::Procedure::Redo, "t", "s", Vec::new(), &[]);
+        assert!(
+            r.version.starts_with(env!("CARGO_PKG_VERSION")),
+            "{}",
+            r.version
+        );
+        assert!(r.version.contains("(commit "), "{}", r.version);
+    }
 
     #[test]
     fn a_warning_is_in_the_summary_and_the_final_line_and_the_run_stays_done() {
