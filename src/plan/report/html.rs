@@ -245,7 +245,13 @@ pub fn render_report(r: &Report) -> String {
     let mut s = String::new();
     head(&mut s, r);
     summary(&mut s, r);
-    bench_section(&mut s, r);
+    if let Some(e) = &r.experiment {
+        super::experiment::section(&mut s, e);
+    }
+    // An experiment measures its arms itself: no benchmark before and after to show.
+    if r.experiment.is_none() || r.bench.before.is_some() {
+        bench_section(&mut s, r);
+    }
     if let Some(d) = &r.during {
         impact_section(&mut s, d, &r.write_blocks);
     }

@@ -6,6 +6,7 @@
 //! and statistics; bench knows nothing of them.
 
 pub mod chart_key;
+pub mod experiment;
 pub mod html;
 pub mod impact;
 pub mod labels;

@@ -170,6 +170,15 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
             }
         ),
     ];
+    let mut notes = notes;
+    if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
+        notes.push(format!(
+            "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
+            p.rounds,
+            p.time_s,
+            crate::bench::noise::MIN_INTERVALS
+        ));
+    }
     let header = env.header(
         Procedure::Experiment,
         facts,
