@@ -7,6 +7,7 @@ mod connect_inspect;
 mod convert;
 mod deadlock;
 mod docker;
+mod experiment;
 mod fleet;
 mod impact;
 mod lock;
