@@ -84,7 +84,9 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
     // Every arm ran once in each round, and the restore proved the value by reading it back.
     for r in 1..=2 {
         for key in ["A", "A2", "B", "C"] {
-            assert!(run_dir.join(format!("experiment/round-{r}-{key}.json")).is_file());
+            assert!(run_dir
+                .join(format!("experiment/round-{r}-{key}.json"))
+                .is_file());
         }
     }
     let restore = step(&report, "restore");
@@ -166,7 +168,10 @@ fn bad_or_static_variables_are_refused_and_nothing_changes() {
     let before = global(&sb, "innodb_io_capacity");
     let run_dir = sb.root.join("run");
     for (set, says) in [
-        ("innodb_page_size=4096,8192", "restart variants are not supported yet"),
+        (
+            "innodb_page_size=4096,8192",
+            "restart variants are not supported yet",
+        ),
         ("innodb_io_capacity", "has no '='"),
         ("innodb_io_capacity=", "has an empty value"),
         ("innodb_io_capacity=200,,300", "has an empty value"),
@@ -234,7 +239,11 @@ fn keep_best_without_a_winner_beyond_the_noise_keeps_nothing() {
     assert!(report["experiment"]["winner"].is_null(), "{report}");
     let keep = step(&report, "keep-best");
     assert_eq!(keep["status"], "skipped", "{keep}");
-    assert!(out.stdout.contains("best beyond noise: none"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("best beyond noise: none"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

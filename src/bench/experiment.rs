@@ -180,8 +180,13 @@ pub struct Shape {
 pub struct Experiment {
     pub shape: Shape,
     pub arms: Vec<ArmFigures>,
-    /// The A/A spread of tps in percent (the noise floor); None when too few seconds were measured.
+    /// The A/A spread of tps in percent; None when too few seconds were measured.
     pub aa_spread_pct: Option<f64>,
+    /// The noise floor a variant's tps change must exceed, in percent: the A/A spread, or one transaction a
+    /// second of A's tps when that is larger (a count of whole transactions cannot show less: it matters only
+    /// at low rates, under 100 tps).
+    #[serde(default)]
+    pub floor_pct: Option<f64>,
     /// One sentence on the A/A pair.
     pub aa_line: String,
     /// The key of the variant with the most tps among those faster than A beyond noise.
@@ -226,6 +231,12 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
     let a_tps = pooled(BASELINE, |r| &r.tps);
     let a_p95 = pooled(BASELINE, |r| &r.p95_ms);
     let aa = noise::aa_spread(&a_tps, &pooled(BASELINE_AGAIN, |r| &r.tps));
+    let one_trx = if mean(&a_tps) > 0.0 {
+        100.0 / mean(&a_tps)
+    } else {
+        0.0
+    };
+    let floor = aa.map(|s| s.max(one_trx));
     let aa_p95 = noise::aa_spread(&a_p95, &pooled(BASELINE_AGAIN, |r| &r.p95_ms));
     let mut figures = Vec::new();
     for arm in arms {
@@ -249,12 +260,12 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
                 tps_noise = noise::resolve_against(&a_tps, &tps, change, f64::INFINITY);
                 p95_noise =
                     noise::resolve_against(&a_p95, &p95, p95_change.unwrap_or(0.0), f64::INFINITY);
-                match aa {
+                match floor {
                     Some(s) => format!("the baseline again (A/A): noise floor ±{s:.1}%"),
                     None => "the baseline again (A/A): too few seconds to measure the noise".into(),
                 }
             } else {
-                tps_noise = aa.and_then(|s| noise::resolve_against(&a_tps, &tps, change, s));
+                tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, change, s));
                 p95_noise = aa_p95.and_then(|s| {
                     noise::resolve_against(&a_p95, &p95, p95_change.unwrap_or(0.0), s)
                 });
@@ -289,25 +300,31 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         })
         .max_by(|x, y| x.tps.total_cmp(&y.tps))
         .map(|f| f.key.clone());
-    let aa_line = aa_line(&figures, aa);
+    let aa_line = aa_line(&figures, aa, floor);
     Experiment {
         rounds_measured: runs.iter().map(|r| r.round).max().unwrap_or(0),
         shape,
         arms: figures,
         aa_spread_pct: aa,
+        floor_pct: floor,
         aa_line,
         winner,
     }
 }
 
-fn aa_line(figures: &[ArmFigures], aa: Option<f64>) -> String {
+fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> String {
     let again = figures.iter().find(|f| f.key == BASELINE_AGAIN);
-    match (again, aa) {
-        (Some(f), Some(s)) => format!(
-            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant must differ by more than ±{s:.1}% to count",
+    match (again, aa, floor) {
+        (Some(f), Some(aa), Some(s)) => format!(
+            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant must differ by more than ±{s:.1}% to count{}",
             f.tps_change_pct.unwrap_or(0.0),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_low_pct),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_high_pct),
+            if s > aa {
+                " (one transaction a second of A's tps: whole transactions cannot show less)"
+            } else {
+                ""
+            }
         ),
         _ => format!(
             "A/A: not measured (fewer than {} one-second intervals per arm): no variant is judged; give more --time or --rounds",
@@ -558,6 +575,29 @@ mod tests {
         assert!(e.aa_spread_pct.unwrap() >= 19.0, "{e:?}");
         assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
         assert_eq!(e.winner, None);
+    }
+
+    #[test]
+    fn at_a_few_transactions_a_second_one_transaction_is_the_floor() {
+        // The same arrivals in every arm: the seconds differ only by where a transaction's end fell, and a
+        // steady series gives a bootstrap interval of almost nothing.
+        let base = [9.0, 4.0, 8.0, 9.0, 4.0, 8.0];
+        let jitter = [9.0, 3.43, 9.58, 9.0, 4.0, 8.0];
+        let arms = arms(&[set("v", "1")], &[vec![set("v", "2")]]);
+        let runs = [
+            run("A", 1, &base),
+            run("A2", 1, &base),
+            run("B", 1, &jitter),
+        ];
+        let e = summarize(shape(), &arms, &runs);
+        assert!(e.aa_spread_pct.unwrap() < 1.0, "{e:?}");
+        assert!((e.floor_pct.unwrap() - 100.0 / 7.0).abs() < 1e-9, "{e:?}");
+        assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
+        assert!(
+            e.aa_line.ends_with("whole transactions cannot show less)"),
+            "{}",
+            e.aa_line
+        );
     }
 
     #[test]
