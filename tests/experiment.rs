@@ -48,8 +48,9 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
         "oltp_write_only",
         "--threads",
         "2",
+        // 3 s, not 2: each arm then has at least 4 one-second figures even if a run's last second is cut.
         "--time",
-        "2",
+        "3",
         "--rounds",
         "2",
         "--warmup",
