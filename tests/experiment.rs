@@ -5,7 +5,7 @@
 
 use mysql::prelude::Queryable;
 
-use crate::common::{events, read_json, resume, step, Sandboxed};
+use crate::common::{events, read_json, resume, run_innops, step, Sandboxed};
 
 fn global(sb: &Sandboxed, name: &str) -> String {
     sb.conn()
@@ -135,27 +135,34 @@ fn a_killed_experiment_resumes_keeps_its_rounds_and_restores_the_variable() {
         "--run-dir",
         run_dir.to_str().unwrap(),
     ];
-    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:round-1-B")]);
+    // Killed inside arm B's run, its value in force: the server is not as it was until the run is resumed.
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "arm-measured:round-1-B")]);
     assert_eq!(killed.code, 137, "{killed:?}");
-    // Killed with arm B's value in force: the server is not as it was until the run is resumed.
     assert_eq!(global(&sb, "innodb_io_capacity"), "300");
+    // The resumed run is killed too, right after an arm-run's action: each arm-run ends at the baseline.
+    let mut again = vec!["resume".to_string(), run_dir.display().to_string()];
+    again.push("--yes".into());
+    let killed = run_innops(&again, &[("INNOPS_FAULT", "after-action:round-2-A2")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
     let resumed = resume(&run_dir, &[]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     assert_eq!(global(&sb, "innodb_io_capacity"), before);
     let (ids, resumed_at) = started(&run_dir);
     assert!(resumed_at.is_some());
-    // Each arm-run was started once: the rounds measured before the kill were kept, not measured again.
-    for id in ["round-1-A", "round-1-A2", "round-1-B"] {
-        assert_eq!(ids.iter().filter(|s| *s == id).count(), 1, "{ids:?}");
-    }
-    let ev = events(&run_dir);
-    let after: Vec<&serde_json::Value> = ev[resumed_at.unwrap()..].iter().collect();
-    assert!(
-        !after
-            .iter()
-            .any(|e| e["event"] == "action_done" && e["step"] == "round-1-B"),
-        "round-1-B was finished by its post-checks, not measured again"
-    );
+    let count = |id: &str| ids.iter().filter(|s| *s == id).count();
+    // The arm-runs measured before the first kill were kept, not measured again; the one killed inside its
+    // run was measured again; every other ran once.
+    assert_eq!(count("round-1-A"), 1, "{ids:?}");
+    assert_eq!(count("round-1-A2"), 1, "{ids:?}");
+    assert_eq!(count("round-1-B"), 2, "{ids:?}");
+    assert_eq!(count("round-2-C"), 1, "{ids:?}");
+    // The one killed after its action was finished by its post-checks (figures stored, baseline read back).
+    let done = events(&run_dir)
+        .iter()
+        .filter(|e| e["event"] == "action_done" && e["step"] == "round-2-A2")
+        .count();
+    assert_eq!(done, 1);
     let report = read_json(&run_dir.join("report.json"));
     assert_eq!(report["status"], "done", "{report}");
     for key in ["A", "A2", "B", "C"] {

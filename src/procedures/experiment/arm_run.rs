@@ -1,7 +1,12 @@
 //! One arm's run in one round, as a step: the arm's values set with `SET GLOBAL` and read back, the warm-up run
-//! and thrown away, the measured run, the server's counters and CPU around it, and the figures stored as
-//! `experiment/round-R-KEY.json` in the run directory. The stored file is the step's proof (its post-check), so
-//! `resume` keeps every arm-run measured before an interruption and runs again only the one in flight.
+//! and thrown away, the measured run, the server's counters and CPU around it, the figures stored as
+//! `experiment/round-R-KEY.json` in the run directory, and every variable set back to its baseline. The stored
+//! file and the baseline read back are the step's proof (its post-checks), so `resume` keeps every arm-run
+//! measured before an interruption and runs again only the one in flight.
+//!
+//! Why back to the baseline after every arm, not only at the end: the server then leaves its baseline only for
+//! the span of one arm's run, so a run stopped between steps (Ctrl-C, a refused lock, innops killed) leaves it
+//! as it was; only a kill inside an arm's run leaves that arm's values, until `innops resume` sets them back.
 //!
 //! Server CPU comes from `/proc/<pid>/stat` (user + system ticks) of the process named in `@@pid_file`, when
 //! innops reaches the server on this machine and can read both; otherwise the figure is "not measured" with
@@ -45,11 +50,17 @@ pub fn step(p: &ExperimentParams, arm: &Arm, round: u32) -> Step {
         p.warmup_s,
         p.time_s
     ));
-    for s in &arm.settings {
+    for b in &p.baseline {
+        step = step.preview(values::set_sql(
+            &b.name,
+            &values::baseline_literal(&b.value),
+        ));
+    }
+    for s in &p.baseline {
         let s = s.clone();
         step = step.post(Check::new(
-            format!("{} reads back {}", s.name, s.value),
-            move |ctx| values::reads_back(ctx, &s, "the arm's value"),
+            format!("{} is back at its baseline {}", s.name, s.value),
+            move |ctx| values::reads_back(ctx, &s, "its value before the experiment"),
         ));
     }
     let file = file_name(round, &arm.key);
@@ -118,6 +129,7 @@ fn run_arm(
     })?;
     let cpu_after = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
     stop_if_aborted(ctx, p)?;
+    crate::testhooks::exit_at("arm-measured:", &ctx.step);
     let (cpu_s, cpu_note) = match (&pid, cpu_before, cpu_after) {
         (Ok(_), Some(b), Some(a)) => (Some(a - b), None),
         (Err(why), _, _) => (None, Some(format!("not measured: {why}"))),
@@ -143,13 +155,18 @@ fn run_arm(
         crate::files::create_private_dir(&dir.join("experiment"))?;
         crate::files::write_json_atomic(&dir.join(file_name(round, &arm.key)), &run)?;
     }
+    values::set_baseline(ctx, &p.baseline)?;
     crate::progress::say(&format!(
         "      arm {}: {:.1} tps, p95 {:.2} ms",
         arm.label(),
         measured.tps,
         measured.latency_ms.p95
     ));
-    Ok(serde_json::json!({"tps": measured.tps, "p95_ms": measured.latency_ms.p95}))
+    Ok(serde_json::json!({
+        "ran_with": arm.settings,
+        "tps": measured.tps,
+        "p95_ms": measured.latency_ms.p95,
+    }))
 }
 
 /// After Ctrl-C: the variables go back to their baseline at once, and the step is to be resumed.
