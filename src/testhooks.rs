@@ -78,8 +78,8 @@ pub fn exit_at(point: &str, step: &str) {
     }
 }
 
-/// Whether `INNOPS_FAULT=sigint-in-action:STEP` names `step`: the restart kit then sends innops a SIGINT inside
-/// that step's action, as Ctrl-C would.
+/// Whether `INNOPS_FAULT=sigint-in-action:STEP` names `step`: the restart kit (and an experiment's arm-run, once
+/// the arm's values are set) then sends innops a SIGINT inside that step's action, as Ctrl-C would.
 pub fn sigint_in_action(step: &str) -> bool {
     fault().is_some_and(|f| f.strip_prefix("sigint-in-action:") == Some(step))
 }

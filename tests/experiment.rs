@@ -171,6 +171,39 @@ fn a_killed_experiment_resumes_keeps_its_rounds_and_restores_the_variable() {
 }
 
 #[test]
+fn ctrl_c_inside_an_arm_s_run_sets_the_baseline_back_at_once() {
+    let sb = Sandboxed::new("expint");
+    let before = global(&sb, "innodb_io_capacity");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops_env(
+        &[
+            "experiment",
+            "--set",
+            "innodb_io_capacity=300",
+            "--threads",
+            "1",
+            "--time",
+            "2",
+            "--rounds",
+            "2",
+            "--warmup",
+            "0",
+            "--execute",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ],
+        &[("INNOPS_FAULT", "sigint-in-action:round-1-B")],
+    );
+    assert_eq!(out.code, 130, "{out:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    assert!(!run_dir.join("experiment/round-1-B.json").exists());
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(run_dir.join("experiment/round-1-B.json").is_file());
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}
+
+#[test]
 fn bad_or_static_variables_are_refused_and_nothing_changes() {
     let sb = Sandboxed::new("expbad");
     let before = global(&sb, "innodb_io_capacity");

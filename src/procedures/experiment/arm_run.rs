@@ -101,6 +101,7 @@ fn run_arm(
     } else {
         values::set_all(ctx, &arm.settings)?;
     }
+    crate::procedures::kit::restart::sigint_fault(ctx, &ctx.step.clone());
     let tag = format!(
         "/* innops:{}:{} */",
         Procedure::Experiment.name(),
