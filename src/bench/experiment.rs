@@ -210,7 +210,8 @@ pub fn verdict(change_pct: f64, r: Option<&Resolution>) -> String {
             "not judged: too few seconds (under {} per arm)",
             noise::MIN_INTERVALS
         ),
-        Some(r) if !r.resolved => "no difference the noise can resolve".to_string(),
+        // The wording a before → after comparison uses too.
+        Some(r) if !r.resolved => noise::describe(change_pct, Some(r)),
         Some(r) => format!(
             "{} by {:.1}% (95% CI {:+.1}…{:+.1}%)",
             if change_pct > 0.0 { "faster" } else { "slower" },
