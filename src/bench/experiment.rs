@@ -5,8 +5,8 @@
 //! Why an A/A pair of arms and not the halves of one run (as [`super::noise::resolve`] does for a before →
 //! after comparison): the arms are interleaved in rounds, so drift over the experiment hits A, A′ and every
 //! variant alike, and the gap between A and A′ is what this server does to the same settings measured twice in
-//! this experiment. A variant's change counts only when its 95% interval excludes zero and it is larger than
-//! the A/A spread ([`super::noise::aa_spread`]: the largest change the A′-against-A interval holds).
+//! this experiment. A variant's change counts only when its whole 95% interval lies beyond the A/A spread
+//! ([`super::noise::aa_spread`]: the largest change the A′-against-A interval holds).
 //!
 //! Pure: the procedure stores one [`ArmRun`] per arm and round in the run directory and asks [`summarize`]
 //! for the verdicts, so a resumed run judges the rounds measured before the interruption with the new ones.
@@ -258,18 +258,15 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             let change = tps_change.unwrap_or(0.0);
             if arm.key == BASELINE_AGAIN {
                 // The pair itself: its interval is shown, it is never a change.
-                tps_noise = noise::resolve_against(&a_tps, &tps, change, f64::INFINITY);
-                p95_noise =
-                    noise::resolve_against(&a_p95, &p95, p95_change.unwrap_or(0.0), f64::INFINITY);
+                tps_noise = noise::resolve_against(&a_tps, &tps, f64::INFINITY);
+                p95_noise = noise::resolve_against(&a_p95, &p95, f64::INFINITY);
                 match floor {
                     Some(s) => format!("the baseline again (A/A): noise floor ±{s:.1}%"),
                     None => "the baseline again (A/A): too few seconds to measure the noise".into(),
                 }
             } else {
-                tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, change, s));
-                p95_noise = aa_p95.and_then(|s| {
-                    noise::resolve_against(&a_p95, &p95, p95_change.unwrap_or(0.0), s)
-                });
+                tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, s));
+                p95_noise = aa_p95.and_then(|s| noise::resolve_against(&a_p95, &p95, s));
                 verdict(change, tps_noise.as_ref())
             }
         };
@@ -317,7 +314,7 @@ fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> Strin
     let again = figures.iter().find(|f| f.key == BASELINE_AGAIN);
     match (again, aa, floor) {
         (Some(f), Some(aa), Some(s)) => format!(
-            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant must differ by more than ±{s:.1}% to count{}",
+            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant counts only when its whole 95% interval lies beyond ±{s:.1}%{}",
             f.tps_change_pct.unwrap_or(0.0),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_low_pct),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_high_pct),
