@@ -60,6 +60,9 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Reproduce a deadlock from a scenario, deterministically, and parse InnoDB's deadlock reports.
     Deadlock(DeadlockArgs),
+    /// A/B experiment on dynamic server variables: the baseline twice (A/A) and every variant, interleaved in
+    /// rounds, each judged against the noise; everything set back at the end unless --keep best.
+    Experiment(Box<ExperimentArgs>),
     /// Run a playbook (TOML): several procedures as one plan, one run directory, one resume.
     Run(RunPlaybookArgs),
     /// Continue an interrupted run from its run directory.
@@ -421,6 +424,49 @@ pub struct RedoArgs {
     /// Resize by clean shutdown, config edit and restart even where an online resize exists.
     #[arg(long)]
     pub offline: bool,
+}
+
+/// What `innops experiment --keep` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepArg {
+    /// The fastest variant, only when it is faster than the baseline beyond the noise (SET GLOBAL only).
+    Best,
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub fmt: FormatArg,
+    /// A dynamic server variable and the values its variants take: VAR=v1,v2,… (numbers, sizes such as 128M,
+    /// or words such as ON); several --set flags cross into every combination.
+    #[arg(long = "set", value_name = "VAR=V1,V2", required = true)]
+    pub set: Vec<String>,
+    /// The workload each arm runs (innops bench's sysbench workloads).
+    #[arg(long, default_value = "oltp_read_write")]
+    pub workload: String,
+    /// Client threads of the workload.
+    #[arg(long, default_value_t = 4)]
+    pub threads: u32,
+    /// Seconds each arm is measured in each round.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub time: u64,
+    /// Rounds: each runs every arm once, in an order rotated each round.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Seconds of workload before each measured run, thrown away.
+    #[arg(long, default_value_t = 2, value_name = "SECONDS")]
+    pub warmup: u64,
+    /// Transactions a second to start in all threads, as sysbench's --rate (0: as fast as they go).
+    #[arg(long, default_value_t = 0)]
+    pub rate: u32,
+    /// Keep the winner (SET GLOBAL only) when it is faster than the baseline beyond the noise; without it,
+    /// every variable is set back as it was.
+    #[arg(long, value_enum)]
+    pub keep: Option<KeepArg>,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@
 //! rebuild its members) and below the drill and the command layer.
 
 use crate::plan::{Plan, PlanHeader, Procedure};
-use crate::procedures::{convert, deadlock, drill, readonly, recover, redo, PlanEnv};
+use crate::procedures::{convert, deadlock, drill, experiment, readonly, recover, redo, PlanEnv};
 use crate::server::facts::ServerFacts;
 
 /// Build a plan again from a `plan.json` header (for `resume`), on the facts the server shows now.
@@ -26,6 +26,7 @@ pub fn rebuild(header: &PlanHeader, facts: &ServerFacts, env: &PlanEnv) -> anyho
             convert::rollback::plan(&p.schema, &p.table, &p.asked, facts, env)
         }
         Procedure::Deadlock => deadlock::plan::plan(&serde_json::from_value(params())?, facts, env),
+        Procedure::Experiment => experiment::plan(&serde_json::from_value(params())?, facts, env),
         Procedure::Playbook | Procedure::Drill => {
             crate::playbook::rebuild(header, facts, env, &rebuild)
         }

@@ -68,7 +68,9 @@ pub fn hold(point: &str) {
 /// `INNOPS_FAULT=after-action:STEP` ends the process once the action's result is journaled;
 /// `before-journal:STEP` ends it before, as a kill between the server doing the work and innops writing it
 /// down would (the runner calls this with `point` = `after-action:` or `before-journal:`; the online cut-over with
-/// `triggers-moved:`, once the table's own triggers are on the shadow and before the RENAME).
+/// `triggers-moved:`, once the table's own triggers are on the shadow and before the RENAME; an experiment's
+/// arm-run with `arm-measured:`, once the arm is measured with its values in force and before its figures are
+/// stored and the baseline set back).
 pub fn exit_at(point: &str, step: &str) {
     if fault().is_some_and(|f| f.strip_prefix(point) == Some(step)) {
         eprintln!("innops: {FAULT} ends the process at {point}{step}");
@@ -76,8 +78,8 @@ pub fn exit_at(point: &str, step: &str) {
     }
 }
 
-/// Whether `INNOPS_FAULT=sigint-in-action:STEP` names `step`: the restart kit then sends innops a SIGINT inside
-/// that step's action, as Ctrl-C would.
+/// Whether `INNOPS_FAULT=sigint-in-action:STEP` names `step`: the restart kit (and an experiment's arm-run, once
+/// the arm's values are set) then sends innops a SIGINT inside that step's action, as Ctrl-C would.
 pub fn sigint_in_action(step: &str) -> bool {
     fault().is_some_and(|f| f.strip_prefix("sigint-in-action:") == Some(step))
 }

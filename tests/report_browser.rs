@@ -359,3 +359,58 @@ fn report_html_renders_in_chromium_with_labelled_axes_a_steps_table_and_nothing_
         assert!(n > 200, "{what} is not on the screenshot ({n} pixels)");
     }
 }
+
+#[test]
+fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whiskers() {
+    let sb = Sandboxed::new("brexp");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--threads",
+        "2",
+        "--time",
+        "3",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let (dom_text, netlog) = dom_and_netlog(&run_dir.join("report.html"));
+    let dom = Html::parse_document(&dom_text);
+    // The verdict table is the page's first table: the arms A, A′ and B, each with its verdict.
+    let first = dom
+        .select(&Selector::parse("table").unwrap())
+        .next()
+        .expect("a table");
+    assert_eq!(first.value().attr("class"), Some("experiment"));
+    let arms = texts(&dom, "table.experiment tbody tr td:first-child");
+    assert_eq!(arms, ["A", "A′", "B"]);
+    let headings = texts(&dom, "h2");
+    assert_eq!(
+        headings.first().map(String::as_str),
+        Some("Experiment: verdicts"),
+        "{headings:?}"
+    );
+    // A chart per measure; tps and p95 carry a whisker for A′ and B (A is the reference).
+    for label in [
+        "Transactions per second",
+        "p95 latency",
+        "Data bytes written per transaction",
+        "Redo bytes written per transaction",
+        "Server CPU per transaction",
+    ] {
+        let sel = Selector::parse(&format!("svg[aria-label^=\"{label}\"]")).unwrap();
+        assert_eq!(dom.select(&sel).count(), 1, "{label}");
+    }
+    let whiskers =
+        Selector::parse("svg[aria-label^=\"Transactions per second\"] g.whisker").unwrap();
+    assert_eq!(dom.select(&whiskers).count(), 2);
+    assert_eq!(remote_references(&dom), Vec::<String>::new());
+    assert_eq!(page_requests(&netlog), Vec::<String>::new());
+}

@@ -8,6 +8,7 @@ mod convert;
 mod deadlock;
 mod dist;
 mod docker;
+mod experiment;
 mod fleet;
 mod impact;
 mod lock;

@@ -9,13 +9,15 @@
 //! [`prepare`] builds and drops the `sbtestN` tables, [`prewarm`] reads them into the buffer pool, [`table`] reads a real table's shape, [`stats`] turns
 //! latencies into sysbench's text, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
-//! workload for the whole plan (`--bench-during`) and [`tap`] takes the figures of a slice of a running workload.
+//! workload for the whole plan (`--bench-during`) and [`tap`] takes the figures of a slice of a running workload;
+//! [`noise`] judges a difference against the noise, and [`experiment`] pools an experiment's arms and judges them.
 //! The run report that shows these figures (HTML, impact chart) is the plan's: `plan::report`. Nothing here
 //! imports the plan: a plan measures with bench, never the reverse.
 
 pub mod action;
 pub mod distribution;
 pub mod during;
+pub mod experiment;
 pub mod noise;
 pub mod prepare;
 pub mod prewarm;

@@ -7,8 +7,9 @@
 //!   intervals (blocks of ⌈√n⌉ seconds keep the neighbouring seconds' correlation; a fixed seed makes the
 //!   same figures give the same interval). A change whose 95% interval holds zero is not resolved.
 //!
-//! The experiment procedure judges its variants the same way; a before → after comparison cannot interleave
-//! (the change goes one way), so its A/A pair is the halves of each run.
+//! The experiment procedure judges its variants the same way, with a real A/A pair: the baseline measured as
+//! two arms of its own, interleaved with the variants ([`resolve_against`], [`aa_spread`]). A before → after
+//! comparison cannot interleave (the change goes one way), so its A/A pair is the halves of each run.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -66,6 +67,44 @@ fn resampled_mean(xs: &[f64], block: usize, rng: &mut SmallRng) -> f64 {
 /// of the figure in the run before and the run after. None when either run has fewer than [`MIN_INTERVALS`]
 /// seconds or the before run's mean is zero.
 pub fn resolve(before: &[f64], after: &[f64], change_pct: f64) -> Option<Resolution> {
+    let aa = halves_gap_pct(before).max(halves_gap_pct(after));
+    let (lo, hi) = interval(before, after)?;
+    let resolved = (lo > 0.0 || hi < 0.0) && change_pct.abs() > aa;
+    Some(Resolution {
+        ci_low_pct: lo,
+        ci_high_pct: hi,
+        aa_pct: aa,
+        resolved,
+    })
+}
+
+/// As [`resolve`], with the A/A gap measured apart: an experiment runs the baseline twice (arms A and A′,
+/// interleaved with the others), and the gap the baseline shows against itself is the noise floor a variant
+/// must clear. `aa_pct` is that floor in percent (see [`aa_spread`]). Stricter than [`resolve`]: the change's
+/// whole 95% interval must lie beyond the floor, not only its point estimate — an arm the same as A measured
+/// "-3.2% (95% CI -6.8…-0.9)" against a ±2.9% floor on a sandbox, which the point rule called slower.
+pub fn resolve_against(before: &[f64], after: &[f64], aa_pct: f64) -> Option<Resolution> {
+    let (lo, hi) = interval(before, after)?;
+    let resolved = lo > aa_pct || hi < -aa_pct;
+    Some(Resolution {
+        ci_low_pct: lo,
+        ci_high_pct: hi,
+        aa_pct,
+        resolved,
+    })
+}
+
+/// The spread of an A/A pair: the largest change (in percent, either sign) the 95% interval of A′ against A
+/// holds. A difference no larger than this is what the baseline does against itself. None when the pair is
+/// too short to judge.
+pub fn aa_spread(a: &[f64], a_again: &[f64]) -> Option<f64> {
+    let (lo, hi) = interval(a, a_again)?;
+    Some(lo.abs().max(hi.abs()))
+}
+
+/// The moving-block bootstrap's 95% interval of the change of the per-second mean, after against before, in
+/// percent; None when either series has fewer than [`MIN_INTERVALS`] seconds or the before mean is zero.
+fn interval(before: &[f64], after: &[f64]) -> Option<(f64, f64)> {
     if before.len() < MIN_INTERVALS || after.len() < MIN_INTERVALS || mean(before) <= 0.0 {
         return None;
     }
@@ -84,15 +123,7 @@ pub fn resolve(before: &[f64], after: &[f64], change_pct: f64) -> Option<Resolut
     }
     changes.sort_by(f64::total_cmp);
     let at = |q: f64| changes[((changes.len() - 1) as f64 * q).round() as usize];
-    let (lo, hi) = (at(0.025), at(0.975));
-    let aa = halves_gap_pct(before).max(halves_gap_pct(after));
-    let resolved = (lo > 0.0 || hi < 0.0) && change_pct.abs() > aa;
-    Some(Resolution {
-        ci_low_pct: lo,
-        ci_high_pct: hi,
-        aa_pct: aa,
-        resolved,
-    })
+    Some((at(0.025), at(0.975)))
 }
 
 /// A change as a person should read it: `+12.3%` when the noise resolves it, else "no difference the noise
@@ -177,6 +208,33 @@ mod tests {
         assert!(resolve(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0, 4.0], 0.0).is_none());
         assert!(resolve(&[0.0; 6], &[1.0; 6], 0.0).is_none());
         assert_eq!(describe(12.34, None), "+12.3%");
+    }
+
+    #[test]
+    fn a_measured_a_a_spread_is_the_floor_a_change_must_clear() {
+        let a = series(1000.0, 100.0, 8);
+        let a_again: Vec<f64> = a.iter().rev().copied().collect();
+        let spread = aa_spread(&a, &a_again).unwrap();
+        assert!(spread > 0.0, "{spread}");
+        // A steady +30% clears a small floor and not one above it.
+        let b: Vec<f64> = a.iter().map(|x| x * 1.3).collect();
+        assert!(resolve_against(&a, &b, spread).unwrap().resolved);
+        let r = resolve_against(&a, &b, 35.0).unwrap();
+        assert!(!r.resolved && r.ci_low_pct > 0.0, "{r:?}");
+        assert_eq!(r.aa_pct, 35.0);
+        assert!(aa_spread(&a[..3], &a).is_none());
+    }
+
+    #[test]
+    fn an_interval_reaching_into_the_floor_is_not_a_change_even_when_its_middle_is_beyond() {
+        let a = series(1000.0, 100.0, 12);
+        let b: Vec<f64> = a.iter().rev().map(|x| x * 1.08).collect();
+        let r = resolve_against(&a, &b, 0.0).unwrap();
+        assert!(r.resolved && r.ci_low_pct > 0.0, "{r:?}");
+        // A floor above the interval's low end and below the +8% change: not resolved.
+        let floor = (r.ci_low_pct + 8.0) / 2.0;
+        assert!(floor < 8.0);
+        assert!(!resolve_against(&a, &b, floor).unwrap().resolved);
     }
 
     #[test]

@@ -60,6 +60,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("Measure the redo writes, then resize, restarting through systemd where the version needs it:", "innops redo --advise --interval 60\ninnops redo --size 2G --service systemd:mariadb --config-file /etc/mysql/my.cnf --execute"),
     ("Continue a run that was interrupted:", "innops resume innops-runs/20261130T060455.016Z-redo"),
     ("A throwaway server to try it all on:", "innops sandbox up try1\ninnops convert --sandbox try1 --all-myisam"),
+    ("Is innodb_flush_log_at_trx_commit=2 faster here, beyond the noise? (everything set back at the end)", "innops experiment --sandbox try1 --set innodb_flush_log_at_trx_commit=1,2 --workload oltp_write_only --execute"),
     ("A sysbench command line, with sysbench replaced:", "innops bench oltp_read_write --tables=2 --table-size=10000 prepare --sandbox try1"),
 ];
 
@@ -368,7 +369,7 @@ fn closing_sections() -> String {
             })
             .collect::<Vec<_>>()
             .join(", "),
-        esc("The procedures, their checks and their sources: docs/ in the innops repository (reference.md, convert.md, redo.md, readonly.md, recover.md, deadlock.md, sandbox.md, fleet.md).")
+        esc("The procedures, their checks and their sources: docs/ in the innops repository (reference.md, convert.md, redo.md, readonly.md, recover.md, deadlock.md, experiment.md, sandbox.md, fleet.md).")
     ));
     out
 }

@@ -16,6 +16,7 @@ mod convert;
 mod deadlock;
 mod drill;
 mod env;
+mod experiment;
 mod flags;
 mod inspect;
 mod man;
@@ -39,6 +40,7 @@ pub fn format_of(cli: &Cli) -> Format {
         Command::Recover(a) => a.fmt.format,
         Command::Convert(a) => a.fmt.format,
         Command::Deadlock(a) => deadlock::format(a),
+        Command::Experiment(a) => a.fmt.format,
         Command::Run(a) => a.fmt.format,
         Command::Resume(a) => a.fmt.format,
         Command::Sandbox(a) => a.fmt.format,
@@ -154,6 +156,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Recover(a) => recover::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Deadlock(a) => deadlock::run(&a),
+        Command::Experiment(a) => experiment::run(&a),
         Command::Run(a) => run::run_playbook(&a),
         Command::Resume(a) => resume::run(a),
         Command::Sandbox(a) => sandbox::run(a),

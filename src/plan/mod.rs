@@ -344,6 +344,8 @@ pub struct Ctx<'a> {
     /// What this run's journal puts before the step ids the steps know themselves by (a playbook's member
     /// steps are journaled as `convert/copy:d.t`): [`Ctx::recorded_result`] adds it.
     pub journal_prefix: String,
+    /// An experiment's verdicts, once its verdict step judged them; the runner moves them into the report.
+    pub experiment: Option<crate::bench::experiment::Experiment>,
     /// Sessions of innops's own workload beside the plan (`--bench-during`): the load guard does not count
     /// them as the server's load.
     pub own_sessions: u64,
@@ -371,6 +373,7 @@ impl<'a> Ctx<'a> {
             downtime: Vec::new(),
             outcome: Vec::new(),
             journal_prefix: String::new(),
+            experiment: None,
             own_sessions: 0,
             conn: None,
         }

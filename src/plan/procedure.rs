@@ -32,11 +32,13 @@ pub enum Procedure {
     DrillDamage,
     #[serde(rename = "drill-figures")]
     DrillFigures,
+    #[serde(rename = "experiment")]
+    Experiment,
 }
 
 impl Procedure {
     /// Every procedure, in the order `innops --help` lists their commands.
-    pub const ALL: [Procedure; 12] = [
+    pub const ALL: [Procedure; 13] = [
         Procedure::Convert,
         Procedure::ConvertDropKept,
         Procedure::ConvertRollback,
@@ -44,6 +46,7 @@ impl Procedure {
         Procedure::Readonly,
         Procedure::Recover,
         Procedure::Deadlock,
+        Procedure::Experiment,
         Procedure::Playbook,
         Procedure::Drill,
         Procedure::DrillSetup,
@@ -66,6 +69,7 @@ impl Procedure {
             Procedure::DrillSetup => "drill-setup",
             Procedure::DrillDamage => "drill-damage",
             Procedure::DrillFigures => "drill-figures",
+            Procedure::Experiment => "experiment",
         }
     }
 
@@ -129,6 +133,7 @@ mod tests {
             "drill-setup",
             "drill-damage",
             "drill-figures",
+            "experiment",
         ];
         for name in old {
             let p: Procedure = serde_json::from_str(&format!("\"{name}\"")).unwrap();

@@ -439,6 +439,7 @@ fn carry_prior(dir: &std::path::Path, report: &mut Report) {
     report.downtime = prior.downtime;
     report.outcome = prior.outcome;
     report.warnings = prior.warnings;
+    report.experiment = prior.experiment;
 }
 
 /// The run directory: the interrupted run's, reopened with the progress its journal records, or a new one

@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod deadlock;
 pub mod drill;
+pub mod experiment;
 pub mod inspect;
 pub mod kit;
 pub mod readonly;

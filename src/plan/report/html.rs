@@ -245,7 +245,10 @@ pub fn render_report(r: &Report) -> String {
     let mut s = String::new();
     head(&mut s, r);
     summary(&mut s, r);
-    bench_section(&mut s, r);
+    // An experiment measures its arms itself: no benchmark before and after to show.
+    if r.experiment.is_none() || r.bench.before.is_some() {
+        bench_section(&mut s, r);
+    }
     if let Some(d) = &r.during {
         impact_section(&mut s, d, &r.write_blocks);
     }
@@ -279,8 +282,11 @@ fn summary(s: &mut String, r: &Report) {
         "bad"
     };
     let _ = write!(s, "<h1>innops {}</h1>", esc(r.procedure.name()));
-    // A run of several procedures opens with its verdict, member by member.
+    // A run of several procedures opens with its verdict, member by member; an experiment with its verdicts.
     s.push_str(&super::summary::render_html(r));
+    if let Some(e) = &r.experiment {
+        super::experiment::section(s, e);
+    }
     let _ = write!(
         s,
         "<table><tbody><tr><th>target</th><td>{}</td></tr><tr><th>server</th><td>{}</td></tr>",

@@ -6,6 +6,7 @@
 //! and statistics; bench knows nothing of them.
 
 pub mod chart_key;
+pub mod experiment;
 pub mod html;
 pub mod impact;
 pub mod labels;
@@ -191,6 +192,9 @@ pub struct Report {
     /// noise, say. Printed in the summary and the final line; the exit status is not changed by them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// `innops experiment`: the verdict table, the A/A line and the winner beyond noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<crate::bench::experiment::Experiment>,
 }
 
 impl Report {
@@ -235,6 +239,7 @@ impl Report {
             outcome: Vec::new(),
             during: None,
             warnings: Vec::new(),
+            experiment: None,
         }
     }
 
@@ -389,6 +394,10 @@ impl Report {
             for line in self.write_block_lines() {
                 s.push_str(&format!("{line}\n"));
             }
+        }
+        if let Some(e) = &self.experiment {
+            s.push('\n');
+            s.push_str(&e.render_text());
         }
         if !self.outcome.is_empty() {
             s.push('\n');

@@ -376,6 +376,9 @@ impl<'a, 'c> Execution<'a, 'c> {
         sr.seconds = Some(started.elapsed().as_secs_f64());
         self.report.write_blocks.append(&mut self.ctx.write_blocks);
         self.report.downtime.append(&mut self.ctx.downtime);
+        if let Some(e) = self.ctx.experiment.take() {
+            self.report.experiment = Some(e);
+        }
         for line in self.ctx.outcome.drain(..) {
             if !self.report.outcome.contains(&line) {
                 self.report.outcome.push(line);

@@ -1,0 +1,618 @@
+//! An experiment's figures and verdicts, apart from how they were measured: the arms (the baseline A, the
+//! baseline again A′, and one arm per combination of the values asked for), the order each round runs them
+//! in, each arm's one-second figures pooled over its rounds, and the verdict of each variant against A.
+//!
+//! Why an A/A pair of arms and not the halves of one run (as [`super::noise::resolve`] does for a before →
+//! after comparison): the arms are interleaved in rounds, so drift over the experiment hits A, A′ and every
+//! variant alike, and the gap between A and A′ is what this server does to the same settings measured twice in
+//! this experiment. A variant's change counts only when its whole 95% interval lies beyond the A/A spread
+//! ([`super::noise::aa_spread`]: the largest change the A′-against-A interval holds).
+//!
+//! Pure: the procedure stores one [`ArmRun`] per arm and round in the run directory and asks [`summarize`]
+//! for the verdicts, so a resumed run judges the rounds measured before the interruption with the new ones.
+
+use serde::{Deserialize, Serialize};
+
+use super::noise::{self, Resolution};
+
+/// The baseline's key: the server's values when the experiment started.
+pub const BASELINE: &str = "A";
+/// The baseline measured again, as an arm of its own: the A/A pair.
+pub const BASELINE_AGAIN: &str = "A2";
+
+/// One server variable and the value an arm gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+}
+
+/// One arm of an experiment: its key (`A`, `A2`, `B`, `C`, …) and the settings it runs with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arm {
+    pub key: String,
+    pub settings: Vec<Setting>,
+}
+
+impl Arm {
+    /// How a person reads the key: `A′` for the baseline again.
+    pub fn label(&self) -> String {
+        label_of(&self.key)
+    }
+    pub fn is_baseline(&self) -> bool {
+        self.key == BASELINE || self.key == BASELINE_AGAIN
+    }
+    /// `name=value, …`.
+    pub fn describe(&self) -> String {
+        self.settings
+            .iter()
+            .map(|s| format!("{}={}", s.name, s.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn label_of(key: &str) -> String {
+    if key == BASELINE_AGAIN {
+        "A′".to_string()
+    } else {
+        key.to_string()
+    }
+}
+
+/// Every combination of the values asked for, the first variable's values varying slowest.
+pub fn cross(sets: &[(String, Vec<String>)]) -> Vec<Vec<Setting>> {
+    let mut out: Vec<Vec<Setting>> = vec![Vec::new()];
+    for (name, values) in sets {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(Setting {
+                        name: name.clone(),
+                        value: v.clone(),
+                    });
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The arms: A and A′ with the baseline, then one per combination, keyed B, C, … (after Z: V27, V28, …).
+pub fn arms(baseline: &[Setting], variants: &[Vec<Setting>]) -> Vec<Arm> {
+    let mut out = vec![
+        Arm {
+            key: BASELINE.into(),
+            settings: baseline.to_vec(),
+        },
+        Arm {
+            key: BASELINE_AGAIN.into(),
+            settings: baseline.to_vec(),
+        },
+    ];
+    for (i, v) in variants.iter().enumerate() {
+        let key = match u8::try_from(i + 1).ok().filter(|n| *n < 26) {
+            Some(n) => char::from(b'A' + n).to_string(),
+            None => format!("V{}", i + 2),
+        };
+        out.push(Arm {
+            key,
+            settings: v.clone(),
+        });
+    }
+    out
+}
+
+/// The order round `round` (0-based) runs `arms` arms in: the list rotated by one more each round, so that
+/// every arm runs in every position and none always follows the same neighbour's warm buffers.
+pub fn round_order(arms: usize, round: usize) -> Vec<usize> {
+    (0..arms).map(|i| (i + round) % arms.max(1)).collect()
+}
+
+/// One arm's run in one round: its one-second figures and counters, as stored in the run directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmRun {
+    pub arm: String,
+    /// 1-based.
+    pub round: u32,
+    /// Transactions a second, each one-second interval of the measured run.
+    pub tps: Vec<f64>,
+    /// p95 latency in ms, each one-second interval.
+    pub p95_ms: Vec<f64>,
+    pub transactions: u64,
+    pub seconds: f64,
+    /// `Innodb_data_written` and `Innodb_os_log_written` over the measured run, in bytes.
+    pub data_written: u64,
+    pub log_written: u64,
+    /// The server process's CPU (user + system) over the measured run, in seconds; None when not measured.
+    pub cpu_s: Option<f64>,
+    /// Why the CPU was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_note: Option<String>,
+}
+
+/// One arm's figures, pooled over its rounds, and its verdict against A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmFigures {
+    pub key: String,
+    pub label: String,
+    pub settings: Vec<Setting>,
+    pub rounds: usize,
+    /// One-second intervals pooled.
+    pub seconds: usize,
+    /// Mean of the one-second tps.
+    pub tps: f64,
+    /// Mean of the one-second p95 latencies, in ms.
+    pub p95_ms: f64,
+    /// Against A, in percent; None for A itself.
+    pub tps_change_pct: Option<f64>,
+    pub tps_noise: Option<Resolution>,
+    pub p95_change_pct: Option<f64>,
+    pub p95_noise: Option<Resolution>,
+    pub verdict: String,
+    /// Bytes per transaction: `Innodb_data_written` and `Innodb_os_log_written` deltas over the transactions.
+    pub data_bytes_per_trx: Option<f64>,
+    pub log_bytes_per_trx: Option<f64>,
+    /// Server CPU per transaction in ms; None with `cpu_note` saying why.
+    pub cpu_ms_per_trx: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_note: Option<String>,
+}
+
+/// How the experiment was run, for the report's heading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    pub workload: String,
+    pub threads: u32,
+    pub rounds: u32,
+    pub time_s: u64,
+    pub warmup_s: u64,
+    /// Transactions a second to start in all threads (0: as fast as they go).
+    #[serde(default)]
+    pub rate: u32,
+}
+
+/// The experiment's result: the verdict table, the A/A line and the winner beyond noise, if any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    pub shape: Shape,
+    pub arms: Vec<ArmFigures>,
+    /// The A/A spread of tps in percent; None when too few seconds were measured.
+    pub aa_spread_pct: Option<f64>,
+    /// The noise floor a variant's tps change must exceed, in percent: the A/A spread, or one transaction a
+    /// second of A's tps when that is larger (a count of whole transactions cannot show less: it matters only
+    /// at low rates, under 100 tps).
+    #[serde(default)]
+    pub floor_pct: Option<f64>,
+    /// One sentence on the A/A pair.
+    pub aa_line: String,
+    /// The key of the variant with the most tps among those faster than A beyond noise.
+    pub winner: Option<String>,
+    /// Rounds measured of those planned (a summary of an interrupted run holds fewer).
+    pub rounds_measured: u32,
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+fn pct(base: f64, x: f64) -> Option<f64> {
+    (base > 0.0).then(|| (x - base) / base * 100.0)
+}
+
+/// A variant's verdict in words, from its tps change and how the noise judged it.
+pub fn verdict(change_pct: f64, r: Option<&Resolution>) -> String {
+    match r {
+        None => format!(
+            "not judged: too few seconds (under {} per arm)",
+            noise::MIN_INTERVALS
+        ),
+        // The wording a before → after comparison uses too.
+        Some(r) if !r.resolved => noise::describe(change_pct, Some(r)),
+        Some(r) => format!(
+            "{} by {:.1}% (95% CI {:+.1}…{:+.1}%)",
+            if change_pct > 0.0 { "faster" } else { "slower" },
+            change_pct.abs(),
+            r.ci_low_pct,
+            r.ci_high_pct
+        ),
+    }
+}
+
+/// Pool each arm's runs and judge each variant against A, with A′ against A as the noise floor.
+pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
+    let pooled = |key: &str, f: fn(&ArmRun) -> &Vec<f64>| -> Vec<f64> {
+        let mut of: Vec<&ArmRun> = runs.iter().filter(|r| r.arm == key).collect();
+        of.sort_by_key(|r| r.round);
+        of.into_iter().flat_map(|r| f(r).iter().copied()).collect()
+    };
+    let a_tps = pooled(BASELINE, |r| &r.tps);
+    let a_p95 = pooled(BASELINE, |r| &r.p95_ms);
+    let aa = noise::aa_spread(&a_tps, &pooled(BASELINE_AGAIN, |r| &r.tps));
+    let one_trx = if mean(&a_tps) > 0.0 {
+        100.0 / mean(&a_tps)
+    } else {
+        0.0
+    };
+    let floor = aa.map(|s| s.max(one_trx));
+    let aa_p95 = noise::aa_spread(&a_p95, &pooled(BASELINE_AGAIN, |r| &r.p95_ms));
+    let mut figures = Vec::new();
+    for arm in arms {
+        let tps = pooled(&arm.key, |r| &r.tps);
+        let p95 = pooled(&arm.key, |r| &r.p95_ms);
+        let own: Vec<&ArmRun> = runs.iter().filter(|r| r.arm == arm.key).collect();
+        let trx: u64 = own.iter().map(|r| r.transactions).sum();
+        let per_trx = |bytes: u64| (trx > 0).then(|| bytes as f64 / trx as f64);
+        let cpu: Option<f64> = own.iter().map(|r| r.cpu_s).sum();
+        let cpu_note = own.iter().find_map(|r| r.cpu_note.clone());
+        let (mut tps_change, mut tps_noise, mut p95_change, mut p95_noise) =
+            (None, None, None, None);
+        let verdict_text = if arm.key == BASELINE {
+            "baseline".to_string()
+        } else {
+            tps_change = pct(mean(&a_tps), mean(&tps));
+            p95_change = pct(mean(&a_p95), mean(&p95));
+            let change = tps_change.unwrap_or(0.0);
+            if arm.key == BASELINE_AGAIN {
+                // The pair itself: its interval is shown, it is never a change.
+                tps_noise = noise::resolve_against(&a_tps, &tps, f64::INFINITY);
+                p95_noise = noise::resolve_against(&a_p95, &p95, f64::INFINITY);
+                match floor {
+                    Some(s) => format!("the baseline again (A/A): noise floor ±{s:.1}%"),
+                    None => "the baseline again (A/A): too few seconds to measure the noise".into(),
+                }
+            } else {
+                tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, s));
+                p95_noise = aa_p95.and_then(|s| noise::resolve_against(&a_p95, &p95, s));
+                verdict(change, tps_noise.as_ref())
+            }
+        };
+        figures.push(ArmFigures {
+            key: arm.key.clone(),
+            label: arm.label(),
+            settings: arm.settings.clone(),
+            rounds: own.len(),
+            seconds: tps.len(),
+            tps: mean(&tps),
+            p95_ms: mean(&p95),
+            tps_change_pct: tps_change,
+            tps_noise,
+            p95_change_pct: p95_change,
+            p95_noise,
+            verdict: verdict_text,
+            data_bytes_per_trx: per_trx(own.iter().map(|r| r.data_written).sum()),
+            log_bytes_per_trx: per_trx(own.iter().map(|r| r.log_written).sum()),
+            cpu_ms_per_trx: cpu.filter(|_| trx > 0).map(|c| c * 1000.0 / trx as f64),
+            cpu_note,
+        });
+    }
+    let winner = figures
+        .iter()
+        .filter(|f| !arms.iter().any(|a| a.key == f.key && a.is_baseline()))
+        .filter(|f| {
+            f.tps_noise.as_ref().is_some_and(|r| r.resolved)
+                && f.tps_change_pct.unwrap_or(0.0) > 0.0
+        })
+        .max_by(|x, y| x.tps.total_cmp(&y.tps))
+        .map(|f| f.key.clone());
+    let aa_line = aa_line(&figures, aa, floor);
+    Experiment {
+        rounds_measured: runs.iter().map(|r| r.round).max().unwrap_or(0),
+        shape,
+        arms: figures,
+        aa_spread_pct: aa,
+        floor_pct: floor,
+        aa_line,
+        winner,
+    }
+}
+
+fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> String {
+    let again = figures.iter().find(|f| f.key == BASELINE_AGAIN);
+    match (again, aa, floor) {
+        (Some(f), Some(aa), Some(s)) => format!(
+            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant counts only when its whole 95% interval lies beyond ±{s:.1}%{}",
+            f.tps_change_pct.unwrap_or(0.0),
+            f.tps_noise.as_ref().map_or(0.0, |r| r.ci_low_pct),
+            f.tps_noise.as_ref().map_or(0.0, |r| r.ci_high_pct),
+            if s > aa {
+                " (one transaction a second of A's tps: whole transactions cannot show less)"
+            } else {
+                ""
+            }
+        ),
+        _ => format!(
+            "A/A: not measured (fewer than {} one-second intervals per arm): no variant is judged; give more --time or --rounds",
+            noise::MIN_INTERVALS
+        ),
+    }
+}
+
+fn opt(x: Option<f64>, prec: usize) -> String {
+    x.map_or("-".into(), |v| format!("{v:.prec$}"))
+}
+
+impl Experiment {
+    /// The verdict table's rows, with its header first: arm, settings, tps, p95, change (CI), verdict, bytes
+    /// and CPU per transaction.
+    pub fn table(&self) -> Vec<Vec<String>> {
+        let mut rows = vec![[
+            "arm",
+            "settings",
+            "tps",
+            "p95 ms",
+            "tps change (95% CI)",
+            "verdict",
+            "data B/trx",
+            "redo B/trx",
+            "CPU ms/trx",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for f in &self.arms {
+            let change = match (f.tps_change_pct, &f.tps_noise) {
+                (Some(c), Some(r)) => {
+                    format!("{c:+.1}% ({:+.1}…{:+.1})", r.ci_low_pct, r.ci_high_pct)
+                }
+                (Some(c), None) => format!("{c:+.1}%"),
+                (None, _) => "-".into(),
+            };
+            let settings = f
+                .settings
+                .iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", ");
+            rows.push(vec![
+                f.label.clone(),
+                settings,
+                format!("{:.1}", f.tps),
+                format!("{:.2}", f.p95_ms),
+                change,
+                f.verdict.clone(),
+                opt(f.data_bytes_per_trx, 0),
+                opt(f.log_bytes_per_trx, 0),
+                opt(f.cpu_ms_per_trx, 3),
+            ]);
+        }
+        rows
+    }
+
+    /// The text summary: the verdict table, the A/A line, the CPU note and the winner.
+    pub fn render_text(&self) -> String {
+        let s = &self.shape;
+        let mut out = format!(
+            "experiment: {} with {} thread(s){}, {} of {} round(s) of {} s per arm (after {} s of warm-up), arms interleaved in an order rotated each round\n",
+            s.workload,
+            s.threads,
+            if s.rate > 0 { format!(" at {} transactions a second", s.rate) } else { String::new() },
+            self.rounds_measured,
+            s.rounds,
+            s.time_s,
+            s.warmup_s
+        );
+        let rows = self.table();
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &rows {
+            let cells: Vec<String> = r
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+                .collect();
+            out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+        }
+        out.push_str(&format!("  {}\n", self.aa_line));
+        if let Some(note) = self.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
+            out.push_str(&format!("  CPU per transaction: {note}\n"));
+        }
+        match &self.winner {
+            Some(w) => {
+                let f = self.arms.iter().find(|f| &f.key == w);
+                out.push_str(&format!(
+                    "  best beyond noise: {} ({})\n",
+                    label_of(w),
+                    f.map(|f| f
+                        .settings
+                        .iter()
+                        .map(|s| format!("{}={}", s.name, s.value))
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                        .unwrap_or_default()
+                ));
+            }
+            None => out.push_str(
+                "  best beyond noise: none (no variant is faster than A beyond the noise)\n",
+            ),
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(name: &str, value: &str) -> Setting {
+        Setting {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn each_round_rotates_the_order_by_one_so_every_arm_runs_in_every_place() {
+        assert_eq!(round_order(4, 0), [0, 1, 2, 3]);
+        assert_eq!(round_order(4, 1), [1, 2, 3, 0]);
+        assert_eq!(round_order(4, 5), [1, 2, 3, 0]);
+        for place in 0..3 {
+            let firsts: std::collections::BTreeSet<usize> =
+                (0..3).map(|r| round_order(3, r)[place]).collect();
+            assert_eq!(firsts.len(), 3);
+        }
+    }
+
+    #[test]
+    fn several_variables_cross_into_every_combination() {
+        let c = cross(&[
+            ("a".into(), vec!["1".into(), "2".into()]),
+            ("b".into(), vec!["x".into(), "y".into(), "z".into()]),
+        ]);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0], [set("a", "1"), set("b", "x")]);
+        assert_eq!(c[5], [set("a", "2"), set("b", "z")]);
+        let arms = arms(&[set("a", "0"), set("b", "w")], &c);
+        let keys: Vec<&str> = arms.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["A", "A2", "B", "C", "D", "E", "F", "G"]);
+        assert_eq!(arms[1].label(), "A′");
+        assert_eq!(arms[2].describe(), "a=1, b=x");
+    }
+
+    fn run(arm: &str, round: u32, tps: &[f64]) -> ArmRun {
+        ArmRun {
+            arm: arm.into(),
+            round,
+            tps: tps.to_vec(),
+            p95_ms: tps.iter().map(|t| 1000.0 / t).collect(),
+            transactions: tps.iter().sum::<f64>() as u64,
+            seconds: tps.len() as f64,
+            data_written: 1000 * tps.len() as u64,
+            log_written: 500 * tps.len() as u64,
+            cpu_s: None,
+            cpu_note: Some("not measured: server not local".into()),
+        }
+    }
+
+    fn shape() -> Shape {
+        Shape {
+            workload: "oltp_read_write".into(),
+            threads: 4,
+            rounds: 2,
+            time_s: 4,
+            warmup_s: 0,
+            rate: 0,
+        }
+    }
+
+    #[test]
+    fn a_steady_gain_beyond_the_a_a_spread_is_faster_and_the_best() {
+        let base = [100.0, 104.0, 97.0, 101.0];
+        let again = [101.0, 98.0, 103.0, 99.0];
+        let fast: Vec<f64> = base.iter().map(|t| t * 1.5).collect();
+        let same = [99.0, 103.0, 100.0, 102.0];
+        let arms = arms(
+            &[set("v", "1")],
+            &[vec![set("v", "2")], vec![set("v", "3")]],
+        );
+        let runs = [
+            run("A", 1, &base),
+            run("A2", 1, &again),
+            run("B", 1, &fast),
+            run("C", 1, &same),
+            run("A", 2, &base),
+            run("A2", 2, &again),
+            run("B", 2, &fast),
+            run("C", 2, &same),
+        ];
+        let e = summarize(shape(), &arms, &runs);
+        assert_eq!(e.arms[0].verdict, "baseline");
+        assert!(e.arms[1]
+            .verdict
+            .starts_with("the baseline again (A/A): noise floor ±"));
+        assert!(
+            e.arms[2].verdict.starts_with("faster by 50.0% (95% CI +"),
+            "{:?}",
+            e.arms[2]
+        );
+        assert_eq!(e.arms[3].verdict, "no difference the noise can resolve");
+        assert_eq!(e.winner.as_deref(), Some("B"));
+        assert_eq!(e.rounds_measured, 2);
+        assert_eq!(e.arms[2].seconds, 8);
+        assert!(e.arms[0].cpu_ms_per_trx.is_none());
+        let text = e.render_text();
+        assert!(
+            text.contains("A/A: the baseline measured twice differs by"),
+            "{text}"
+        );
+        assert!(
+            text.contains("CPU per transaction: not measured: server not local"),
+            "{text}"
+        );
+        assert!(text.contains("best beyond noise: B (v=2)"), "{text}");
+    }
+
+    #[test]
+    fn a_steady_loss_is_slower_and_never_the_best() {
+        let base = [100.0, 102.0, 98.0, 100.0, 101.0];
+        let slow: Vec<f64> = base.iter().map(|t| t * 0.6).collect();
+        let arms = arms(&[set("v", "1")], &[vec![set("v", "2")]]);
+        let runs = [run("A", 1, &base), run("A2", 1, &base), run("B", 1, &slow)];
+        let e = summarize(shape(), &arms, &runs);
+        assert!(
+            e.arms[2].verdict.starts_with("slower by 40.0% (95% CI -"),
+            "{:?}",
+            e.arms[2]
+        );
+        assert_eq!(e.winner, None);
+        assert!(e.render_text().contains("best beyond noise: none"));
+    }
+
+    #[test]
+    fn a_gain_inside_a_noisy_a_a_pair_is_no_difference() {
+        // A′ sits 20% above A: the noise floor is at least that, and a 15% gain is inside it.
+        let base = [100.0, 101.0, 99.0, 100.0];
+        let again: Vec<f64> = base.iter().map(|t| t * 1.2).collect();
+        let gain: Vec<f64> = base.iter().map(|t| t * 1.15).collect();
+        let arms = arms(&[set("v", "1")], &[vec![set("v", "2")]]);
+        let runs = [run("A", 1, &base), run("A2", 1, &again), run("B", 1, &gain)];
+        let e = summarize(shape(), &arms, &runs);
+        assert!(e.aa_spread_pct.unwrap() >= 19.0, "{e:?}");
+        assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
+        assert_eq!(e.winner, None);
+    }
+
+    #[test]
+    fn at_a_few_transactions_a_second_one_transaction_is_the_floor() {
+        // The same arrivals in every arm: the seconds differ only by where a transaction's end fell, and a
+        // steady series gives a bootstrap interval of almost nothing.
+        let base = [9.0, 4.0, 8.0, 9.0, 4.0, 8.0];
+        let jitter = [9.0, 3.43, 9.58, 9.0, 4.0, 8.0];
+        let arms = arms(&[set("v", "1")], &[vec![set("v", "2")]]);
+        let runs = [
+            run("A", 1, &base),
+            run("A2", 1, &base),
+            run("B", 1, &jitter),
+        ];
+        let e = summarize(shape(), &arms, &runs);
+        assert!(e.aa_spread_pct.unwrap() < 1.0, "{e:?}");
+        assert!((e.floor_pct.unwrap() - 100.0 / 7.0).abs() < 1e-9, "{e:?}");
+        assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
+        assert!(
+            e.aa_line.ends_with("whole transactions cannot show less)"),
+            "{}",
+            e.aa_line
+        );
+    }
+
+    #[test]
+    fn too_few_seconds_are_not_judged_and_say_how_to_get_more() {
+        let arms = arms(&[set("v", "1")], &[vec![set("v", "2")]]);
+        let runs = [
+            run("A", 1, &[100.0, 100.0]),
+            run("A2", 1, &[100.0, 100.0]),
+            run("B", 1, &[200.0, 200.0]),
+        ];
+        let e = summarize(shape(), &arms, &runs);
+        assert_eq!(
+            e.arms[2].verdict,
+            "not judged: too few seconds (under 4 per arm)"
+        );
+        assert!(e.aa_line.starts_with("A/A: not measured"));
+        assert_eq!(e.winner, None);
+        assert_eq!(e.arms[2].data_bytes_per_trx, Some(2000.0 / 400.0));
+    }
+}

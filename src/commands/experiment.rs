@@ -1,0 +1,45 @@
+//! `innops experiment --set VAR=v1,v2 …`: the flags checked, each variable's baseline read, the plan built and
+//! run.
+
+use super::env::{attach_error_log, env_from};
+use super::{run_options, run_plan};
+use crate::cli::{ControlArgs, ExperimentArgs, KeepArg};
+use crate::procedures::experiment::{self, ExperimentParams};
+use crate::server::facts::ServerFacts;
+
+pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
+    let sets = a
+        .set
+        .iter()
+        .map(|s| experiment::parse_set(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for (i, s) in sets.iter().enumerate() {
+        if sets[..i].iter().any(|o| o.name == s.name) {
+            return Err(crate::error::bad_input(format!(
+                "--set names {} twice: give all its values in one --set {}=v1,v2",
+                s.name, s.name
+            )));
+        }
+    }
+    let mut p = ExperimentParams {
+        sets,
+        baseline: Vec::new(),
+        workload: a.workload.clone(),
+        threads: a.threads,
+        time_s: a.time,
+        rounds: a.rounds,
+        warmup_s: a.warmup,
+        rate: a.rate,
+        keep_best: a.keep == Some(KeepArg::Best),
+    };
+    experiment::check_shape(&p)?;
+    // No restart in this slice: the server is never stopped, so no control flags are taken.
+    let mut env = env_from(&a.conn, &ControlArgs::default(), a.fmt.format, None)?;
+    let mut conn = env.plan_env.target.connect()?;
+    let facts = ServerFacts::collect(&mut conn)?;
+    p.baseline = experiment::baseline(&mut conn, &facts, &p.sets)?;
+    drop(conn);
+    attach_error_log(&mut env, &facts);
+    let plan = experiment::plan(&p, &facts, &env.plan_env)?;
+    run_plan(plan, &env, &run_options(&a.run, None), None)
+}

@@ -1,0 +1,261 @@
+//! One arm's run in one round, as a step: the arm's values set with `SET GLOBAL` and read back, the warm-up run
+//! and thrown away, the measured run, the server's counters and CPU around it, the figures stored as
+//! `experiment/round-R-KEY.json` in the run directory, and every variable set back to its baseline. The stored
+//! file and the baseline read back are the step's proof (its post-checks), so `resume` keeps every arm-run
+//! measured before an interruption and runs again only the one in flight.
+//!
+//! Why back to the baseline after every arm, not only at the end: the server then leaves its baseline only for
+//! the span of one arm's run, so a run stopped between steps (Ctrl-C, a refused lock, innops killed) leaves it
+//! as it was; only a kill inside an arm's run leaves that arm's values, until `innops resume` sets them back.
+//!
+//! Server CPU comes from `/proc/<pid>/stat` (user + system ticks) of the process named in `@@pid_file`, when
+//! innops reaches the server on this machine and can read both; otherwise the figure is "not measured" with
+//! the reason.
+
+use crate::bench::experiment::{self as figures, Arm, ArmRun};
+use crate::error::Failure;
+use crate::plan::{Check, Ctx, Procedure, Risk, Step, Verdict};
+use crate::sql::Queryable;
+
+use super::{values, ExperimentParams};
+
+/// The file an arm-run's figures are stored in, under the run directory.
+pub fn file_name(round: u32, key: &str) -> String {
+    format!("experiment/round-{round}-{key}.json")
+}
+
+pub fn step(p: &ExperimentParams, arm: &Arm, round: u32) -> Step {
+    let mut step = Step::new(
+        format!("round-{round}-{}", arm.key),
+        format!("Round {round}: arm {} ({})", arm.label(), arm.describe()),
+        Risk::Online,
+    );
+    for s in &arm.settings {
+        let lit = if arm.is_baseline() {
+            values::baseline_literal(&s.value)
+        } else {
+            values::literal(&s.value).unwrap_or_default()
+        };
+        step = step.preview(values::set_sql(&s.name, &lit));
+    }
+    step = step.preview(format!(
+        "{} with {} thread(s){}: {} s warm-up (discarded), then {} s measured",
+        p.workload,
+        p.threads,
+        if p.rate > 0 {
+            format!(" at {} transactions a second", p.rate)
+        } else {
+            String::new()
+        },
+        p.warmup_s,
+        p.time_s
+    ));
+    for b in &p.baseline {
+        step = step.preview(values::set_sql(
+            &b.name,
+            &values::baseline_literal(&b.value),
+        ));
+    }
+    for s in &p.baseline {
+        let s = s.clone();
+        step = step.post(Check::new(
+            format!("{} is back at its baseline {}", s.name, s.value),
+            move |ctx| values::reads_back(ctx, &s, "its value before the experiment"),
+        ));
+    }
+    let file = file_name(round, &arm.key);
+    step = step.post(Check::new("the figures are stored", move |ctx| {
+        let stored = ctx
+            .run_dir
+            .as_ref()
+            .and_then(|d| std::fs::read_to_string(d.join(&file)).ok())
+            .and_then(|t| serde_json::from_str::<ArmRun>(&t).ok());
+        Ok(Verdict::check(
+            stored.is_some(),
+            if stored.is_some() {
+                "stored"
+            } else {
+                "missing"
+            },
+            file.clone(),
+            "the arm's figures were not stored: run the step again (innops resume does)",
+        ))
+    }));
+    let (p_act, arm_act, p_rec) = (p.clone(), arm.clone(), p.clone());
+    step.act(move |ctx| run_arm(ctx, &p_act, &arm_act, round))
+        .recover(move |ctx| {
+            values::set_baseline(ctx, &p_rec.baseline)?;
+            Ok("every variable is back at its baseline (read back)".into())
+        })
+}
+
+/// Set the arm's values, warm up, measure, store.
+fn run_arm(
+    ctx: &mut Ctx,
+    p: &ExperimentParams,
+    arm: &Arm,
+    round: u32,
+) -> anyhow::Result<serde_json::Value> {
+    if arm.is_baseline() {
+        values::set_baseline(ctx, &arm.settings)?;
+    } else {
+        values::set_all(ctx, &arm.settings)?;
+    }
+    crate::procedures::kit::restart::sigint_fault(ctx, &ctx.step.clone());
+    let tag = format!(
+        "/* innops:{}:{} */",
+        Procedure::Experiment.name(),
+        crate::plan::tag_safe(&ctx.step)
+    );
+    let spec = |secs: u64| -> anyhow::Result<crate::bench::RunSpec> {
+        Ok(crate::bench::RunSpec {
+            rate: p.rate,
+            tag: tag.clone(),
+            ..p.bench(secs).run_spec(Procedure::Experiment.name())?
+        })
+    };
+    let (target, abort) = (ctx.target, ctx.abort);
+    crate::bench::ready(target, &spec(p.time_s)?)?;
+    let label = format!("[{}] arm {}", ctx.step, arm.label());
+    if p.warmup_s > 0 {
+        crate::progress::timed(&format!("{label} warm-up"), p.warmup_s, false, || {
+            crate::bench::run::run(target, &spec(p.warmup_s)?, abort, &mut |_| {})
+        })?;
+        stop_if_aborted(ctx, p)?;
+    }
+    let pid = server_pid(ctx);
+    let cpu_before = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+    let measured = crate::progress::timed(&label, p.time_s, false, || {
+        crate::bench::run::run(target, &spec(p.time_s)?, abort, &mut |_| {})
+    })?;
+    let cpu_after = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+    stop_if_aborted(ctx, p)?;
+    crate::testhooks::exit_at("arm-measured:", &ctx.step);
+    let (cpu_s, cpu_note) = match (&pid, cpu_before, cpu_after) {
+        (Ok(_), Some(b), Some(a)) => (Some(a - b), None),
+        (Err(why), _, _) => (None, Some(format!("not measured: {why}"))),
+        _ => (
+            None,
+            Some("not measured: the server's /proc/<pid>/stat could not be read".into()),
+        ),
+    };
+    let counter = |name: &str| measured.counters.get(name).copied().unwrap_or(0);
+    let run = ArmRun {
+        arm: arm.key.clone(),
+        round,
+        tps: measured.intervals.iter().map(|i| i.tps).collect(),
+        p95_ms: measured.intervals.iter().map(|i| i.p95_ms).collect(),
+        transactions: measured.transactions,
+        seconds: measured.time_s,
+        data_written: counter("Innodb_data_written"),
+        log_written: counter("Innodb_os_log_written"),
+        cpu_s,
+        cpu_note,
+    };
+    if let Some(dir) = &ctx.run_dir {
+        crate::files::create_private_dir(&dir.join("experiment"))?;
+        crate::files::write_json_atomic(&dir.join(file_name(round, &arm.key)), &run)?;
+    }
+    values::set_baseline(ctx, &p.baseline)?;
+    crate::progress::say(&format!(
+        "      arm {}: {:.1} tps, p95 {:.2} ms",
+        arm.label(),
+        measured.tps,
+        measured.latency_ms.p95
+    ));
+    Ok(serde_json::json!({
+        "ran_with": arm.settings,
+        "tps": measured.tps,
+        "p95_ms": measured.latency_ms.p95,
+    }))
+}
+
+/// After Ctrl-C: the variables go back to their baseline at once, and the step is to be resumed.
+fn stop_if_aborted(ctx: &mut Ctx, p: &ExperimentParams) -> anyhow::Result<()> {
+    if !ctx.aborted() {
+        return Ok(());
+    }
+    values::set_baseline(ctx, &p.baseline)?;
+    Err(Failure::Interrupted(format!(
+        "interrupted during {}: every variable is back at its baseline; the rounds measured so far are kept",
+        ctx.step
+    ))
+    .into())
+}
+
+/// The server's pid, when it runs on this machine and its pid file can be read; else why not.
+fn server_pid(ctx: &mut Ctx) -> Result<u32, String> {
+    if !ctx.target.local {
+        return Err("server not local".into());
+    }
+    let tag = ctx.tag();
+    let file: Option<Option<String>> = ctx
+        .conn()
+        .and_then(|c| Ok(c.query_first(format!("SELECT {tag} @@GLOBAL.pid_file"))?))
+        .map_err(|e| crate::error::display_of(&e))?;
+    let file = file.flatten().ok_or("the server names no pid file")?;
+    let pid: u32 = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or_else(|| format!("its pid file {file} cannot be read here"))?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if !matches!(comm.trim(), "mariadbd" | "mysqld") {
+        return Err(format!(
+            "pid {pid} of {file} is not a mariadbd or mysqld here"
+        ));
+    }
+    Ok(pid)
+}
+
+/// User + system CPU seconds of process `pid`, from `/proc/<pid>/stat`.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let ticks = cpu_ticks(&stat)?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
+}
+
+/// utime + stime (fields 14 and 15) of a `/proc/<pid>/stat` line; the command name in parentheses may hold
+/// spaces, so the fields are counted after its closing parenthesis.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The verdicts from every arm-run stored in the run directory.
+pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Experiment> {
+    let dir = ctx.run_dir.as_ref().ok_or_else(|| {
+        anyhow::anyhow!("the experiment's figures live in a run directory, and this run has none")
+    })?;
+    let arms = p.arms();
+    let mut runs = Vec::new();
+    for round in 1..=p.rounds {
+        for arm in &arms {
+            let path = dir.join(file_name(round, &arm.key));
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                runs.push(serde_json::from_str::<ArmRun>(&text)?);
+            }
+        }
+    }
+    Ok(figures::summarize(p.shape(), &arms, &runs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ticks_are_counted_after_the_command_name() {
+        let stat =
+            "4242 (maria db) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 30 0 100 0 0";
+        assert_eq!(cpu_ticks(stat), Some(325));
+        assert_eq!(cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn each_arm_run_has_a_file_of_its_own() {
+        assert_eq!(file_name(2, "A2"), "experiment/round-2-A2.json");
+    }
+}

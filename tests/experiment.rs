@@ -1,0 +1,319 @@
+//! `innops experiment`, end to end on sandboxes: dynamic variables set per arm and round, proven back as they
+//! were; a kill mid-way resumed without measuring the done rounds again; bad `--set` flags refused; `--keep
+//! best` keeping nothing without a winner beyond the noise. No test asserts a speed: the verdicts' arithmetic
+//! is unit-tested (src/bench/experiment.rs) on constructed series.
+
+use mysql::prelude::Queryable;
+
+use crate::common::{events, read_json, resume, run_innops, step, Sandboxed};
+
+fn global(sb: &Sandboxed, name: &str) -> String {
+    sb.conn()
+        .query_first::<String, _>(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+        .unwrap()
+        .unwrap()
+}
+
+fn arm<'a>(report: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
+    report["experiment"]["arms"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no experiment in {report}"))
+        .iter()
+        .find(|a| a["key"] == key)
+        .unwrap_or_else(|| panic!("no arm {key} in {report}"))
+}
+
+/// The step ids the journal says were started, in order, and the index of the `resumed` event if any.
+fn started(run_dir: &std::path::Path) -> (Vec<String>, Option<usize>) {
+    let ev = events(run_dir);
+    let resumed_at = ev.iter().position(|e| e["event"] == "resumed");
+    let ids = ev
+        .iter()
+        .filter(|e| e["event"] == "step_started")
+        .map(|e| e["step"].as_str().unwrap().to_string())
+        .collect();
+    (ids, resumed_at)
+}
+
+#[test]
+fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
+    let sb = Sandboxed::new("expab");
+    let before = global(&sb, "innodb_flush_log_at_trx_commit");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_flush_log_at_trx_commit=1,2",
+        "--workload",
+        "oltp_write_only",
+        "--threads",
+        "2",
+        // 3 s, not 2: each arm then has at least 4 one-second figures even if a run's last second is cut.
+        "--time",
+        "3",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(global(&sb, "innodb_flush_log_at_trx_commit"), before);
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    assert_eq!(arm(&report, "A")["verdict"], "baseline");
+    assert!(arm(&report, "A2")["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("the baseline again (A/A)"));
+    for key in ["B", "C"] {
+        let v = arm(&report, key)["verdict"].as_str().unwrap();
+        assert!(
+            v == "no difference the noise can resolve"
+                || v.starts_with("faster by ")
+                || v.starts_with("slower by "),
+            "{v}"
+        );
+        assert_eq!(arm(&report, key)["rounds"], 2);
+    }
+    assert!(report["experiment"]["aa_line"]
+        .as_str()
+        .unwrap()
+        .starts_with("A/A: "));
+    // Every arm ran once in each round, and the restore proved the value by reading it back.
+    for r in 1..=2 {
+        for key in ["A", "A2", "B", "C"] {
+            assert!(run_dir
+                .join(format!("experiment/round-{r}-{key}.json"))
+                .is_file());
+        }
+    }
+    let restore = step(&report, "restore");
+    assert_eq!(restore["post"][0]["passed"], true, "{restore}");
+    // The summary prints the verdict table; the page has the section and a chart per measure.
+    assert!(out.stdout.contains("tps change (95% CI)"), "{}", out.stdout);
+    assert!(out.stdout.contains("A/A: "), "{}", out.stdout);
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Experiment: verdicts</h2>"));
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("report.html is well-formed");
+    let svgs = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "svg")
+        .count();
+    assert!(svgs >= 4, "a chart per measure: {svgs}");
+}
+
+#[test]
+fn a_killed_experiment_resumes_keeps_its_rounds_and_restores_the_variable() {
+    let sb = Sandboxed::new("expkill");
+    let before = global(&sb, "innodb_io_capacity");
+    let run_dir = sb.root.join("run");
+    let args = [
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,2000",
+        "--workload",
+        "oltp_read_write",
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    // Killed inside arm B's run, its value in force: the server is not as it was until the run is resumed.
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "arm-measured:round-1-B")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), "300");
+    // The resumed run is killed too, right after an arm-run's action: each arm-run ends at the baseline.
+    let mut again = vec!["resume".to_string(), run_dir.display().to_string()];
+    again.push("--yes".into());
+    let killed = run_innops(&again, &[("INNOPS_FAULT", "after-action:round-2-A2")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    let (ids, resumed_at) = started(&run_dir);
+    assert!(resumed_at.is_some());
+    let count = |id: &str| ids.iter().filter(|s| *s == id).count();
+    // The arm-runs measured before the first kill were kept, not measured again; the one killed inside its
+    // run was measured again; every other ran once.
+    assert_eq!(count("round-1-A"), 1, "{ids:?}");
+    assert_eq!(count("round-1-A2"), 1, "{ids:?}");
+    assert_eq!(count("round-1-B"), 2, "{ids:?}");
+    assert_eq!(count("round-2-C"), 1, "{ids:?}");
+    // The one killed after its action was finished by its post-checks (figures stored, baseline read back).
+    let done = events(&run_dir)
+        .iter()
+        .filter(|e| e["event"] == "action_done" && e["step"] == "round-2-A2")
+        .count();
+    assert_eq!(done, 1);
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    for key in ["A", "A2", "B", "C"] {
+        assert_eq!(arm(&report, key)["rounds"], 2, "{report}");
+    }
+}
+
+#[test]
+fn ctrl_c_inside_an_arm_s_run_sets_the_baseline_back_at_once() {
+    let sb = Sandboxed::new("expint");
+    let before = global(&sb, "innodb_io_capacity");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops_env(
+        &[
+            "experiment",
+            "--set",
+            "innodb_io_capacity=300",
+            "--threads",
+            "1",
+            "--time",
+            "2",
+            "--rounds",
+            "2",
+            "--warmup",
+            "0",
+            "--execute",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ],
+        &[("INNOPS_FAULT", "sigint-in-action:round-1-B")],
+    );
+    assert_eq!(out.code, 130, "{out:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    assert!(!run_dir.join("experiment/round-1-B.json").exists());
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(run_dir.join("experiment/round-1-B.json").is_file());
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}
+
+#[test]
+fn bad_or_static_variables_are_refused_and_nothing_changes() {
+    let sb = Sandboxed::new("expbad");
+    let before = global(&sb, "innodb_io_capacity");
+    let run_dir = sb.root.join("run");
+    for (set, says) in [
+        (
+            "innodb_page_size=4096,8192",
+            "restart variants are not supported yet",
+        ),
+        ("innodb_io_capacity", "has no '='"),
+        ("innodb_io_capacity=", "has an empty value"),
+        ("innodb_io_capacity=200,,300", "has an empty value"),
+        ("no_such_variable=1,2", "has no variable no_such_variable"),
+        ("innodb_io_capacity=1;DROP", "is not a number, a size"),
+    ] {
+        let out = sb.innops(&[
+            "experiment",
+            "--set",
+            set,
+            "--execute",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(out.code, 2, "{set}: {out:?}");
+        let line = out.error_line();
+        assert!(line.contains(says), "{set}: {line}");
+        assert!(!run_dir.exists(), "{set}: nothing was started");
+    }
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}
+
+#[test]
+fn keep_best_without_a_winner_beyond_the_noise_keeps_nothing() {
+    let sb = Sandboxed::new("expkeep");
+    let before = global(&sb, "max_connect_errors");
+    let run_dir = sb.root.join("run");
+    // The workload never touches max_connect_errors, and at a fixed rate every arm starts the same
+    // transactions at the same moments (the arrivals are seeded): the arms cannot differ but by noise. A low
+    // rate makes each second's count vary widely (random arrivals), so the A/A spread is wide against what a
+    // stall of this shared machine during one arm's run can take away (it would need to lose seconds).
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "max_connect_errors=100,101",
+        "--workload",
+        "oltp_read_only",
+        "--threads",
+        "2",
+        "--rate",
+        "10",
+        "--time",
+        "3",
+        "--rounds",
+        "2",
+        "--warmup",
+        "1",
+        "--keep",
+        "best",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(global(&sb, "max_connect_errors"), before);
+    let report = read_json(&run_dir.join("report.json"));
+    for key in ["B", "C"] {
+        assert_eq!(
+            arm(&report, key)["verdict"],
+            "no difference the noise can resolve",
+            "{}",
+            out.stdout
+        );
+    }
+    assert!(report["experiment"]["winner"].is_null(), "{report}");
+    let keep = step(&report, "keep-best");
+    assert_eq!(keep["status"], "skipped", "{keep}");
+    assert!(
+        out.stdout.contains("best beyond noise: none"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_dry_run_shows_the_arms_and_the_load_and_changes_nothing() {
+    let sb = Sandboxed::new("expdry");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,2000",
+        "--time",
+        "2",
+        "--rounds",
+        "3",
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(j["status"], "dry_run");
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("3 round(s) × 4 arm(s) × (1 s warm-up + 2 s measured) = 36 s"),
+        "{notes}"
+    );
+    assert_eq!(j["steps"].as_array().unwrap().len(), 2 + 3 * 4 + 2);
+    assert!(!run_dir.exists());
+}
