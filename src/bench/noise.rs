@@ -5,7 +5,8 @@
 //!   larger than that proves nothing.
 //! - **A confidence interval** of the change, from a moving-block bootstrap over the runs' one-second
 //!   intervals (blocks of ⌈√n⌉ seconds keep the neighbouring seconds' correlation; a fixed seed makes the
-//!   same figures give the same interval). A change whose 95% interval holds zero is not resolved.
+//!   same figures give the same interval). A change counts only when its whole 95% interval lies beyond the
+//!   A/A gap on one side.
 //!
 //! The experiment procedure judges its variants the same way, with a real A/A pair: the baseline measured as
 //! two arms of its own, interleaved with the variants ([`resolve_against`], [`aa_spread`]). A before → after
@@ -69,7 +70,9 @@ fn resampled_mean(xs: &[f64], block: usize, rng: &mut SmallRng) -> f64 {
 pub fn resolve(before: &[f64], after: &[f64], change_pct: f64) -> Option<Resolution> {
     let aa = halves_gap_pct(before).max(halves_gap_pct(after));
     let (lo, hi) = interval(before, after)?;
-    let resolved = (lo > 0.0 || hi < 0.0) && change_pct.abs() > aa;
+    // The whole interval beyond the drift, as an experiment judges a variant against its A/A pair: an interval
+    // that merely leaves zero while reaching into the drift proves nothing the drift could not make.
+    let resolved = (lo > aa || hi < -aa) && change_pct.abs() > aa;
     Some(Resolution {
         ci_low_pct: lo,
         ci_high_pct: hi,
