@@ -23,6 +23,7 @@ mod drop_steps;
 pub mod duplicates;
 mod index_step;
 pub mod keys;
+mod memory;
 pub mod online;
 pub mod own;
 mod preflight;
@@ -623,7 +624,7 @@ fn analyze_step(info: &TableInfo) -> Step {
             let tag = ctx.tag();
             let pool: Option<u64> = ctx.conn()?.query_first(format!("SELECT {tag} @@GLOBAL.innodb_buffer_pool_size"))?;
             let size = load(ctx, &t3.schema, &t3.name)?.map_or(0, |n| n.data_length + n.index_length);
-            Ok(preflight::pool_verdict(size, pool.unwrap_or(0), true))
+            Ok(memory::pool_verdict(size, pool.unwrap_or(0), true))
         }))
 }
 
@@ -635,14 +636,14 @@ mod tests {
     #[test]
     fn a_table_larger_than_the_buffer_pool_is_a_warning_before_and_after_the_copy() {
         const M: u64 = 1 << 20;
-        let before = preflight::pool_verdict(167 * M, 256 * M, false);
+        let before = memory::pool_verdict(167 * M, 256 * M, false);
         assert_eq!(before.mark(), "✓");
         assert!(
             before.observed.contains("checked again after the copy"),
             "{}",
             before.observed
         );
-        let after = preflight::pool_verdict(410 * M, 256 * M, true);
+        let after = memory::pool_verdict(410 * M, 256 * M, true);
         assert_eq!(after.mark(), "⚠");
         assert!(
             after
@@ -651,9 +652,9 @@ mod tests {
             "{}",
             after.observed
         );
-        assert_eq!(preflight::pool_verdict(300 * M, 48 * M, false).mark(), "⚠");
+        assert_eq!(memory::pool_verdict(300 * M, 48 * M, false).mark(), "⚠");
         // An unknown pool (0) judges nothing.
-        assert_eq!(preflight::pool_verdict(300 * M, 0, true).mark(), "✓");
+        assert_eq!(memory::pool_verdict(300 * M, 0, true).mark(), "✓");
     }
 
     #[test]
