@@ -374,6 +374,7 @@ mod tests {
             entries,
             sum: format!("{sum:016x}"),
             doubted,
+            compared: Default::default(),
         }
     }
 

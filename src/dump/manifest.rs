@@ -119,6 +119,22 @@ pub struct IndexEvidence {
     /// kind `secondary_index` say how.
     #[serde(default)]
     pub doubted: bool,
+    /// How the index was compared with the rows written.
+    #[serde(default)]
+    pub compared: Compared,
+}
+
+/// How a secondary index was compared with the rows written (`xcheck`, `xsums`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compared {
+    /// The server's count and CRC32/CRC32C sums of the index's entries equal those of the rows written: one
+    /// statement, one row back.
+    ServerSums,
+    /// The index read row by row against the rows written (the sums differed or could not be made): this is
+    /// what names rows that differ.
+    #[default]
+    RowByRow,
 }
 
 /// Rows innops wrote but cannot vouch for, and why.

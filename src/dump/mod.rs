@@ -33,6 +33,7 @@ pub mod literal;
 pub mod manifest;
 mod read;
 mod xcheck;
+mod xsums;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

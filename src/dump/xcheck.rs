@@ -19,7 +19,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Row, Value};
 
 use super::literal::{self, Kind};
-use super::manifest::{Doubt, DoubtKind, IndexEvidence};
+use super::manifest::{Compared, Doubt, DoubtKind, IndexEvidence};
+use super::xsums;
 use super::{KeySource, TableInfo};
 use crate::sql::quote_ident;
 
@@ -40,6 +41,18 @@ pub(crate) struct XIndex {
     pub pos: Vec<usize>,
     /// Where each key column is in `pos`.
     key_at: Vec<usize>,
+}
+
+#[cfg(test)]
+impl XIndex {
+    /// An index on the columns at `pos` whose last column is the key.
+    pub fn for_test(name: &str, pos: Vec<usize>) -> XIndex {
+        XIndex {
+            name: name.into(),
+            key_at: vec![pos.len() - 1],
+            pos,
+        }
+    }
 }
 
 /// The indexes of `info` that hold whole column values and can be read alone (the key is the primary key or
@@ -226,12 +239,13 @@ pub(crate) fn record_lits(
     row: &Row,
     lits: &[u8],
     spans: &[(usize, usize)],
-    out: &mut [Vec<(u64, u64)>],
+    out: &mut Recorded,
     scratch: &mut Scratch,
 ) {
     let Scratch { buf, kbuf } = scratch;
+    xsums::add(xs, row, &mut out.sums, buf);
     let lit = |c: usize| &lits[spans[c].0..spans[c].1];
-    for (x, acc) in xs.iter().zip(out.iter_mut()) {
+    for (x, acc) in xs.iter().zip(out.entries.iter_mut()) {
         buf.clear();
         for &p in &x.pos {
             buf.extend_from_slice(lit(p));
@@ -267,9 +281,38 @@ fn push_entry(shape: &Shape, acc: &mut Vec<(u64, u64)>, e: (u64, u64)) {
     }
 }
 
-/// Merge one reader's entries into the table's.
-pub(crate) fn merge(shape: &Shape, into: &mut [Vec<(u64, u64)>], from: &mut [Vec<(u64, u64)>]) {
-    for (a, b) in into.iter_mut().zip(from.iter_mut()) {
+/// What a reader records of the rows it writes for the cross-check: per index, each row's (key id, entry hash)
+/// (or one count and sum, [`Shape::counted`]) and the fast path's [`xsums::Sums`].
+#[derive(Default)]
+pub(crate) struct Recorded {
+    pub entries: Vec<Vec<(u64, u64)>>,
+    pub sums: Vec<xsums::Sums>,
+}
+
+impl Recorded {
+    pub fn new(indexes: usize) -> Recorded {
+        Recorded {
+            entries: vec![Vec::new(); indexes],
+            sums: vec![xsums::Sums::default(); indexes],
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.iter().all(|e| e.is_empty())
+            && self.sums.iter().all(|s| *s == xsums::Sums::default())
+    }
+
+    /// [`record`] and the sums of `row`, written by a reader that has no literals at hand.
+    pub fn add(&mut self, xs: &[XIndex], shape: &Shape, row: &Row) {
+        record(xs, shape, row, &mut self.entries);
+        xsums::add(xs, row, &mut self.sums, &mut Vec::new());
+    }
+}
+
+/// Merge one reader's records into the table's.
+pub(crate) fn merge(shape: &Shape, into: &mut Recorded, from: &mut Recorded) {
+    xsums::merge(&mut into.sums, &mut from.sums);
+    for (a, b) in into.entries.iter_mut().zip(from.entries.iter_mut()) {
         if shape.counted {
             for (n, h) in b.drain(..) {
                 match a.first_mut() {
@@ -366,8 +409,29 @@ pub(crate) fn compare(
         entries: m.index_rows,
         sum: format!("{:016x}", m.index_sum),
         doubted: !doubts.is_empty(),
+        compared: Compared::RowByRow,
     };
     Some((doubts, evidence))
+}
+
+/// The evidence of index `x` once the server's sums proved it agrees with the rows written (`written`): its
+/// entries are theirs.
+pub(crate) fn agreed(shape: &Shape, x: &XIndex, written: &[(u64, u64)]) -> IndexEvidence {
+    let (entries, sum) = if shape.counted {
+        written.first().copied().unwrap_or((0, 0))
+    } else {
+        (
+            written.len() as u64,
+            written.iter().fold(0u64, |a, e| a.wrapping_add(e.1)),
+        )
+    };
+    IndexEvidence {
+        index: x.name.clone(),
+        entries,
+        sum: format!("{sum:016x}"),
+        doubted: false,
+        compared: Compared::ServerSums,
+    }
 }
 
 /// One index read against the rows written: which written rows it listed (`seen`), the keys it holds other

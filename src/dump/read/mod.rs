@@ -101,7 +101,7 @@ struct Shared<'a> {
     /// recorded for them.
     xs: Vec<xcheck::XIndex>,
     shape: xcheck::Shape,
-    written: Mutex<Vec<Vec<(u64, u64)>>>,
+    written: Mutex<xcheck::Recorded>,
 }
 
 /// Rows received just before a crash, and written just after it, that are doubtful: more than any page holds
@@ -139,7 +139,7 @@ struct Reader<'s, 'a> {
     hash: u128,
     crash: Option<CrashDoubt>,
     /// This reader's entries for the secondary-index cross-check, merged into the table's at flush.
-    xbuf: Vec<Vec<(u64, u64)>>,
+    xbuf: xcheck::Recorded,
     /// Rows whose leading key column is below this are read but not written (a read from the range before a
     /// cut, crossing it).
     skip_below: Option<i128>,

@@ -82,7 +82,7 @@ impl<'s, 'a> Reader<'s, 'a> {
             row,
             &mut Vec::new(),
         );
-        xcheck::record(&sh.xs, &sh.shape, row, &mut self.xbuf);
+        self.xbuf.add(&sh.xs, &sh.shape, row);
         if buf.len() >= sh.opts.chunk_bytes {
             flush_parts(sh, buf, rows, hash)?;
         }
