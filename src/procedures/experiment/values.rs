@@ -142,7 +142,7 @@ pub fn how_set(conn: &mut mysql::Conn, name: &str, tag: &str) -> anyhow::Result<
         })?;
     Ok(match row {
         None => HowSet::Never("is not listed in information_schema.SYSTEM_VARIABLES".into()),
-        Some((_, scope)) if scope.eq_ignore_ascii_case("SESSION") => {
+        Some((_, scope)) if scope.eq_ignore_ascii_case("SESSION ONLY") => {
             HowSet::Never("is a session-only variable (no global value to set)".into())
         }
         Some((ro, _)) if ro.eq_ignore_ascii_case("YES") => HowSet::Restart,
