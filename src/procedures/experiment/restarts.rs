@@ -409,9 +409,11 @@ fn apply(
             &format!("{}: {why}; back with the original values", t.id),
         )
     });
-    ctx.outcome.push(format!(
-        "left out: {why}; the server was started again with its original values"
-    ));
+    if store_failure {
+        ctx.outcome.push(format!(
+            "left out: {why}; the server was started again with its original values"
+        ));
+    }
     Ok(serde_json::json!({
         "failed": why, "reverted_to": p.restart_baseline(), "diff": diff, "downtime_s": d.map(|d| d.seconds)
     }))
