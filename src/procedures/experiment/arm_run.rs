@@ -7,6 +7,9 @@
 //! Why back to the baseline after every arm, not only at the end: the server then leaves its baseline only for
 //! the span of one arm's run, so a run stopped between steps (Ctrl-C, a refused lock, innops killed) leaves it
 //! as it was; only a kill inside an arm's run leaves that arm's values, until `innops resume` sets them back.
+//! Restart variables are the exception: the restart step before the arm set them, they stay for the arms of the
+//! same configuration, and the arm's pre-check proves them in force (or finds the configuration failed, and
+//! the arm left out).
 //!
 //! Server CPU comes from `/proc/<pid>/stat` (user + system ticks) of the process named in `@@pid_file`, when
 //! innops reaches the server on this machine and can read both; otherwise the figure is "not measured" with

@@ -1,8 +1,8 @@
 //! `innops experiment`: server variables judged by an A/B experiment. The baseline (the server's values when
 //! the experiment starts) is arm A and, measured again, arm A′; each combination of the values asked for is a
 //! variant arm. Every round runs every arm once, in an order rotated each round, each run after a warm-up that
-//! is discarded; one step per arm and round sets the arm's values with `SET GLOBAL`, proves them by reading them
-//! back, measures, stores its figures in the run directory (so a resumed run keeps every round measured before
+//! is discarded; one step per arm and round sets the arm's dynamic values with `SET GLOBAL`, proves them by
+//! reading them back, measures, stores its figures in the run directory (so a resumed run keeps every round measured before
 //! the interruption) and sets the baseline back. The `restore` step sets every variable back to its baseline and proves it by
 //! reading each back; the `verdict` step judges the variants ([`crate::bench::experiment`]); `keep-best`
 //! (`--keep best`) sets the winner again, only when it is faster than A beyond the noise.

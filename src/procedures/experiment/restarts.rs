@@ -398,10 +398,12 @@ fn apply(
         why: why.clone(),
         log,
     };
+    start_original(ctx, p, path)?;
+    // Stored only once the server is back as it was: a run killed before that finds no failure on resume and
+    // tries the configuration again, reverting it again, instead of skipping a step whose server is down.
     if let Some(dir) = ctx.run_dir.as_ref().filter(|_| store_failure) {
         crate::files::write_json_atomic(&dir.join(failed_file(t.config)), &failure)?;
     }
-    start_original(ctx, p, path)?;
     let d = from.and_then(|f| {
         restart::record_downtime_since(
             ctx,
