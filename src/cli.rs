@@ -429,7 +429,8 @@ pub struct RedoArgs {
 /// What `innops experiment --keep` keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KeepArg {
-    /// The fastest variant, only when it is faster than the baseline beyond the noise (SET GLOBAL only).
+    /// The fastest variant, only when it is faster than the baseline beyond the noise (restart variables through
+    /// innops's drop-in, the others with SET GLOBAL).
     Best,
 }
 
@@ -438,11 +439,14 @@ pub struct ExperimentArgs {
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]
+    pub control: ControlArgs,
+    #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
-    /// A dynamic server variable and the values its variants take: VAR=v1,v2,… (numbers, sizes such as 128M,
-    /// or words such as ON); several --set flags cross into every combination.
+    /// A server variable and the values its variants take: VAR=v1,v2,… (numbers, sizes such as 128M, or words
+    /// such as ON); several --set flags cross into every combination. A variable read-only while the server runs
+    /// is set through innops's drop-in and a restart (--sandbox, --service or --start-cmd say how).
     #[arg(long = "set", value_name = "VAR=V1,V2", required = true)]
     pub set: Vec<String>,
     /// The workload each arm runs (innops bench's sysbench workloads).

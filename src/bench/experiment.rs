@@ -160,6 +160,9 @@ pub struct ArmFigures {
     pub cpu_ms_per_trx: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_note: Option<String>,
+    /// Why the arm was never measured (the server did not start with its values): it has no figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// How the experiment was run, for the report's heading.
@@ -287,6 +290,7 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             log_bytes_per_trx: per_trx(own.iter().map(|r| r.log_written).sum()),
             cpu_ms_per_trx: cpu.filter(|_| trx > 0).map(|c| c * 1000.0 / trx as f64),
             cpu_note,
+            failed: None,
         });
     }
     let winner = figures
@@ -336,6 +340,22 @@ fn opt(x: Option<f64>, prec: usize) -> String {
 }
 
 impl Experiment {
+    /// Arm `key` could not be run (`why`: the server did not start with its values, and was put back): it is
+    /// in the table as failed, with no figures, and is never the winner.
+    pub fn mark_failed(&mut self, key: &str, why: &str) {
+        if let Some(f) = self.arms.iter_mut().find(|f| f.key == key) {
+            f.verdict = format!("failed: {why}");
+            f.failed = Some(why.to_string());
+            f.tps_change_pct = None;
+            f.tps_noise = None;
+            f.p95_change_pct = None;
+            f.p95_noise = None;
+        }
+        if self.winner.as_deref() == Some(key) {
+            self.winner = None;
+        }
+    }
+
     /// The verdict table's rows, with its header first: arm, settings, tps, p95, change (CI), verdict, bytes
     /// and CPU per transaction.
     pub fn table(&self) -> Vec<Vec<String>> {
@@ -366,11 +386,20 @@ impl Experiment {
                 .map(|s| format!("{}={}", s.name, s.value))
                 .collect::<Vec<_>>()
                 .join(", ");
+            let measured = f.seconds > 0;
             rows.push(vec![
                 f.label.clone(),
                 settings,
-                format!("{:.1}", f.tps),
-                format!("{:.2}", f.p95_ms),
+                if measured {
+                    format!("{:.1}", f.tps)
+                } else {
+                    "-".into()
+                },
+                if measured {
+                    format!("{:.2}", f.p95_ms)
+                } else {
+                    "-".into()
+                },
                 change,
                 f.verdict.clone(),
                 opt(f.data_bytes_per_trx, 0),
@@ -543,6 +572,35 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("best beyond noise: B (v=2)"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_arm_has_no_figures_and_never_wins() {
+        let base = [100.0, 104.0, 97.0, 101.0];
+        let fast: Vec<f64> = base.iter().map(|t| t * 1.5).collect();
+        let arms = arms(
+            &[set("v", "1")],
+            &[vec![set("v", "bad")], vec![set("v", "3")]],
+        );
+        let runs = [run("A", 1, &base), run("A2", 1, &base), run("C", 1, &fast)];
+        let mut e = summarize(shape(), &arms, &runs);
+        e.mark_failed("B", "the server did not start with v=bad");
+        assert_eq!(
+            e.arms[2].verdict,
+            "failed: the server did not start with v=bad"
+        );
+        assert!(e.arms[2].tps_change_pct.is_none() && e.arms[2].failed.is_some());
+        let row = &e.table()[3];
+        assert_eq!(
+            (row[2].as_str(), row[3].as_str(), row[4].as_str()),
+            ("-", "-", "-")
+        );
+        // The others are judged as before.
+        assert_ne!(
+            e.arms[3].verdict,
+            "not judged: too few seconds (under 4 per arm)"
+        );
+        assert!(!e.arms[3].verdict.starts_with("failed"));
     }
 
     #[test]

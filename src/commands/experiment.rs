@@ -3,7 +3,7 @@
 
 use super::env::{attach_error_log, env_from};
 use super::{run_options, run_plan};
-use crate::cli::{ControlArgs, ExperimentArgs, KeepArg};
+use crate::cli::{ExperimentArgs, KeepArg};
 use crate::procedures::experiment::{self, ExperimentParams};
 use crate::server::facts::ServerFacts;
 
@@ -31,13 +31,15 @@ pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
         warmup_s: a.warmup,
         rate: a.rate,
         keep_best: a.keep == Some(KeepArg::Best),
+        restart_vars: Vec::new(),
     };
     experiment::check_shape(&p)?;
-    // No restart in this slice: the server is never stopped, so no control flags are taken.
-    let mut env = env_from(&a.conn, &ControlArgs::default(), a.fmt.format, None)?;
+    // The control flags say how to restart the server for restart variables (the preflight refuses those
+    // without them, naming the flags).
+    let mut env = env_from(&a.conn, &a.control, a.fmt.format, None)?;
     let mut conn = env.plan_env.target.connect()?;
     let facts = ServerFacts::collect(&mut conn)?;
-    p.baseline = experiment::baseline(&mut conn, &facts, &p.sets)?;
+    (p.baseline, p.restart_vars) = experiment::baseline(&mut conn, &facts, &p.sets)?;
     drop(conn);
     attach_error_log(&mut env, &facts);
     let plan = experiment::plan(&p, &facts, &env.plan_env)?;

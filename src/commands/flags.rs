@@ -207,7 +207,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             s,
-            "convert does not use --service: only redo, readonly, recover, run and resume take it; drop --service from this command line"
+            "convert does not use --service: only redo, readonly, recover, experiment, run and resume take it; drop --service from this command line"
         );
         let s = refusal(&[
             "innops",
@@ -299,7 +299,7 @@ mod tests {
     fn every_command_that_restarts_takes_the_control_flags_and_no_other_does() {
         assert_eq!(
             commands_taking("--start-cmd"),
-            ["redo", "readonly", "recover", "run", "resume"]
+            ["redo", "readonly", "recover", "experiment", "run", "resume"]
         );
         assert_eq!(
             commands_taking("--config-file"),

@@ -169,13 +169,14 @@ pub fn section(s: &mut String, e: &Experiment) {
     s.push_str(&chart(
         "Transactions per second (higher is better)",
         "tps",
-        &|f| Some(f.tps),
+        // An arm never measured (its configuration did not start) has no bar: its row in the table says why.
+        &|f| (f.seconds > 0).then_some(f.tps),
         &|f| around(a.map(|a| a.tps), f.tps_noise.as_ref()),
     ));
     s.push_str(&chart(
         "p95 latency, mean of the seconds (lower is better)",
         "ms",
-        &|f| Some(f.p95_ms),
+        &|f| (f.seconds > 0).then_some(f.p95_ms),
         &|f| around(a.map(|a| a.p95_ms), f.p95_noise.as_ref()),
     ));
     s.push_str(&chart(

@@ -7,12 +7,15 @@
 //! Why back to the baseline after every arm, not only at the end: the server then leaves its baseline only for
 //! the span of one arm's run, so a run stopped between steps (Ctrl-C, a refused lock, innops killed) leaves it
 //! as it was; only a kill inside an arm's run leaves that arm's values, until `innops resume` sets them back.
+//! Restart variables are the exception: the restart step before the arm set them, they stay for the arms of the
+//! same configuration, and the arm's pre-check proves them in force (or finds the configuration failed, and
+//! the arm left out).
 //!
 //! Server CPU comes from `/proc/<pid>/stat` (user + system ticks) of the process named in `@@pid_file`, when
 //! innops reaches the server on this machine and can read both; otherwise the figure is "not measured" with
 //! the reason.
 
-use crate::bench::experiment::{self as figures, Arm, ArmRun};
+use crate::bench::experiment::{self as figures, Arm, ArmRun, Setting};
 use crate::error::Failure;
 use crate::plan::{Check, Ctx, Procedure, Risk, Step, Verdict};
 use crate::sql::Queryable;
@@ -24,13 +27,34 @@ pub fn file_name(round: u32, key: &str) -> String {
     format!("experiment/round-{round}-{key}.json")
 }
 
-pub fn step(p: &ExperimentParams, arm: &Arm, round: u32) -> Step {
+/// The arm-run step; `cfg` is the arm's configuration of restart values (its index and values) when the
+/// experiment has restart variables: the restart before it set them, and the step checks they are in force.
+pub fn step(
+    p: &ExperimentParams,
+    arm: &Arm,
+    round: u32,
+    cfg: Option<(usize, Vec<Setting>)>,
+) -> Step {
     let mut step = Step::new(
         format!("round-{round}-{}", arm.key),
         format!("Round {round}: arm {} ({})", arm.label(), arm.describe()),
         Risk::Online,
     );
-    for s in &arm.settings {
+    if let Some((config, vals)) = cfg.as_ref().filter(|(_, v)| !v.is_empty()) {
+        step = step.preview(format!(
+            "runs with {} ({})",
+            vals.iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if *config == 0 {
+                "the server's own values"
+            } else {
+                "set by the restart before it"
+            }
+        ));
+    }
+    for s in &p.online_part(&arm.settings) {
         let lit = if arm.is_baseline() {
             values::baseline_literal(&s.value)
         } else {
@@ -50,13 +74,19 @@ pub fn step(p: &ExperimentParams, arm: &Arm, round: u32) -> Step {
         p.warmup_s,
         p.time_s
     ));
-    for b in &p.baseline {
+    for b in &p.online_baseline() {
         step = step.preview(values::set_sql(
             &b.name,
             &values::baseline_literal(&b.value),
         ));
     }
-    for s in &p.baseline {
+    if let Some((config, vals)) = cfg {
+        step = step.pre(Check::after_prior(
+            "the arm's restart values are in force",
+            move |ctx| configuration_in_force(ctx, config, &vals),
+        ));
+    }
+    for s in &p.online_baseline() {
         let s = s.clone();
         step = step.post(Check::new(
             format!("{} is back at its baseline {}", s.name, s.value),
@@ -84,8 +114,8 @@ pub fn step(p: &ExperimentParams, arm: &Arm, round: u32) -> Step {
     let (p_act, arm_act, p_rec) = (p.clone(), arm.clone(), p.clone());
     step.act(move |ctx| run_arm(ctx, &p_act, &arm_act, round))
         .recover(move |ctx| {
-            values::set_baseline(ctx, &p_rec.baseline)?;
-            Ok("every variable is back at its baseline (read back)".into())
+            values::set_baseline(ctx, &p_rec.online_baseline())?;
+            Ok("every variable set with SET GLOBAL is back at its baseline (read back)".into())
         })
 }
 
@@ -96,10 +126,11 @@ fn run_arm(
     arm: &Arm,
     round: u32,
 ) -> anyhow::Result<serde_json::Value> {
+    let online = p.online_part(&arm.settings);
     if arm.is_baseline() {
-        values::set_baseline(ctx, &arm.settings)?;
+        values::set_baseline(ctx, &online)?;
     } else {
-        values::set_all(ctx, &arm.settings)?;
+        values::set_all(ctx, &online)?;
     }
     crate::procedures::kit::restart::sigint_fault(ctx, &ctx.step.clone());
     let tag = format!(
@@ -156,7 +187,7 @@ fn run_arm(
         crate::files::create_private_dir(&dir.join("experiment"))?;
         crate::files::write_json_atomic(&dir.join(file_name(round, &arm.key)), &run)?;
     }
-    values::set_baseline(ctx, &p.baseline)?;
+    values::set_baseline(ctx, &p.online_baseline())?;
     crate::progress::say(&format!(
         "      arm {}: {:.1} tps, p95 {:.2} ms",
         arm.label(),
@@ -175,12 +206,46 @@ fn stop_if_aborted(ctx: &mut Ctx, p: &ExperimentParams) -> anyhow::Result<()> {
     if !ctx.aborted() {
         return Ok(());
     }
-    values::set_baseline(ctx, &p.baseline)?;
+    values::set_baseline(ctx, &p.online_baseline())?;
     Err(Failure::Interrupted(format!(
-        "interrupted during {}: every variable is back at its baseline; the rounds measured so far are kept",
+        "interrupted during {}: every variable set with SET GLOBAL is back at its baseline; the rounds measured so far are kept",
         ctx.step
     ))
     .into())
+}
+
+/// The pre-check of an arm-run when the experiment restarts: skipped when the arm's configuration failed to
+/// start earlier in this run; else each restart variable reads back the arm's value.
+fn configuration_in_force(
+    ctx: &mut Ctx,
+    config: usize,
+    vals: &[Setting],
+) -> anyhow::Result<Verdict> {
+    let expected = "the arm's restart values";
+    if let Some(f) = super::restarts::failed(ctx.run_dir.as_deref(), config) {
+        return Ok(Verdict::done(format!("left out: {}", f.why), expected));
+    }
+    for s in vals {
+        let v = values::reads_back(ctx, s, "the arm's value, set by the restart before it")?;
+        if !v.passed {
+            return Ok(Verdict::fail(
+                v.observed,
+                expected,
+                "the server does not run with the arm's restart values: resume the run, so the restart before this step runs again",
+            ));
+        }
+    }
+    Ok(Verdict::pass(
+        if vals.is_empty() {
+            "the server's own (no restart variable changes)".to_string()
+        } else {
+            vals.iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        expected,
+    ))
 }
 
 /// The server's pid, when it runs on this machine and its pid file can be read; else why not.
@@ -239,7 +304,14 @@ pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Exper
             }
         }
     }
-    Ok(figures::summarize(p.shape(), &arms, &runs))
+    let mut e = figures::summarize(p.shape(), &arms, &runs);
+    let layout = p.layout();
+    for (arm, &config) in layout.arms.iter().zip(&layout.config_of) {
+        if let Some(f) = super::restarts::failed(Some(dir), config).filter(|_| config != 0) {
+            e.mark_failed(&arm.key, &format!("{}; reverted, left out", f.why));
+        }
+    }
+    Ok(e)
 }
 
 #[cfg(test)]

@@ -1,16 +1,20 @@
 //! `innops experiment`: server variables judged by an A/B experiment. The baseline (the server's values when
 //! the experiment starts) is arm A and, measured again, arm A′; each combination of the values asked for is a
 //! variant arm. Every round runs every arm once, in an order rotated each round, each run after a warm-up that
-//! is discarded; one step per arm and round sets the arm's values with `SET GLOBAL`, proves them by reading them
-//! back, measures, stores its figures in the run directory (so a resumed run keeps every round measured before
+//! is discarded; one step per arm and round sets the arm's dynamic values with `SET GLOBAL`, proves them by
+//! reading them back, measures, stores its figures in the run directory (so a resumed run keeps every round measured before
 //! the interruption) and sets the baseline back. The `restore` step sets every variable back to its baseline and proves it by
 //! reading each back; the `verdict` step judges the variants ([`crate::bench::experiment`]); `keep-best`
 //! (`--keep best`) sets the winner again, only when it is faster than A beyond the noise.
 //!
-//! This slice changes dynamic variables only: a variable the server cannot change while it runs is refused
-//! (restart variants, table and engine variants and study files are not built yet: docs/experiment.md).
+//! A variable the server cannot change while it runs (a **restart variable**) is set through innops's drop-in
+//! and a guarded restart ([`restarts`]); the arms then fall into configurations of the restart variables' values
+//! and run in an order that needs as few restarts as an honest rotation allows ([`schedule`]). Table and engine
+//! variants and study files are not built yet: docs/experiment.md.
 
 mod arm_run;
+mod restarts;
+mod schedule;
 mod values;
 
 use std::time::Duration;
@@ -44,9 +48,77 @@ pub struct ExperimentParams {
     #[serde(default)]
     pub rate: u32,
     pub keep_best: bool,
+    /// The variables read-only while the server runs: set through innops's drop-in and a restart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restart_vars: Vec<String>,
+}
+
+/// The arms and the order they run in: each arm's configuration of restart values, and the sequence of
+/// arm-runs and restarts.
+pub struct Layout {
+    pub arms: Vec<Arm>,
+    pub config_of: Vec<usize>,
+    pub configs: Vec<Vec<Setting>>,
+    pub sequence: Vec<schedule::Slot>,
+}
+
+impl Layout {
+    /// Restarts in all: the ones between arms, and the one back to the original values at the end when the
+    /// last arms ran in another configuration.
+    pub fn restarts(&self) -> usize {
+        let between = self
+            .sequence
+            .iter()
+            .filter(|s| matches!(s, schedule::Slot::Restart { .. }))
+            .count();
+        between + usize::from(schedule::last_config(&self.sequence) != 0)
+    }
 }
 
 impl ExperimentParams {
+    pub fn is_restart(&self, name: &str) -> bool {
+        self.restart_vars.iter().any(|v| v == name)
+    }
+
+    /// The baseline of the restart variables.
+    pub fn restart_baseline(&self) -> Vec<Setting> {
+        self.restart_part(&self.baseline)
+    }
+
+    /// The baseline of the variables set with `SET GLOBAL`.
+    pub fn online_baseline(&self) -> Vec<Setting> {
+        self.online_part(&self.baseline)
+    }
+
+    pub fn restart_part(&self, settings: &[Setting]) -> Vec<Setting> {
+        settings
+            .iter()
+            .filter(|s| self.is_restart(&s.name))
+            .cloned()
+            .collect()
+    }
+
+    pub fn online_part(&self, settings: &[Setting]) -> Vec<Setting> {
+        settings
+            .iter()
+            .filter(|s| !self.is_restart(&s.name))
+            .cloned()
+            .collect()
+    }
+
+    /// The arms, their configurations and the order of arm-runs and restarts.
+    pub fn layout(&self) -> Layout {
+        let arms = self.arms();
+        let (config_of, configs) = schedule::configs(&arms, &self.restart_vars, &self.baseline);
+        let sequence = schedule::sequence(&config_of, configs.len(), self.rounds);
+        Layout {
+            arms,
+            config_of,
+            configs,
+            sequence,
+        }
+    }
+
     /// Every arm: A, A′, then the variants.
     pub fn arms(&self) -> Vec<Arm> {
         let sets: Vec<(String, Vec<String>)> = self
@@ -105,15 +177,16 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Each variable's current value, after checking that it exists and that the server can change it while it
-/// runs (`information_schema.SYSTEM_VARIABLES`: not read-only, not session-only). Bad input otherwise, in
-/// one sentence.
+/// Each variable's current value, after checking that it exists and that the server can give it a global
+/// value; and the names of those it changes only at a restart (read-only while it runs). Bad input
+/// otherwise, in one sentence.
 pub fn baseline(
     conn: &mut mysql::Conn,
     facts: &ServerFacts,
     sets: &[VarValues],
-) -> anyhow::Result<Vec<Setting>> {
+) -> anyhow::Result<(Vec<Setting>, Vec<String>)> {
     let mut out = Vec::new();
+    let mut restart = Vec::new();
     for s in sets {
         let Some(now) = facts.var(&s.name) else {
             return Err(bad_input(format!(
@@ -121,27 +194,81 @@ pub fn baseline(
                 facts.version_string, s.name
             )));
         };
-        if let Some(why) = values::not_dynamic(conn, &s.name, "/* innops:experiment:preflight */")?
-        {
-            return Err(bad_input(format!(
-                "{} {why}, and restart variants are not supported yet: experiment with a dynamic variable",
-                s.name
-            )));
+        match values::how_set(conn, &s.name, "/* innops:experiment:preflight */")? {
+            values::HowSet::Online => {}
+            values::HowSet::Restart => restart.push(s.name.clone()),
+            values::HowSet::Never(why) => {
+                return Err(bad_input(format!(
+                    "{} {why}: experiment with a global server variable",
+                    s.name
+                )))
+            }
         }
         out.push(Setting {
             name: s.name.clone(),
             value: now.to_string(),
         });
     }
-    Ok(out)
+    Ok((out, restart))
 }
 
-/// The plan: preflight, the benchmark tables, one step per arm and round, restore, verdict, and keep-best
-/// with `--keep best`.
+/// The plan: preflight, the benchmark tables, one step per arm and round (and a restart step wherever the
+/// restart variables' values change), restore, verdict, and keep-best with `--keep best`.
 pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     check_shape(p)?;
-    let arms = p.arms();
-    let notes = vec![
+    let layout = p.layout();
+    let header = env.header(
+        Procedure::Experiment,
+        facts,
+        serde_json::to_value(p)?,
+        notes(p, &layout),
+    );
+    let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
+    let target = |id: String, config: usize| restarts::Target {
+        id,
+        config,
+        values: layout.configs[config].clone(),
+    };
+    for slot in &layout.sequence {
+        steps.push(match *slot {
+            schedule::Slot::Restart { n, config } => {
+                restarts::step(p, &env.dropin, target(format!("restart-{n}"), config))
+            }
+            schedule::Slot::Run { round, arm } => {
+                let config = layout.config_of[arm];
+                let cfg =
+                    (!p.restart_vars.is_empty()).then(|| (config, layout.configs[config].clone()));
+                arm_run::step(p, &layout.arms[arm], round, cfg)
+            }
+        });
+    }
+    if !p.restart_vars.is_empty() {
+        steps.push(restarts::step(
+            p,
+            &env.dropin,
+            target("restore-config".into(), 0),
+        ));
+    }
+    if !p.online_baseline().is_empty() {
+        steps.push(restore_step(p));
+    }
+    steps.push(verdict_step(p));
+    if p.keep_best {
+        steps.push(keep_step(p, &env.dropin));
+    }
+    Ok(Plan {
+        header,
+        steps,
+        bench: None,
+        locks: vec!["experiment".into(), crate::plan::lock::SERVER.into()],
+        session: Vec::new(),
+    })
+}
+
+/// The dry run's notes: the arms, the load, the restarts and what is kept.
+fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
+    let arms = &layout.arms;
+    let mut notes = vec![
         format!(
             "arms: {}",
             arms.iter()
@@ -161,16 +288,31 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
             p.time_s,
             p.load_seconds()
         ),
-        format!(
-            "keep: {}",
-            if p.keep_best {
-                "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise (SET GLOBAL only: nothing is written to an option file)"
-            } else {
-                "everything is set back as it was (--keep best keeps a winner beyond the noise)"
-            }
-        ),
     ];
-    let mut notes = notes;
+    if !p.restart_vars.is_empty() {
+        let needing: Vec<String> = arms
+            .iter()
+            .zip(&layout.config_of)
+            .filter(|(_, &c)| c != 0)
+            .map(|(a, _)| a.label())
+            .collect();
+        let n = layout.restarts();
+        notes.push(format!(
+            "restarts: {} read-only while the server runs, set through innops's drop-in and a restart; {} run with other values of them than the server's ({}): {n} restart(s) in all, each a clean shutdown and a start, so {n} downtime(s) of the server — arms with the same values run together in each round (rotated), and the last restart puts innops's drop-in back as it was{}",
+            p.restart_vars.join(", "),
+            if needing.is_empty() { "no arm".to_string() } else { format!("arm(s) {}", needing.join(", ")) },
+            p.restart_baseline().iter().map(|s| format!("{}={}", s.name, s.value)).collect::<Vec<_>>().join(", "),
+            if p.keep_best { "; --keep best may restart once more to keep a winner" } else { "" }
+        ));
+    }
+    notes.push(format!(
+        "keep: {}",
+        if p.keep_best {
+            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise (restart variables through innops's drop-in and a restart, the others with SET GLOBAL only)"
+        } else {
+            "everything is set back as it was (--keep best keeps a winner beyond the noise)"
+        }
+    ));
     if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
         notes.push(format!(
             "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
@@ -179,60 +321,64 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
             crate::bench::noise::MIN_INTERVALS
         ));
     }
-    let header = env.header(
-        Procedure::Experiment,
-        facts,
-        serde_json::to_value(p)?,
-        notes,
-    );
-    let mut steps = vec![preflight(p), prepare_step(p)];
-    for round in 0..p.rounds as usize {
-        for i in figures::round_order(arms.len(), round) {
-            steps.push(arm_run::step(p, &arms[i], round as u32 + 1));
-        }
-    }
-    steps.push(restore_step(p));
-    steps.push(verdict_step(p));
-    if p.keep_best {
-        steps.push(keep_step(p));
-    }
-    Ok(Plan {
-        header,
-        steps,
-        bench: None,
-        locks: vec!["experiment".into(), crate::plan::lock::SERVER.into()],
-        session: Vec::new(),
-    })
+    notes
 }
 
-/// Each variable exists, can change while the server runs, and is at its baseline now; the workload can run.
-fn preflight(p: &ExperimentParams) -> Step {
+/// Each variable exists, can change as the experiment means to change it (online, or at a restart), and is at
+/// its baseline now; for restart variables, innops can restart the server and write its drop-in, and the option
+/// files give each its running value at the next start; the workload can run.
+fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
     let mut step = Step::new(
         "preflight",
-        "Check each variable can be changed online and is at its baseline",
+        "Check each variable can be changed and is at its baseline",
         Risk::Read,
     );
     for b in &p.baseline {
         let b = b.clone();
-        step = step.pre(Check::new(format!("{} is dynamic", b.name), {
+        let restart = p.is_restart(&b.name);
+        let name = if restart {
+            format!("{} takes a restart", b.name)
+        } else {
+            format!("{} is dynamic", b.name)
+        };
+        step = step.pre(Check::new(name, {
             let name = b.name.clone();
             move |ctx| {
                 let tag = ctx.tag();
-                let why = values::not_dynamic(ctx.conn()?, &name, &tag)?;
-                Ok(match why {
-                    None => Verdict::pass("changes with SET GLOBAL", "dynamic"),
-                    Some(why) => Verdict::fail(
-                        why,
-                        "dynamic",
-                        "restart variants are not supported yet: experiment with a dynamic variable",
-                    ),
-                })
+                let how = values::how_set(ctx.conn()?, &name, &tag)?;
+                let want = if restart { values::HowSet::Restart } else { values::HowSet::Online };
+                let describe = |h: &values::HowSet| match h {
+                    values::HowSet::Online => "changes with SET GLOBAL".to_string(),
+                    values::HowSet::Restart => "read-only while the server runs".to_string(),
+                    values::HowSet::Never(why) => why.clone(),
+                };
+                Ok(Verdict::check(
+                    how == want,
+                    describe(&how),
+                    describe(&want),
+                    format!("{name} changed how it can be set since the plan was made: run the experiment again"),
+                ))
             }
         }));
+        if restart {
+            step = step.pre(next_start_check(&b, env, facts));
+        }
         step = step.pre(Check::new(
             format!("{} is at its baseline {}", b.name, b.value),
             move |ctx| values::reads_back(ctx, &b, "the experiment's baseline"),
         ));
+    }
+    if !p.restart_vars.is_empty() {
+        step = step
+            .pre(crate::procedures::kit::checks::control_present(
+                crate::procedures::kit::checks::ControlNeed {
+                    name: "server control",
+                    needed: true,
+                    expected: "available: restart variables take a restart",
+                    fix: "restart variables are set through a restart and innops was not told how to restart this server: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
+                },
+            ))
+            .pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
     let workload = p.workload.clone();
     step.pre(Check::new("the workload can run here", move |ctx| {
@@ -252,6 +398,39 @@ fn preflight(p: &ExperimentParams) -> Step {
             ),
         ))
     }))
+}
+
+/// The option files, read as the server reads them, give restart variable `b` its running value at the next
+/// start (or do not set it): else the restart that ends the experiment would not bring the server back as it
+/// was.
+fn next_start_check(b: &Setting, env: &PlanEnv, facts: &ServerFacts) -> Check {
+    let (b, file, version) = (
+        b.clone(),
+        env.option_file.clone(),
+        facts.version_string.clone(),
+    );
+    Check::new(
+        format!("the option files give {} its running value", b.name),
+        move |_| {
+            let expected = format!("{} = {} or unset", b.name, b.value);
+            let Some(file) = &file else {
+                return Ok(Verdict::pass(
+                    "not checked: the server's option file is unknown (pass --config-file)",
+                    expected,
+                ));
+            };
+            let got = crate::procedures::kit::dropin::effective_config(file, &b.name, &version)?;
+            Ok(match got {
+            None => Verdict::pass(format!("{} does not set {}", file.display(), b.name), expected),
+            Some(v) => Verdict::check(
+                values::same_value(&b.value, &v),
+                format!("{} sets {} = {v}", file.display(), b.name),
+                expected,
+                format!("the option files set {} = {v} but the server runs with {}, so a restart would not bring it back as it is: make them agree first", b.name, b.value),
+            ),
+        })
+        },
+    )
 }
 
 /// The benchmark tables in `innops_bench`, made on first use.
@@ -297,7 +476,7 @@ fn restore_step(p: &ExperimentParams) -> Step {
         "Set every variable back to its baseline",
         Risk::Online,
     );
-    for b in &p.baseline {
+    for b in &p.online_baseline() {
         step = step.preview(values::set_sql(
             &b.name,
             &values::baseline_literal(&b.value),
@@ -308,7 +487,7 @@ fn restore_step(p: &ExperimentParams) -> Step {
             move |ctx| values::reads_back(ctx, &b, "its value before the experiment"),
         ));
     }
-    let baseline = p.baseline.clone();
+    let baseline = p.online_baseline();
     step.act(move |ctx| {
         values::set_baseline(ctx, &baseline)?;
         Ok(serde_json::json!({"restored": baseline}))
@@ -335,37 +514,84 @@ fn verdict_step(p: &ExperimentParams) -> Step {
     })
 }
 
-/// `--keep best`: the winner set again, only when it won beyond the noise.
-fn keep_step(p: &ExperimentParams) -> Step {
+/// `--keep best`: the winner set again, only when it won beyond the noise: its restart variables through
+/// innops's drop-in (the diff shown) and a restart, the others with `SET GLOBAL`.
+fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) -> Step {
     let (pre_p, act_p, post_p) = (p.clone(), p.clone(), p.clone());
-    Step::new(
+    let act_d = dropin.clone();
+    let risk = if p.restart_vars.is_empty() {
+        Risk::Online
+    } else {
+        Risk::Restart
+    };
+    let mut step = Step::new(
         "keep-best",
         "Keep the fastest variant, if it is faster than A beyond the noise",
-        Risk::Online,
+        risk,
+    );
+    if !p.restart_vars.is_empty() {
+        step = step.preview(format!(
+            "with a winner beyond the noise whose {} differ from the server's: write them into innops's drop-in (the diff shown), clean shutdown, start, read them back",
+            p.restart_vars.join(", ")
+        ));
+    }
+    step.preview(
+        "SET GLOBAL each variable to the winner's value (only with a winner beyond the noise)",
     )
-    .preview("SET GLOBAL each variable to the winner's value (only with a winner beyond the noise)")
-    .pre(Check::after_prior("a winner beyond the noise", move |ctx| {
-        let e = arm_run::summary(ctx, &pre_p)?;
-        Ok(match winner(&pre_p, &e) {
-            Some(arm) => Verdict::pass(
-                format!("{} ({}) wins", arm.label(), arm.describe()),
-                "a winner beyond the noise",
-            ),
-            None => Verdict::done(
-                "no variant is faster than A beyond the noise: nothing is kept",
-                "a winner beyond the noise",
-            ),
-        })
-    }))
+    .pre(Check::after_prior(
+        "a winner beyond the noise",
+        move |ctx| {
+            let e = arm_run::summary(ctx, &pre_p)?;
+            Ok(match winner(&pre_p, &e) {
+                Some(arm) => Verdict::pass(
+                    format!("{} ({}) wins", arm.label(), arm.describe()),
+                    "a winner beyond the noise",
+                ),
+                None => Verdict::done(
+                    "no variant is faster than A beyond the noise: nothing is kept",
+                    "a winner beyond the noise",
+                ),
+            })
+        },
+    ))
     .act(move |ctx| {
         let e = arm_run::summary(ctx, &act_p)?;
         let arm = winner(&act_p, &e).ok_or_else(|| anyhow::anyhow!("no winner to keep"))?;
-        values::set_all(ctx, &arm.settings)?;
-        ctx.outcome.push(format!(
-            "kept: {} ({}) with SET GLOBAL; it lasts until the server restarts (no option file was changed)",
-            arm.label(),
-            arm.describe()
-        ));
+        let layout = act_p.layout();
+        let config = layout
+            .arms
+            .iter()
+            .position(|a| a.key == arm.key)
+            .map_or(0, |i| layout.config_of[i]);
+        let mut how =
+            "with SET GLOBAL; it lasts until the server restarts (no option file was changed)"
+                .to_string();
+        if config != 0 {
+            let path = act_d.clone().map_err(crate::error::refused)?;
+            let t = restarts::Target {
+                id: "keep-best".into(),
+                config,
+                values: layout.configs[config].clone(),
+            };
+            restarts::keep(ctx, &act_p, &path, &t)?;
+            how = format!(
+                "{} in {} (the diff above){}",
+                t.values
+                    .iter()
+                    .map(|s| format!("{}={}", s.name, s.value))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display(),
+                if act_p.online_part(&arm.settings).is_empty() {
+                    String::new()
+                } else {
+                    "; the others with SET GLOBAL, until the server restarts".into()
+                }
+            );
+        }
+        values::set_all(ctx, &act_p.online_part(&arm.settings))?;
+        ctx.outcome
+            .push(format!("kept: {} ({}) {how}", arm.label(), arm.describe()));
         Ok(serde_json::json!({"kept": arm.settings}))
     })
     .post(Check::after_prior("the winner reads back", move |ctx| {

@@ -112,13 +112,21 @@ pub fn same_value(expected: &str, observed: &str) -> bool {
     norm(expected) == norm(observed)
 }
 
-/// Why the server cannot change `name` while it runs (read-only, or session-only), or None when it can.
-/// Refused on a server without `information_schema.SYSTEM_VARIABLES` (MySQL): it cannot tell.
-pub fn not_dynamic(
-    conn: &mut mysql::Conn,
-    name: &str,
-    tag: &str,
-) -> anyhow::Result<Option<String>> {
+/// How an experiment can give a variable a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HowSet {
+    /// `SET GLOBAL`, while the server runs.
+    Online,
+    /// Read-only while the server runs: innops's drop-in and a restart.
+    Restart,
+    /// Not at all (session-only, or not listed), and why.
+    Never(String),
+}
+
+/// How the server lets `name` change (`information_schema.SYSTEM_VARIABLES`: read-only variables take a
+/// restart, session-only ones have no global value). Refused on a server without that table (MySQL): it
+/// cannot tell.
+pub fn how_set(conn: &mut mysql::Conn, name: &str, tag: &str) -> anyhow::Result<HowSet> {
     let row: Option<(String, String)> = conn
         .exec_first(
             format!(
@@ -133,14 +141,12 @@ pub fn not_dynamic(
             ))
         })?;
     Ok(match row {
-        None => Some("is not listed in information_schema.SYSTEM_VARIABLES".into()),
-        Some((ro, _)) if ro.eq_ignore_ascii_case("YES") => {
-            Some("is read-only while the server runs (it takes a restart)".into())
+        None => HowSet::Never("is not listed in information_schema.SYSTEM_VARIABLES".into()),
+        Some((_, scope)) if scope.eq_ignore_ascii_case("SESSION ONLY") => {
+            HowSet::Never("is a session-only variable (no global value to set)".into())
         }
-        Some((_, scope)) if scope.eq_ignore_ascii_case("SESSION") => {
-            Some("is a session-only variable (no global value to set)".into())
-        }
-        _ => None,
+        Some((ro, _)) if ro.eq_ignore_ascii_case("YES") => HowSet::Restart,
+        _ => HowSet::Online,
     })
 }
 

@@ -102,21 +102,46 @@ pub fn record_downtime(
     what: &str,
 ) -> Option<crate::plan::report::Downtime> {
     let control = ctx.control?;
-    let deadline = std::time::Instant::now() + control.start_timeout;
-    let mut answered = ctx.target.connect().is_ok();
-    while !answered && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        answered = ctx.target.connect().is_ok();
-    }
+    let answered = wait_answers(ctx, control);
     let to = chrono::Utc::now();
     let stop = journaled(ctx, stop_step)?;
     // `stopped_at` from the stop record; `shutdown_at` in runs journaled before it existed.
     let from = ["stopped_at", "shutdown_at"].iter().find_map(|k| {
         serde_json::from_value::<chrono::DateTime<chrono::Utc>>(stop.get(*k)?.clone()).ok()
     })?;
-    if !answered {
-        return None;
+    answered.then(|| push_downtime(ctx, from, to, what))
+}
+
+/// As [`record_downtime`], for a step that stopped the server itself, at `from` (a stop and a start in one
+/// action, as an experiment's restart is).
+pub fn record_downtime_since(
+    ctx: &mut Ctx,
+    from: chrono::DateTime<chrono::Utc>,
+    what: &str,
+) -> Option<crate::plan::report::Downtime> {
+    let control = ctx.control?;
+    let answered = wait_answers(ctx, control);
+    let to = chrono::Utc::now();
+    answered.then(|| push_downtime(ctx, from, to, what))
+}
+
+/// Wait (at most the start timeout) for the first connection the server accepts; whether it came.
+fn wait_answers(ctx: &Ctx, control: &Control) -> bool {
+    let deadline = std::time::Instant::now() + control.start_timeout;
+    let mut answered = ctx.target.connect().is_ok();
+    while !answered && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        answered = ctx.target.connect().is_ok();
     }
+    answered
+}
+
+fn push_downtime(
+    ctx: &mut Ctx,
+    from: chrono::DateTime<chrono::Utc>,
+    to: chrono::DateTime<chrono::Utc>,
+    what: &str,
+) -> crate::plan::report::Downtime {
     let d = crate::plan::report::Downtime {
         from,
         to,
@@ -125,7 +150,7 @@ pub fn record_downtime(
     };
     ctx.outcome.push(d.line());
     ctx.downtime.push(d.clone());
-    Some(d)
+    d
 }
 
 /// Stop the server if it runs and start it with what the option files now say; whether it came up.
