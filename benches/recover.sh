@@ -11,7 +11,8 @@
 #   innops2   recover_dump SOCK OUT 2 bench.t        (two sessions on halves of the key range)
 #   mdump     mariadb-dump -S SOCK -uroot bench t > FILE
 #   mydumper  mydumper -S SOCK -u root -B bench -T t -t 2 --rows 100000 -o DIR   (bare table name with -B)
-# and prints the median seconds of each, rows/s, and the ratios innops2/mariadb-dump and innops2/mydumper as the
+# and prints the median seconds of each, rows/s, the median CPU seconds of the client and of the server (which the
+# machine's other load moves far less than wall time), and the ratios innops2/mariadb-dump and innops2/mydumper as the
 # medians of the per-round ratios (the tools of one round run back to back, so a burst of load on this shared
 # machine weighs on both sides of a ratio), with the range of the per-round ratios and the load average.
 #
@@ -69,16 +70,28 @@ run() {
     esac
 }
 : >"$WORK/times"
+: >"$WORK/cpus"
 read -ra M <<<"$METHODS"
 : >"$WORK/loads"
+# CPU seconds, which the machine's other load changes far less than wall time: the server's from its /proc stat
+# (utime + stime), the client's from the shell's children times (`times`, second line).
+TCK=$(getconf CLK_TCK)
+SPID=$(cat "$INNOPS_SANDBOX_DIR"/rb/*.pid 2>/dev/null | head -1)
+server_cpu() { awk -v t="$TCK" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$SPID/stat"; }
+# `times` runs in this shell (a $(…) would read a subshell's children): its output goes to a file, read after.
+client_cpu() { tail -1 "$1" | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%.3f", n }'; }
 for ((r = 0; r < ROUNDS; r++)); do
     cut -d' ' -f1 /proc/loadavg >>"$WORK/loads"
     for ((i = 0; i < ${#M[@]}; i++)); do
         m=${M[(i + r) % ${#M[@]}]}
+        sc=$(server_cpu)
+        times >"$WORK/times-before"
         s=$(date +%s.%N)
         run "$m"
         e=$(date +%s.%N)
+        times >"$WORK/times-after"
         echo "$m $(echo "$e - $s" | bc -l) $r" >>"$WORK/times"
+        echo "$m $(echo "$(client_cpu "$WORK/times-after") - $(client_cpu "$WORK/times-before")" | bc -l) $(echo "$(server_cpu) - $sc" | bc -l) $r" >>"$WORK/cpus"
     done
 done
 med() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -92,14 +105,18 @@ ratio_line() {
         "$(wc -l <<<"$rs")" "$(sort -g <<<"$rs" | head -1)" "$(sort -g <<<"$rs" | tail -1)" "$3"
 }
 echo "rows $ROWS, rounds $ROUNDS, $(nproc) cores, load1 during the rounds $(sort -g "$WORK/loads" | head -1)-$(sort -g "$WORK/loads" | tail -1) (median $(med <"$WORK/loads"))"
-printf '%-10s %8s %12s\n' method seconds rows/s
+printf '%-10s %8s %12s %11s %11s\n' method seconds rows/s "client cpu" "server cpu"
 for m in $METHODS; do
     t=$(median "$m")
-    printf '%-10s %8.3f %12.0f\n' "$m" "$t" "$(echo "$ROWS / $t" | bc -l)"
+    printf '%-10s %8.3f %12.0f %11.3f %11.3f\n' "$m" "$t" "$(echo "$ROWS / $t" | bc -l)" \
+        "$(awk -v m="$m" '$1 == m { print $2 }' "$WORK/cpus" | med)" "$(awk -v m="$m" '$1 == m { print $3 }' "$WORK/cpus" | med)"
 done
 ratio_line mdump mariadb-dump "< 1.00"
 if [[ $METHODS == *mydumper* ]]; then
     ratio_line mydumper mydumper "<= 1.00"
+    rs=$(awk '$1 == "innops2" { x[$4] = $2 + $3 } $1 == "mydumper" { y[$4] = $2 + $3 } END { for (r in x) if (r in y && y[r] > 0) print x[r] / y[r] }' "$WORK/cpus")
+    printf 'innops2 / mydumper CPU seconds (client + server) = %.2f (median of %d rounds, %.2f-%.2f)\n' \
+        "$(med <<<"$rs")" "$(wc -l <<<"$rs")" "$(sort -g <<<"$rs" | head -1)" "$(sort -g <<<"$rs" | tail -1)"
 fi
 }
 
