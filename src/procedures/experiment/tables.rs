@@ -337,15 +337,23 @@ fn measure(ctx: &mut Ctx, name: &str) -> anyhow::Result<TableSize> {
                 ))
             }
         };
-        let (mut len, mut blocks) = (0u64, 0u64);
+        let (mut len, mut blocks, mut files) = (0u64, 0u64, 0);
         for e in entries.flatten() {
             let f = e.file_name().to_string_lossy().to_string();
             if f.starts_with(&format!("{TABLE_NAME}.")) && !f.ends_with(".frm") {
                 if let Ok(m) = e.metadata() {
+                    files += 1;
                     len += m.len();
                     blocks += std::os::unix::fs::MetadataExt::blocks(&m) * 512;
                 }
             }
+        }
+        if files == 0 {
+            return Ok(size(
+                None,
+                None,
+                "not measured where the copy has no files of its own (an InnoDB table in the system tablespace: innodb_file_per_table=OFF)".into(),
+            ));
         }
         return Ok(size(
             Some(len),
