@@ -315,7 +315,7 @@ mod tests {
         ] {
             let e = TableVariant::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
-            assert_eq!(e.matches(": ").count() >= 1, true, "{e}");
+            assert!(!e.contains('\n'), "one sentence: {e}");
         }
         let twice = parse_all(&["ENGINE=Aria".into(), "engine=aria".into()]).unwrap_err();
         assert!(twice.to_string().contains("twice"), "{twice}");
