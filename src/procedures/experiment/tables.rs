@@ -304,19 +304,43 @@ pub fn arm_check(p: &ExperimentParams, n: usize) -> Check {
 /// files on a local server (page compression punches holes: the allocated blocks are what the disk holds),
 /// else from InnoDB's tablespace view.
 fn measure(ctx: &mut Ctx, name: &str) -> anyhow::Result<TableSize> {
+    measure_inner(ctx, name, true)
+}
+
+fn measure_after_flush(ctx: &mut Ctx, name: &str) -> anyhow::Result<TableSize> {
+    measure_inner(ctx, name, false)
+}
+
+fn measure_inner(ctx: &mut Ctx, name: &str, flush: bool) -> anyhow::Result<TableSize> {
     let tag = ctx.tag();
     let local = ctx.target.local;
     let conn = ctx.conn()?;
     let qualified = format!("{}.{}", quote_ident(name), quote_ident(TABLE_NAME));
-    conn.query_drop(format!("FLUSH {tag} TABLES {qualified} FOR EXPORT"))?;
-    conn.query_drop(format!("UNLOCK {tag} TABLES"))?;
-    let (data_length, index_length): (u64, u64) = conn
+    let (engine, data_length, index_length): (String, u64, u64) = conn
         .query_first(format!(
-            "SELECT {tag} DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+            "SELECT {tag} ENGINE, DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
             quote_string(name),
             quote_string(TABLE_NAME)
         ))?
-        .unwrap_or((0, 0));
+        .unwrap_or_default();
+    if flush && engine.eq_ignore_ascii_case("RocksDB") {
+        // Fresh rows sit in RocksDB's memtable, which information_schema counts as nothing: flush them to SST
+        // files (a server-wide flush, no setting changes) and count again.
+        conn.query_drop(format!(
+            "SET {tag} GLOBAL rocksdb_force_flush_memtable_now = 1"
+        ))?;
+        conn.query_drop(format!("ANALYZE {tag} TABLE {qualified}"))?;
+        return measure_after_flush(ctx, name);
+    }
+    // FOR EXPORT makes InnoDB write the table's pages; RocksDB has no such option (error 1031), and a plain
+    // FLUSH TABLES closes Aria's and MyISAM's files with their buffers written.
+    if !flush {
+    } else if engine.eq_ignore_ascii_case("InnoDB") {
+        conn.query_drop(format!("FLUSH {tag} TABLES {qualified} FOR EXPORT"))?;
+        conn.query_drop(format!("UNLOCK {tag} TABLES"))?;
+    } else {
+        conn.query_drop(format!("FLUSH {tag} TABLES {qualified}"))?;
+    }
     let size = |file_bytes, allocated_bytes, files_from: String| TableSize {
         data_length,
         index_length,
@@ -352,7 +376,7 @@ fn measure(ctx: &mut Ctx, name: &str) -> anyhow::Result<TableSize> {
             return Ok(size(
                 None,
                 None,
-                "not measured where the copy has no files of its own (an InnoDB table in the system tablespace: innodb_file_per_table=OFF)".into(),
+                "not measured where the copy has no files of its own (RocksDB keeps every table in the datadir's #rocksdb; InnoDB with innodb_file_per_table=OFF, in its system tablespace)".into(),
             ));
         }
         return Ok(size(
