@@ -447,8 +447,23 @@ pub struct ExperimentArgs {
     /// A server variable and the values its variants take: VAR=v1,v2,… (numbers, sizes such as 128M, or words
     /// such as ON); several --set flags cross into every combination. A variable read-only while the server runs
     /// is set through innops's drop-in and a restart (--sandbox, --service or --start-cmd say how).
-    #[arg(long = "set", value_name = "VAR=V1,V2", required = true)]
+    #[arg(
+        long = "set",
+        value_name = "VAR=V1,V2",
+        required_unless_present = "table_option"
+    )]
     pub set: Vec<String>,
+    /// Table variants, each run on a copy of the benchmark table in innops's own schema (your tables are never
+    /// altered): options of one variant separated by spaces, variants by commas, e.g. --table-option
+    /// 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8','PAGE_COMPRESSED=1','ENGINE=Aria'. Options: ENGINE
+    /// (InnoDB|RocksDB|Aria|MyISAM), ROW_FORMAT, KEY_BLOCK_SIZE, PAGE_COMPRESSED, PAGE_COMPRESSION_LEVEL,
+    /// TRANSACTIONAL. Crosses with --set.
+    #[arg(
+        long = "table-option",
+        value_name = "'OPT=V …',…",
+        value_delimiter = ','
+    )]
+    pub table_option: Vec<String>,
     /// The workload each arm runs (innops bench's sysbench workloads).
     #[arg(long, default_value = "oltp_read_write")]
     pub workload: String,

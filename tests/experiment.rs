@@ -626,3 +626,146 @@ fn keep_best_keeps_a_restart_variable_s_winner_in_the_drop_in() {
     );
     assert_eq!(report["downtime"].as_array().unwrap().len(), 3, "{report}");
 }
+
+/// innops's copies left on the server (`innops_exp_*`).
+fn copies(sb: &Sandboxed) -> Vec<String> {
+    sb.conn()
+        .query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'innops\\_exp\\_%'")
+        .unwrap()
+}
+
+fn bench_table_def(sb: &Sandboxed) -> String {
+    let row: Option<(String, String)> = sb
+        .conn()
+        .query_first("SHOW CREATE TABLE innops_bench.sbtest1")
+        .unwrap();
+    row.unwrap().1
+}
+
+fn tables_args(options: &str, run_dir: &std::path::Path) -> Vec<String> {
+    let mut a = short(&[], "2", run_dir);
+    a.splice(1..1, ["--table-option".to_string(), options.to_string()]);
+    a
+}
+
+#[test]
+fn table_and_engine_variants_run_on_proven_copies_that_are_dropped_at_the_end() {
+    let sb = Sandboxed::new("exptbl");
+    let run_dir = sb.root.join("run");
+    let args = tables_args(
+        "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8,PAGE_COMPRESSED=1 PAGE_COMPRESSION_LEVEL=6,ENGINE=Aria,ENGINE=MyISAM",
+        &run_dir,
+    );
+    // The benchmark table exists before, so its definition can be compared after.
+    let first = sb.innops(&[
+        "bench",
+        "oltp_read_write",
+        "prepare",
+        "--db",
+        "innops_bench",
+        "--tables",
+        "1",
+        "--table-size",
+        "10000",
+    ]);
+    assert_eq!(first.code, 0, "{first:?}");
+    let def_before = bench_table_def(&sb);
+    let out = sb.innops(&strs(&args));
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    // Each copy's definition was read back from the server's dictionary as the variant.
+    for (n, shows) in [
+        (0, "ENGINE=InnoDB"),
+        (1, "ROW_FORMAT=Compressed (compressed pages of 8 KB)"),
+        (2, "(page-compressed, level 6)"),
+        (3, "ENGINE=Aria"),
+        (4, "ENGINE=MyISAM"),
+    ] {
+        let s = step(&report, &format!("table-{n}"));
+        assert_eq!(s["post"][0]["passed"], true, "{s}");
+        let seen = s["post"][0]["observed"].as_str().unwrap();
+        assert!(seen.contains(shows), "table-{n}: {seen}");
+    }
+    // Every arm was measured on its copy in both rounds, with its size on disk and the bytes written.
+    for key in ["A", "A2", "B", "C", "D", "E"] {
+        let a = arm(&report, key);
+        assert_eq!(a["rounds"], 2, "{a}");
+        assert!(a["table_size"]["data_length"].as_u64().unwrap() > 0, "{a}");
+        assert!(a["table_size"]["allocated_bytes"].as_u64().is_some(), "{a}");
+        assert!(a["disk_bytes_per_trx"].as_f64().is_some(), "{a}");
+    }
+    assert_eq!(
+        arm(&report, "B")["settings"][0]["value"],
+        "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+    );
+    assert!(
+        out.stdout.contains("table KB (data+index / allocated)"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("disk B/trx"), "{}", out.stdout);
+    // The copies are gone, proven by the step; the user's (here innops_bench's) table is as it was.
+    let drop = step(&report, "drop-tables");
+    assert_eq!(drop["post"][0]["passed"], true, "{drop}");
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+    assert_eq!(bench_table_def(&sb), def_before);
+}
+
+#[test]
+fn a_bad_table_option_is_refused_in_one_sentence_naming_the_fix() {
+    let sb = Sandboxed::new("exptbad");
+    let run_dir = sb.root.join("run");
+    for (opt, says) in [
+        ("ENGINE=Memory", "ENGINE=Memory: innops experiments with InnoDB, RocksDB, Aria, MyISAM only: name one of them"),
+        ("KEY_BLOCK_SIZE=3", "give 1, 2, 4, 8 or 16"),
+        ("COMMENT=x", "is not an option innops experiments with: use ENGINE"),
+        ("ENGINE=Aria KEY_BLOCK_SIZE=8", "KEY_BLOCK_SIZE and PAGE_COMPRESSED are InnoDB's"),
+    ] {
+        let out = sb.innops(&strs(&tables_args(opt, &run_dir)));
+        assert_eq!(out.code, 2, "{opt}: {out:?}");
+        let line = out.error_line();
+        assert!(line.contains(says), "{opt}: {line}");
+        assert!(!run_dir.exists(), "{opt}: nothing was started");
+    }
+    assert!(copies(&sb).is_empty());
+}
+
+#[test]
+fn a_variant_the_server_refuses_is_left_out_and_a_killed_run_resumes_to_no_copies() {
+    let sb = Sandboxed::new("exptkill");
+    // Without file-per-table InnoDB cannot compress rows: under innodb_strict_mode=ON the ALTER fails, and the
+    // variant must be a failed arm, never a figure labelled COMPRESSED.
+    sb.conn()
+        .query_drop("SET GLOBAL innodb_file_per_table = OFF")
+        .unwrap();
+    let run_dir = sb.root.join("run");
+    let args = tables_args(
+        "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8,ENGINE=Aria",
+        &run_dir,
+    );
+    // Killed (as kill -9 would) inside arm C's run on its copy.
+    let killed = sb.innops_env(&strs(&args), &[("INNOPS_FAULT", "arm-measured:round-1-C")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(
+        !copies(&sb).is_empty(),
+        "the copies are there until the run is resumed"
+    );
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let b = arm(&report, "B");
+    let why = b["verdict"].as_str().unwrap();
+    assert!(
+        why.starts_with("failed: the server refused ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),
+        "{why}"
+    );
+    assert!(b["tps_change_pct"].is_null(), "{b}");
+    assert_eq!(arm(&report, "C")["rounds"], 2, "{report}");
+    assert_eq!(arm(&report, "A2")["rounds"], 2, "{report}");
+    sb.conn()
+        .query_drop("SET GLOBAL innodb_file_per_table = ON")
+        .unwrap();
+}

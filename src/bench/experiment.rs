@@ -132,6 +132,23 @@ pub struct ArmRun {
     /// Why the CPU was not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_note: Option<String>,
+    /// The server process's `write_bytes` (`/proc/<pid>/io`) over the measured run: what every engine wrote
+    /// to storage, RocksDB's and Aria's files included; None when not measured (the CPU note says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_written: Option<u64>,
+}
+
+/// A table variant's copy on disk, measured once it is built (the same rows in every copy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableSize {
+    /// `information_schema.TABLES` after `ANALYZE TABLE`, in bytes.
+    pub data_length: u64,
+    pub index_length: u64,
+    /// The files' size and allocated size in bytes (page compression punches holes: allocated is what the disk
+    /// holds), and where these came from; None with `files_from` saying why not.
+    pub file_bytes: Option<u64>,
+    pub allocated_bytes: Option<u64>,
+    pub files_from: String,
 }
 
 /// One arm's figures, pooled over its rounds, and its verdict against A.
@@ -163,6 +180,12 @@ pub struct ArmFigures {
     /// Why the arm was never measured (the server did not start with its values): it has no figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// The server process's `write_bytes` per transaction, every engine's writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_bytes_per_trx: Option<f64>,
+    /// With table variants: the arm's copy on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<TableSize>,
 }
 
 /// How the experiment was run, for the report's heading.
@@ -251,6 +274,7 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         let per_trx = |bytes: u64| (trx > 0).then(|| bytes as f64 / trx as f64);
         let cpu: Option<f64> = own.iter().map(|r| r.cpu_s).sum();
         let cpu_note = own.iter().find_map(|r| r.cpu_note.clone());
+        let disk: Option<u64> = own.iter().map(|r| r.proc_written).sum();
         let (mut tps_change, mut tps_noise, mut p95_change, mut p95_noise) =
             (None, None, None, None);
         let verdict_text = if arm.key == BASELINE {
@@ -291,6 +315,8 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             cpu_ms_per_trx: cpu.filter(|_| trx > 0).map(|c| c * 1000.0 / trx as f64),
             cpu_note,
             failed: None,
+            disk_bytes_per_trx: disk.and_then(per_trx),
+            table_size: None,
         });
     }
     let winner = figures
@@ -335,6 +361,16 @@ fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> Strin
     }
 }
 
+/// `data+index / allocated` in KB, the allocated size only where it was measured.
+fn size_cell(t: &TableSize) -> String {
+    let kb = |b: u64| format!("{:.0}", b as f64 / 1024.0);
+    format!(
+        "{} / {}",
+        kb(t.data_length + t.index_length),
+        t.allocated_bytes.map_or("-".into(), kb)
+    )
+}
+
 fn opt(x: Option<f64>, prec: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.prec$}"))
 }
@@ -368,10 +404,15 @@ impl Experiment {
             "verdict",
             "data B/trx",
             "redo B/trx",
+            "disk B/trx",
             "CPU ms/trx",
         ]
         .map(String::from)
         .to_vec()];
+        let sizes = self.arms.iter().any(|f| f.table_size.is_some());
+        if sizes {
+            rows[0].push("table KB (data+index / allocated)".into());
+        }
         for f in &self.arms {
             let change = match (f.tps_change_pct, &f.tps_noise) {
                 (Some(c), Some(r)) => {
@@ -404,8 +445,13 @@ impl Experiment {
                 f.verdict.clone(),
                 opt(f.data_bytes_per_trx, 0),
                 opt(f.log_bytes_per_trx, 0),
+                opt(f.disk_bytes_per_trx, 0),
                 opt(f.cpu_ms_per_trx, 3),
             ]);
+            if sizes {
+                let row = rows.last_mut().expect("just pushed");
+                row.push(f.table_size.as_ref().map_or("-".into(), size_cell));
+            }
         }
         rows
     }
@@ -437,7 +483,19 @@ impl Experiment {
         }
         out.push_str(&format!("  {}\n", self.aa_line));
         if let Some(note) = self.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
-            out.push_str(&format!("  CPU per transaction: {note}\n"));
+            out.push_str(&format!("  CPU and disk bytes per transaction: {note}\n"));
+        }
+        let mut from: Vec<&str> = Vec::new();
+        for f in self.arms.iter().filter_map(|f| f.table_size.as_ref()) {
+            if !from.contains(&f.files_from.as_str()) {
+                from.push(&f.files_from);
+            }
+        }
+        if !from.is_empty() {
+            out.push_str(&format!(
+                "  table size: each arm's copy once built (the same rows), data+index from information_schema.TABLES after ANALYZE TABLE; allocated {}\n",
+                from.join("; ")
+            ));
         }
         match &self.winner {
             Some(w) => {
@@ -513,6 +571,7 @@ mod tests {
             log_written: 500 * tps.len() as u64,
             cpu_s: None,
             cpu_note: Some("not measured: server not local".into()),
+            proc_written: None,
         }
     }
 
@@ -568,7 +627,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("CPU per transaction: not measured: server not local"),
+            text.contains("CPU and disk bytes per transaction: not measured: server not local"),
             "{text}"
         );
         assert!(text.contains("best beyond noise: B (v=2)"), "{text}");

@@ -1,4 +1,4 @@
-//! `innops experiment --set VAR=v1,v2 …`: the flags checked, each variable's baseline read, the plan built and
+//! `innops experiment --set VAR=v1,v2 … --table-option '…'`: the flags checked, each variable's baseline read, the plan built and
 //! run.
 
 use super::env::{attach_error_log, env_from};
@@ -32,6 +32,10 @@ pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
         rate: a.rate,
         keep_best: a.keep == Some(KeepArg::Best),
         restart_vars: Vec::new(),
+        tables: experiment::table_opts::parse_all(&a.table_option)?
+            .iter()
+            .map(|t| t.canonical())
+            .collect(),
     };
     experiment::check_shape(&p)?;
     // The control flags say how to restart the server for restart variables (the preflight refuses those

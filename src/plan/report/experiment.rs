@@ -192,6 +192,22 @@ pub fn section(s: &mut String, e: &Experiment) {
         &|_| None,
     ));
     s.push_str(&chart(
+        "Bytes the server process wrote per transaction (/proc write_bytes, every engine)",
+        "B",
+        &|f| f.disk_bytes_per_trx,
+        &|_| None,
+    ));
+    s.push_str(&chart(
+        "Table size once built: data+index (information_schema)",
+        "KB",
+        &|f| {
+            f.table_size
+                .as_ref()
+                .map(|t| (t.data_length + t.index_length) as f64 / 1024.0)
+        },
+        &|_| None,
+    ));
+    s.push_str(&chart(
         "Server CPU per transaction",
         "ms",
         &|f| f.cpu_ms_per_trx,

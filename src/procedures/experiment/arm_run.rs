@@ -80,6 +80,14 @@ pub fn step(
             &values::baseline_literal(&b.value),
         ));
     }
+    if let Some(n) = super::tables::copy_of(p, arm) {
+        step = step
+            .preview(format!(
+                "on the copy {}.sbtest1",
+                crate::sql::quote_ident(&super::tables::schema(n))
+            ))
+            .pre(super::tables::arm_check(p, n));
+    }
     if let Some((config, vals)) = cfg {
         step = step.pre(Check::after_prior(
             "the arm's restart values are in force",
@@ -138,15 +146,27 @@ fn run_arm(
         Procedure::Experiment.name(),
         crate::plan::tag_safe(&ctx.step)
     );
+    // A table variant's arm runs on its copy, proven by the pre-check; `ready` would rebuild a table whose row
+    // count a workload changed, with the original definition, so it is asked only of innops_bench's table.
+    let copy = super::tables::copy_of(p, arm).map(super::tables::schema);
     let spec = |secs: u64| -> anyhow::Result<crate::bench::RunSpec> {
+        let base = p.bench(secs).run_spec(Procedure::Experiment.name())?;
         Ok(crate::bench::RunSpec {
             rate: p.rate,
             tag: tag.clone(),
-            ..p.bench(secs).run_spec(Procedure::Experiment.name())?
+            db: copy.clone().unwrap_or(base.db.clone()),
+            ignore_errors: if super::tables::non_transactional(p) {
+                crate::bench::run::IgnoreErrors::Codes(vec![1213, 1020, 1205, 1062])
+            } else {
+                base.ignore_errors.clone()
+            },
+            ..base
         })
     };
     let (target, abort) = (ctx.target, ctx.abort);
-    crate::bench::ready(target, &spec(p.time_s)?)?;
+    if copy.is_none() {
+        crate::bench::ready(target, &spec(p.time_s)?)?;
+    }
     let label = format!("[{}] arm {}", ctx.step, arm.label());
     if p.warmup_s > 0 {
         crate::progress::timed(&format!("{label} warm-up"), p.warmup_s, false, || {
@@ -156,10 +176,12 @@ fn run_arm(
     }
     let pid = server_pid(ctx);
     let cpu_before = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+    let io_before = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
     let measured = crate::progress::timed(&label, p.time_s, false, || {
         crate::bench::run::run(target, &spec(p.time_s)?, abort, &mut |_| {})
     })?;
     let cpu_after = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+    let io_after = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
     stop_if_aborted(ctx, p)?;
     crate::testhooks::exit_at("arm-measured:", &ctx.step);
     let (cpu_s, cpu_note) = match (&pid, cpu_before, cpu_after) {
@@ -182,6 +204,7 @@ fn run_arm(
         log_written: counter("Innodb_os_log_written"),
         cpu_s,
         cpu_note,
+        proc_written: io_before.zip(io_after).map(|(b, a)| a.saturating_sub(b)),
     };
     if let Some(dir) = &ctx.run_dir {
         crate::files::create_private_dir(&dir.join("experiment"))?;
@@ -281,6 +304,19 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
     (hz > 0).then(|| ticks as f64 / hz as f64)
 }
 
+/// Bytes process `pid` caused to be written to storage so far (`write_bytes` of `/proc/<pid>/io`): every
+/// engine's writes, where `Innodb_data_written` counts InnoDB's only.
+fn write_bytes(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io_write_bytes(&io)
+}
+
+fn io_write_bytes(io: &str) -> Option<u64> {
+    io.lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// utime + stime (fields 14 and 15) of a `/proc/<pid>/stat` line; the command name in parentheses may hold
 /// spaces, so the fields are counted after its closing parenthesis.
 fn cpu_ticks(stat: &str) -> Option<u64> {
@@ -305,6 +341,17 @@ pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Exper
         }
     }
     let mut e = figures::summarize(p.shape(), &arms, &runs);
+    for arm in &arms {
+        let Some(n) = super::tables::copy_of(p, arm) else {
+            continue;
+        };
+        if let Some(f) = super::tables::failed(Some(dir), n) {
+            e.mark_failed(&arm.key, &format!("{}; left out", f.why));
+        }
+        if let Some(f) = e.arms.iter_mut().find(|f| f.key == arm.key) {
+            f.table_size = super::tables::size(Some(dir), n);
+        }
+    }
     let layout = p.layout();
     for (arm, &config) in layout.arms.iter().zip(&layout.config_of) {
         if let Some(f) = super::restarts::failed(Some(dir), config).filter(|_| config != 0) {
@@ -324,6 +371,13 @@ mod tests {
             "4242 (maria db) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 30 0 100 0 0";
         assert_eq!(cpu_ticks(stat), Some(325));
         assert_eq!(cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn write_bytes_is_read_from_proc_io() {
+        let io = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 81920\ncancelled_write_bytes: 0\n";
+        assert_eq!(io_write_bytes(io), Some(81920));
+        assert_eq!(io_write_bytes("rchar: 1\n"), None);
     }
 
     #[test]

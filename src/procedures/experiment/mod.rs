@@ -9,12 +9,15 @@
 //!
 //! A variable the server cannot change while it runs (a **restart variable**) is set through innops's drop-in
 //! and a guarded restart ([`restarts`]); the arms then fall into configurations of the restart variables' values
-//! and run in an order that needs as few restarts as an honest rotation allows ([`schedule`]). Table and engine
-//! variants and study files are not built yet: docs/experiment.md.
+//! and run in an order that needs as few restarts as an honest rotation allows ([`schedule`]). A table variant
+//! (`--table-option`) runs the arm's workload on a copy of the benchmark table built with that definition in
+//! innops's own schema ([`tables`], [`table_opts`]); study files are not built yet: docs/experiment.md.
 
 mod arm_run;
 mod restarts;
 mod schedule;
+pub mod table_opts;
+pub mod tables;
 mod values;
 
 use std::time::Duration;
@@ -51,6 +54,10 @@ pub struct ExperimentParams {
     /// The variables read-only while the server runs: set through innops's drop-in and a restart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restart_vars: Vec<String>,
+    /// The table variants (`--table-option`), each in its canonical text: every arm runs on a copy of the
+    /// benchmark table, the baseline arms on one with the original definition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<String>,
 }
 
 /// The arms and the order they run in: each arm's configuration of restart values, and the sequence of
@@ -101,7 +108,7 @@ impl ExperimentParams {
     pub fn online_part(&self, settings: &[Setting]) -> Vec<Setting> {
         settings
             .iter()
-            .filter(|s| !self.is_restart(&s.name))
+            .filter(|s| !self.is_restart(&s.name) && s.name != tables::TABLE)
             .cloned()
             .collect()
     }
@@ -121,12 +128,20 @@ impl ExperimentParams {
 
     /// Every arm: A, A′, then the variants.
     pub fn arms(&self) -> Vec<Arm> {
-        let sets: Vec<(String, Vec<String>)> = self
+        let mut sets: Vec<(String, Vec<String>)> = self
             .sets
             .iter()
             .map(|s| (s.name.clone(), s.values.clone()))
             .collect();
-        figures::arms(&self.baseline, &figures::cross(&sets))
+        let mut baseline = self.baseline.clone();
+        if !self.tables.is_empty() {
+            sets.push((tables::TABLE.into(), self.tables.clone()));
+            baseline.push(Setting {
+                name: tables::TABLE.into(),
+                value: tables::ORIGINAL.into(),
+            });
+        }
+        figures::arms(&baseline, &figures::cross(&sets))
     }
 
     /// The workload each arm runs, `seconds` long.
@@ -157,18 +172,27 @@ impl ExperimentParams {
 
 /// Check the settings that need no server: the workload, the counts, how many arms.
 pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
-    crate::bench::Workload::parse(&p.workload)?;
-    if p.sets.is_empty() {
+    let workload = crate::bench::Workload::parse(&p.workload)?;
+    if p.sets.is_empty() && p.tables.is_empty() {
         return Err(bad_input(
-            "an experiment needs at least one --set VAR=v1,v2 (for example --set innodb_io_capacity=200,2000)",
+            "an experiment needs at least one --set VAR=v1,v2 (for example --set innodb_io_capacity=200,2000) or --table-option (for example --table-option 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8')",
         ));
+    }
+    if !p.tables.is_empty()
+        && (workload.real_table().is_some() || workload == crate::bench::Workload::BulkInsert)
+    {
+        return Err(bad_input(format!(
+            "--table-option runs the workload on copies of innops's sbtest1, which {} does not use: give an oltp_* workload",
+            p.workload
+        )));
     }
     if p.rounds == 0 || p.time_s == 0 || p.threads == 0 {
         return Err(bad_input(
             "--rounds, --time and --threads must each be at least 1: give a positive number",
         ));
     }
-    let variants: usize = p.sets.iter().map(|s| s.values.len()).product();
+    let variants: usize =
+        p.sets.iter().map(|s| s.values.len()).product::<usize>() * p.tables.len().max(1);
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
             "the --set values cross into {variants} variants, more than the {MAX_VARIANTS} one experiment runs: give fewer values or fewer --set flags"
@@ -224,6 +248,9 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         notes(p, &layout),
     );
     let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
+    if !p.tables.is_empty() {
+        steps.extend((0..=p.tables.len()).map(|n| tables::build_step(p, n)));
+    }
     let target = |id: String, config: usize| restarts::Target {
         id,
         config,
@@ -241,6 +268,9 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
                 arm_run::step(p, &layout.arms[arm], round, cfg)
             }
         });
+    }
+    if !p.tables.is_empty() {
+        steps.push(tables::drop_step(p));
     }
     if !p.restart_vars.is_empty() {
         steps.push(restarts::step(
@@ -289,6 +319,18 @@ fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             p.load_seconds()
         ),
     ];
+    if !p.tables.is_empty() {
+        notes.push(format!(
+            "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
+            crate::bench::PLAN_DB,
+            tables::schema(0),
+            p.tables
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!(", {} with {t}", tables::schema(i + 1)))
+                .collect::<String>()
+        ));
+    }
     if !p.restart_vars.is_empty() {
         let needing: Vec<String> = arms
             .iter()
