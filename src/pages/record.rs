@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use super::def::{ColType, RowFormat, TableDef};
 use super::page::{
     be16, crc32c, stored_crc, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE,
-    RECORDS_START, SPACE_ID, SUPREMUM,
+    PAGE_HEADER, RECORDS_START, SPACE_ID, SUPREMUM,
 };
 use super::value::{self, Value};
 
@@ -176,7 +176,7 @@ pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
     let mut heaps = std::collections::HashSet::new();
     let mut parsed = Vec::new();
     for (i, &at) in origins.iter().enumerate() {
-        let info = byte(p, at - 5)? >> 4;
+        let info = byte(p, at - 5)? & 0xF0;
         if info & MIN_REC != 0 && i == 0 && leftmost {
             return Err("the first record is the metadata record of an instant ALTER TABLE, which is not read yet".into());
         }
@@ -187,6 +187,7 @@ pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
         parsed.push(r);
     }
     let order_complete = check_order(def, &mut parsed);
+    check_neighbours(def, p, &mut parsed);
     Ok(Leaf {
         records: parsed.into_iter().map(Parsed::into_record).collect(),
         checksum_ok: stored_crc(p) == crc32c(&p[..PAGE - 4]),
@@ -202,6 +203,10 @@ struct Parsed {
     key: Option<Vec<Value>>,
     row: Option<Row>,
     reason: Option<String>,
+    /// From its first header byte to its last data byte, once its fields are found.
+    extent: Option<(usize, usize)>,
+    /// Its bytes all decoded (it may still be delete-marked or out of order): its start is a record's start.
+    whole: bool,
 }
 
 impl Parsed {
@@ -252,7 +257,9 @@ fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
 }
 
 /// Read the header, the NULL bitmap and the lengths: where each field of the record lies.
-fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<Vec<Field>, String> {
+/// Where each field of the record lies, and the record's extent in the page (from its first length byte to
+/// the end of its last field).
+fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<(Vec<Field>, (usize, usize)), String> {
     let heap_top = usize::from(be16(p, HEAP_TOP));
     let lay = layout(def);
     let n_nullable = lay
@@ -330,7 +337,7 @@ fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<Vec<Field>, String>
             "the record's fields end at {at}, past the page's heap"
         ));
     }
-    Ok(out)
+    Ok((out, (lens_at + 1, at)))
 }
 
 /// One record: header checks, then each field decoded.
@@ -341,6 +348,8 @@ fn parse_record(
     heaps: &mut std::collections::HashSet<u16>,
 ) -> Parsed {
     let mut r = Parsed {
+        extent: None,
+        whole: false,
         origin,
         key_bytes: None,
         key: None,
@@ -352,7 +361,10 @@ fn parse_record(
         return r;
     }
     let fs = match fields(def, p, origin) {
-        Ok(fs) => fs,
+        Ok((fs, extent)) => {
+            r.extent = Some(extent);
+            fs
+        }
         Err(why) => {
             r.reject(&why);
             return r;
@@ -408,11 +420,64 @@ fn parse_record(
             kb[0].iter().fold(0, |v, &x| v << 8 | u64::from(x)),
         )]);
     }
-    if byte(p, origin - 5).unwrap_or(0) >> 4 & DELETED != 0 {
+    if byte(p, origin - 5).unwrap_or(0) & DELETED != 0 {
         r.reject("the record is delete-marked (deleted, waiting for purge)");
     }
+    r.whole = true;
     r.row = Some(Row { values, trx_id });
     r
+}
+
+/// Reject every record whose last byte is not followed by the first byte of another whole record (on the list
+/// or the free list) or by the heap's end — unless the heap's bytes are all accounted for: the whole records,
+/// the free list and the holes InnoDB counts in `PAGE_GARBAGE` (a record inserted into a larger freed slot
+/// leaves one) add up to the heap exactly. When they do not, some bytes are not what InnoDB wrote, and a record
+/// followed by them may have had its own tail overwritten with bytes that still decode (a latin1 string, an
+/// integer); it is rejected, conservatively.
+fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
+    let heap_top = usize::from(be16(p, HEAP_TOP));
+    let mut spans: Vec<(usize, usize)> = recs
+        .iter()
+        .filter(|r| r.whole)
+        .filter_map(|r| r.extent)
+        .collect();
+    // The free list (PAGE_FREE): records deleted and purged, still in the heap.
+    let mut free_bytes = 0;
+    let mut at = usize::from(be16(p, PAGE_HEADER + 6));
+    let mut seen = 0;
+    while (RECORDS_START + 5..PAGE - 8).contains(&at) && seen < PAGE / 5 {
+        seen += 1;
+        let Ok((_, extent)) = fields(def, p, at) else {
+            break;
+        };
+        spans.push(extent);
+        free_bytes += extent.1 - extent.0;
+        let off = be16(p, at - 2) as i16;
+        if off == 0 {
+            break;
+        }
+        at = (at as i64 + i64::from(off)).rem_euclid(PAGE as i64) as usize;
+    }
+    spans.sort_unstable();
+    let apart = spans.windows(2).all(|w| w[0].1 <= w[1].0);
+    let covered: usize = spans.iter().map(|s| s.1 - s.0).sum();
+    let inside = spans
+        .iter()
+        .all(|s| s.0 >= RECORDS_START && s.1 <= heap_top);
+    let garbage = usize::from(be16(p, PAGE_HEADER + 8));
+    let holes = heap_top.saturating_sub(RECORDS_START + covered);
+    if apart && inside && holes + free_bytes == garbage {
+        return;
+    }
+    let mut starts: std::collections::HashSet<usize> = spans.iter().map(|s| s.0).collect();
+    starts.insert(heap_top);
+    for r in recs.iter_mut() {
+        if let Some((_, end)) = r.extent {
+            if !starts.contains(&end) {
+                r.reject("the bytes after it do not start another record: the page may be overwritten there");
+            }
+        }
+    }
 }
 
 /// The header's checks: info bits, status, heap number.
@@ -422,7 +487,7 @@ fn header(
     heaps: &mut std::collections::HashSet<u16>,
 ) -> Result<(), String> {
     let h = get(p, origin - 5, 5)?;
-    let info = h[0] >> 4;
+    let info = h[0] & 0xF0;
     if info & !(DELETED | MIN_REC) != 0 {
         return Err(format!("info bits {info:#x} that no record has"));
     }
