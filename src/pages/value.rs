@@ -519,3 +519,128 @@ pub fn external(local: &[u8], prefix_len: usize) -> Result<Extern, String> {
         len: be(&r[16..20]),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(ty: ColType, b: &[u8]) -> Result<Value, String> {
+        decode(&ty, b)
+    }
+
+    #[test]
+    fn integers_are_big_endian_with_the_sign_bit_flipped() {
+        let int = |bytes, unsigned| ColType::Int { bytes, unsigned };
+        assert_eq!(d(int(4, false), &[0x80, 0, 0, 1]), Ok(Value::Int(1)));
+        assert_eq!(
+            d(int(4, false), &[0x7F, 0xFF, 0xFF, 0xFE]),
+            Ok(Value::Int(-2))
+        );
+        assert_eq!(d(int(1, false), &[0]), Ok(Value::Int(-128)));
+        assert_eq!(
+            d(int(3, false), &[0xFF, 0xFF, 0xFF]),
+            Ok(Value::Int(8_388_607))
+        );
+        assert_eq!(d(int(8, false), &[0; 8]), Ok(Value::Int(i64::MIN)));
+        assert_eq!(d(int(4, true), &[0, 0, 0, 7]), Ok(Value::Uint(7)));
+        assert_eq!(d(int(8, true), &[0xFF; 8]), Ok(Value::Uint(u64::MAX)));
+        assert!(d(int(4, false), &[0x80, 0, 0]).is_err(), "a short integer");
+    }
+
+    #[test]
+    fn decimal_reads_the_binary_format_and_refuses_groups_too_large() {
+        // Bytes a real server wrote for DECIMAL(10,3) -1234.567 (tests/pages.rs has the whole page).
+        assert_eq!(
+            decimal(&[0x7F, 0xFF, 0xFB, 0x2D, 0xFD, 0xC8], 10, 3),
+            Ok("-1234.567".into())
+        );
+        assert_eq!(decimal(&[0x80, 0, 0, 0, 0, 0], 10, 3), Ok("0.000".into()));
+        assert_eq!(decimal(&[0x80, 0x30, 0x39], 5, 0), Ok("12345".into()));
+        // 20,6: 14 integer digits (5 + 9) and 6 fraction digits.
+        let mut b = vec![0x80 | 0x01, 0x86, 0x9F];
+        b.extend(999_999_999u32.to_be_bytes());
+        b.extend([0x0F, 0x42, 0x3F]);
+        assert_eq!(decimal(&b, 20, 6), Ok("99999999999999.999999".into()));
+        let mut big = b.clone();
+        big[3..7].copy_from_slice(&1_000_000_000u32.to_be_bytes());
+        assert!(decimal(&big, 20, 6)
+            .unwrap_err()
+            .contains("more than 9 digits"));
+        assert!(decimal(&b[..5], 20, 6).is_err());
+    }
+
+    #[test]
+    fn dates_and_times_read_the_servers_formats_and_refuse_what_no_column_holds() {
+        // DATE 2024-02-29 as a real server wrote it; a month of 13 is no date.
+        assert_eq!(
+            d(ColType::Date, &[0x8F, 0xD0, 0x5D]),
+            Ok(Value::Temporal("2024-02-29".into()))
+        );
+        let m13: u32 = 0x80_0000 | (2024 << 9) | (13 << 5) | 1;
+        assert!(d(ColType::Date, &m13.to_be_bytes()[1..])
+            .unwrap_err()
+            .contains("month 13"));
+        // DATETIME(2) 2024-02-29 23:59:59.99, TIME(3) -12:34:56.789, TIMESTAMP(6): real bytes.
+        assert_eq!(
+            d(
+                ColType::Datetime { fsp: 2 },
+                &[0x99, 0xB2, 0xBB, 0x7E, 0xFB, 0x63]
+            ),
+            Ok(Value::Temporal("2024-02-29 23:59:59.99".into()))
+        );
+        assert_eq!(
+            d(ColType::Time { fsp: 3 }, &[0x7F, 0x37, 0x47, 0xE1, 0x2E]),
+            Ok(Value::Temporal("-12:34:56.789".into()))
+        );
+        let ts = d(
+            ColType::Timestamp { fsp: 6 },
+            &[0x65, 0x92, 0x00, 0x81, 0, 0, 1],
+        )
+        .unwrap();
+        assert_eq!(ts.text().as_deref(), Some("2024-01-01 00:00:01.000001"));
+        // Hour 24 is no DATETIME; minute 60 no TIME; a fraction finer than the column's precision is not its.
+        let hour24: u64 = (((2024 * 13 + 2) << 5 | 1) << 17 | 24 << 12) + 0x80_0000_0000;
+        assert!(d(ColType::Datetime { fsp: 0 }, &hour24.to_be_bytes()[3..]).is_err());
+        let min60 = 0x80_0000u32 + (1 << 12 | 60 << 6);
+        assert!(d(ColType::Time { fsp: 0 }, &min60.to_be_bytes()[1..]).is_err());
+        assert!(d(ColType::Timestamp { fsp: 1 }, &[0x65, 0x92, 0, 0x81, 5]).is_err());
+        assert_eq!(d(ColType::Year, &[124]), Ok(Value::Year(2024)));
+    }
+
+    #[test]
+    fn strings_are_checked_against_their_character_set_and_length() {
+        let vc = |chars, charset| ColType::Varchar { chars, charset };
+        assert_eq!(
+            d(vc(3, Charset::Utf8mb4), "é😀".as_bytes()),
+            Ok(Value::Text("é😀".into()))
+        );
+        assert!(d(vc(3, Charset::Utf8mb4), &[0xA5, 0xA5])
+            .unwrap_err()
+            .contains("UTF-8"));
+        assert!(d(vc(2, Charset::Utf8mb3), "😀".as_bytes()).is_err());
+        assert!(d(vc(1, Charset::Utf8mb4), b"ab").is_err());
+        assert_eq!(
+            d(vc(2, Charset::Latin1), &[0xE9, 0x80]),
+            Ok(Value::Text("é€".into()))
+        );
+        // CHAR(3) utf8mb4 keeps at least 3 bytes, padded with spaces the server strips.
+        let ch = ColType::Char {
+            chars: 3,
+            charset: Charset::Utf8mb4,
+        };
+        assert_eq!(d(ch.clone(), b"ab "), Ok(Value::Text("ab".into())));
+        assert!(d(ch, b"ab").is_err());
+        let e = ColType::Enum(vec!["a".into(), "b".into()]);
+        assert_eq!(d(e.clone(), &[2]).unwrap().text().as_deref(), Some("b"));
+        assert!(d(e, &[3]).is_err());
+        let s = ColType::Set(vec!["x".into(), "y".into(), "z".into()]);
+        assert_eq!(d(s.clone(), &[5]).unwrap().text().as_deref(), Some("x,z"));
+        assert!(d(s, &[8]).is_err());
+        assert!(d(ColType::Bit { bits: 10 }, &[0x04, 0]).is_err());
+        assert_eq!(
+            d(ColType::Float, &1.5f32.to_le_bytes()),
+            Ok(Value::Float(1.5))
+        );
+        assert!(d(ColType::Double, &f64::NAN.to_le_bytes()).is_err());
+    }
+}
