@@ -303,13 +303,13 @@ pub fn decimal(b: &[u8], precision: usize, scale: usize) -> Result<String, Strin
     bytes[0] ^= 0x80;
     let intg = precision - scale;
     let mut groups = Vec::new();
-    if intg % 9 > 0 {
+    if !intg.is_multiple_of(9) {
         groups.push(intg % 9);
     }
     groups.extend(std::iter::repeat_n(9, intg / 9));
     let n_int = groups.len();
     groups.extend(std::iter::repeat_n(9, scale / 9));
-    if scale % 9 > 0 {
+    if !scale.is_multiple_of(9) {
         groups.push(scale % 9);
     }
     let (mut int_part, mut frac_part, mut at) = (String::new(), String::new(), 0);
