@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["procedures"],
     &["plan"],
     &["bench", "dump"],
+    &["pages"],
     &["server"],
     &["sql"],
     &["progress"],

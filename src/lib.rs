@@ -11,6 +11,7 @@ pub mod error;
 pub mod files;
 #[cfg(test)]
 mod layers;
+pub mod pages;
 pub mod plan;
 pub mod playbook;
 pub mod procedures;

@@ -14,6 +14,7 @@ mod impact;
 mod lock;
 mod online;
 mod optionfiles;
+mod pages;
 mod playbook;
 mod readonly;
 mod recover;

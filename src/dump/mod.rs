@@ -31,6 +31,7 @@
 pub mod independent;
 pub mod literal;
 pub mod manifest;
+pub mod page_def;
 mod read;
 mod xcheck;
 mod xsums;

@@ -1,0 +1,175 @@
+//! One 16 KiB page of a file-per-table `.ibd` as InnoDB lays it out (shared/FACTS.md §4; MariaDB's
+//! `fil0fil.h`, `page0page.h`): the file header (page type, previous and next page of the same B-tree level),
+//! the index page header (record count, heap, level, index id), the `full_crc32` checksum, the record list of
+//! COMPACT pages, and the leaves of an index found by page type and index id, not through the tree (whose upper
+//! levels may be the damaged part). Every read here is of a whole page, so fixed offsets stay inside it.
+
+/// `FIL_PAGE_INDEX`: a B-tree page.
+pub const INDEX_PAGE: u16 = 17855;
+/// `FIL_NULL`: no page (the end of a level's list).
+pub const NO_PAGE: u32 = u32::MAX;
+/// Where the index page header starts (`PAGE_HEADER`, after the 38-byte file header).
+pub const PAGE_HEADER: usize = 38;
+/// `PAGE_HEAP_TOP`: the end of the records' heap.
+pub const HEAP_TOP: usize = PAGE_HEADER + 2;
+/// `PAGE_N_HEAP`: records in the heap (infimum and supremum included); the top bit marks a COMPACT page.
+pub const N_HEAP: usize = PAGE_HEADER + 4;
+/// `PAGE_N_RECS`: user records on the page (delete-marked ones included).
+pub const N_RECS: usize = PAGE_HEADER + 16;
+/// `PAGE_LEVEL`: 0 on a leaf.
+pub const LEVEL: usize = PAGE_HEADER + 26;
+/// `FIL_PAGE_SPACE_ID`: the tablespace the page belongs to.
+pub const SPACE_ID: usize = 34;
+/// Where user records may start on a COMPACT page (`PAGE_NEW_SUPREMUM_END`).
+pub const RECORDS_START: usize = 120;
+
+/// The page size innops reads (MariaDB's default, `innodb_page_size = 16k`).
+pub const PAGE: usize = 16384;
+
+/// One leaf page of an index: its page number and how many records it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct IndexPage {
+    pub page: u32,
+    pub n_recs: usize,
+}
+
+pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The leaf pages of the index whose root is page `root` (3: the clustered index, 4: the first secondary
+/// index) in key order: the level-0 index pages with the root's index id, following the next-page links from
+/// the one that has no previous page. `Err` says why the file does not read as such an index.
+pub fn leaves_in(data: &[u8], root: u32) -> Result<Vec<IndexPage>, String> {
+    level_in(data, root, 0)
+}
+
+/// The pages of B-tree level `level` (0: the leaves) of the index whose root is page `root`, in key order: the
+/// index pages at that level with the root's index id, following the next-page links (every level of an
+/// InnoDB B-tree is a doubly linked list) from the one that has no previous page.
+pub fn level_in(data: &[u8], root: u32, level: u16) -> Result<Vec<IndexPage>, String> {
+    let pages = data.len() / PAGE;
+    let page = |n: usize| &data[n * PAGE..(n + 1) * PAGE];
+    let r = root_page(data, root)?;
+    if be16(r, 64) < level {
+        return Err(format!(
+            "the index has {} levels, no level {level}",
+            be16(r, 64) + 1
+        ));
+    }
+    let index_id = &r[66..74];
+    let mut by_no = std::collections::HashMap::new();
+    let mut first = None;
+    for n in 0..pages {
+        let p = page(n);
+        if be16(p, 24) == INDEX_PAGE && be16(p, 64) == level && &p[66..74] == index_id {
+            by_no.insert(n as u32, (be32(p, 12), be16(p, 54) as usize));
+            if be32(p, 8) == NO_PAGE {
+                if first.is_some() {
+                    return Err(format!("two pages of level {level} have no previous page"));
+                }
+                first = Some(n as u32);
+            }
+        }
+    }
+    let mut at = first.ok_or(format!("no page of level {level} without a previous page"))?;
+    let mut out = Vec::new();
+    loop {
+        let &(next, n_recs) = by_no.get(&at).ok_or(format!(
+            "the chain of level {level} leads to page {at}, which is not a page of this index at that level"
+        ))?;
+        out.push(IndexPage { page: at, n_recs });
+        if out.len() > by_no.len() {
+            return Err(format!("the chain of level {level} loops"));
+        }
+        if next == NO_PAGE {
+            break;
+        }
+        at = next;
+    }
+    if out.len() != by_no.len() {
+        return Err(format!(
+            "{} pages of level {level}, {} on the chain from the first",
+            by_no.len(),
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+fn root_page(data: &[u8], root: u32) -> Result<&[u8], String> {
+    let pages = data.len() / PAGE;
+    if root as usize >= pages {
+        return Err(format!("the file has {pages} pages, no page {root}"));
+    }
+    let r = &data[root as usize * PAGE..(root as usize + 1) * PAGE];
+    if be16(r, 24) != INDEX_PAGE {
+        return Err(format!("page {root} is not an index page"));
+    }
+    Ok(r)
+}
+
+/// Every level of the index whose root is page `root`, from the leaves (`[0]`) up to the root alone (the
+/// last), each in key order.
+pub fn levels_in(data: &[u8], root: u32) -> Result<Vec<Vec<IndexPage>>, String> {
+    let top = be16(root_page(data, root)?, 64);
+    (0..=top).map(|l| level_in(data, root, l)).collect()
+}
+
+/// CRC-32C (Castagnoli), bitwise: the page checksum of `full_crc32` tablespaces (MariaDB's default).
+pub fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+pub(crate) fn stored_crc(p: &[u8]) -> u32 {
+    be32(p, PAGE - 4)
+}
+
+/// Where the infimum and the supremum of a COMPACT (or DYNAMIC) index page have their origins.
+pub(crate) const INFIMUM: usize = 99;
+pub(crate) const SUPREMUM: usize = 112;
+
+/// The origins of a COMPACT page's user records in list (key) order, walking the next-record offsets from the
+/// infimum to the supremum.
+pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
+    if be16(p, 24) != INDEX_PAGE {
+        return Err("not an index page".into());
+    }
+    // PAGE_N_HEAP (page header byte 4): its top bit says the page is in the COMPACT format.
+    if be16(p, 38 + 4) & 0x8000 == 0 {
+        return Err("not a COMPACT/DYNAMIC page (REDUNDANT records are not supported)".into());
+    }
+    let mut out = Vec::new();
+    let mut at = INFIMUM;
+    loop {
+        let off = be16(p, at - 2) as i16;
+        let next = (at as i64 + off as i64).rem_euclid(PAGE as i64) as usize;
+        if off == 0 || !(SUPREMUM..PAGE - 8).contains(&next) {
+            return Err(format!(
+                "the record at {at} points to {next}: the record list is broken"
+            ));
+        }
+        if next == SUPREMUM {
+            return Ok(out);
+        }
+        out.push(next);
+        if out.len() > PAGE / 5 {
+            return Err("the record list loops".into());
+        }
+        at = next;
+    }
+}
