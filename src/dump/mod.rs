@@ -184,6 +184,13 @@ pub struct Column {
     pub charset: Option<String>,
     #[serde(default)]
     pub collation: Option<String>,
+    /// The column may hold NULL (`IS_NULLABLE`); a file without the field says it may.
+    #[serde(default = "nullable_unless_said")]
+    pub nullable: bool,
+}
+
+fn nullable_unless_said() -> bool {
+    true
 }
 
 /// An index the dump can read through (B-tree, no column prefix unless said).
@@ -243,11 +250,12 @@ impl TableInfo {
             String,
             Option<String>,
             Option<String>,
+            String,
         );
         let cols: Vec<ColumnRow> = conn.exec(
             format!(
-                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, CHARACTER_SET_NAME, COLLATION_NAME \
-                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+                "SELECT {tag} COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, CHARACTER_SET_NAME, COLLATION_NAME, \
+                 IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
             ),
             (&name.db, &name.table),
         )?;
@@ -257,7 +265,7 @@ impl TableInfo {
             )));
         }
         let mut columns = Vec::new();
-        for (col, data_type, column_type, extra, charset, collation) in cols {
+        for (col, data_type, column_type, extra, charset, collation, nullable) in cols {
             if extra.to_ascii_uppercase().contains("GENERATED") {
                 continue;
             }
@@ -268,6 +276,7 @@ impl TableInfo {
                 data_type: data_type.to_ascii_lowercase(),
                 charset,
                 collation,
+                nullable: nullable != "NO",
             });
         }
         // A table the server cannot open (ERROR 1877, 1030) lists no index here; the dump's SHOW CREATE TABLE

@@ -41,6 +41,8 @@ pub(crate) struct XIndex {
     pub pos: Vec<usize>,
     /// Where each key column is in `pos`.
     key_at: Vec<usize>,
+    /// Whether each column of `pos` may hold NULL.
+    pub nullable: Vec<bool>,
 }
 
 #[cfg(test)]
@@ -50,6 +52,7 @@ impl XIndex {
         XIndex {
             name: name.into(),
             key_at: vec![pos.len() - 1],
+            nullable: vec![true; pos.len()],
             pos,
         }
     }
@@ -81,6 +84,7 @@ pub(crate) fn indexes(info: &TableInfo) -> Vec<XIndex> {
                 .collect();
             XIndex {
                 name: i.name.clone(),
+                nullable: pos.iter().map(|&p| info.columns[p].nullable).collect(),
                 pos,
                 key_at,
             }

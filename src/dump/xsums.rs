@@ -1,8 +1,8 @@
 //! The secondary-index cross-check's fast path: sums the server computes, compared with sums of the rows written.
 //!
 //! For each index, every row the dump writes adds its entry's count and the CRC32 and CRC32C of the entry's
-//! text (each index column, then the key's columns: `v` and the value as the server sent it, or `n` for NULL,
-//! separated by a zero byte). After the table is read, the server computes the same three figures from the index
+//! text (each index column, then the key's columns, separated by a zero byte: the value as the server sent it,
+//! and in a column that may hold NULL `v` before it, or `n` for NULL). After the table is read, the server computes the same three figures from the index
 //! alone (`FORCE INDEX`, only the index's columns and the key: InnoDB answers from the index pages), outside the
 //! lost ranges, in one statement that sends one row back. Equal figures are the index agreeing with the rows
 //! written: a difference hidden from both would need a change that both polynomials divide, in the sum of every
@@ -68,17 +68,20 @@ fn add_values<'v>(
 /// The text the server's [`entry_sql`] makes of one entry, into `buf`; false when a value is not text.
 fn entry_text<'v>(x: &XIndex, val: impl Fn(usize) -> Option<&'v Value>, buf: &mut Vec<u8>) -> bool {
     buf.clear();
-    for (i, &p) in x.pos.iter().enumerate() {
+    for (i, (&p, &nullable)) in x.pos.iter().zip(&x.nullable).enumerate() {
         if i > 0 {
             buf.push(0);
         }
         match val(p) {
-            None | Some(Value::NULL) => buf.push(b'n'),
+            None | Some(Value::NULL) if nullable => buf.push(b'n'),
             Some(Value::Bytes(b)) => {
-                buf.push(b'v');
+                if nullable {
+                    buf.push(b'v');
+                }
                 buf.extend_from_slice(b);
             }
-            Some(_) => return false,
+            // NULL in a NOT NULL column, or a value not sent as text: nothing the server's text can equal.
+            _ => return false,
         }
     }
     true
@@ -96,12 +99,14 @@ pub(crate) fn merge(into: &mut [Sums], from: &mut [Sums]) {
 }
 
 /// The SQL expression of an entry's text: a string column converted to utf8mb4 (the session's
-/// `character_set_results`, what the rows came in), every part made bytes by the zero byte between them.
+/// `character_set_results`, what the rows came in), every part made bytes by the zero byte between them. (A NOT
+/// NULL column goes in bare: `CONCAT_WS` of the bare values cost the server a third less than wrapping each.)
 fn entry_sql(info: &TableInfo, x: &XIndex) -> String {
     let parts: Vec<String> = x
         .pos
         .iter()
-        .map(|&p| {
+        .zip(&x.nullable)
+        .map(|(&p, &nullable)| {
             let c = &info.columns[p];
             let name = quote_ident(&c.name);
             let value = match (&c.kind, c.charset.as_deref()) {
@@ -110,10 +115,14 @@ fn entry_sql(info: &TableInfo, x: &XIndex) -> String {
                 }
                 _ => name,
             };
-            format!("IFNULL(CONCAT('v', {value}), 'n')")
+            if nullable {
+                format!("IFNULL(CONCAT('v', {value}), 'n')")
+            } else {
+                value
+            }
         })
         .collect();
-    format!("CONCAT({})", parts.join(", X'00', "))
+    format!("CONCAT_WS(X'00', {})", parts.join(", "))
 }
 
 /// The statement that makes the server's figures for index `x` (outside the lost ranges: `outside`).
@@ -255,6 +264,18 @@ mod tests {
         assert_eq!(three[1].as_deref(), Some("`k` >= 0 AND `k` < 10"));
         // Too narrow a range to cut: the whole index in one piece.
         assert_eq!(cut("`k`", 5, 6, 2), vec![None]);
+    }
+
+    #[test]
+    fn a_not_null_column_goes_in_bare_and_a_null_there_is_incomparable() {
+        let mut x = xindex(vec![0, 1]);
+        x.nullable = vec![false, true];
+        let vals = [Value::Bytes(b"7".to_vec()), Value::NULL];
+        let mut buf = Vec::new();
+        assert!(entry_text(&x, |p| vals.get(p), &mut buf));
+        assert_eq!(buf, b"7\0n");
+        let null_first = [Value::NULL, Value::NULL];
+        assert!(!entry_text(&x, |p| null_first.get(p), &mut buf));
     }
 
     #[test]
