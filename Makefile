@@ -115,16 +115,21 @@ dist: dist-deps
 	done
 	@ls -1 $(DIST)/*.deb $(DIST)/*.rpm $(DIST_ARM)/*.deb $(DIST_ARM)/*.rpm
 
-# The tests of make dist's output (tests/dist.rs, ignored by `make test`): the binary's GLIBC versions, --version
-# and a dry run against a sandbox, the .deb installed with dpkg (as root) and removed, the .rpm's file list.
+# The tests of make dist's output (tests/dist.rs, ignored by `make test`): each binary's GLIBC versions, --version
+# and a dry run against a sandbox (aarch64's under qemu's user emulation), the .deb installed with dpkg (as root)
+# and removed, the .rpm's file list and the .rpm installed into a throwaway root and erased. qemu-user comes without
+# its recommended qemu-user-binfmt, which would register qemu with the kernel for every foreign binary on the
+# machine: the tests run qemu-aarch64 themselves.
 dist-test: deps dist
 	@missing=""; \
 	[ -f /usr/share/bash-completion/bash_completion ] || missing="bash-completion"; \
 	command -v rpm >/dev/null 2>&1 || missing="$$missing rpm"; \
 	command -v man >/dev/null 2>&1 || missing="$$missing man-db"; \
+	command -v qemu-aarch64 >/dev/null 2>&1 || missing="$$missing qemu-user"; \
+	[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || missing="$$missing libc6-arm64-cross"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (the .deb's completion and man page are checked where they load; rpm reads the .rpm)"; \
-		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+		echo "installing$$missing (the .deb's completion and man page are checked where they load; rpm reads and installs the .rpm; qemu runs the aarch64 binary with an aarch64 glibc)"; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 	@if cargo nextest --version >/dev/null 2>&1; then \
 		cargo nextest run --locked --test integration --run-ignored all -E 'test(/^dist::/)'; \
