@@ -581,6 +581,31 @@ fn deb_installs_man_page_and_bash_completion_and_removes_cleanly() {
         copied.ok() == std::fs::read(portable()).ok(),
         "install.yml -e innops_install=binary did not copy target/dist/innops to /usr/local/bin: {play:?}"
     );
+
+    // As on an aarch64 host (whose architecture fact innops_arch stands in for): aarch64's binary. This x86_64
+    // machine cannot run it, so the play's `innops --version` fails here (unless qemu is registered with the
+    // kernel's binfmt_misc): only the copy is checked.
+    let play = install_play(
+        tmp.path(),
+        &["-e", "innops_install=binary", "-e", "innops_arch=aarch64"],
+    );
+    let copied = std::fs::read("/usr/local/bin/innops");
+    let _ = std::fs::remove_file("/usr/local/bin/innops");
+    assert!(
+        copied.ok() == std::fs::read(portable_arm()).ok(),
+        "install.yml -e innops_arch=aarch64 did not copy target/dist/aarch64/innops to /usr/local/bin: {play:?}"
+    );
+    // An architecture make dist does not build: refused, naming it, before anything is copied.
+    let play = install_play(tmp.path(), &["-e", "innops_arch=ppc64le"]);
+    assert_ne!(play.code, 0, "{play:?}");
+    assert!(
+        play.stdout
+            .contains("Debian ppc64le: make dist builds x86_64 and aarch64"),
+        "{play:?}"
+    );
+    assert!(!Path::new("/usr/local/bin/innops").exists(), "{play:?}");
+    let copy = Path::new("/var/tmp").join(deb.file_name().unwrap());
+    assert!(!copy.exists(), "{play:?}");
 }
 
 /// `dpkg -r innops`; the test fails if a file of the package is left.
