@@ -444,13 +444,17 @@ pub struct ExperimentArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub fmt: FormatArg,
+    /// A study file (TOML: the flags below under their own names, plus a title and a description; see
+    /// playbooks/experiments/). A flag given on the command line overrides the file's field of that name.
+    #[arg(value_name = "STUDY.toml")]
+    pub study: Option<PathBuf>,
     /// A server variable and the values its variants take: VAR=v1,v2,… (numbers, sizes such as 128M, or words
     /// such as ON); several --set flags cross into every combination. A variable read-only while the server runs
     /// is set through innops's drop-in and a restart (--sandbox, --service or --start-cmd say how).
     #[arg(
         long = "set",
         value_name = "VAR=V1,V2",
-        required_unless_present = "table_option"
+        required_unless_present_any = ["table_option", "study"]
     )]
     pub set: Vec<String>,
     /// Table variants, each run on a copy of the benchmark table in innops's own schema (your tables are never
@@ -464,24 +468,24 @@ pub struct ExperimentArgs {
         value_delimiter = ','
     )]
     pub table_option: Vec<String>,
-    /// The workload each arm runs (innops bench's sysbench workloads).
-    #[arg(long, default_value = "oltp_read_write")]
-    pub workload: String,
-    /// Client threads of the workload.
-    #[arg(long, default_value_t = 4)]
-    pub threads: u32,
-    /// Seconds each arm is measured in each round.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
-    pub time: u64,
-    /// Rounds: each runs every arm once, in an order rotated each round.
-    #[arg(long, default_value_t = 3)]
-    pub rounds: u32,
-    /// Seconds of workload before each measured run, thrown away.
-    #[arg(long, default_value_t = 2, value_name = "SECONDS")]
-    pub warmup: u64,
-    /// Transactions a second to start in all threads, as sysbench's --rate (0: as fast as they go).
-    #[arg(long, default_value_t = 0)]
-    pub rate: u32,
+    /// The workload each arm runs (innops bench's sysbench workloads) [default: oltp_read_write].
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Client threads of the workload [default: 4].
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Seconds each arm is measured in each round [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub time: Option<u64>,
+    /// Rounds: each runs every arm once, in an order rotated each round [default: 3].
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Seconds of workload before each measured run, thrown away [default: 2].
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<u64>,
+    /// Transactions a second to start in all threads, as sysbench's --rate (0: as fast as they go) [default: 0].
+    #[arg(long)]
+    pub rate: Option<u32>,
     /// Keep the winner (SET GLOBAL only) when it is faster than the baseline beyond the noise; without it,
     /// every variable is set back as it was.
     #[arg(long, value_enum)]

@@ -353,13 +353,26 @@ pub fn error_at(
     field: Option<&str>,
     message: &str,
 ) -> anyhow::Error {
+    error_in(file, text, span, field, message, "the playbook")
+}
+
+/// [`error_at`] for a TOML file of another kind (`what`: "the study"), so every file innops reads names its
+/// errors the same way.
+pub fn error_in(
+    file: &Path,
+    text: &str,
+    span: std::ops::Range<usize>,
+    field: Option<&str>,
+    message: &str,
+    what: &str,
+) -> anyhow::Error {
     let (line, col) = line_col(text, span.start);
     let field = field
         .map(str::to_string)
         .or_else(|| key_at(text, span.start));
     let field = field.map(|f| format!(" field `{f}`:")).unwrap_or_default();
     bad_input(format!(
-        "{}:{line}:{col}:{field} {}; fix the playbook and run it again",
+        "{}:{line}:{col}:{field} {}; fix {what} and run it again",
         file.display(),
         message.trim_end_matches('.')
     ))

@@ -769,3 +769,197 @@ fn a_variant_the_server_refuses_is_left_out_and_a_killed_run_resumes_to_no_copie
         .query_drop("SET GLOBAL innodb_file_per_table = ON")
         .unwrap();
 }
+
+/// A ready study in playbooks/experiments/.
+fn study(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("playbooks/experiments")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// What each ready study does on a plain sandbox (no binary log, no RocksDB, MariaDB 10.6+): plans, or is
+/// refused in the one sentence its header documents (exit code, words of the sentence).
+const READY: &[(&str, i32, &str)] = &[
+    ("acid.toml", 1, "sync_binlog acts only on the binary log and this server writes none: start it with log_bin"),
+    ("compression.toml", 0, ""),
+    ("engines-read-write.toml", 0, ""),
+    ("engines-read-only.toml", 0, ""),
+    ("engines-rocksdb.toml", 1, "RocksDB is not"),
+    ("thread-concurrency-4.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+    ("thread-concurrency-16.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+    ("thread-concurrency-64.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+];
+
+#[test]
+fn every_ready_study_plans_or_is_refused_in_its_documented_sentence() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks/experiments");
+    let files = std::fs::read_dir(dir).unwrap().count();
+    assert_eq!(
+        files,
+        READY.len(),
+        "every ready study has its expectation here"
+    );
+    let sb = Sandboxed::new("expstudy");
+    for (name, code, says) in READY {
+        let file = study(name);
+        let out = sb.innops(&[
+            "experiment",
+            &file,
+            "--time",
+            "2",
+            "--rounds",
+            "2",
+            "--warmup",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.code, *code, "{name}: {out:?}");
+        if *code == 0 {
+            let j = out.json();
+            assert_eq!(j["status"], "dry_run", "{name}");
+            assert!(
+                j["notes"][0].as_str().unwrap().starts_with("study: "),
+                "{name}: {j}"
+            );
+        } else {
+            assert!(out.stdout.contains(says), "{name}: {}", out.stdout);
+        }
+    }
+    assert!(copies(&sb).is_empty());
+}
+
+#[test]
+fn the_acid_study_plans_with_the_binary_log_on_and_a_flag_overrides_its_field() {
+    let sb = Sandboxed::with(
+        "expacid",
+        innops::server::sandbox::SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            binlog: true,
+            ..Default::default()
+        },
+    );
+    let file = study("acid.toml");
+    // The file says threads = 4, rounds = 3: the command line's --threads and --rounds win.
+    let out = sb.innops(&[
+        "experiment",
+        &file,
+        "--threads",
+        "3",
+        "--time",
+        "2",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let notes = out.json()["notes"].to_string();
+    assert!(notes.contains("study: ACID vs non-ACID"), "{notes}");
+    assert!(
+        notes.contains("oltp_write_only with 3 thread(s)"),
+        "{notes}"
+    );
+    // A, A′ and the six combinations of the file's two variables.
+    assert!(notes.contains("2 round(s) × 8 arm(s)"), "{notes}");
+    // A --set on the command line replaces the file's whole `set`.
+    let out = sb.innops(&[
+        "experiment",
+        &file,
+        "--set",
+        "innodb_flush_log_at_trx_commit=2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let notes = out.json()["notes"].to_string();
+    assert!(notes.contains("3 round(s) × 3 arm(s)"), "{notes}");
+}
+
+#[test]
+fn a_study_file_with_errors_names_the_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, at, says) in [
+        (
+            "title = \"t\"\nset = [\"innodb_io_capacity=200\"]\nthreds = 4\n",
+            ":3:1:",
+            "threds",
+        ),
+        (
+            "set = [\"innodb_io_capacity=200\"]\ntime = \"long\"\n",
+            ":2:",
+            "field `time`",
+        ),
+        (
+            "set = [\"innodb_io_capacity=200\"]\ntable-option = [\"ENGINE=Memory\"]\n",
+            ":2:17: field `table-option`:",
+            "InnoDB, RocksDB, Aria, MyISAM only",
+        ),
+    ] {
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let out = run_innops(
+            &crate::common::args(&["experiment", file.to_str().unwrap(), "--sandbox", "none"]),
+            &[],
+        );
+        assert_eq!(out.code, 2, "{text}: {out:?}");
+        let line = out.error_line();
+        assert!(
+            line.starts_with(&format!("innops: {}{at}", file.display())),
+            "{line}"
+        );
+        assert!(
+            line.contains(says) && line.ends_with("fix the study and run it again"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_ready_study_runs_end_to_end_and_plan_json_keeps_it() {
+    let sb = Sandboxed::new("expstrun");
+    let run_dir = sb.root.join("run");
+    let file = study("engines-read-write.toml");
+    let out = sb.innops(&[
+        "experiment",
+        &file,
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--execute",
+        "--yes",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    for key in ["A", "A2", "B", "C"] {
+        assert_eq!(arm(&report, key)["rounds"], 2, "{report}");
+    }
+    assert_eq!(
+        arm(&report, "B")["settings"][0]["value"],
+        "ENGINE=Aria TRANSACTIONAL=1"
+    );
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+    // plan.json holds the study's settings (with the flags laid over them) and its title, so resume rebuilds
+    // the same plan without the file.
+    let plan = read_json(&run_dir.join("plan.json"));
+    let params = &plan["params"];
+    assert_eq!(
+        params["study"]["title"], "InnoDB vs Aria on oltp_read_write",
+        "{params}"
+    );
+    assert_eq!(params["threads"], 2, "{params}");
+    assert_eq!(params["workload"], "oltp_read_write", "{params}");
+    assert_eq!(params["tables"].as_array().unwrap().len(), 2, "{params}");
+}

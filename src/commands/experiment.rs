@@ -1,43 +1,21 @@
-//! `innops experiment --set VAR=v1,v2 … --table-option '…'`: the flags checked, each variable's baseline read, the plan built and
-//! run.
+//! `innops experiment [STUDY.toml] --set VAR=v1,v2 … --table-option '…'`: the study file read (if any), the flags
+//! laid over it (a flag given wins over the file's field), each variable's baseline read, the plan built and run.
 
 use super::env::{attach_error_log, env_from};
-use super::{run_options, run_plan};
+use super::{run_options, run_plan, study};
 use crate::cli::{ExperimentArgs, KeepArg};
-use crate::procedures::experiment::{self, ExperimentParams};
+use crate::procedures::experiment::{self, ExperimentParams, StudyInfo};
 use crate::server::facts::ServerFacts;
 
+/// The defaults of the flags a study file may also give.
+const WORKLOAD: &str = "oltp_read_write";
+const THREADS: u32 = 4;
+const TIME_S: u64 = 10;
+const ROUNDS: u32 = 3;
+const WARMUP_S: u64 = 2;
+
 pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let sets = a
-        .set
-        .iter()
-        .map(|s| experiment::parse_set(s))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for (i, s) in sets.iter().enumerate() {
-        if sets[..i].iter().any(|o| o.name == s.name) {
-            return Err(crate::error::bad_input(format!(
-                "--set names {} twice: give all its values in one --set {}=v1,v2",
-                s.name, s.name
-            )));
-        }
-    }
-    let mut p = ExperimentParams {
-        sets,
-        baseline: Vec::new(),
-        workload: a.workload.clone(),
-        threads: a.threads,
-        time_s: a.time,
-        rounds: a.rounds,
-        warmup_s: a.warmup,
-        rate: a.rate,
-        keep_best: a.keep == Some(KeepArg::Best),
-        restart_vars: Vec::new(),
-        tables: experiment::table_opts::parse_all(&a.table_option)?
-            .iter()
-            .map(|t| t.canonical())
-            .collect(),
-    };
-    experiment::check_shape(&p)?;
+    let mut p = params(a)?;
     // The control flags say how to restart the server for restart variables (the preflight refuses those
     // without them, naming the flags).
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, None)?;
@@ -48,4 +26,66 @@ pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
     attach_error_log(&mut env, &facts);
     let plan = experiment::plan(&p, &facts, &env.plan_env)?;
     run_plan(plan, &env, &run_options(&a.run, None), None)
+}
+
+/// The experiment's parameters: the study file's fields, each overridden by its flag when the flag is given,
+/// then the defaults; checked as far as they can be without a server.
+fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
+    let file = a.study.as_deref().map(study::read).transpose()?;
+    let s = file.unwrap_or_default();
+    let sets = if a.set.is_empty() {
+        s.sets
+    } else {
+        let sets = a
+            .set
+            .iter()
+            .map(|s| experiment::parse_set(s))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        for (i, s) in sets.iter().enumerate() {
+            if sets[..i].iter().any(|o| o.name == s.name) {
+                return Err(crate::error::bad_input(format!(
+                    "--set names {} twice: give all its values in one --set {}=v1,v2",
+                    s.name, s.name
+                )));
+            }
+        }
+        sets
+    };
+    let tables = if a.table_option.is_empty() {
+        s.tables
+    } else {
+        experiment::table_opts::parse_all(&a.table_option)?
+            .iter()
+            .map(|t| t.canonical())
+            .collect()
+    };
+    let p = ExperimentParams {
+        sets,
+        baseline: Vec::new(),
+        workload: a
+            .workload
+            .clone()
+            .or(s.workload)
+            .unwrap_or_else(|| WORKLOAD.into()),
+        threads: a.threads.or(s.threads).unwrap_or(THREADS),
+        time_s: a.time.or(s.time).unwrap_or(TIME_S),
+        rounds: a.rounds.or(s.rounds).unwrap_or(ROUNDS),
+        warmup_s: a.warmup.or(s.warmup).unwrap_or(WARMUP_S),
+        rate: a.rate.or(s.rate).unwrap_or(0),
+        keep_best: a.keep == Some(KeepArg::Best) || s.keep_best,
+        restart_vars: Vec::new(),
+        tables,
+        study: a.study.as_ref().map(|f| StudyInfo {
+            file: f.display().to_string(),
+            title: s.title,
+            description: s.description,
+        }),
+    };
+    experiment::check_shape(&p).map_err(|e| match &a.study {
+        Some(f) => {
+            crate::error::bad_input(format!("{}: {}", f.display(), crate::error::display_of(&e)))
+        }
+        None => e,
+    })?;
+    Ok(p)
 }

@@ -28,6 +28,7 @@ mod resume;
 mod run;
 mod runs;
 mod sandbox;
+mod study;
 
 use env::Env;
 

@@ -11,7 +11,8 @@
 //! and a guarded restart ([`restarts`]); the arms then fall into configurations of the restart variables' values
 //! and run in an order that needs as few restarts as an honest rotation allows ([`schedule`]). A table variant
 //! (`--table-option`) runs the arm's workload on a copy of the benchmark table built with that definition in
-//! innops's own schema ([`tables`], [`table_opts`]); study files are not built yet: docs/experiment.md.
+//! innops's own schema ([`tables`], [`table_opts`]). A study file (`crate::commands`' study module) gives the
+//! same parameters as the flags, and its title is kept in [`StudyInfo`].
 
 mod arm_run;
 mod restarts;
@@ -58,6 +59,19 @@ pub struct ExperimentParams {
     /// benchmark table, the baseline arms on one with the original definition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<String>,
+    /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<StudyInfo>,
+}
+
+/// A study file's own words, kept in plan.json and shown in the plan's notes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyInfo {
+    pub file: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The arms and the order they run in: each arm's configuration of restart values, and the sequence of
@@ -213,8 +227,10 @@ pub fn baseline(
     let mut restart = Vec::new();
     for s in sets {
         let Some(now) = facts.var(&s.name) else {
+            let fix =
+                values::removed(&s.name).unwrap_or("check its spelling in SHOW GLOBAL VARIABLES");
             return Err(bad_input(format!(
-                "{} has no variable {}: check its spelling in SHOW GLOBAL VARIABLES",
+                "{} has no variable {}: {fix}",
                 facts.version_string, s.name
             )));
         };
@@ -298,7 +314,18 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
 /// The dry run's notes: the arms, the load, the restarts and what is kept.
 fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
     let arms = &layout.arms;
-    let mut notes = vec![
+    let mut notes: Vec<String> = p
+        .study
+        .iter()
+        .map(|st| {
+            format!(
+                "study: {} ({}; flags given on the command line override its fields)",
+                st.title.as_deref().unwrap_or("untitled"),
+                st.file
+            )
+        })
+        .collect();
+    notes.extend([
         format!(
             "arms: {}",
             arms.iter()
@@ -318,7 +345,7 @@ fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             p.time_s,
             p.load_seconds()
         ),
-    ];
+    ]);
     if !p.tables.is_empty() {
         notes.push(format!(
             "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
@@ -422,6 +449,9 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
             ))
             .pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
+    if let Some(name) = p.sets.iter().find(|s| values::needs_binlog(&s.name)) {
+        step = step.pre(binlog_check(name.name.clone()));
+    }
     let workload = p.workload.clone();
     step.pre(Check::new("the workload can run here", move |ctx| {
         let tag = ctx.tag();
@@ -473,6 +503,23 @@ fn next_start_check(b: &Setting, env: &PlanEnv, facts: &ServerFacts) -> Check {
         })
         },
     )
+}
+
+/// A variable that acts only on the binary log (`sync_binlog`) is varied only where the server writes one:
+/// without it every arm would measure the same thing, and the verdict would say "no difference" of a setting
+/// that was never in force.
+fn binlog_check(name: String) -> Check {
+    Check::new("the binary log is on", move |ctx| {
+        let tag = ctx.tag();
+        let on: Option<i64> =
+            crate::sql::Queryable::query_first(ctx.conn()?, format!("SELECT {tag} @@log_bin"))?;
+        Ok(Verdict::check(
+            on == Some(1),
+            if on == Some(1) { "log_bin = ON" } else { "log_bin = OFF" },
+            "log_bin = ON",
+            format!("{name} acts only on the binary log and this server writes none: start it with log_bin (a sandbox: innops sandbox up NAME --binlog), or leave {name} out"),
+        ))
+    })
 }
 
 /// The benchmark tables in `innops_bench`, made on first use.

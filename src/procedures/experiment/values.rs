@@ -211,6 +211,26 @@ fn set_one(ctx: &mut Ctx, s: &Setting, lit: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The fix for a variable this server lacks because MariaDB removed it, if it is one of those (a ready study
+/// names it: playbooks/experiments/thread-concurrency-*.toml).
+pub fn removed(name: &str) -> Option<&'static str> {
+    const THROTTLING: &[&str] = &[
+        "innodb_thread_concurrency",
+        "innodb_commit_concurrency",
+        "innodb_concurrency_tickets",
+        "innodb_thread_sleep_delay",
+        "innodb_replication_delay",
+    ];
+    THROTTLING.contains(&name).then_some(
+        "MariaDB removed InnoDB's thread throttling in 10.6, so experiment with it on MariaDB 10.5 or earlier",
+    )
+}
+
+/// A variable that changes nothing unless the server writes a binary log.
+pub fn needs_binlog(name: &str) -> bool {
+    name == "sync_binlog" || name.starts_with("binlog_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +287,15 @@ mod tests {
         assert!(same_value("0.50", "0.500000"));
         assert!(!same_value("50", "100"));
         assert!(!same_value("ON", "OFF"));
+    }
+
+    #[test]
+    fn removed_throttling_and_binlog_variables_are_known() {
+        assert!(removed("innodb_thread_concurrency")
+            .unwrap()
+            .contains("10.6"));
+        assert!(removed("innodb_io_capacity").is_none());
+        assert!(needs_binlog("sync_binlog") && needs_binlog("binlog_commit_wait_count"));
+        assert!(!needs_binlog("innodb_flush_log_at_trx_commit"));
     }
 }
