@@ -10,12 +10,14 @@ use std::collections::BTreeMap;
 use innops::dump::page_def::{page_def, PagedTable};
 use innops::dump::TableName;
 use innops::pages::page::leaves_in;
+use innops::pages::space::Space;
 use innops::pages::{parse_leaf, ColType, Outcome, Record, Value};
 use innops::procedures::drill::damage::{Scramble, Stopped, PAGE};
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{rows, start_at, stop_slow, TextRow};
 use crate::common::Sandboxed;
+use innops::server::sandbox::SandboxOptions;
 
 const TAG: &str = "/* innops:test */";
 
@@ -110,12 +112,13 @@ fn file(sb: &Sandboxed, table: &str) -> Vec<u8> {
 
 /// Every record of the table's clustered-index leaves, in key order.
 fn parse_table(data: &[u8], t: &PagedTable) -> Vec<Record> {
+    let space = Space::read(&data[..PAGE]).unwrap();
     let leaves = leaves_in(data, t.root).unwrap();
     let mut out = Vec::new();
     for l in leaves {
         let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
         assert_eq!(&p[66..74], t.index_id.to_be_bytes(), "page {}", l.page);
-        let leaf = parse_leaf(&t.def, p).unwrap_or_else(|e| panic!("page {}: {e}", l.page));
+        let leaf = parse_leaf(&t.def, &space, p).unwrap_or_else(|e| panic!("page {}: {e}", l.page));
         assert!(
             leaf.checksum_ok && leaf.problems.is_empty(),
             "page {}: {leaf:?}",
@@ -242,9 +245,11 @@ fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
     tf.scramble(leaves[3].page, &Scramble::Swap { nth: 5 })
         .unwrap();
     let data = file(sb, "dyn");
+    let space = Space::read(&data[..PAGE]).unwrap();
+    assert!(space.full_crc32, "{space:?}");
     for l in &leaves[..4] {
         let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
-        let leaf = match parse_leaf(&t.def, p) {
+        let leaf = match parse_leaf(&t.def, &space, p) {
             Ok(leaf) => leaf,
             Err(why) => panic!("page {}: {why}", l.page),
         };
@@ -275,4 +280,52 @@ fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
             }
         }
     }
+}
+
+/// A tablespace in the older page format (created with `innodb_checksum_algorithm = crc32`, as files from
+/// before MariaDB 10.5 and MySQL's are): bytes 0..4 of each page are its checksum, not an encryption key
+/// version. Its flags say so, every page's checksum verifies in that format (and fails as full_crc32), and the
+/// rows parse as SELECT returned them.
+#[test]
+fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
+    let mut sb = Sandboxed::with(
+        "pages2",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec!["innodb_checksum_algorithm = crc32".into()],
+            ..Default::default()
+        },
+    );
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop("CREATE TABLE db.old (id INT PRIMARY KEY, v VARCHAR(200), n INT) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop("INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), IF(seq % 5 = 0, NULL, seq * 7) FROM seq_1_to_2000")
+        .unwrap();
+    let t = page_def(&mut c, TAG, &TableName::new("db", "old")).unwrap();
+    let truth = rows(
+        &mut c,
+        &format!("SELECT {} FROM db.old ORDER BY id", select_list(&t)),
+    );
+    drop(c);
+    stop_slow(&sb);
+    sb.reopen();
+    let data = file(&sb, "old");
+    let space = Space::read(&data[..PAGE]).unwrap();
+    assert!(!space.full_crc32 && space.crypt.is_none(), "{space:?}");
+    let mut full = space;
+    full.full_crc32 = true;
+    let mut used = 0;
+    for (n, p) in data.chunks(PAGE).enumerate() {
+        if p.iter().all(|&b| b == 0) {
+            continue;
+        }
+        used += 1;
+        assert!(space.checksum_ok(p), "page {n} fails its crc32 checksum");
+        assert!(!full.checksum_ok(p), "page {n} passes as full_crc32");
+        assert_eq!(space.key_version(p), 0, "page {n}");
+    }
+    assert!(used > 4, "{used} pages");
+    compare(&t, &truth, &parse_table(&data, &t), &[]);
 }

@@ -9,6 +9,7 @@
 pub mod def;
 pub mod page;
 pub mod record;
+pub mod space;
 pub mod value;
 
 pub use def::{ColType, ColumnDef, ColumnSpec, RowFormat, TableDef};

@@ -19,9 +19,10 @@ use std::cmp::Ordering;
 
 use super::def::{ColType, RowFormat, TableDef};
 use super::page::{
-    be16, crc32c, stored_crc, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE,
-    PAGE_HEADER, RECORDS_START, SPACE_ID, SUPREMUM,
+    be16, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE, PAGE_HEADER,
+    RECORDS_START, SPACE_ID, SUPREMUM,
 };
+use super::space::Space;
 use super::value::{self, Value};
 
 /// `REC_INFO_DELETED_FLAG` and `REC_INFO_MIN_REC_FLAG`, in the info bits (the header's top nibble).
@@ -64,7 +65,7 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leaf {
     pub records: Vec<Record>,
-    /// Whether the page's `full_crc32` checksum matches (a page that fails it may still hold good records).
+    /// Whether the page's checksum matches in its tablespace's format (a page that fails it may still hold good records).
     pub checksum_ok: bool,
     /// Page-level findings, one sentence each: a broken record list, a record count that differs.
     pub problems: Vec<String>,
@@ -87,13 +88,16 @@ fn byte(p: &[u8], at: usize) -> Result<u8, String> {
 }
 
 /// The one-sentence refusal when the table or the page is one this parser does not read yet.
-fn refusal(def: &TableDef, p: &[u8]) -> Option<String> {
+fn refusal(def: &TableDef, space: &Space, p: &[u8]) -> Option<String> {
     match def.format {
         RowFormat::Redundant => return Some("REDUNDANT records are not read yet".into()),
         RowFormat::Compressed => {
             return Some("ROW_FORMAT=COMPRESSED pages are not read yet".into())
         }
         RowFormat::Compact | RowFormat::Dynamic => {}
+    }
+    if let Some(why) = space.refusal(PAGE) {
+        return Some(why);
     }
     if p.len() != PAGE {
         return Some(format!(
@@ -110,10 +114,11 @@ fn refusal(def: &TableDef, p: &[u8]) -> Option<String> {
             format!("page type {ty} is not an index page")
         });
     }
-    if p[..4] != [0, 0, 0, 0] {
-        return Some(
-            "the page carries an encryption key version: encrypted pages are not read yet".into(),
-        );
+    if space.key_version(p) != 0 {
+        return Some(format!(
+            "the page carries encryption key version {}: encrypted pages are not read yet",
+            space.key_version(p)
+        ));
     }
     if be16(p, LEVEL) != 0 {
         return Some("not a leaf page".into());
@@ -157,10 +162,10 @@ fn walk(p: &[u8]) -> (Vec<usize>, Option<String>) {
     }
 }
 
-/// The user records of clustered-index leaf page `p` of the table `def`, in page order. `Err` is the one
-/// sentence saying why the page is not read at all.
-pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
-    if let Some(why) = refusal(def, p) {
+/// The user records of clustered-index leaf page `p` of the table `def` in the tablespace `space` (read from
+/// its page 0), in page order. `Err` is the one sentence saying why the page is not read at all.
+pub fn parse_leaf(def: &TableDef, space: &Space, p: &[u8]) -> Result<Leaf, String> {
+    if let Some(why) = refusal(def, space, p) {
         return Err(why);
     }
     let (origins, broken) = walk(p);
@@ -190,7 +195,7 @@ pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
     check_neighbours(def, p, &mut parsed);
     Ok(Leaf {
         records: parsed.into_iter().map(Parsed::into_record).collect(),
-        checksum_ok: stored_crc(p) == crc32c(&p[..PAGE - 4]),
+        checksum_ok: space.checksum_ok(p),
         problems,
         order_complete,
     })
@@ -639,6 +644,7 @@ fn check_order(def: &TableDef, recs: &mut [Parsed]) -> bool {
 mod tests {
     use super::*;
     use crate::pages::def::{Charset, ColumnDef};
+    use crate::pages::page::crc32c;
 
     /// id INT key, a VARCHAR(300) utf8mb4 NULL (lengths above 127 take two bytes), b INT NULL.
     fn def() -> TableDef {
@@ -679,6 +685,17 @@ mod tests {
             format: RowFormat::Dynamic,
         }
     }
+
+    /// A 16 KiB full_crc32 tablespace, as MariaDB 10.5+ creates one.
+    const FCRC32: Space = Space {
+        id: 0,
+        flags: 0x15,
+        full_crc32: true,
+        page_size: PAGE,
+        page_compressed: false,
+        zip_size: None,
+        crypt: None,
+    };
 
     type Input = (i32, Option<String>, Option<i32>);
 
@@ -773,7 +790,7 @@ mod tests {
     #[test]
     fn nulls_lengths_and_values_come_back_as_written() {
         let rows = inputs();
-        let leaf = parse_leaf(&def(), &page(&rows, &[])).unwrap();
+        let leaf = parse_leaf(&def(), &FCRC32, &page(&rows, &[])).unwrap();
         assert!(
             leaf.checksum_ok && leaf.problems.is_empty() && leaf.order_complete,
             "{leaf:?}"
@@ -787,7 +804,7 @@ mod tests {
     #[test]
     fn delete_marks_instant_records_and_the_metadata_record_are_not_rows() {
         let rows = inputs();
-        let leaf = parse_leaf(&def(), &page(&rows, &[0, DELETED])).unwrap();
+        let leaf = parse_leaf(&def(), &FCRC32, &page(&rows, &[0, DELETED])).unwrap();
         match &leaf.records[1].outcome {
             Outcome::Rejected { reason, key } => {
                 assert!(reason.contains("delete-marked"), "{reason}");
@@ -796,19 +813,19 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(rows_of(&leaf).len(), rows.len() - 1);
-        assert!(parse_leaf(&def(), &page(&rows, &[MIN_REC]))
+        assert!(parse_leaf(&def(), &FCRC32, &page(&rows, &[MIN_REC]))
             .unwrap_err()
             .contains("metadata record"));
         let mut p = page(&rows, &[]);
         let first = usize::from(be16(&p, INFIMUM - 2)) + INFIMUM;
         p[first - 3] |= STATUS_INSTANT;
-        let leaf = parse_leaf(&def(), &p).unwrap();
+        let leaf = parse_leaf(&def(), &FCRC32, &p).unwrap();
         assert!(
             matches!(&leaf.records[0].outcome, Outcome::Rejected { reason, .. } if reason.contains("instant"))
         );
         let mut redundant = page(&rows, &[]);
         redundant[N_HEAP] &= 0x7F;
-        assert!(parse_leaf(&def(), &redundant)
+        assert!(parse_leaf(&def(), &FCRC32, &redundant)
             .unwrap_err()
             .contains("REDUNDANT"));
     }
@@ -836,7 +853,7 @@ mod tests {
             for b in &mut p[from..(from + len).min(heap_top)] {
                 *b = rand() as u8;
             }
-            let Ok(leaf) = parse_leaf(&def(), &p) else {
+            let Ok(leaf) = parse_leaf(&def(), &FCRC32, &p) else {
                 continue;
             };
             let seen = leaf.problems.len()
