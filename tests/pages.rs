@@ -323,7 +323,7 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
 }
 
 /// One table of off-page values: MEDIUMTEXT, LONGBLOB and a long VARCHAR, from inline to more than 100 KB
-/// (chains of up to nine BLOB pages), NULL and empty ones between.
+/// (chains of up to eight BLOB pages), NULL and empty ones between.
 fn blob_table(c: &mut mysql::Conn, name: &str, format: &str) {
     c.query_drop(format!(
         "CREATE TABLE db.{name} (id INT PRIMARY KEY, t MEDIUMTEXT CHARACTER SET utf8mb4, b LONGBLOB, \

@@ -80,7 +80,7 @@ pub fn decode_flags(id: u32, flags: u32) -> Result<Space, String> {
     }
     if flags & !KNOWN_FLAGS != 0 || (flags >> 10) & 0x3E != 0 {
         return Err(format!(
-            "tablespace flags {flags:#x} are in no format innops knows (MariaDB 10.1.0–10.1.20 wrote such flags)"
+            "tablespace flags {flags:#x} set bits that MySQL 5.7/8.0 (shared, temporary, encrypted, SDI) or MariaDB 10.1.0–10.1.20 use, which are not read yet"
         ));
     }
     let (post_antelope, atomic_blobs) = (flags & 1 != 0, flags & (1 << 5) != 0);
@@ -163,13 +163,10 @@ impl Space {
         be32(p, 0) == sum && be32(p, n - 8) == sum && be32(p, n - 4) == be32(p, 20)
     }
 
-    /// The encryption key version the page carries (0: not encrypted).
+    /// The encryption key version the page carries (0: not encrypted; a slice too short to hold one is no page).
     pub fn key_version(&self, p: &[u8]) -> u32 {
-        match (self.full_crc32, p.len() >= 30) {
-            (true, _) => be32(p, 0),
-            (false, true) => be32(p, 26),
-            (false, false) => 0,
-        }
+        let at = if self.full_crc32 { 0 } else { 26 };
+        p.get(at..at + 4).map_or(0, |b| be32(b, 0))
     }
 
     /// The sentence saying why no page of this tablespace is read, when none is.
@@ -250,6 +247,9 @@ mod tests {
         assert!(decode_flags(7, 0x21 | 3 << 13).is_err());
         assert!(decode_flags(7, 0x20).is_err());
         assert!(decode_flags(7, 0x21 | 1 << 17).is_err());
+        // MySQL 8.0's SDI bit and MySQL 5.7's encryption bit.
+        assert!(decode_flags(7, 0x21 | 1 << 14).is_err());
+        assert!(decode_flags(7, 0x21 | 1 << 13).is_err());
     }
 
     fn page0(flags: u32, full: bool, crypt: bool) -> Vec<u8> {
