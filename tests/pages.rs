@@ -274,17 +274,46 @@ fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
     }
 }
 
+/// The server options that load `file_key_management` with one key (id 1) from a file in `dir`.
+fn encryption(dir: &std::path::Path) -> Vec<String> {
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, format!("1;{}\n", "a1".repeat(32))).unwrap();
+    vec![
+        "plugin_load_add = file_key_management".into(),
+        format!("file_key_management_filename = {}", keys.display()),
+    ]
+}
+
+/// An `ENCRYPTED=YES` table of the stopped sandbox: page 0 carries crypt data (scheme 1, key 1) and its
+/// leaf (the root of a small table) is refused as encrypted, not read.
+fn encrypted_is_refused(sb: &Sandboxed, t: &PagedTable, table: &str) {
+    let data = file(sb, table);
+    let space = Space::read(&data[..PAGE]).unwrap();
+    let crypt = space.crypt.expect("crypt data on page 0");
+    assert_eq!((crypt.scheme, crypt.key_id), (1, 1), "{space:?}");
+    let root = &data[t.root as usize * PAGE..(t.root as usize + 1) * PAGE];
+    let pages = InMemory {
+        data: &data,
+        page_size: PAGE,
+    };
+    let why = parse_leaf(&t.def, &space, &pages, root).unwrap_err();
+    assert!(why.contains("encryption key version"), "{why}");
+}
+
 /// A tablespace in the older page format (created with `innodb_checksum_algorithm = crc32`, as files from
 /// before MariaDB 10.5 and MySQL's are): bytes 0..4 of each page are its checksum, not an encryption key
 /// version. Its flags say so, every page's checksum verifies in that format (and fails as full_crc32), and the
-/// rows parse as SELECT returned them.
+/// rows parse as SELECT returned them; an encrypted table's key version is found at its place in that format.
 #[test]
 fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
+    let keys = tempfile::tempdir().unwrap();
+    let mut extra = encryption(keys.path());
+    extra.push("innodb_checksum_algorithm = crc32".into());
     let mut sb = Sandboxed::with(
         "pages2",
         SandboxOptions {
             buffer_pool: Some("64M".into()),
-            extra: vec!["innodb_checksum_algorithm = crc32".into()],
+            extra,
             ..Default::default()
         },
     );
@@ -295,6 +324,13 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
         .unwrap();
     c.query_drop("INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), IF(seq % 5 = 0, NULL, seq * 7) FROM seq_1_to_2000")
         .unwrap();
+    c.query_drop(
+        "CREATE TABLE db.enc (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB ENCRYPTED=YES",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO db.enc VALUES (1, 'secret')")
+        .unwrap();
+    let enc = page_def(&mut c, TAG, &TableName::new("db", "enc")).unwrap();
     let t = page_def(&mut c, TAG, &TableName::new("db", "old")).unwrap();
     let truth = rows(
         &mut c,
@@ -320,6 +356,7 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
     }
     assert!(used > 4, "{used} pages");
     compare(&t, &truth, &parse_table(&data, &t), &[]);
+    encrypted_is_refused(&sb, &enc, "enc");
 }
 
 /// One table of off-page values: MEDIUMTEXT, LONGBLOB and a long VARCHAR, from inline to more than 100 KB
@@ -353,14 +390,30 @@ fn truth_bytes(ty: &ColType, t: &str) -> Vec<u8> {
 /// Externally stored columns, DYNAMIC and COMPACT, followed through their BLOB chains: every row comes back
 /// byte for byte as SELECT returned it. Then one page in the middle of a multi-page chain and the first page
 /// of another are damaged: exactly the records whose chains pass through them are rejected, naming the
-/// column and the page, with their keys; every other row is still the truth.
+/// column and the page, with their keys; every other row is still the truth. (And a full_crc32 encrypted
+/// table is refused by the key version in bytes 0..4.)
 #[test]
 fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactly_its_records() {
-    let sb = Sandboxed::new("pages3");
+    let keys = tempfile::tempdir().unwrap();
+    let sb = Sandboxed::with(
+        "pages3",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: encryption(keys.path()),
+            ..Default::default()
+        },
+    );
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop("USE db").unwrap();
     c.query_drop("SET NAMES utf8mb4").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.enc (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB ENCRYPTED=YES",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO db.enc VALUES (1, 'secret')")
+        .unwrap();
+    let enc = page_def(&mut c, TAG, &TableName::new("db", "enc")).unwrap();
     let mut tables = Vec::new();
     for (name, format) in [("bd", "DYNAMIC"), ("bc", "COMPACT")] {
         blob_table(&mut c, name, format);
@@ -373,6 +426,7 @@ fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactl
     }
     drop(c);
     stop_slow(&sb);
+    encrypted_is_refused(&sb, &enc, "enc");
     let stopped = Stopped::already(&sb.sandbox).unwrap();
     for (name, format, t, truth) in &tables {
         compare(t, truth, &parse_table(&file(&sb, name), t), &[]);
