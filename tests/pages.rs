@@ -320,10 +320,13 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop("USE db").unwrap();
-    c.query_drop("CREATE TABLE db.old (id INT PRIMARY KEY, v VARCHAR(200), n INT) ENGINE=InnoDB")
+    c.query_drop("CREATE TABLE db.old (id INT PRIMARY KEY, v VARCHAR(200), n INT, b MEDIUMBLOB) ENGINE=InnoDB")
         .unwrap();
-    c.query_drop("INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), IF(seq % 5 = 0, NULL, seq * 7) FROM seq_1_to_2000")
-        .unwrap();
+    c.query_drop(
+        "INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), IF(seq % 5 = 0, NULL, seq * 7), \
+         IF(seq % 400 = 0, UNHEX(REPEAT(SHA2(seq, 256), 1500)), NULL) FROM seq_1_to_2000",
+    )
+    .unwrap();
     c.query_drop(
         "CREATE TABLE db.enc (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB ENCRYPTED=YES",
     )
@@ -355,6 +358,9 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
         assert_eq!(space.key_version(p), 0, "page {n}");
     }
     assert!(used > 4, "{used} pages");
+    // Its BLOB pages too: five 48,000-byte values, three pages each, read through their crc32 checksums.
+    let chains = innops::procedures::drill::damage::blob_chains_in(&data).unwrap();
+    assert_eq!(chains.len(), 5, "{chains:?}");
     compare(&t, &truth, &parse_table(&data, &t), &[]);
     encrypted_is_refused(&sb, &enc, "enc");
 }
