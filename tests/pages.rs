@@ -10,12 +10,14 @@ use std::collections::BTreeMap;
 use innops::dump::page_def::{page_def, PagedTable};
 use innops::dump::TableName;
 use innops::pages::page::leaves_in;
-use innops::pages::{parse_leaf, ColType, Outcome, Record, Value};
-use innops::procedures::drill::damage::{Scramble, Stopped, PAGE};
+use innops::pages::space::Space;
+use innops::pages::{parse_leaf, ColType, InMemory, Outcome, Record, Value};
+use innops::procedures::drill::damage::{BlobChain, Scramble, Stopped, PAGE};
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{rows, start_at, stop_slow, TextRow};
 use crate::common::Sandboxed;
+use innops::server::sandbox::SandboxOptions;
 
 const TAG: &str = "/* innops:test */";
 
@@ -61,8 +63,7 @@ fn types_table(c: &mut mysql::Conn, name: &str, format: &str) {
     .unwrap();
 }
 
-/// The SELECT list that prints each column as the comparison wants it: bytes in hex, BIT as a number, a
-/// column that may be stored off-page as its length and first 768 bytes.
+/// The SELECT list that prints each column as the comparison wants it: bytes in hex, BIT as a number.
 fn select_list(t: &PagedTable) -> String {
     t.def
         .columns
@@ -73,7 +74,6 @@ fn select_list(t: &PagedTable) -> String {
                 ColType::Binary { .. } | ColType::Varbinary { .. } => format!("HEX({q})"),
                 ColType::Blob { charset: None, .. } => format!("HEX({q})"),
                 ColType::Bit { .. } => format!("{q} + 0"),
-                _ if c.name == "big" => format!("CONCAT(LENGTH({q}), ':', HEX(LEFT({q}, 768)))"),
                 _ => q,
             }
         })
@@ -82,7 +82,7 @@ fn select_list(t: &PagedTable) -> String {
 }
 
 /// A parsed value in the form of [`select_list`]'s column; floating point is compared as numbers.
-fn same(v: &Value, truth: &Option<String>, name: &str) -> bool {
+fn same(v: &Value, truth: &Option<String>) -> bool {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
     match (v, truth) {
         (Value::Null, None) => true,
@@ -90,16 +90,6 @@ fn same(v: &Value, truth: &Option<String>, name: &str) -> bool {
         (Value::Float(f), Some(t)) => t.parse::<f32>().ok() == Some(*f),
         (Value::Double(d), Some(t)) => t.parse::<f64>().ok() == Some(*d),
         (Value::Bytes(b), Some(t)) => &hex(b) == t,
-        (Value::External(e), Some(t)) => {
-            let (len, head) = t.split_once(':').unwrap_or_default();
-            let full = e.len + e.prefix.len() as u64;
-            // DYNAMIC keeps no prefix in the record: only the length can be compared before BLOBs are followed.
-            len == full.to_string() && (e.prefix.is_empty() || head == hex(&e.prefix))
-        }
-        (Value::Text(s), Some(t)) if name == "big" => {
-            let head = &s.as_bytes()[..s.len().min(768)];
-            t == &format!("{}:{}", s.len(), hex(head))
-        }
         (v, Some(t)) => v.text().as_deref() == Some(t.as_str()),
     }
 }
@@ -110,12 +100,18 @@ fn file(sb: &Sandboxed, table: &str) -> Vec<u8> {
 
 /// Every record of the table's clustered-index leaves, in key order.
 fn parse_table(data: &[u8], t: &PagedTable) -> Vec<Record> {
+    let space = Space::read(&data[..PAGE]).unwrap();
+    let pages = InMemory {
+        data,
+        page_size: PAGE,
+    };
     let leaves = leaves_in(data, t.root).unwrap();
     let mut out = Vec::new();
     for l in leaves {
         let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
         assert_eq!(&p[66..74], t.index_id.to_be_bytes(), "page {}", l.page);
-        let leaf = parse_leaf(&t.def, p).unwrap_or_else(|e| panic!("page {}: {e}", l.page));
+        let leaf = parse_leaf(&t.def, &space, &pages, p)
+            .unwrap_or_else(|e| panic!("page {}: {e}", l.page));
         assert!(
             leaf.checksum_ok && leaf.problems.is_empty(),
             "page {}: {leaf:?}",
@@ -150,7 +146,7 @@ fn compare(t: &PagedTable, truth: &[TextRow], recs: &[Record], deleted: &[String
     for (row, want) in got_rows.iter().zip(truth) {
         for (i, c) in t.def.columns.iter().enumerate() {
             assert!(
-                same(&row.values[i], &want[i], &c.name),
+                same(&row.values[i], &want[i]),
                 "column {} of the row {want:?}: parsed {:?}",
                 c.name,
                 row.values[i]
@@ -212,11 +208,6 @@ fn leaf_pages_written_by_the_server_parse_into_exactly_the_rows_select_returns()
         compare(t, truth, &recs, &deleted);
     }
     let (dyn_def, dyn_truth) = &tables["dyn"];
-    let external = parse_table(&file(&sb, "dyn"), dyn_def)
-        .iter()
-        .filter(|r| matches!(&r.outcome, Outcome::Row(row) if row.values.iter().any(|v| matches!(v, Value::External(_)))))
-        .count();
-    assert_eq!(external, 5, "the 9,000-byte VARCHARs are stored off-page");
     garbage_is_rejected(&sb, dyn_def, dyn_truth);
 }
 
@@ -242,9 +233,15 @@ fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
     tf.scramble(leaves[3].page, &Scramble::Swap { nth: 5 })
         .unwrap();
     let data = file(sb, "dyn");
+    let space = Space::read(&data[..PAGE]).unwrap();
+    assert!(space.full_crc32, "{space:?}");
     for l in &leaves[..4] {
         let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
-        let leaf = match parse_leaf(&t.def, p) {
+        let pages = InMemory {
+            data: &data,
+            page_size: PAGE,
+        };
+        let leaf = match parse_leaf(&t.def, &space, &pages, p) {
             Ok(leaf) => leaf,
             Err(why) => panic!("page {}: {why}", l.page),
         };
@@ -266,13 +263,265 @@ fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
             let want = by_key.get(&key).unwrap_or_else(|| {
                 panic!("page {}: a row with key {key} that never existed", l.page)
             });
-            for (i, c) in t.def.columns.iter().enumerate() {
+            for i in 0..t.def.columns.len() {
                 assert!(
-                    same(&row.values[i], &want[i], &c.name),
+                    same(&row.values[i], &want[i]),
                     "page {}: a wrong row {key}",
                     l.page
                 );
             }
         }
+    }
+}
+
+/// The server options that load `file_key_management` with one key (id 1) from a file in `dir`.
+fn encryption(dir: &std::path::Path) -> Vec<String> {
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, format!("1;{}\n", "a1".repeat(32))).unwrap();
+    vec![
+        "plugin_load_add = file_key_management".into(),
+        format!("file_key_management_filename = {}", keys.display()),
+    ]
+}
+
+/// An `ENCRYPTED=YES` table of the stopped sandbox: page 0 carries crypt data (scheme 1, key 1) and its
+/// leaf (the root of a small table) is refused as encrypted, not read.
+fn encrypted_is_refused(sb: &Sandboxed, t: &PagedTable, table: &str) {
+    let data = file(sb, table);
+    let space = Space::read(&data[..PAGE]).unwrap();
+    let crypt = space.crypt.expect("crypt data on page 0");
+    assert_eq!((crypt.scheme, crypt.key_id), (1, 1), "{space:?}");
+    let root = &data[t.root as usize * PAGE..(t.root as usize + 1) * PAGE];
+    let pages = InMemory {
+        data: &data,
+        page_size: PAGE,
+    };
+    let why = parse_leaf(&t.def, &space, &pages, root).unwrap_err();
+    assert!(why.contains("encryption key version"), "{why}");
+}
+
+/// A tablespace in the older page format (created with `innodb_checksum_algorithm = crc32`, as files from
+/// before MariaDB 10.5 and MySQL's are): bytes 0..4 of each page are its checksum, not an encryption key
+/// version. Its flags say so, every page's checksum verifies in that format (and fails as full_crc32), and the
+/// rows parse as SELECT returned them; an encrypted table's key version is found at its place in that format.
+#[test]
+fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
+    let keys = tempfile::tempdir().unwrap();
+    let mut extra = encryption(keys.path());
+    extra.push("innodb_checksum_algorithm = crc32".into());
+    let mut sb = Sandboxed::with(
+        "pages2",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra,
+            ..Default::default()
+        },
+    );
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop("CREATE TABLE db.old (id INT PRIMARY KEY, v VARCHAR(200), n INT, b MEDIUMBLOB) ENGINE=InnoDB")
+        .unwrap();
+    c.query_drop(
+        "INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), IF(seq % 5 = 0, NULL, seq * 7), \
+         IF(seq % 400 = 0, UNHEX(REPEAT(SHA2(seq, 256), 1500)), NULL) FROM seq_1_to_2000",
+    )
+    .unwrap();
+    c.query_drop(
+        "CREATE TABLE db.enc (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB ENCRYPTED=YES",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO db.enc VALUES (1, 'secret')")
+        .unwrap();
+    let enc = page_def(&mut c, TAG, &TableName::new("db", "enc")).unwrap();
+    let t = page_def(&mut c, TAG, &TableName::new("db", "old")).unwrap();
+    let truth = rows(
+        &mut c,
+        &format!("SELECT {} FROM db.old ORDER BY id", select_list(&t)),
+    );
+    drop(c);
+    stop_slow(&sb);
+    sb.reopen();
+    let data = file(&sb, "old");
+    let space = Space::read(&data[..PAGE]).unwrap();
+    assert!(!space.full_crc32 && space.crypt.is_none(), "{space:?}");
+    let mut full = space;
+    full.full_crc32 = true;
+    let mut used = 0;
+    for (n, p) in data.chunks(PAGE).enumerate() {
+        if p.iter().all(|&b| b == 0) {
+            continue;
+        }
+        used += 1;
+        assert!(space.checksum_ok(p), "page {n} fails its crc32 checksum");
+        assert!(!full.checksum_ok(p), "page {n} passes as full_crc32");
+        assert_eq!(space.key_version(p), 0, "page {n}");
+    }
+    assert!(used > 4, "{used} pages");
+    // Its BLOB pages too: five 48,000-byte values, three pages each, read through their crc32 checksums.
+    let chains = innops::procedures::drill::damage::blob_chains_in(&data).unwrap();
+    assert_eq!(chains.len(), 5, "{chains:?}");
+    compare(&t, &truth, &parse_table(&data, &t), &[]);
+    encrypted_is_refused(&sb, &enc, "enc");
+}
+
+/// One table of off-page values: MEDIUMTEXT, LONGBLOB and a long VARCHAR, from inline to more than 100 KB
+/// (chains of up to eight BLOB pages), NULL and empty ones between.
+fn blob_table(c: &mut mysql::Conn, name: &str, format: &str) {
+    c.query_drop(format!(
+        "CREATE TABLE db.{name} (id INT PRIMARY KEY, t MEDIUMTEXT CHARACTER SET utf8mb4, b LONGBLOB, \
+         v VARCHAR(20000) CHARACTER SET latin1) ENGINE=InnoDB ROW_FORMAT={format}"
+    ))
+    .unwrap();
+    c.query_drop(format!(
+        "INSERT INTO db.{name} SELECT seq, \
+         IF(seq % 5 = 0, NULL, REPEAT(CONCAT('ü', MD5(seq)), ELT(1 + seq % 4, 2, 300, 1000, 1900))), \
+         IF(seq % 7 = 0, '', UNHEX(REPEAT(SHA2(seq, 256), seq * 100))), \
+         REPEAT(CHAR(65 + seq % 26, 48 + seq % 10), seq * 250) \
+         FROM seq_1_to_40"
+    ))
+    .unwrap();
+}
+
+/// The bytes of a value as the SELECT of [`select_list`] printed it.
+fn truth_bytes(ty: &ColType, t: &str) -> Vec<u8> {
+    match ty {
+        ColType::Blob { charset: None, .. } => (0..t.len() / 2)
+            .map(|i| u8::from_str_radix(&t[2 * i..2 * i + 2], 16).unwrap())
+            .collect(),
+        _ => t.as_bytes().to_vec(),
+    }
+}
+
+/// Externally stored columns, DYNAMIC and COMPACT, followed through their BLOB chains: every row comes back
+/// byte for byte as SELECT returned it. Then one page in the middle of a multi-page chain and the first page
+/// of another are damaged: exactly the records whose chains pass through them are rejected, naming the
+/// column and the page, with their keys; every other row is still the truth. (And a full_crc32 encrypted
+/// table is refused by the key version in bytes 0..4.)
+#[test]
+fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactly_its_records() {
+    let keys = tempfile::tempdir().unwrap();
+    let sb = Sandboxed::with(
+        "pages3",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: encryption(keys.path()),
+            ..Default::default()
+        },
+    );
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop("SET NAMES utf8mb4").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.enc (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB ENCRYPTED=YES",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO db.enc VALUES (1, 'secret')")
+        .unwrap();
+    let enc = page_def(&mut c, TAG, &TableName::new("db", "enc")).unwrap();
+    let mut tables = Vec::new();
+    for (name, format) in [("bd", "DYNAMIC"), ("bc", "COMPACT")] {
+        blob_table(&mut c, name, format);
+        let t = page_def(&mut c, TAG, &TableName::new("db", name)).unwrap();
+        let truth = rows(
+            &mut c,
+            &format!("SELECT {} FROM db.{name} ORDER BY id", select_list(&t)),
+        );
+        tables.push((name, format, t, truth));
+    }
+    drop(c);
+    stop_slow(&sb);
+    encrypted_is_refused(&sb, &enc, "enc");
+    let stopped = Stopped::already(&sb.sandbox).unwrap();
+    for (name, format, t, truth) in &tables {
+        compare(t, truth, &parse_table(&file(&sb, name), t), &[]);
+        // Which row's column each chain holds: its off-page part (COMPACT keeps the first 768 bytes in the
+        // record) by length and first bytes; the values differ from row to row.
+        let tf = stopped.table("db", name).unwrap();
+        let chains = tf.blob_chains().unwrap();
+        let prefix = if *format == "COMPACT" { 768 } else { 0 };
+        let parts: Vec<(String, Vec<u8>)> = truth
+            .iter()
+            .flat_map(|row| {
+                t.def.columns.iter().zip(row).filter_map(|(col, v)| {
+                    let b = truth_bytes(&col.ty, v.as_deref()?);
+                    Some((row[0].clone().unwrap(), b.get(prefix..)?.to_vec()))
+                })
+            })
+            .collect();
+        let owner = |ch: &BlobChain| -> String {
+            let found: Vec<&String> = parts
+                .iter()
+                .filter(|(_, rest)| rest.len() as u64 == ch.len && rest.starts_with(&ch.head))
+                .map(|(key, _)| key)
+                .collect();
+            assert_eq!(
+                found.len(),
+                1,
+                "{name}: the chain {:?} belongs to {found:?}",
+                ch.pages
+            );
+            found[0].clone()
+        };
+        assert!(
+            chains.iter().any(|ch| ch.len > 100_000),
+            "{name}: {chains:?}"
+        );
+        let long = chains
+            .iter()
+            .find(|ch| ch.pages.len() >= 3)
+            .expect("a chain of 3 pages or more");
+        let short = chains
+            .iter()
+            .find(|ch| ch.pages.len() == 1)
+            .expect("a one-page chain");
+        let bad = [long.pages[1], short.pages[0]];
+        let mut hit: Vec<String> = chains
+            .iter()
+            .filter(|ch| ch.pages.iter().any(|p| bad.contains(p)))
+            .map(owner)
+            .collect();
+        hit.sort();
+        hit.dedup();
+        assert!(!hit.is_empty());
+        assert_eq!(chains.iter().map(owner).count(), chains.len());
+        for p in bad {
+            tf.damage(p).unwrap();
+        }
+        let data = file(&sb, name);
+        let space = Space::read(&data[..PAGE]).unwrap();
+        let pages = InMemory {
+            data: &data,
+            page_size: PAGE,
+        };
+        let by_key: BTreeMap<String, &TextRow> =
+            truth.iter().map(|r| (r[0].clone().unwrap(), r)).collect();
+        let mut rejected = Vec::new();
+        for l in leaves_in(&data, t.root).unwrap() {
+            let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
+            for r in parse_leaf(&t.def, &space, &pages, p).unwrap().records {
+                match r.outcome {
+                    Outcome::Row(row) => {
+                        let want = by_key[&row.values[0].text().unwrap()];
+                        for (i, v) in row.values.iter().enumerate() {
+                            assert!(same(v, &want[i]), "{name}: a wrong row {:?}", want[0]);
+                        }
+                    }
+                    Outcome::Rejected { reason, key } => {
+                        assert!(
+                            bad.iter().any(|p| reason.contains(&format!("is incomplete: page {p} fails"))),
+                            "{name}: {reason}"
+                        );
+                        rejected.push(key.expect("its key")[0].text().unwrap());
+                    }
+                }
+            }
+        }
+        rejected.sort();
+        assert_eq!(
+            rejected, hit,
+            "{name}: the records whose chains pass the damaged pages"
+        );
     }
 }

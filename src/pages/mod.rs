@@ -1,16 +1,21 @@
 //! Reading InnoDB's data files directly, where SQL cannot reach the rows (issue 30): pages of a file-per-table
 //! `.ibd` ([`page`]: headers, checksums, the leaves of an index), a table's definition as the record parser needs
 //! it ([`def`]), column values from their stored bytes ([`value`]), and the user records of a clustered-index
-//! leaf page, each a row proven by its own bytes or rejected with the reason ([`record`]).
+//! leaf page, each a row proven by its own bytes or rejected with the reason ([`record`]); what page 0 says
+//! about every page of the file (its format, page size, compression, encryption: [`space`]) and externally
+//! stored columns followed through their BLOB pages ([`blob`]).
 //!
 //! Pure: nothing here opens a file or a connection. The definition comes from the server through
 //! `dump::page_def`; the bytes from whoever read the file.
 
+pub mod blob;
 pub mod def;
 pub mod page;
 pub mod record;
+pub mod space;
 pub mod value;
 
+pub use blob::{InMemory, PageReader};
 pub use def::{ColType, ColumnDef, ColumnSpec, RowFormat, TableDef};
 pub use record::{parse_leaf, Leaf, Outcome, Record, Row};
 pub use value::{Extern, Value};

@@ -11,18 +11,22 @@
 //! A page is untrusted input: every read is bounds-checked, and a record becomes a row only when its header is
 //! consistent (ordinary status, a heap number of this page's heap and of no other record, no unknown info bit),
 //! its fields lie inside the page's heap, every value is one its column can hold, it is not delete-marked, and
-//! its key is in ascending order with the page's other records. What this slice does not read (REDUNDANT and
+//! its key is in ascending order with the page's other records, and each externally stored column is whole: its
+//! BLOB chain followed through the same tablespace's pages ([`super::blob`]) adds up to the reference's length
+//! over pages that prove themselves. What this slice does not read (REDUNDANT and
 //! compressed pages, instant ADD COLUMN records and the metadata record, page-compressed or encrypted pages) is
 //! refused in one sentence, never guessed at.
 
 use std::cmp::Ordering;
 
+use super::blob::{self, PageReader};
 use super::def::{ColType, RowFormat, TableDef};
 use super::page::{
-    be16, crc32c, stored_crc, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE,
-    PAGE_HEADER, RECORDS_START, SPACE_ID, SUPREMUM,
+    be16, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE, PAGE_HEADER,
+    RECORDS_START, SPACE_ID, SUPREMUM,
 };
-use super::value::{self, Value};
+use super::space::Space;
+use super::value::{self, Extern, Value};
 
 /// `REC_INFO_DELETED_FLAG` and `REC_INFO_MIN_REC_FLAG`, in the info bits (the header's top nibble).
 const DELETED: u8 = 0x20;
@@ -64,7 +68,7 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leaf {
     pub records: Vec<Record>,
-    /// Whether the page's `full_crc32` checksum matches (a page that fails it may still hold good records).
+    /// Whether the page's checksum matches in its tablespace's format (a page that fails it may still hold good records).
     pub checksum_ok: bool,
     /// Page-level findings, one sentence each: a broken record list, a record count that differs.
     pub problems: Vec<String>,
@@ -87,13 +91,16 @@ fn byte(p: &[u8], at: usize) -> Result<u8, String> {
 }
 
 /// The one-sentence refusal when the table or the page is one this parser does not read yet.
-fn refusal(def: &TableDef, p: &[u8]) -> Option<String> {
+fn refusal(def: &TableDef, space: &Space, p: &[u8]) -> Option<String> {
     match def.format {
         RowFormat::Redundant => return Some("REDUNDANT records are not read yet".into()),
         RowFormat::Compressed => {
             return Some("ROW_FORMAT=COMPRESSED pages are not read yet".into())
         }
         RowFormat::Compact | RowFormat::Dynamic => {}
+    }
+    if let Some(why) = space.refusal(PAGE) {
+        return Some(why);
     }
     if p.len() != PAGE {
         return Some(format!(
@@ -110,10 +117,11 @@ fn refusal(def: &TableDef, p: &[u8]) -> Option<String> {
             format!("page type {ty} is not an index page")
         });
     }
-    if p[..4] != [0, 0, 0, 0] {
-        return Some(
-            "the page carries an encryption key version: encrypted pages are not read yet".into(),
-        );
+    if space.key_version(p) != 0 {
+        return Some(format!(
+            "the page carries encryption key version {}: encrypted pages are not read yet",
+            space.key_version(p)
+        ));
     }
     if be16(p, LEVEL) != 0 {
         return Some("not a leaf page".into());
@@ -157,10 +165,16 @@ fn walk(p: &[u8]) -> (Vec<usize>, Option<String>) {
     }
 }
 
-/// The user records of clustered-index leaf page `p` of the table `def`, in page order. `Err` is the one
-/// sentence saying why the page is not read at all.
-pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
-    if let Some(why) = refusal(def, p) {
+/// The user records of clustered-index leaf page `p` of the table `def` in the tablespace `space` (read from
+/// its page 0), in page order; externally stored columns are read from the same tablespace's `pages`. `Err`
+/// is the one sentence saying why the page is not read at all.
+pub fn parse_leaf(
+    def: &TableDef,
+    space: &Space,
+    pages: &dyn PageReader,
+    p: &[u8],
+) -> Result<Leaf, String> {
+    if let Some(why) = refusal(def, space, p) {
         return Err(why);
     }
     let (origins, broken) = walk(p);
@@ -180,7 +194,7 @@ pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
         if info & MIN_REC != 0 && i == 0 && leftmost {
             return Err("the first record is the metadata record of an instant ALTER TABLE, which is not read yet".into());
         }
-        let mut r = parse_record(def, p, at, &mut heaps);
+        let mut r = parse_record(def, (space, pages), p, at, &mut heaps);
         if broken.is_some() && i + 1 == origins.len() {
             r.reject("its next-record offset is broken");
         }
@@ -190,7 +204,7 @@ pub fn parse_leaf(def: &TableDef, p: &[u8]) -> Result<Leaf, String> {
     check_neighbours(def, p, &mut parsed);
     Ok(Leaf {
         records: parsed.into_iter().map(Parsed::into_record).collect(),
-        checksum_ok: stored_crc(p) == crc32c(&p[..PAGE - 4]),
+        checksum_ok: space.checksum_ok(p),
         problems,
         order_complete,
     })
@@ -340,9 +354,10 @@ fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<(Vec<Field>, (usize
     Ok((out, (lens_at + 1, at)))
 }
 
-/// One record: header checks, then each field decoded.
+/// One record: header checks, then each field decoded, externally stored ones followed through `pages`.
 fn parse_record(
     def: &TableDef,
+    (file, pages): (&Space, &dyn PageReader),
     p: &[u8],
     origin: usize,
     heaps: &mut std::collections::HashSet<u16>,
@@ -399,7 +414,17 @@ fn parse_record(
         let v = if f.null {
             Ok(Value::Null)
         } else if f.external {
-            external(def, ty, bytes, space)
+            match external(def, ty, bytes, space).map(|e| (blob::follow(file, pages, &e), e)) {
+                Ok((Ok(rest), e)) => value::decode(ty, &[e.prefix, rest].concat()),
+                Ok((Err(why), _)) => {
+                    let name = &def.columns[c].name;
+                    r.reject(&format!(
+                        "its externally stored column `{name}` is incomplete: {why}"
+                    ));
+                    return r;
+                }
+                Err(why) => Err(why),
+            }
         } else {
             value::decode(ty, bytes)
         };
@@ -517,7 +542,7 @@ fn header(
 }
 
 /// An externally stored column's reference, checked against the row format and the page's tablespace.
-fn external(def: &TableDef, ty: &ColType, local: &[u8], space: u32) -> Result<Value, String> {
+fn external(def: &TableDef, ty: &ColType, local: &[u8], space: u32) -> Result<Extern, String> {
     if !value::long_len(ty) {
         return Err("stored externally, which a column of at most 255 bytes never is".into());
     }
@@ -542,7 +567,7 @@ fn external(def: &TableDef, ty: &ColType, local: &[u8], space: u32) -> Result<Va
     if e.len + e.prefix.len() as u64 > value::max_len(ty) {
         return Err("its stored length is longer than the column".into());
     }
-    Ok(Value::External(e))
+    Ok(e)
 }
 
 /// The key's bytes, one entry per key field (empty when a field is outside the page).
@@ -636,231 +661,5 @@ fn check_order(def: &TableDef, recs: &mut [Parsed]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pages::def::{Charset, ColumnDef};
-
-    /// id INT key, a VARCHAR(300) utf8mb4 NULL (lengths above 127 take two bytes), b INT NULL.
-    fn def() -> TableDef {
-        let col = |name: &str, ty, nullable| ColumnDef {
-            name: name.into(),
-            ty,
-            nullable,
-            byte_order: true,
-        };
-        TableDef {
-            columns: vec![
-                col(
-                    "id",
-                    ColType::Int {
-                        bytes: 4,
-                        unsigned: false,
-                    },
-                    false,
-                ),
-                col(
-                    "a",
-                    ColType::Varchar {
-                        chars: 300,
-                        charset: Charset::Utf8mb4,
-                    },
-                    true,
-                ),
-                col(
-                    "b",
-                    ColType::Int {
-                        bytes: 4,
-                        unsigned: false,
-                    },
-                    true,
-                ),
-            ],
-            key: vec![0],
-            format: RowFormat::Dynamic,
-        }
-    }
-
-    type Input = (i32, Option<String>, Option<i32>);
-
-    fn int(v: i32) -> [u8; 4] {
-        (v as u32 ^ 0x8000_0000).to_be_bytes()
-    }
-
-    /// A leaf page holding `rows` in key order, laid out as InnoDB lays COMPACT records out; `info` ORed into
-    /// every record's info bits.
-    fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
-        let mut p = vec![0u8; PAGE];
-        p[8..12].copy_from_slice(&NO_PAGE.to_be_bytes());
-        p[24..26].copy_from_slice(&INDEX_PAGE.to_be_bytes());
-        p[N_HEAP..N_HEAP + 2].copy_from_slice(&(0x8000 | (rows.len() as u16 + 2)).to_be_bytes());
-        p[N_RECS..N_RECS + 2].copy_from_slice(&(rows.len() as u16).to_be_bytes());
-        p[INFIMUM..INFIMUM + 8].copy_from_slice(b"infimum\0");
-        p[SUPREMUM..SUPREMUM + 8].copy_from_slice(b"supremum");
-        let (mut at, mut prev) = (RECORDS_START, INFIMUM);
-        for (i, (id, a, b)) in rows.iter().enumerate() {
-            let mut extra = Vec::new();
-            if let Some(a) = a {
-                let n = a.len();
-                if n > 127 {
-                    extra.extend([(n & 0xFF) as u8, 0x80 | (n >> 8) as u8]);
-                } else {
-                    extra.push(n as u8);
-                }
-            }
-            extra.push(u8::from(a.is_none()) | u8::from(b.is_none()) << 1);
-            let heap = (i + 2) as u16;
-            extra.extend([
-                info.get(i).copied().unwrap_or(0),
-                (heap >> 5) as u8,
-                (heap << 3) as u8,
-                0,
-                0,
-            ]);
-            let origin = at + extra.len();
-            p[at..origin].copy_from_slice(&extra);
-            let mut data = int(*id).to_vec();
-            data.extend([0, 0, 0, 0, 0, 9, 0x80, 0, 0, 0, 0, 0, 0]);
-            data.extend(a.as_deref().unwrap_or("").as_bytes());
-            if let Some(b) = b {
-                data.extend(int(*b));
-            }
-            p[origin..origin + data.len()].copy_from_slice(&data);
-            let off = (origin as i64 - prev as i64) as i16;
-            p[prev - 2..prev].copy_from_slice(&off.to_be_bytes());
-            prev = origin;
-            at = origin + data.len();
-        }
-        let off = (SUPREMUM as i64 - prev as i64) as i16;
-        p[prev - 2..prev].copy_from_slice(&off.to_be_bytes());
-        p[HEAP_TOP..HEAP_TOP + 2].copy_from_slice(&(at as u16).to_be_bytes());
-        let sum = crc32c(&p[..PAGE - 4]);
-        p[PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
-        p
-    }
-
-    fn inputs() -> Vec<Input> {
-        (0..40)
-            .map(|i| {
-                let a = match i % 4 {
-                    0 => None,
-                    1 => Some(String::new()),
-                    2 => Some("ü".repeat(20 + i as usize * 3)),
-                    _ => Some(format!("row {i} é")),
-                };
-                (i * 10 - 100, a, (i % 3 != 0).then_some(i * 1000 - 7))
-            })
-            .collect()
-    }
-
-    fn want(r: &Input) -> Vec<Value> {
-        vec![
-            Value::Int(i64::from(r.0)),
-            r.1.clone().map_or(Value::Null, Value::Text),
-            r.2.map_or(Value::Null, |b| Value::Int(i64::from(b))),
-        ]
-    }
-
-    fn rows_of(leaf: &Leaf) -> Vec<&Row> {
-        leaf.records
-            .iter()
-            .filter_map(|r| match &r.outcome {
-                Outcome::Row(row) => Some(row),
-                Outcome::Rejected { .. } => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn nulls_lengths_and_values_come_back_as_written() {
-        let rows = inputs();
-        let leaf = parse_leaf(&def(), &page(&rows, &[])).unwrap();
-        assert!(
-            leaf.checksum_ok && leaf.problems.is_empty() && leaf.order_complete,
-            "{leaf:?}"
-        );
-        let got: Vec<Vec<Value>> = rows_of(&leaf).iter().map(|r| r.values.clone()).collect();
-        let expected: Vec<Vec<Value>> = rows.iter().map(want).collect();
-        assert_eq!(got, expected);
-        assert!(rows_of(&leaf).iter().all(|r| r.trx_id == 9));
-    }
-
-    #[test]
-    fn delete_marks_instant_records_and_the_metadata_record_are_not_rows() {
-        let rows = inputs();
-        let leaf = parse_leaf(&def(), &page(&rows, &[0, DELETED])).unwrap();
-        match &leaf.records[1].outcome {
-            Outcome::Rejected { reason, key } => {
-                assert!(reason.contains("delete-marked"), "{reason}");
-                assert_eq!(key.as_deref(), Some(&[Value::Int(-90)][..]));
-            }
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(rows_of(&leaf).len(), rows.len() - 1);
-        assert!(parse_leaf(&def(), &page(&rows, &[MIN_REC]))
-            .unwrap_err()
-            .contains("metadata record"));
-        let mut p = page(&rows, &[]);
-        let first = usize::from(be16(&p, INFIMUM - 2)) + INFIMUM;
-        p[first - 3] |= STATUS_INSTANT;
-        let leaf = parse_leaf(&def(), &p).unwrap();
-        assert!(
-            matches!(&leaf.records[0].outcome, Outcome::Rejected { reason, .. } if reason.contains("instant"))
-        );
-        let mut redundant = page(&rows, &[]);
-        redundant[N_HEAP] &= 0x7F;
-        assert!(parse_leaf(&def(), &redundant)
-            .unwrap_err()
-            .contains("REDUNDANT"));
-    }
-
-    /// Random bytes over a stretch of the record area, many times: never a panic, never a row that was not
-    /// written, and the damage seen.
-    #[test]
-    fn garbage_in_the_record_area_gives_rejected_records_never_a_wrong_row() {
-        let rows = inputs();
-        let good = page(&rows, &[]);
-        let heap_top = usize::from(be16(&good, HEAP_TOP));
-        let written: std::collections::HashMap<i64, Vec<Value>> =
-            rows.iter().map(|r| (i64::from(r.0), want(r))).collect();
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..400 {
-            let mut p = good.clone();
-            let len = 64 + (rand() % 448) as usize;
-            let from = RECORDS_START + (rand() as usize % (heap_top - RECORDS_START - 64));
-            for b in &mut p[from..(from + len).min(heap_top)] {
-                *b = rand() as u8;
-            }
-            let Ok(leaf) = parse_leaf(&def(), &p) else {
-                continue;
-            };
-            let seen = leaf.problems.len()
-                + leaf
-                    .records
-                    .iter()
-                    .filter(|r| matches!(r.outcome, Outcome::Rejected { .. }))
-                    .count();
-            assert!(
-                seen > 0,
-                "bytes {from}..{} overwritten and nothing rejected",
-                from + len
-            );
-            for row in rows_of(&leaf) {
-                let Value::Int(id) = row.values[0] else {
-                    panic!("{row:?}")
-                };
-                assert_eq!(
-                    written.get(&id),
-                    Some(&row.values),
-                    "a wrong row after {from}..{}",
-                    from + len
-                );
-            }
-        }
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;

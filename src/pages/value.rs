@@ -11,8 +11,8 @@
 
 use super::def::{Charset, ColType};
 
-/// An externally stored column: the part kept in the record and the 20-byte reference to the rest (not
-/// followed yet: the BLOB pages are not read).
+/// An externally stored column: the part kept in the record and the 20-byte reference to the rest (followed
+/// by [`super::blob::follow`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extern {
     /// The bytes kept in the record (COMPACT: the first 768; DYNAMIC: none).
@@ -57,12 +57,11 @@ pub enum Value {
         text: String,
     },
     Bit(u64),
-    External(Extern),
 }
 
 impl Value {
     /// The text the server prints for this value (TIMESTAMP in UTC: `time_zone = '+00:00'`); `None` for the
-    /// binary types, floating point (compare the numbers) and externally stored columns.
+    /// binary types and floating point (compare the numbers).
     pub fn text(&self) -> Option<String> {
         Some(match self {
             Value::Int(v) => v.to_string(),
@@ -72,11 +71,7 @@ impl Value {
             Value::Year(y) => format!("{y:04}"),
             Value::Enum { name, .. } => name.clone(),
             Value::Set { text, .. } => text.clone(),
-            Value::Null
-            | Value::Float(_)
-            | Value::Double(_)
-            | Value::Bytes(_)
-            | Value::External(_) => return None,
+            Value::Null | Value::Float(_) | Value::Double(_) | Value::Bytes(_) => return None,
         })
     }
 }

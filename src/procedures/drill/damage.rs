@@ -36,14 +36,8 @@ pub fn children(upper: &[IndexPage], lower: &[IndexPage]) -> Result<Vec<Vec<Inde
     split_by_leaf(upper, lower)
 }
 
-/// `FIL_PAGE_TYPE_BLOB`: an uncompressed page of an externally stored column (MariaDB's `fil0fil.h`).
-pub const BLOB_PAGE: u16 = 10;
-/// `FIL_PAGE_DATA + BTR_BLOB_HDR_PART_LEN`: how many bytes of the column this BLOB page holds.
-const BLOB_PART_LEN: usize = 38;
-/// `FIL_PAGE_DATA + BTR_BLOB_HDR_NEXT_PAGE_NO`: the next page of the chain (`FIL_NULL` on the last).
-const BLOB_NEXT: usize = 42;
-/// `FIL_PAGE_DATA + BTR_BLOB_HDR_SIZE`: where the column's bytes start on a BLOB page.
-const BLOB_DATA: usize = 46;
+pub use crate::pages::blob::BLOB_PAGE;
+use crate::pages::blob::{DATA as BLOB_DATA, NEXT as BLOB_NEXT, PART_LEN as BLOB_PART_LEN};
 
 /// The pages holding one externally stored column value, first to last, with the value's length and its
 /// first bytes (for a test to tell whose value it is).
