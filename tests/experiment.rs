@@ -963,3 +963,28 @@ fn a_ready_study_runs_end_to_end_and_plan_json_keeps_it() {
     assert_eq!(params["workload"], "oltp_read_write", "{params}");
     assert_eq!(params["tables"].as_array().unwrap().len(), 2, "{params}");
 }
+
+/// A schema with a copy's name that innops did not make (no innops comment) stops the experiment at its
+/// pre-flight, and stays as it was: innops drops only the schemas it made.
+#[test]
+fn a_schema_with_a_copy_s_name_that_innops_did_not_make_is_refused_and_kept() {
+    let sb = Sandboxed::new("exptforeign");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE innops_exp_t1").unwrap();
+    c.query_drop("CREATE TABLE innops_exp_t1.mine (id INT PRIMARY KEY)")
+        .unwrap();
+    c.query_drop("INSERT INTO innops_exp_t1.mine VALUES (1), (2)")
+        .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&strs(&tables_args("ENGINE=Aria", &run_dir)));
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("not innops's: innops_exp_t1")
+            || out.stderr.contains("not innops's: innops_exp_t1"),
+        "{out:?}"
+    );
+    let n: Option<i64> = c
+        .query_first("SELECT COUNT(*) FROM innops_exp_t1.mine")
+        .unwrap();
+    assert_eq!(n, Some(2));
+}

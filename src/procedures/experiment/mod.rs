@@ -437,6 +437,9 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
             move |ctx| values::reads_back(ctx, &b, "the experiment's baseline"),
         ));
     }
+    if !p.tables.is_empty() {
+        step = step.pre(tables::names_free_check(p.tables.len() + 1));
+    }
     if !p.restart_vars.is_empty() {
         step = step
             .pre(crate::procedures::kit::checks::control_present(

@@ -29,6 +29,64 @@ pub fn schema(n: usize) -> String {
     format!("innops_exp_t{n}")
 }
 
+/// The comment innops gives the schemas it makes: only a schema carrying it is ever dropped.
+const MARK: &str = "innops experiment copy";
+
+/// Who holds schema `n`'s name on the server: None when no schema has it, else whether innops made it.
+fn owner(conn: &mut mysql::Conn, tag: &str, n: usize) -> anyhow::Result<Option<bool>> {
+    let comment: Option<Option<String>> = conn.query_first(format!(
+        "SELECT {tag} SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {}",
+        quote_string(&schema(n))
+    ))?;
+    Ok(comment.map(|c| c.as_deref() == Some(MARK)))
+}
+
+/// Drop copy `n` if innops made it; a schema of that name innops did not make is refused, never dropped.
+fn drop_own(conn: &mut mysql::Conn, tag: &str, n: usize) -> anyhow::Result<()> {
+    match owner(conn, tag, n)? {
+        None => Ok(()),
+        Some(true) => Ok(conn.query_drop(format!(
+            "DROP DATABASE {tag} IF EXISTS {}",
+            quote_ident(&schema(n))
+        ))?),
+        Some(false) => Err(foreign(n)),
+    }
+}
+
+/// The refusal when a schema innops would use for a copy is someone else's.
+fn foreign(n: usize) -> anyhow::Error {
+    crate::error::refused(format!(
+        "schema {} exists and innops did not make it (its comment is not '{MARK}'): rename it, innops keeps that name for its table copies",
+        quote_ident(&schema(n))
+    ))
+}
+
+/// The pre-check that every copy's name is free or innops's own, so no copy is built and none dropped otherwise.
+pub fn names_free_check(copies: usize) -> Check {
+    Check::new(
+        "the copies' schema names are free or innops's own",
+        move |ctx| {
+            let tag = ctx.tag();
+            let mut theirs = Vec::new();
+            for n in 0..copies {
+                if owner(ctx.conn()?, &tag, n)? == Some(false) {
+                    theirs.push(schema(n));
+                }
+            }
+            Ok(Verdict::check(
+            theirs.is_empty(),
+            if theirs.is_empty() {
+                "free or innops's own".to_string()
+            } else {
+                format!("not innops's: {}", theirs.join(", "))
+            },
+            "free or innops's own",
+            "a schema innops uses for its table copies exists and innops did not make it: rename it, then run the experiment again",
+        ))
+        },
+    )
+}
+
 /// Which copy `arm` runs on; None when the experiment has no table variants.
 pub fn copy_of(p: &ExperimentParams, arm: &Arm) -> Option<usize> {
     let s = arm.settings.iter().find(|s| s.name == TABLE)?;
@@ -198,9 +256,14 @@ fn build(ctx: &mut Ctx, n: usize, v: &TableVariant) -> anyhow::Result<serde_json
     let strict: Option<i64> =
         conn.query_first(format!("SELECT {tag} @@SESSION.innodb_strict_mode"))?;
     conn.query_drop(format!("SET {tag} SESSION innodb_strict_mode = ON"))?;
+    // A leftover of this experiment's interrupted build is dropped; a schema of that name innops did not make
+    // stops the build before anything is created.
+    drop_own(conn, &tag, n)?;
     let mut attempt = || -> mysql::Result<()> {
-        conn.query_drop(format!("DROP DATABASE {tag} IF EXISTS {db}"))?;
-        conn.query_drop(format!("CREATE DATABASE {tag} {db}"))?;
+        conn.query_drop(format!(
+            "CREATE DATABASE {tag} {db} COMMENT {}",
+            quote_string(MARK)
+        ))?;
         conn.query_drop(format!("CREATE TABLE {tag} {db}.{t} LIKE {source}.{t}"))?;
         if n > 0 {
             conn.query_drop(format!(
@@ -232,8 +295,7 @@ fn build(ctx: &mut Ctx, n: usize, v: &TableVariant) -> anyhow::Result<serde_json
         },
     };
     if let Some(why) = why {
-        ctx.conn()?
-            .query_drop(format!("DROP DATABASE {tag} IF EXISTS {db}"))?;
+        drop_own(ctx.conn()?, &tag, n)?;
         let f = FailedTable {
             variant: v.canonical(),
             why: why.clone(),
@@ -421,10 +483,7 @@ pub fn drop_step(p: &ExperimentParams) -> Step {
     step.act(move |ctx| {
         let tag = ctx.tag();
         for n in 0..copies {
-            ctx.conn()?.query_drop(format!(
-                "DROP DATABASE {tag} IF EXISTS {}",
-                quote_ident(&schema(n))
-            ))?;
+            drop_own(ctx.conn()?, &tag, n)?;
         }
         Ok(serde_json::json!({"dropped": (0..copies).map(schema).collect::<Vec<_>>()}))
     })
