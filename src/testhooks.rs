@@ -22,6 +22,8 @@ pub const CHUNK_ROWS: &str = "INNOPS_TEST_CHUNK_ROWS";
 pub const DUMP_PAUSE_MS: &str = "INNOPS_TEST_DUMP_PAUSE_MS";
 /// `INNOPS_TEST_SLOW_ROUNDS=N`: the online walk's first N rounds outlast their ceiling; see [`slow_round`].
 pub const SLOW_ROUNDS: &str = "INNOPS_TEST_SLOW_ROUNDS";
+/// `INNOPS_TEST_EARLY_INSIDE`: the dump's reads wait for the index pass beside them; see [`early_inside`].
+pub const EARLY_INSIDE: &str = "INNOPS_TEST_EARLY_INSIDE";
 /// `INNOPS_DUMP_TRACE`: the dump prints each read it makes to stderr; see [`dump_trace`].
 pub const DUMP_TRACE: &str = "INNOPS_DUMP_TRACE";
 
@@ -160,6 +162,21 @@ pub fn chunk_rows() -> Option<u64> {
 /// Whether the dump prints each read it makes to stderr.
 pub fn dump_trace() -> bool {
     std::env::var_os(DUMP_TRACE).is_some()
+}
+
+/// With `INNOPS_TEST_EARLY_INSIDE`, each read of the dump, once it has noted where the server's error log ends,
+/// waits (at most a minute) until `done`: the pass over the secondary indexes asked beside the reads has ended,
+/// so whatever that pass makes the server log or do falls inside a read, as it can when the timing is unlucky.
+pub fn early_inside(done: &std::sync::atomic::AtomicBool) {
+    if std::env::var_os(EARLY_INSIDE).is_none() {
+        return;
+    }
+    let start = Instant::now();
+    while !done.load(std::sync::atomic::Ordering::SeqCst)
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// With `INNOPS_TEST_DUMP_PAUSE_MS=N`, the dump waits N ms after each statement it hands to its file, so a

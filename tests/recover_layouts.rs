@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use innops::dump::{self, Doubt, KeyRange, Manifest, TableEntry, TableStatus};
 use innops::procedures::drill::damage::{self as pages, IndexPage, Scramble, TableFile};
+use innops::testhooks;
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{rows, start_at, stop_slow, TextRow};
@@ -171,6 +172,11 @@ struct Run {
 /// `innops recover --out OUT --copy-to COPY --execute --yes --format json --threads N`, then the files loaded
 /// into a fresh sandbox (sha256 checked against the manifest first, by `verify_load`).
 fn recover(sb: &Sandboxed, case: &Case) -> Run {
+    recover_env(sb, case, &[])
+}
+
+/// [`recover`] with more of innops's environment (test hooks).
+fn recover_env(sb: &Sandboxed, case: &Case, env: &[(&str, &str)]) -> Run {
     let work = sb.root.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let (out_dir, copy) = (work.join("out"), work.join("copy"));
@@ -188,7 +194,9 @@ fn recover(sb: &Sandboxed, case: &Case) -> Run {
         "--threads",
         &threads,
     ];
-    let out = sb.innops_env(&args, &[("INNOPS_DUMP_TRACE", "1")]);
+    let mut env = env.to_vec();
+    env.push(("INNOPS_DUMP_TRACE", "1"));
+    let out = sb.innops_env(&args, &env);
     let error_log = std::fs::read_to_string(copy.join("server/error.log")).unwrap_or_default();
     let manifest = Manifest::read(&out_dir).ok();
     let loaded = if manifest.is_some() {
@@ -1094,6 +1102,63 @@ fn layout_h4_two_rows_carrying_each_others_columns_with_a_valid_checksum() {
         from: 4 + 6 + 7,
         len: 4 + 184,
     });
+}
+
+/// h5. A leaf of the secondary index k filled with garbage under a valid checksum, every clustered page whole:
+/// the server logs `Index corruption … We try to skip the rest of the page` when it reads that leaf, and the
+/// one reading it is innops's own pass over the index (asked beside the reads of the rows, then again after
+/// them), never a read of the rows. Every row must be in the file, and neither a crash nor a corruption line
+/// may be pinned on rows as a doubt: both come from the index, which the cross-check judges.
+#[test]
+fn layout_h5_a_secondary_index_leaf_that_crashes_the_server_doubts_no_row() {
+    let case = Case {
+        name: "lyh5",
+        sql: int_sql(20_000, true),
+        key: vec![0],
+        order: Some("id"),
+        threads: 2,
+    };
+    let (mut sb, truth) = build(&case);
+    // Page 4 is the root of the first secondary index of a file-per-table tablespace (3 is the clustered one's).
+    let leaves = table_file(&sb).leaves(4).unwrap();
+    assert!(leaves.len() >= 3, "index k has {} leaves", leaves.len());
+    let mid = &leaves[leaves.len() / 2];
+    table_file(&sb).scramble(mid.page, &Scramble::Fill).unwrap();
+    start_at(&mut sb, 0);
+    // What the case claims: the rows read by the primary key are all there; the index leaf is garbage.
+    let (ids, end) = observe(&sb, "SELECT id FROM db.t FORCE INDEX (PRIMARY) ORDER BY id");
+    assert_eq!((ids.len(), end), (truth.rows.len(), None));
+    // The reads wait for the pass over the index beside them, so the corruption lines it makes the server write
+    // fall inside a read, as they can on an unlucky timing: the table must be read again without the pass.
+    let run = recover_env(&sb, &case, &[(testhooks::EARLY_INSIDE, "1")]);
+    assert!(
+        run.out
+            .stderr
+            .contains("reading the table again without it"),
+        "the reads were not done again: {}",
+        run.out.stderr
+    );
+    let expect = Expect {
+        limit: truth.keys().into_iter().collect(),
+        lost: Some(Vec::new()),
+        keyed: true,
+        complete: false,
+    };
+    judge(&case, &truth, &expect, &run);
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+    for d in &t.doubts {
+        eprintln!("doubt {:?}: {} ({} keys)", d.kind, d.why, d.keys.len());
+    }
+    let pinned: Vec<_> = t
+        .doubts
+        .iter()
+        .filter(|d| matches!(d.kind, dump::DoubtKind::Crash | dump::DoubtKind::ErrorLog))
+        .collect();
+    assert!(
+        pinned.is_empty(),
+        "what innops's own index pass made the server do is pinned on rows: {pinned:?}\n{}",
+        run.error_log
+    );
 }
 
 /// i. One record's DATETIME rewritten to an hour the type cannot hold (31), on a page whose checksum is made

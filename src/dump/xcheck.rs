@@ -581,7 +581,7 @@ impl Matching<'_> {
             doubts.push(Doubt {
                 kind: DoubtKind::SecondaryIndex,
                 why: format!(
-                    "index {name} lists {missing_n} key(s) outside every lost range that no read returned: those rows are missing from the file without an error"
+                    "index {name} lists {missing_n} key(s) outside every lost range that no read returned: those rows are missing from the file without an error, or the index entries naming them are damaged"
                 ),
                 range: None,
                 keys: self.missing.iter().map(key_json).collect(),

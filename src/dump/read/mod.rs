@@ -102,6 +102,8 @@ struct Shared<'a> {
     xs: Vec<xcheck::XIndex>,
     shape: xcheck::Shape,
     written: Mutex<xcheck::Recorded>,
+    /// The pass over the secondary indexes beside the reads has ended (or none runs).
+    early_done: std::sync::atomic::AtomicBool,
 }
 
 /// Rows received just before a crash, and written just after it, that are doubtful: more than any page holds

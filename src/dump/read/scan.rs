@@ -153,6 +153,7 @@ impl<'s, 'a> Reader<'s, 'a> {
             .log
             .as_ref()
             .map(|p| crate::server::errorlog::end_offset(p));
+        crate::testhooks::early_inside(&self.sh.early_done);
         let mut watch = Watch::new(self, write, keys_only);
         let (mut o, failure) = self.stream(sql, write, &mut watch)?;
         if crate::testhooks::dump_trace() {

@@ -17,7 +17,7 @@ use super::{
     json_of, range_conds, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared,
     TableInfo, Unopenable, B,
 };
-use crate::dump::manifest::{LostRange, TableEntry, TableStatus};
+use crate::dump::manifest::{DoubtKind, LostRange, TableEntry, TableStatus};
 use crate::dump::{create_private, file_name, prepare_session, xsums, KeySource, TableName};
 use crate::sql::quote_ident;
 
@@ -28,6 +28,42 @@ pub(crate) fn dump_table(
     opts: &DumpOptions,
     abort: &AtomicBool,
 ) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    if let Some(done) = attempt(connector, name, opts, abort, true)? {
+        return Ok(done);
+    }
+    // The reads met a crash or a corruption line while innops's own pass over the secondary indexes ran
+    // beside them: read the table again with nothing beside the reads, so that each is tied to the rows that
+    // caused it and not to innops's pass.
+    crate::progress::say(&format!(
+        "dump {name}: the server crashed or logged corruption while innops's own pass over the secondary indexes ran beside the reads; reading the table again without it"
+    ));
+    attempt(connector, name, opts, abort, false)?.ok_or_else(|| {
+        anyhow::anyhow!("{name}: a read without the index pass beside it asked to be redone")
+    })
+}
+
+/// The reads of a table met trouble while the index pass ran beside them: the attempt is dropped and redone.
+#[derive(Debug)]
+struct Redo;
+
+impl std::fmt::Display for Redo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the table is read again without the index pass beside the reads")
+    }
+}
+
+impl std::error::Error for Redo {}
+
+/// One reading of the table, with the whole-index sums asked beside the reads when `beside` (and the table is
+/// read by ranges of its key and has secondary indexes to check); `None`: the attempt met trouble with the
+/// pass beside it and was dropped (its file removed): read again without it.
+fn attempt(
+    connector: &dyn Connector,
+    name: &TableName,
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    beside: bool,
+) -> anyhow::Result<Option<(TableEntry, Vec<String>)>> {
     let tag = &opts.tag;
     let mut conn = connector.connect()?;
     prepare_session(&mut conn, tag)?;
@@ -42,7 +78,7 @@ pub(crate) fn dump_table(
         Err(e) => {
             if status_of(&e).is_some() {
                 unrecoverable(&mut entry, name, &crate::error::describe_mysql(&e));
-                return Ok((entry, Vec::new()));
+                return Ok(Some((entry, Vec::new())));
             }
             return Err(e.into());
         }
@@ -58,33 +94,30 @@ pub(crate) fn dump_table(
     };
     // The rows written so far, with their rate, against the server's estimate of the table's rows.
     let estimate = estimated_rows(&mut conn, tag, name);
-    let result = crate::progress::counted(
-        &format!("dump {name}"),
-        estimate,
-        || shared.out.lock().map(|o| o.rows).unwrap_or(0),
-        || read_table(&shared, &splits, &mut entry),
-    );
-    entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
-    if !shared.log.as_ref().is_some_and(|l| l.is_file()) {
-        entry.unchecked.push(
-            "the server's error log was not readable here, so a column that came back truncated without an SQL error (a damaged BLOB page) would not be seen"
-                .into(),
-        );
-    }
-    if entry.reconnects > opts.max_reconnects {
-        entry.note = Some(format!(
-            "the server went away {} times while {name} was read, more than the {} innops allows a table: the key ranges not read by then are reported lost",
-            entry.reconnects, opts.max_reconnects
-        ));
-    }
+    let beside = beside
+        && !shared.xs.is_empty()
+        && !info.pk.is_empty()
+        && info.key_source != KeySource::Groups;
+    shared.early_done.store(!beside, Ordering::SeqCst);
+    let (result, early) = read_with_early(&mut conn, &shared, beside, || {
+        crate::progress::counted(
+            &format!("dump {name}"),
+            estimate,
+            || shared.out.lock().map(|o| o.rows).unwrap_or(0),
+            || read_table(&shared, &splits, &mut entry, beside),
+        )
+    });
+    read_notes(&shared, &mut entry);
     match result {
         Ok(()) => {}
+        Err(e) if e.downcast_ref::<Redo>().is_some() => {
+            abandon(shared, writer, &path);
+            return Ok(None);
+        }
         Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
-            drop(shared);
-            let _ = writer.join();
-            let _ = std::fs::remove_file(&path);
+            abandon(shared, writer, &path);
             unrecoverable(&mut entry, name, &crate::error::display_of(&e));
-            return Ok((entry, Vec::new()));
+            return Ok(Some((entry, Vec::new())));
         }
         Err(e)
             if e.chain()
@@ -97,6 +130,11 @@ pub(crate) fn dump_table(
         }
     }
     let lost = merge_lost(std::mem::take(&mut *shared.lost.lock().unwrap()), &splits);
+    if early.as_ref().is_some_and(|e| e.failed) && !lost.is_empty() {
+        // The index pass failed while ranges were lost: whether it disturbed the reads is not known.
+        abandon(shared, writer, &path);
+        return Ok(None);
+    }
     let group_lost = std::mem::take(&mut *shared.group_lost.lock().unwrap());
     entry
         .doubts
@@ -112,7 +150,7 @@ pub(crate) fn dump_table(
     if entry.note.is_none() {
         crate::progress::elapsed(
             &format!("dump {name}: reading each secondary index against the rows"),
-            || cross_check(&mut conn, &shared, &lost, &mut entry),
+            || cross_check(&mut conn, &shared, &lost, early.as_ref(), &mut entry),
         );
     }
     let out = shared.out.into_inner().unwrap();
@@ -135,7 +173,73 @@ pub(crate) fn dump_table(
     } else {
         TableStatus::Partial
     };
-    Ok((entry, lines))
+    Ok(Some((entry, lines)))
+}
+
+/// Run `read` (the table's reads) with, when `beside`, the whole-index sums ([`xsums::early`]) asked in a
+/// session of their own at the same time; the statement in flight is killed when the reads end in an error.
+fn read_with_early(
+    conn: &mut Conn,
+    sh: &Shared,
+    beside: bool,
+    read: impl FnOnce() -> anyhow::Result<()>,
+) -> (anyhow::Result<()>, Option<xsums::Early>) {
+    let stop = AtomicBool::new(false);
+    let id: Mutex<Option<u32>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        let early = beside.then(|| {
+            s.spawn(|| {
+                let early = (|| {
+                    let mut c = sh.connector.connect().ok()?;
+                    prepare_session(&mut c, &sh.opts.tag).ok()?;
+                    *id.lock().unwrap() = Some(c.connection_id());
+                    Some(xsums::early(&mut c, &sh.opts.tag, sh.info, &sh.xs, &stop))
+                })();
+                sh.early_done.store(true, Ordering::SeqCst);
+                early
+            })
+        });
+        let result = read();
+        if result.is_err() {
+            stop.store(true, Ordering::SeqCst);
+            if let Some(id) = *id.lock().unwrap() {
+                let _ = conn.query_drop(format!("KILL QUERY {id}"));
+            }
+        }
+        let early = early.and_then(|h| h.join().ok().flatten());
+        (result, early)
+    })
+}
+
+/// What the reads leave to say in `entry`: the reconnects, an error log innops could not read, a crash budget
+/// spent.
+fn read_notes(shared: &Shared, entry: &mut TableEntry) {
+    entry.reconnects = shared.reconnects.load(Ordering::SeqCst);
+    if !shared.log.as_ref().is_some_and(|l| l.is_file()) {
+        entry.unchecked.push(
+            "the server's error log was not readable here, so a column that came back truncated without an SQL error (a damaged BLOB page) would not be seen"
+                .into(),
+        );
+    }
+    if entry.reconnects > shared.opts.max_reconnects {
+        entry.note = Some(format!(
+            "the server went away {} times while {} was read, more than the {} innops allows a table: the key ranges not read by then are reported lost",
+            entry.reconnects,
+            shared.info.name,
+            shared.opts.max_reconnects
+        ));
+    }
+}
+
+/// Drop an attempt: its writer ended and its file removed.
+fn abandon(
+    shared: Shared,
+    writer: std::thread::JoinHandle<std::io::Result<String>>,
+    path: &std::path::Path,
+) {
+    drop(shared);
+    let _ = writer.join();
+    let _ = std::fs::remove_file(path);
 }
 
 /// The server's estimate of the table's rows (0 when it has none: the bar then grows with the count).
@@ -277,6 +381,7 @@ impl<'a> Shared<'a> {
                 .collect(),
             shape: xcheck::Shape::of(info, estimate),
             written: Mutex::new(xcheck::Recorded::new(xs.len())),
+            early_done: AtomicBool::new(false),
             xs,
         }
     }
@@ -284,7 +389,12 @@ impl<'a> Shared<'a> {
 
 /// Read the table the way its key allows (ranges cut at `splits`, groups, or a plain scan), then, every reader
 /// done, the suspect reads one at a time.
-fn read_table(sh: &Shared, splits: &[Value], entry: &mut TableEntry) -> anyhow::Result<()> {
+fn read_table(
+    sh: &Shared,
+    splits: &[Value],
+    entry: &mut TableEntry,
+    beside: bool,
+) -> anyhow::Result<()> {
     let info = sh.info;
     if info.pk.is_empty() {
         plain_scan(sh, entry)
@@ -294,10 +404,26 @@ fn read_table(sh: &Shared, splits: &[Value], entry: &mut TableEntry) -> anyhow::
         read_ranges(sh, splits)
     }
     .and_then(|()| {
+        if beside && troubled(sh) {
+            return Err(Redo.into());
+        }
         // Every reader is done: the suspect reads, one at a time.
         let mut r = Reader::new(sh, 0)?;
         r.confirm()
     })
+}
+
+/// The reads met what the index pass beside them could have caused: a crash (a reconnect), or a corruption line
+/// in the error log.
+fn troubled(sh: &Shared) -> bool {
+    sh.reconnects.load(Ordering::SeqCst) > 0
+        || !sh.suspects.lock().unwrap().is_empty()
+        || sh
+            .doubts
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|d| matches!(d.kind, DoubtKind::Crash | DoubtKind::ErrorLog))
 }
 
 /// Each secondary index read alone against the rows written, outside the lost ranges: the doubts and the
@@ -306,6 +432,7 @@ fn cross_check(
     conn: &mut Conn,
     shared: &Shared,
     lost: &[(Option<B>, Option<B>)],
+    early: Option<&xsums::Early>,
     entry: &mut TableEntry,
 ) {
     let (info, tag) = (shared.info, &shared.opts.tag);
@@ -322,7 +449,13 @@ fn cross_check(
         .collect();
     let outside = (!outside.is_empty()).then(|| outside.join(" AND "));
     let written = std::mem::take(&mut *shared.written.lock().unwrap());
-    for ((x, w), sums) in shared.xs.iter().zip(written.entries).zip(&written.sums) {
+    for (i, ((x, w), sums)) in shared
+        .xs
+        .iter()
+        .zip(written.entries)
+        .zip(&written.sums)
+        .enumerate()
+    {
         // The server's sums first: one row back when the index agrees; the index row by row otherwise.
         let connect = || -> anyhow::Result<Conn> {
             let mut c = shared.connector.connect()?;
@@ -339,6 +472,7 @@ fn cross_check(
             x,
             sums,
             outside.as_deref(),
+            early.and_then(|e| e.figures.get(i)?.as_ref()),
         ) {
             entry.indexes.push(xcheck::agreed(&shared.shape, x, &w));
             continue;
