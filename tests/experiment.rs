@@ -79,6 +79,14 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
             "{v}"
         );
         assert_eq!(arm(&report, key)["rounds"], 2);
+        // p99 beside p95, its change judged against the A/A pair's spread as p95's is.
+        let b = arm(&report, key);
+        assert!(
+            b["p99_ms"].as_f64().unwrap() >= b["p95_ms"].as_f64().unwrap(),
+            "{b}"
+        );
+        assert!(b["p99_noise"]["ci_low_pct"].is_number(), "{b}");
+        assert!(b["p99_change_pct"].is_number(), "{b}");
     }
     assert!(report["experiment"]["aa_line"]
         .as_str()
@@ -96,6 +104,7 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
     assert_eq!(restore["post"][0]["passed"], true, "{restore}");
     // The summary prints the verdict table; the page has the section and a chart per measure.
     assert!(out.stdout.contains("tps change (95% CI)"), "{}", out.stdout);
+    assert!(out.stdout.contains("p99 ms"), "{}", out.stdout);
     assert!(out.stdout.contains("A/A: "), "{}", out.stdout);
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("<h2>Experiment: verdicts</h2>"));

@@ -401,6 +401,7 @@ fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whis
     for label in [
         "Transactions per second",
         "p95 latency",
+        "p99 latency",
         "Data bytes written per transaction",
         "Redo bytes written per transaction",
         "Server CPU per transaction",
@@ -410,6 +411,8 @@ fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whis
     }
     let whiskers =
         Selector::parse("svg[aria-label^=\"Transactions per second\"] g.whisker").unwrap();
+    assert_eq!(dom.select(&whiskers).count(), 2);
+    let whiskers = Selector::parse("svg[aria-label^=\"p99 latency\"] g.whisker").unwrap();
     assert_eq!(dom.select(&whiskers).count(), 2);
     assert_eq!(remote_references(&dom), Vec::<String>::new());
     assert_eq!(page_requests(&netlog), Vec::<String>::new());

@@ -180,6 +180,12 @@ pub fn section(s: &mut String, e: &Experiment) {
         &|f| around(a.map(|a| a.p95_ms), f.p95_noise.as_ref()),
     ));
     s.push_str(&chart(
+        "p99 latency, mean of the seconds (lower is better)",
+        "ms",
+        &|f| (f.seconds > 0 && f.p99_ms > 0.0).then_some(f.p99_ms),
+        &|f| around(a.map(|a| a.p99_ms), f.p99_noise.as_ref()),
+    ));
+    s.push_str(&chart(
         "Data bytes written per transaction",
         "B",
         &|f| f.data_bytes_per_trx,

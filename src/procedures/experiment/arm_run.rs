@@ -198,6 +198,7 @@ fn run_arm(
         round,
         tps: measured.intervals.iter().map(|i| i.tps).collect(),
         p95_ms: measured.intervals.iter().map(|i| i.p95_ms).collect(),
+        p99_ms: measured.intervals.iter().map(|i| i.p99_ms).collect(),
         transactions: measured.transactions,
         seconds: measured.time_s,
         data_written: counter("Innodb_data_written"),
@@ -205,6 +206,10 @@ fn run_arm(
         cpu_s,
         cpu_note,
         proc_written: io_before.zip(io_after).map(|(b, a)| a.saturating_sub(b)),
+        started: None,
+        samples: Vec::new(),
+        unavailable: Default::default(),
+        paused: Vec::new(),
     };
     if let Some(dir) = &ctx.run_dir {
         crate::files::create_private_dir(&dir.join("experiment"))?;
