@@ -251,6 +251,43 @@ pub struct Experiment {
     pub winner: Option<String>,
     /// Rounds measured of those planned (a summary of an interrupted run holds fewer).
     pub rounds_measured: u32,
+    /// Every measured run on one time axis, in the order they ran: the tps-over-time chart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<RunSpan>,
+    /// The load guard's waits before runs, one line each ("round 2, arm B: waited 3.1 s: Threads_running=30 is
+    /// above --max-load 25").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_pauses: Vec<String>,
+}
+
+/// One measured run placed in time: its arm, round, start, length and one-second tps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpan {
+    pub arm: String,
+    pub label: String,
+    pub round: u32,
+    pub started: chrono::DateTime<chrono::Utc>,
+    pub seconds: f64,
+    pub tps: Vec<f64>,
+}
+
+/// The runs that know when they started, in the order they ran.
+fn timeline(runs: &[ArmRun]) -> Vec<RunSpan> {
+    let mut out: Vec<RunSpan> = runs
+        .iter()
+        .filter_map(|r| {
+            Some(RunSpan {
+                arm: r.arm.clone(),
+                label: label_of(&r.arm),
+                round: r.round,
+                started: r.started?,
+                seconds: r.seconds,
+                tps: r.tps.clone(),
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| s.started);
+    out
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -374,6 +411,19 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
     let aa_line = aa_line(&figures, aa, floor);
     Experiment {
         rounds_measured: runs.iter().map(|r| r.round).max().unwrap_or(0),
+        timeline: timeline(runs),
+        load_pauses: runs
+            .iter()
+            .flat_map(|r| {
+                r.paused.iter().map(|(why, secs)| {
+                    format!(
+                        "round {}, arm {}: waited {secs:.1} s: {why}",
+                        r.round,
+                        label_of(&r.arm)
+                    )
+                })
+            })
+            .collect(),
         shape,
         arms: figures,
         aa_spread_pct: aa,

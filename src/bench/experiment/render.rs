@@ -128,6 +128,9 @@ impl Experiment {
                 from.join("; ")
             ));
         }
+        for line in &self.load_pauses {
+            out.push_str(&format!("  load guard: {line}\n"));
+        }
         match &self.winner {
             Some(w) => {
                 let f = self.arms.iter().find(|f| &f.key == w);

@@ -13,7 +13,7 @@ const COLOURS: [&str; 6] = [
     "#e39a3b", "#4caf7a", "#b05fc4", "#d65f5f", "#3bb0c9", "#8c8c3b",
 ];
 
-fn colour(f: &ArmFigures, i: usize) -> &'static str {
+pub(super) fn colour(f: &ArmFigures, i: usize) -> &'static str {
     match f.key.as_str() {
         "A" => "#6b8fd6",
         "A2" => "#9db4e3",
@@ -101,8 +101,9 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// The section: verdict table, A/A line, winner, charts.
-pub fn section(s: &mut String, e: &Experiment) {
+/// The section: verdict table, A/A line, winner, charts, tps over time (restarts marked from `downtime`), the
+/// server's counters.
+pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     s.push_str("<h2>Experiment: verdicts</h2>");
     let rows = e.table();
     s.push_str("<table class=\"experiment\"><thead><tr>");
@@ -223,6 +224,16 @@ pub fn section(s: &mut String, e: &Experiment) {
     if let Some(note) = e.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
         let _ = write!(s, "<p>CPU per transaction: {}.</p>", esc(note));
     }
+    let time = super::experiment_time::tps_over_time(e, downtime);
+    if !time.is_empty() {
+        s.push_str("<h3>Throughput over time</h3><div class=\"charts\">");
+        s.push_str(&time);
+        s.push_str("</div><p>The measured seconds of every run, each on its arm's span (warm-ups and the statements between runs are the gaps).</p>");
+    }
+    for line in &e.load_pauses {
+        let _ = write!(s, "<p>Load guard: {}.</p>", esc(line));
+    }
+    super::experiment_time::counters_table(s, e);
 }
 
 #[cfg(test)]
