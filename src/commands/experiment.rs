@@ -76,12 +76,18 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         keep_best: a.keep == Some(KeepArg::Best) || s.keep_best,
         restart_vars: Vec::new(),
         tables,
-        max_load: a.max_load.as_deref().map(Threshold::parse).transpose()?,
+        max_load: a
+            .max_load
+            .as_deref()
+            .map(Threshold::parse)
+            .transpose()?
+            .or(s.max_load),
         critical_load: a
             .critical_load
             .as_deref()
             .map(Threshold::parse)
-            .transpose()?,
+            .transpose()?
+            .or(s.critical_load),
         study: a.study.as_ref().map(|f| StudyInfo {
             file: f.display().to_string(),
             title: s.title,

@@ -27,7 +27,8 @@ type Bar<'a> = (&'a str, f64, &'a str, Option<(f64, f64)>);
 /// A vertical bar chart with whiskers, as inline SVG.
 pub fn bar_chart_ci(title: &str, unit: &str, bars: &[Bar]) -> String {
     let (w, h, top, bottom, left) = (60.0 + 80.0 * bars.len() as f64, 220.0, 36.0, 36.0, 64.0);
-    let w: f64 = f64::max(w, 300.0);
+    // Wide enough for the title (bold 14px: about 8 px a character), which was cut off at 300 px.
+    let w: f64 = f64::max(w, 300.0).max(title.chars().count() as f64 * 8.0 + 20.0);
     let plot_h = h - top - bottom;
     let max = bars
         .iter()
