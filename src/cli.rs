@@ -490,6 +490,15 @@ pub struct ExperimentArgs {
     /// every variable is set back as it was.
     #[arg(long, value_enum)]
     pub keep: Option<KeepArg>,
+    /// Wait before an arm's run while this status variable is above the value, and throw away and run again an
+    /// arm's run during which it rose above it (the workload's own threads not counted) [default:
+    /// Threads_running=25, or the --critical-load value when that is lower].
+    #[arg(long, value_name = "VAR=N")]
+    pub max_load: Option<String>,
+    /// Stop the experiment, every variable back at its baseline, when this status variable is above the value
+    /// [default: Threads_running=50].
+    #[arg(long, value_name = "VAR=N")]
+    pub critical_load: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -79,7 +79,52 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
             "{v}"
         );
         assert_eq!(arm(&report, key)["rounds"], 2);
+        // p99 beside p95, its change judged against the A/A pair's spread as p95's is.
+        let b = arm(&report, key);
+        assert!(
+            b["p99_ms"].as_f64().unwrap() >= b["p95_ms"].as_f64().unwrap(),
+            "{b}"
+        );
+        assert!(b["p99_noise"]["ci_low_pct"].is_number(), "{b}");
+        assert!(b["p99_change_pct"].is_number(), "{b}");
+        // The server's explaining counters, sampled during the measured runs; the queue this server does not
+        // have is named as such, never a zero.
+        let c = |name: &str| {
+            b["server_counters"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no counters in {b}"))
+                .iter()
+                .find(|c| c["name"] == name)
+                .unwrap_or_else(|| panic!("no {name} in {b}"))
+                .clone()
+        };
+        for name in [
+            "history_list_length",
+            "dirty_pages",
+            "dirty_pct",
+            "checkpoint_age",
+        ] {
+            assert!(c(name)["samples"].as_u64().unwrap() >= 2, "{name}: {b}");
+            // (A mean of equal readings may differ from them in its last bit.)
+            let (max, mean) = (
+                c(name)["max"].as_f64().unwrap(),
+                c(name)["mean"].as_f64().unwrap(),
+            );
+            assert!(max >= mean * (1.0 - 1e-9), "{b}");
+        }
+        let q = c("thread_concurrency_queue");
+        assert!(q["mean"].is_null() && q["samples"] == 0, "{q}");
+        assert!(
+            q["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("not available on this server: "),
+            "{q}"
+        );
     }
+    // Every measured run on the time axis, in the order they ran.
+    let timeline = report["experiment"]["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 8, "{report}");
     assert!(report["experiment"]["aa_line"]
         .as_str()
         .unwrap()
@@ -96,6 +141,7 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
     assert_eq!(restore["post"][0]["passed"], true, "{restore}");
     // The summary prints the verdict table; the page has the section and a chart per measure.
     assert!(out.stdout.contains("tps change (95% CI)"), "{}", out.stdout);
+    assert!(out.stdout.contains("p99 ms"), "{}", out.stdout);
     assert!(out.stdout.contains("A/A: "), "{}", out.stdout);
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert!(html.contains("<h2>Experiment: verdicts</h2>"));
@@ -112,6 +158,10 @@ fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
         .filter(|n| n.tag_name().name() == "svg")
         .count();
     assert!(svgs >= 4, "a chart per measure: {svgs}");
+    // tps over time: a span per measured run, no restart in an experiment of dynamic variables.
+    assert_eq!(html.matches("<g class=\"arm-span\"").count(), 8);
+    assert_eq!(html.matches("<g class=\"restart\"").count(), 0);
+    assert!(html.contains("<table class=\"experiment-counters\">"));
 }
 
 #[test]
@@ -459,6 +509,18 @@ fn a_restart_variable_is_applied_by_restarts_and_the_server_ends_as_it_was() {
     );
     assert_eq!(step(&report, "restore-config")["status"], "skipped");
     assert_eq!(report["downtime"].as_array().unwrap().len(), 2, "{report}");
+    // The tps-over-time chart marks both restarts beside the arms' spans.
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("<g class=\"restart\"").count(),
+        2,
+        "restarts marked"
+    );
+    assert!(
+        html.contains("<title>restart-1: down "),
+        "restart-1 named on the chart"
+    );
+    assert_eq!(html.matches("<g class=\"arm-span\"").count(), 6);
     let bs = step(&report, "round-1-B");
     assert!(
         bs["pre"][0]["observed"]
@@ -987,4 +1049,129 @@ fn a_schema_with_a_copy_s_name_that_innops_did_not_make_is_refused_and_kept() {
         .query_first("SELECT COUNT(*) FROM innops_exp_t1.mine")
         .unwrap();
     assert_eq!(n, Some(2));
+}
+
+/// Wait until a run held at `point` (of several, `INNOPS_TEST_HOLD=P1,P2=DIR`) writes `DIR/holding-POINT`.
+fn wait_at(dir: &std::path::Path, point: &str, child: &mut std::process::Child) {
+    while !dir.join(format!("holding-{point}")).exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("innops ended ({status}) before it reached {point}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_load_guard_stops_above_critical_and_a_run_it_interrupts_is_measured_again() {
+    use crate::common::{sandbox_args, spawn_innops, wait_innops};
+    let sb = Sandboxed::new("expload");
+    let before = global(&sb, "innodb_io_capacity");
+    let flags = |run_dir: &std::path::Path, max: &str, critical: &str| {
+        let mut a: Vec<String> = [
+            "experiment",
+            "--set",
+            "innodb_io_capacity=300",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--max-load",
+            max,
+            "--critical-load",
+            critical,
+            "--execute",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(sandbox_args(&sb));
+        a
+    };
+    // The test makes the load: each idle session adds one to Threads_connected.
+    let crowd: Vec<mysql::Conn> = (0..30).map(|_| sb.conn()).collect();
+    // Above --critical-load before the first arm: the experiment stops in one sentence, nothing measured, the
+    // variable as it was.
+    let stopped = sb.root.join("stopped");
+    let out = crate::common::run_innops(
+        &flags(&stopped, "Threads_connected=20", "Threads_connected=25"),
+        &[],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("is above --critical-load Threads_connected=25: the server is overloaded, so innops stopped the experiment"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    assert!(
+        !stopped.join("experiment").exists()
+            || std::fs::read_dir(stopped.join("experiment"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    drop(crowd);
+    // The load arrives while an arm is measured: the run is stopped and thrown away, the arm waits for the load
+    // to drop (the variable at its baseline meanwhile), and runs again.
+    let run_dir = sb.root.join("run");
+    let hold = sb.root.join("hold");
+    std::fs::create_dir_all(&hold).unwrap();
+    let spec = format!("arm-measuring,load-paused={}", hold.display());
+    let mut child = spawn_innops(
+        &flags(&run_dir, "Threads_connected=20", "Threads_connected=1000"),
+        &[("INNOPS_TEST_HOLD", spec.as_str())],
+    );
+    wait_at(&hold, "arm-measuring", &mut child);
+    let crowd: Vec<mysql::Conn> = (0..30).map(|_| sb.conn()).collect();
+    std::fs::write(hold.join("go-arm-measuring"), b"").unwrap();
+    wait_at(&hold, "load-paused", &mut child);
+    assert_eq!(
+        global(&sb, "innodb_io_capacity"),
+        before,
+        "the baseline while the arm waits"
+    );
+    assert!(
+        !run_dir.join("experiment").is_dir()
+            || std::fs::read_dir(run_dir.join("experiment"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "the interrupted run's figures are not stored"
+    );
+    drop(crowd);
+    std::fs::write(hold.join("go-load-paused"), b"").unwrap();
+    let out = wait_innops(child);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("was stopped: Threads_connected="),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("paused for"), "{}", out.stderr);
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let pauses = report["experiment"]["load_pauses"].as_array().unwrap();
+    assert_eq!(pauses.len(), 1, "{report}");
+    assert!(
+        pauses[0]
+            .as_str()
+            .unwrap()
+            .contains("is above --max-load 20"),
+        "{report}"
+    );
+    for key in ["A", "A2", "B"] {
+        assert_eq!(arm(&report, key)["rounds"], 1, "{report}");
+    }
+    assert!(
+        out.stdout.contains("load guard: round 1, arm "),
+        "{}",
+        out.stdout
+    );
 }

@@ -401,6 +401,7 @@ fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whis
     for label in [
         "Transactions per second",
         "p95 latency",
+        "p99 latency",
         "Data bytes written per transaction",
         "Redo bytes written per transaction",
         "Server CPU per transaction",
@@ -411,6 +412,35 @@ fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whis
     let whiskers =
         Selector::parse("svg[aria-label^=\"Transactions per second\"] g.whisker").unwrap();
     assert_eq!(dom.select(&whiskers).count(), 2);
+    let whiskers = Selector::parse("svg[aria-label^=\"p99 latency\"] g.whisker").unwrap();
+    assert_eq!(dom.select(&whiskers).count(), 2);
+    // tps over time (its own chart, apart from the bar charts above): the six measured runs (3 arms × 2 rounds), each a span in its arm's colour with a line.
+    let spans = Selector::parse("svg.experiment-time g.arm-span").unwrap();
+    assert_eq!(dom.select(&spans).count(), 6);
+    let lines = Selector::parse("svg.experiment-time g.arm-span polyline.tps-line").unwrap();
+    assert_eq!(dom.select(&lines).count(), 6);
+    let span_arms: Vec<&str> = dom
+        .select(&spans)
+        .filter_map(|g| g.value().attr("data-arm"))
+        .collect();
+    for key in ["A", "A2", "B"] {
+        assert_eq!(
+            span_arms.iter().filter(|a| **a == key).count(),
+            2,
+            "{span_arms:?}"
+        );
+    }
+    // The counters' table: one column per arm, the queue this server lacks named as not available.
+    let heads = texts(&dom, "table.experiment-counters thead th");
+    assert_eq!(heads, ["counter", "A", "A′", "B"]);
+    let rows = texts(&dom, "table.experiment-counters tbody th");
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let missing = texts(&dom, "table.experiment-counters td.unavailable");
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0].starts_with("not available on this server"),
+        "{missing:?}"
+    );
     assert_eq!(remote_references(&dom), Vec::<String>::new());
     assert_eq!(page_requests(&netlog), Vec::<String>::new());
 }

@@ -15,6 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::noise::{self, Resolution};
 
+pub mod counters;
+mod render;
+
+pub use counters::{CounterFigure, CounterSample};
+
 /// The baseline's key: the server's values when the experiment started.
 pub const BASELINE: &str = "A";
 /// The baseline measured again, as an arm of its own: the A/A pair.
@@ -122,6 +127,9 @@ pub struct ArmRun {
     pub tps: Vec<f64>,
     /// p95 latency in ms, each one-second interval.
     pub p95_ms: Vec<f64>,
+    /// p99 latency in ms, each one-second interval (absent from runs stored before innops measured it).
+    #[serde(default)]
+    pub p99_ms: Vec<f64>,
     pub transactions: u64,
     pub seconds: f64,
     /// `Innodb_data_written` and `Innodb_os_log_written` over the measured run, in bytes.
@@ -136,6 +144,20 @@ pub struct ArmRun {
     /// to storage, RocksDB's and Aria's files included; None when not measured (the CPU note says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proc_written: Option<u64>,
+    /// When the measured run started (UTC): the tps-over-time chart places the arm's seconds from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<chrono::DateTime<chrono::Utc>>,
+    /// The server's explaining counters, sampled about once a second during the measured run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<CounterSample>,
+    /// Why a counter could not be sampled on this server, by counter name (e.g. the thread-concurrency queue
+    /// on a server without `innodb_thread_concurrency`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unavailable: std::collections::BTreeMap<String, String>,
+    /// Load-guard pauses before this run was measured: each the reason and how long it waited, in seconds
+    /// (a run the guard interrupted was thrown away and measured again once the load dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paused: Vec<(String, f64)>,
 }
 
 /// A table variant's copy on disk, measured once it is built (the same rows in every copy).
@@ -169,6 +191,13 @@ pub struct ArmFigures {
     pub tps_noise: Option<Resolution>,
     pub p95_change_pct: Option<f64>,
     pub p95_noise: Option<Resolution>,
+    /// Mean of the one-second p99 latencies, in ms, and its change against A judged as p95's is.
+    #[serde(default)]
+    pub p99_ms: f64,
+    #[serde(default)]
+    pub p99_change_pct: Option<f64>,
+    #[serde(default)]
+    pub p99_noise: Option<Resolution>,
     pub verdict: String,
     /// Bytes per transaction: `Innodb_data_written` and `Innodb_os_log_written` deltas over the transactions.
     pub data_bytes_per_trx: Option<f64>,
@@ -186,6 +215,9 @@ pub struct ArmFigures {
     /// With table variants: the arm's copy on disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<TableSize>,
+    /// The server's explaining counters over the arm's measured runs (mean and max; no verdict).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<CounterFigure>,
 }
 
 /// How the experiment was run, for the report's heading.
@@ -219,6 +251,43 @@ pub struct Experiment {
     pub winner: Option<String>,
     /// Rounds measured of those planned (a summary of an interrupted run holds fewer).
     pub rounds_measured: u32,
+    /// Every measured run on one time axis, in the order they ran: the tps-over-time chart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<RunSpan>,
+    /// The load guard's waits before runs, one line each ("round 2, arm B: waited 3.1 s: Threads_running=30 is
+    /// above --max-load 25").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_pauses: Vec<String>,
+}
+
+/// One measured run placed in time: its arm, round, start, length and one-second tps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpan {
+    pub arm: String,
+    pub label: String,
+    pub round: u32,
+    pub started: chrono::DateTime<chrono::Utc>,
+    pub seconds: f64,
+    pub tps: Vec<f64>,
+}
+
+/// The runs that know when they started, in the order they ran.
+fn timeline(runs: &[ArmRun]) -> Vec<RunSpan> {
+    let mut out: Vec<RunSpan> = runs
+        .iter()
+        .filter_map(|r| {
+            Some(RunSpan {
+                arm: r.arm.clone(),
+                label: label_of(&r.arm),
+                round: r.round,
+                started: r.started?,
+                seconds: r.seconds,
+                tps: r.tps.clone(),
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| s.started);
+    out
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -265,10 +334,13 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
     };
     let floor = aa.map(|s| s.max(one_trx));
     let aa_p95 = noise::aa_spread(&a_p95, &pooled(BASELINE_AGAIN, |r| &r.p95_ms));
+    let a_p99 = pooled(BASELINE, |r| &r.p99_ms);
+    let aa_p99 = noise::aa_spread(&a_p99, &pooled(BASELINE_AGAIN, |r| &r.p99_ms));
     let mut figures = Vec::new();
     for arm in arms {
         let tps = pooled(&arm.key, |r| &r.tps);
         let p95 = pooled(&arm.key, |r| &r.p95_ms);
+        let p99 = pooled(&arm.key, |r| &r.p99_ms);
         let own: Vec<&ArmRun> = runs.iter().filter(|r| r.arm == arm.key).collect();
         let trx: u64 = own.iter().map(|r| r.transactions).sum();
         let per_trx = |bytes: u64| (trx > 0).then(|| bytes as f64 / trx as f64);
@@ -277,16 +349,19 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         let disk: Option<u64> = own.iter().map(|r| r.proc_written).sum();
         let (mut tps_change, mut tps_noise, mut p95_change, mut p95_noise) =
             (None, None, None, None);
+        let (mut p99_change, mut p99_noise) = (None, None);
         let verdict_text = if arm.key == BASELINE {
             "baseline".to_string()
         } else {
             tps_change = pct(mean(&a_tps), mean(&tps));
             p95_change = pct(mean(&a_p95), mean(&p95));
+            p99_change = pct(mean(&a_p99), mean(&p99));
             let change = tps_change.unwrap_or(0.0);
             if arm.key == BASELINE_AGAIN {
                 // The pair itself: its interval is shown, it is never a change.
                 tps_noise = noise::resolve_against(&a_tps, &tps, f64::INFINITY);
                 p95_noise = noise::resolve_against(&a_p95, &p95, f64::INFINITY);
+                p99_noise = noise::resolve_against(&a_p99, &p99, f64::INFINITY);
                 match floor {
                     Some(s) => format!("the baseline again (A/A): noise floor ±{s:.1}%"),
                     None => "the baseline again (A/A): too few seconds to measure the noise".into(),
@@ -294,6 +369,7 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             } else {
                 tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, s));
                 p95_noise = aa_p95.and_then(|s| noise::resolve_against(&a_p95, &p95, s));
+                p99_noise = aa_p99.and_then(|s| noise::resolve_against(&a_p99, &p99, s));
                 verdict(change, tps_noise.as_ref())
             }
         };
@@ -309,6 +385,9 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             tps_noise,
             p95_change_pct: p95_change,
             p95_noise,
+            p99_ms: mean(&p99),
+            p99_change_pct: p99_change,
+            p99_noise,
             verdict: verdict_text,
             data_bytes_per_trx: per_trx(own.iter().map(|r| r.data_written).sum()),
             log_bytes_per_trx: per_trx(own.iter().map(|r| r.log_written).sum()),
@@ -317,6 +396,7 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
             failed: None,
             disk_bytes_per_trx: disk.and_then(per_trx),
             table_size: None,
+            server_counters: counters::summarize(&own),
         });
     }
     let winner = figures
@@ -331,6 +411,19 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
     let aa_line = aa_line(&figures, aa, floor);
     Experiment {
         rounds_measured: runs.iter().map(|r| r.round).max().unwrap_or(0),
+        timeline: timeline(runs),
+        load_pauses: runs
+            .iter()
+            .flat_map(|r| {
+                r.paused.iter().map(|(why, secs)| {
+                    format!(
+                        "round {}, arm {}: waited {secs:.1} s: {why}",
+                        r.round,
+                        label_of(&r.arm)
+                    )
+                })
+            })
+            .collect(),
         shape,
         arms: figures,
         aa_spread_pct: aa,
@@ -361,20 +454,6 @@ fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> Strin
     }
 }
 
-/// `data+index / allocated` in KB, the allocated size only where it was measured.
-fn size_cell(t: &TableSize) -> String {
-    let kb = |b: u64| format!("{:.0}", b as f64 / 1024.0);
-    format!(
-        "{} / {}",
-        kb(t.data_length + t.index_length),
-        t.allocated_bytes.map_or("-".into(), kb)
-    )
-}
-
-fn opt(x: Option<f64>, prec: usize) -> String {
-    x.map_or("-".into(), |v| format!("{v:.prec$}"))
-}
-
 impl Experiment {
     /// Arm `key` could not be run (`why`: the server did not start with its values, and was put back): it is
     /// in the table as failed, with no figures, and is never the winner.
@@ -386,137 +465,12 @@ impl Experiment {
             f.tps_noise = None;
             f.p95_change_pct = None;
             f.p95_noise = None;
+            f.p99_change_pct = None;
+            f.p99_noise = None;
         }
         if self.winner.as_deref() == Some(key) {
             self.winner = None;
         }
-    }
-
-    /// The verdict table's rows, with its header first: arm, settings, tps, p95, change (CI), verdict, bytes
-    /// and CPU per transaction.
-    pub fn table(&self) -> Vec<Vec<String>> {
-        let mut rows = vec![[
-            "arm",
-            "settings",
-            "tps",
-            "p95 ms",
-            "tps change (95% CI)",
-            "verdict",
-            "data B/trx",
-            "redo B/trx",
-            "disk B/trx",
-            "CPU ms/trx",
-        ]
-        .map(String::from)
-        .to_vec()];
-        let sizes = self.arms.iter().any(|f| f.table_size.is_some());
-        if sizes {
-            rows[0].push("table KB (data+index / allocated)".into());
-        }
-        for f in &self.arms {
-            let change = match (f.tps_change_pct, &f.tps_noise) {
-                (Some(c), Some(r)) => {
-                    format!("{c:+.1}% ({:+.1}…{:+.1})", r.ci_low_pct, r.ci_high_pct)
-                }
-                (Some(c), None) => format!("{c:+.1}%"),
-                (None, _) => "-".into(),
-            };
-            let settings = f
-                .settings
-                .iter()
-                .map(|s| format!("{}={}", s.name, s.value))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let measured = f.seconds > 0;
-            rows.push(vec![
-                f.label.clone(),
-                settings,
-                if measured {
-                    format!("{:.1}", f.tps)
-                } else {
-                    "-".into()
-                },
-                if measured {
-                    format!("{:.2}", f.p95_ms)
-                } else {
-                    "-".into()
-                },
-                change,
-                f.verdict.clone(),
-                opt(f.data_bytes_per_trx, 0),
-                opt(f.log_bytes_per_trx, 0),
-                opt(f.disk_bytes_per_trx, 0),
-                opt(f.cpu_ms_per_trx, 3),
-            ]);
-            if sizes {
-                let row = rows.last_mut().expect("just pushed");
-                row.push(f.table_size.as_ref().map_or("-".into(), size_cell));
-            }
-        }
-        rows
-    }
-
-    /// The text summary: the verdict table, the A/A line, the CPU note and the winner.
-    pub fn render_text(&self) -> String {
-        let s = &self.shape;
-        let mut out = format!(
-            "experiment: {} with {} thread(s){}, {} of {} round(s) of {} s per arm (after {} s of warm-up), arms interleaved in an order rotated each round\n",
-            s.workload,
-            s.threads,
-            if s.rate > 0 { format!(" at {} transactions a second", s.rate) } else { String::new() },
-            self.rounds_measured,
-            s.rounds,
-            s.time_s,
-            s.warmup_s
-        );
-        let rows = self.table();
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-            .collect();
-        for r in &rows {
-            let cells: Vec<String> = r
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-                .collect();
-            out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
-        }
-        out.push_str(&format!("  {}\n", self.aa_line));
-        if let Some(note) = self.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
-            out.push_str(&format!("  CPU and disk bytes per transaction: {note}\n"));
-        }
-        let mut from: Vec<&str> = Vec::new();
-        for f in self.arms.iter().filter_map(|f| f.table_size.as_ref()) {
-            if !from.contains(&f.files_from.as_str()) {
-                from.push(&f.files_from);
-            }
-        }
-        if !from.is_empty() {
-            out.push_str(&format!(
-                "  table size: each arm's copy once built (the same rows), data+index from information_schema.TABLES after ANALYZE TABLE; allocated {}\n",
-                from.join("; ")
-            ));
-        }
-        match &self.winner {
-            Some(w) => {
-                let f = self.arms.iter().find(|f| &f.key == w);
-                out.push_str(&format!(
-                    "  best beyond noise: {} ({})\n",
-                    label_of(w),
-                    f.map(|f| f
-                        .settings
-                        .iter()
-                        .map(|s| format!("{}={}", s.name, s.value))
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                        .unwrap_or_default()
-                ));
-            }
-            None => out.push_str(
-                "  best beyond noise: none (no variant is faster than A beyond the noise)\n",
-            ),
-        }
-        out
     }
 }
 
@@ -565,6 +519,7 @@ mod tests {
             round,
             tps: tps.to_vec(),
             p95_ms: tps.iter().map(|t| 1000.0 / t).collect(),
+            p99_ms: tps.iter().map(|t| 2000.0 / t).collect(),
             transactions: tps.iter().sum::<f64>() as u64,
             seconds: tps.len() as f64,
             data_written: 1000 * tps.len() as u64,
@@ -572,6 +527,10 @@ mod tests {
             cpu_s: None,
             cpu_note: Some("not measured: server not local".into()),
             proc_written: None,
+            started: None,
+            samples: Vec::new(),
+            unavailable: Default::default(),
+            paused: Vec::new(),
         }
     }
 
@@ -618,6 +577,25 @@ mod tests {
         );
         assert_eq!(e.arms[3].verdict, "no difference the noise can resolve");
         assert_eq!(e.winner.as_deref(), Some("B"));
+        // p99 is judged as p95 is: its change against A with an interval, the A/A pair's spread the floor.
+        let b = &e.arms[2];
+        assert!(
+            (b.p99_change_pct.unwrap() + 100.0 / 3.0).abs() < 1.0,
+            "{b:?}"
+        );
+        assert!(
+            b.p99_noise
+                .as_ref()
+                .is_some_and(|r| r.resolved && r.ci_high_pct < 0.0),
+            "{b:?}"
+        );
+        assert!(
+            e.arms[1].p99_noise.as_ref().is_some_and(|r| !r.resolved),
+            "{:?}",
+            e.arms[1]
+        );
+        assert!(e.arms[0].p99_noise.is_none() && e.arms[0].p99_ms > 0.0);
+        assert_eq!(e.table()[0][4], "p99 ms");
         assert_eq!(e.rounds_measured, 2);
         assert_eq!(e.arms[2].seconds, 8);
         assert!(e.arms[0].cpu_ms_per_trx.is_none());
@@ -651,8 +629,13 @@ mod tests {
         assert!(e.arms[2].tps_change_pct.is_none() && e.arms[2].failed.is_some());
         let row = &e.table()[3];
         assert_eq!(
-            (row[2].as_str(), row[3].as_str(), row[4].as_str()),
-            ("-", "-", "-")
+            (
+                row[2].as_str(),
+                row[3].as_str(),
+                row[4].as_str(),
+                row[5].as_str()
+            ),
+            ("-", "-", "-", "-")
         );
         // The others are judged as before.
         assert_ne!(

@@ -169,6 +169,9 @@ pub struct Interval {
     pub p95_ms: f64,
     pub err_ps: f64,
     pub reconn_ps: f64,
+    /// The interval's 99th percentile latency in ms (an experiment's per-arm p99 pools these).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub p99_ms: f64,
     /// How long the interval really was, in seconds (the last one of a stopped run is shorter).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seconds: f64,

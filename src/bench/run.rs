@@ -300,6 +300,7 @@ fn interval_line(
         writes_ps: c.writes as f64 / secs,
         other_ps: c.other as f64 / secs,
         p95_ms: stats::percentile_ms(h, pctl_q(spec)),
+        p99_ms: stats::percentile_ms(h, 0.99),
         err_ps: c.errors as f64 / secs,
         reconn_ps: c.reconnects as f64 / secs,
         seconds: secs,

@@ -4,6 +4,7 @@
 use super::env::{attach_error_log, env_from};
 use super::{run_options, run_plan, study};
 use crate::cli::{ExperimentArgs, KeepArg};
+use crate::plan::guard::Threshold;
 use crate::procedures::experiment::{self, ExperimentParams, StudyInfo};
 use crate::server::facts::ServerFacts;
 
@@ -75,12 +76,31 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         keep_best: a.keep == Some(KeepArg::Best) || s.keep_best,
         restart_vars: Vec::new(),
         tables,
+        max_load: a
+            .max_load
+            .as_deref()
+            .map(Threshold::parse)
+            .transpose()?
+            .or(s.max_load),
+        critical_load: a
+            .critical_load
+            .as_deref()
+            .map(Threshold::parse)
+            .transpose()?
+            .or(s.critical_load),
         study: a.study.as_ref().map(|f| StudyInfo {
             file: f.display().to_string(),
             title: s.title,
             description: s.description,
         }),
     };
+    let g = p.guard();
+    if g.max.variable.eq_ignore_ascii_case(&g.critical.variable) && g.max.value > g.critical.value {
+        return Err(crate::error::bad_input(format!(
+            "--max-load {}={} is above --critical-load {}={}: the experiment would stop before it ever paused; lower --max-load or raise --critical-load",
+            g.max.variable, g.max.value, g.critical.variable, g.critical.value
+        )));
+    }
     experiment::check_shape(&p).map_err(|e| match &a.study {
         Some(f) => {
             crate::error::bad_input(format!("{}: {}", f.display(), crate::error::display_of(&e)))

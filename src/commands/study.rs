@@ -13,6 +13,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::plan::guard::Threshold;
 use crate::playbook::error_in;
 use crate::procedures::experiment::{parse_set, table_opts, VarValues};
 
@@ -38,6 +39,9 @@ pub struct Study {
     pub rate: Option<Spanned<u32>>,
     /// As `--keep`: "best".
     pub keep: Option<Spanned<String>>,
+    /// As `--max-load` and `--critical-load`: `VAR=N`.
+    pub max_load: Option<Spanned<String>>,
+    pub critical_load: Option<Spanned<String>>,
 }
 
 /// A study file read and checked: every value parsed as its flag's would be.
@@ -55,6 +59,8 @@ pub struct Checked {
     pub warmup: Option<u64>,
     pub rate: Option<u32>,
     pub keep_best: bool,
+    pub max_load: Option<Threshold>,
+    pub critical_load: Option<Threshold>,
 }
 
 /// Read `file` and check it; a file that cannot be read is refused naming it.
@@ -145,7 +151,20 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
             return Err(at(k.span(), Some("keep"), &msg));
         }
     };
+    let threshold = |field: &str,
+                     v: &Option<Spanned<String>>|
+     -> anyhow::Result<Option<Threshold>> {
+        v.as_ref()
+            .map(|t| {
+                Threshold::parse(t.get_ref()).map_err(|e| at(t.span(), Some(field), &flag_err(e)))
+            })
+            .transpose()
+    };
+    let max_load = threshold("max-load", &study.max_load)?;
+    let critical_load = threshold("critical-load", &study.critical_load)?;
     Ok(Checked {
+        max_load,
+        critical_load,
         title: study.title,
         description: study.description,
         sets,
@@ -200,6 +219,11 @@ mod tests {
         );
         let m = message("set = [\"a=1\"]\nkeep = \"all\"\n");
         assert!(m.starts_with("s.toml:2:8: field `keep`:"), "{m}");
+        let m = message("set = [\"a=1\"]\nmax-load = \"Threads_running\"\n");
+        assert!(
+            m.starts_with("s.toml:2:12: field `max-load`: load threshold"),
+            "{m}"
+        );
         let m = message("set = [\"a=1\", \"a=2\"]\n");
         assert!(m.contains("field `set`: a is named twice"), "{m}");
     }
@@ -208,7 +232,7 @@ mod tests {
     fn a_study_gives_every_flag_s_value() {
         let c = parse(
             Path::new("s.toml"),
-            "title = \"ACID\"\nset = [\"innodb_flush_log_at_trx_commit=1,2\", \"sync_binlog=1,0\"]\ntable-option = [\"engine=aria\"]\nworkload = \"oltp_write_only\"\nthreads = 8\ntime = 5\nrounds = 4\nwarmup = 1\nrate = 100\nkeep = \"best\"\n",
+            "title = \"ACID\"\nset = [\"innodb_flush_log_at_trx_commit=1,2\", \"sync_binlog=1,0\"]\ntable-option = [\"engine=aria\"]\nworkload = \"oltp_write_only\"\nthreads = 8\ntime = 5\nrounds = 4\nwarmup = 1\nrate = 100\nkeep = \"best\"\nmax-load = \"Threads_running=10\"\ncritical-load = \"Threads_connected=90\"\n",
         )
         .unwrap();
         assert_eq!(c.title.as_deref(), Some("ACID"));
@@ -219,6 +243,8 @@ mod tests {
             (c.threads, c.time, c.rounds, c.warmup, c.rate, c.keep_best),
             (Some(8), Some(5), Some(4), Some(1), Some(100), true)
         );
+        assert_eq!(c.max_load.unwrap().value, 10);
+        assert_eq!(c.critical_load.unwrap().variable, "Threads_connected");
     }
 
     /// Every ready study in playbooks/experiments/ parses.

@@ -385,6 +385,7 @@ impl During {
                         writes_ps: r.writes as f64 / r.time_s.max(1e-9),
                         other_ps: r.other as f64 / r.time_s.max(1e-9),
                         p95_ms: r.latency_ms.p95,
+                        p99_ms: r.latency_ms.p99,
                         err_ps: r.errors as f64 / r.time_s.max(1e-9),
                         reconn_ps: r.reconnects as f64 / r.time_s.max(1e-9),
                         seconds: r.time_s,

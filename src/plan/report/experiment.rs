@@ -13,7 +13,7 @@ const COLOURS: [&str; 6] = [
     "#e39a3b", "#4caf7a", "#b05fc4", "#d65f5f", "#3bb0c9", "#8c8c3b",
 ];
 
-fn colour(f: &ArmFigures, i: usize) -> &'static str {
+pub(super) fn colour(f: &ArmFigures, i: usize) -> &'static str {
     match f.key.as_str() {
         "A" => "#6b8fd6",
         "A2" => "#9db4e3",
@@ -27,7 +27,8 @@ type Bar<'a> = (&'a str, f64, &'a str, Option<(f64, f64)>);
 /// A vertical bar chart with whiskers, as inline SVG.
 pub fn bar_chart_ci(title: &str, unit: &str, bars: &[Bar]) -> String {
     let (w, h, top, bottom, left) = (60.0 + 80.0 * bars.len() as f64, 220.0, 36.0, 36.0, 64.0);
-    let w: f64 = f64::max(w, 300.0);
+    // Wide enough for the title (bold 14px: about 8 px a character), which was cut off at 300 px.
+    let w: f64 = f64::max(w, 300.0).max(title.chars().count() as f64 * 8.0 + 20.0);
     let plot_h = h - top - bottom;
     let max = bars
         .iter()
@@ -101,8 +102,9 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// The section: verdict table, A/A line, winner, charts.
-pub fn section(s: &mut String, e: &Experiment) {
+/// The section: verdict table, A/A line, winner, charts, tps over time (restarts marked from `downtime`), the
+/// server's counters.
+pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     s.push_str("<h2>Experiment: verdicts</h2>");
     let rows = e.table();
     s.push_str("<table class=\"experiment\"><thead><tr>");
@@ -180,6 +182,12 @@ pub fn section(s: &mut String, e: &Experiment) {
         &|f| around(a.map(|a| a.p95_ms), f.p95_noise.as_ref()),
     ));
     s.push_str(&chart(
+        "p99 latency, mean of the seconds (lower is better)",
+        "ms",
+        &|f| (f.seconds > 0 && f.p99_ms > 0.0).then_some(f.p99_ms),
+        &|f| around(a.map(|a| a.p99_ms), f.p99_noise.as_ref()),
+    ));
+    s.push_str(&chart(
         "Data bytes written per transaction",
         "B",
         &|f| f.data_bytes_per_trx,
@@ -217,6 +225,16 @@ pub fn section(s: &mut String, e: &Experiment) {
     if let Some(note) = e.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
         let _ = write!(s, "<p>CPU per transaction: {}.</p>", esc(note));
     }
+    let time = super::experiment_time::tps_over_time(e, downtime);
+    if !time.is_empty() {
+        s.push_str("<h3>Throughput over time</h3><div class=\"charts\">");
+        s.push_str(&time);
+        s.push_str("</div><p>The measured seconds of every run, each on its arm's span (warm-ups and the statements between runs are the gaps).</p>");
+    }
+    for line in &e.load_pauses {
+        let _ = write!(s, "<p>Load guard: {}.</p>", esc(line));
+    }
+    super::experiment_time::counters_table(s, e);
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ fn summary(s: &mut String, r: &Report) {
     // A run of several procedures opens with its verdict, member by member; an experiment with its verdicts.
     s.push_str(&super::summary::render_html(r));
     if let Some(e) = &r.experiment {
-        super::experiment::section(s, e);
+        super::experiment::section(s, e, &r.downtime);
     }
     let _ = write!(
         s,

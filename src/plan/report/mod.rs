@@ -7,6 +7,7 @@
 
 pub mod chart_key;
 pub mod experiment;
+mod experiment_time;
 pub mod html;
 pub mod impact;
 pub mod labels;

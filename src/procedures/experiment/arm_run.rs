@@ -20,7 +20,7 @@ use crate::error::Failure;
 use crate::plan::{Check, Ctx, Procedure, Risk, Step, Verdict};
 use crate::sql::Queryable;
 
-use super::{values, ExperimentParams};
+use super::{sampler, values, ExperimentParams};
 
 /// The file an arm-run's figures are stored in, under the run directory.
 pub fn file_name(round: u32, key: &str) -> String {
@@ -127,20 +127,15 @@ pub fn step(
         })
 }
 
-/// Set the arm's values, warm up, measure, store.
+/// Set the arm's values, warm up, measure (the server watched: its counters sampled, the load guard on every
+/// reading), store. A run the guard stops is thrown away, the baseline set back, and the arm runs again once
+/// the load has dropped; above `--critical-load` the step stops the experiment.
 fn run_arm(
     ctx: &mut Ctx,
     p: &ExperimentParams,
     arm: &Arm,
     round: u32,
 ) -> anyhow::Result<serde_json::Value> {
-    let online = p.online_part(&arm.settings);
-    if arm.is_baseline() {
-        values::set_baseline(ctx, &online)?;
-    } else {
-        values::set_all(ctx, &online)?;
-    }
-    crate::procedures::kit::restart::sigint_fault(ctx, &ctx.step.clone());
     let tag = format!(
         "/* innops:{}:{} */",
         Procedure::Experiment.name(),
@@ -163,30 +158,116 @@ fn run_arm(
             ..base
         })
     };
-    let (target, abort) = (ctx.target, ctx.abort);
     if copy.is_none() {
-        crate::bench::ready(target, &spec(p.time_s)?)?;
+        crate::bench::ready(ctx.target, &spec(p.time_s)?)?;
     }
-    let label = format!("[{}] arm {}", ctx.step, arm.label());
-    if p.warmup_s > 0 {
-        crate::progress::timed(&format!("{label} warm-up"), p.warmup_s, false, || {
-            crate::bench::run::run(target, &spec(p.warmup_s)?, abort, &mut |_| {})
-        })?;
-        stop_if_aborted(ctx, p)?;
-    }
-    let pid = server_pid(ctx);
-    let cpu_before = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
-    let io_before = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
-    let measured = crate::progress::timed(&label, p.time_s, false, || {
-        crate::bench::run::run(target, &spec(p.time_s)?, abort, &mut |_| {})
-    })?;
-    let cpu_after = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
-    let io_after = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
-    stop_if_aborted(ctx, p)?;
+    let guard = p.guard();
+    let mut paused = Vec::new();
+    let mut interrupted = 0;
+    let (measured, started, pid, cpu, io, watched) = loop {
+        super::load::wait(ctx, p, &guard, &mut paused)?;
+        let online = p.online_part(&arm.settings);
+        if arm.is_baseline() {
+            values::set_baseline(ctx, &online)?;
+        } else {
+            values::set_all(ctx, &online)?;
+        }
+        crate::procedures::kit::restart::sigint_fault(ctx, &ctx.step.clone());
+        let (target, abort) = (ctx.target, ctx.abort);
+        let label = format!("[{}] arm {}", ctx.step, arm.label());
+        let watch_tag = format!(
+            "/* innops:experiment:{}-watch */",
+            crate::plan::tag_safe(&ctx.step)
+        );
+        let mut tripped = None;
+        if p.warmup_s > 0 {
+            let (_, w) =
+                crate::progress::timed(&format!("{label} warm-up"), p.warmup_s, false, || {
+                    sampler::watch(target, abort, &guard, &watch_tag, false, None, |stop| {
+                        crate::bench::run::run(target, &spec(p.warmup_s)?, stop, &mut |_| {})
+                    })
+                })?;
+            tripped = w.tripped;
+            stop_if_aborted(ctx, p)?;
+        }
+        if tripped.is_none() {
+            let pid = server_pid(ctx);
+            let cpu_before = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+            let io_before = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
+            let started = chrono::Utc::now();
+            let (measured, w) = crate::progress::timed(&label, p.time_s, false, || {
+                sampler::watch(
+                    target,
+                    abort,
+                    &guard,
+                    &watch_tag,
+                    true,
+                    Some("arm-measuring"),
+                    |stop| crate::bench::run::run(target, &spec(p.time_s)?, stop, &mut |_| {}),
+                )
+            })?;
+            let cpu_after = pid.as_ref().ok().and_then(|&pid| cpu_seconds(pid));
+            let io_after = pid.as_ref().ok().and_then(|&pid| write_bytes(pid));
+            stop_if_aborted(ctx, p)?;
+            if w.tripped.is_none() {
+                break (
+                    measured,
+                    started,
+                    pid,
+                    cpu_before.zip(cpu_after),
+                    io_before.zip(io_after),
+                    w,
+                );
+            }
+            tripped = w.tripped;
+        }
+        interrupted += 1;
+        super::load::tripped(ctx, p, arm, tripped, interrupted)?;
+    };
     crate::testhooks::exit_at("arm-measured:", &ctx.step);
-    let (cpu_s, cpu_note) = match (&pid, cpu_before, cpu_after) {
-        (Ok(_), Some(b), Some(a)) => (Some(a - b), None),
-        (Err(why), _, _) => (None, Some(format!("not measured: {why}"))),
+    let m = Measured {
+        result: measured,
+        started,
+        pid,
+        cpu,
+        io,
+        watched,
+        paused,
+    };
+    record(ctx, p, arm, round, m)
+}
+
+/// One measured run the guard let through, with what was read around it.
+struct Measured {
+    result: crate::bench::BenchResult,
+    started: chrono::DateTime<chrono::Utc>,
+    pid: Result<u32, String>,
+    cpu: Option<(f64, f64)>,
+    io: Option<(u64, u64)>,
+    watched: sampler::Watched,
+    paused: Vec<(String, f64)>,
+}
+
+/// Store a measured run's figures in the run directory and set the baseline back.
+fn record(
+    ctx: &mut Ctx,
+    p: &ExperimentParams,
+    arm: &Arm,
+    round: u32,
+    m: Measured,
+) -> anyhow::Result<serde_json::Value> {
+    let Measured {
+        result: measured,
+        started,
+        pid,
+        cpu,
+        io,
+        watched,
+        paused,
+    } = m;
+    let (cpu_s, cpu_note) = match (&pid, cpu) {
+        (Ok(_), Some((b, a))) => (Some(a - b), None),
+        (Err(why), _) => (None, Some(format!("not measured: {why}"))),
         _ => (
             None,
             Some("not measured: the server's /proc/<pid>/stat could not be read".into()),
@@ -198,13 +279,18 @@ fn run_arm(
         round,
         tps: measured.intervals.iter().map(|i| i.tps).collect(),
         p95_ms: measured.intervals.iter().map(|i| i.p95_ms).collect(),
+        p99_ms: measured.intervals.iter().map(|i| i.p99_ms).collect(),
         transactions: measured.transactions,
         seconds: measured.time_s,
         data_written: counter("Innodb_data_written"),
         log_written: counter("Innodb_os_log_written"),
         cpu_s,
         cpu_note,
-        proc_written: io_before.zip(io_after).map(|(b, a)| a.saturating_sub(b)),
+        proc_written: io.map(|(b, a)| a.saturating_sub(b)),
+        started: Some(started),
+        samples: watched.samples,
+        unavailable: watched.unavailable,
+        paused,
     };
     if let Some(dir) = &ctx.run_dir {
         crate::files::create_private_dir(&dir.join("experiment"))?;
@@ -212,20 +298,23 @@ fn run_arm(
     }
     values::set_baseline(ctx, &p.online_baseline())?;
     crate::progress::say(&format!(
-        "      arm {}: {:.1} tps, p95 {:.2} ms",
+        "      arm {}: {:.1} tps, p95 {:.2} ms, p99 {:.2} ms",
         arm.label(),
         measured.tps,
-        measured.latency_ms.p95
+        measured.latency_ms.p95,
+        measured.latency_ms.p99
     ));
     Ok(serde_json::json!({
         "ran_with": arm.settings,
         "tps": measured.tps,
         "p95_ms": measured.latency_ms.p95,
+        "p99_ms": measured.latency_ms.p99,
+        "paused_for_load": run.paused,
     }))
 }
 
 /// After Ctrl-C: the variables go back to their baseline at once, and the step is to be resumed.
-fn stop_if_aborted(ctx: &mut Ctx, p: &ExperimentParams) -> anyhow::Result<()> {
+pub(super) fn stop_if_aborted(ctx: &mut Ctx, p: &ExperimentParams) -> anyhow::Result<()> {
     if !ctx.aborted() {
         return Ok(());
     }

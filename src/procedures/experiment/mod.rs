@@ -15,7 +15,9 @@
 //! same parameters as the flags, and its title is kept in [`StudyInfo`].
 
 mod arm_run;
+mod load;
 mod restarts;
+mod sampler;
 mod schedule;
 pub mod table_opts;
 pub mod tables;
@@ -59,6 +61,12 @@ pub struct ExperimentParams {
     /// benchmark table, the baseline arms on one with the original definition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<String>,
+    /// The load guard during the arms' runs (`--max-load`, `--critical-load`); None: the defaults,
+    /// `Threads_running=25` and `Threads_running=50`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_load: Option<crate::plan::guard::Threshold>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_load: Option<crate::plan::guard::Threshold>,
     /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<StudyInfo>,
@@ -175,6 +183,35 @@ impl ExperimentParams {
             time_s: self.time_s,
             warmup_s: self.warmup_s,
             rate: self.rate,
+        }
+    }
+
+    /// The load guard of the arms' runs: `--max-load` (default `Threads_running=25`, or the critical value when
+    /// that is lower on the same variable) and `--critical-load` (default `Threads_running=50`), the workload's
+    /// own threads taken off the per-session variables.
+    pub fn guard(&self) -> sampler::Guard {
+        let critical = self
+            .critical_load
+            .clone()
+            .unwrap_or(crate::plan::guard::Threshold {
+                variable: "Threads_running".into(),
+                value: 50,
+            });
+        let max = self
+            .max_load
+            .clone()
+            .unwrap_or_else(|| crate::plan::guard::Threshold {
+                variable: "Threads_running".into(),
+                value: if critical.variable.eq_ignore_ascii_case("Threads_running") {
+                    critical.value.min(25)
+                } else {
+                    25
+                },
+            });
+        sampler::Guard {
+            max,
+            critical,
+            own: u64::from(self.threads),
         }
     }
 
