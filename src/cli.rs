@@ -457,6 +457,10 @@ pub struct ExperimentArgs {
         required_unless_present_any = ["table_option", "study"]
     )]
     pub set: Vec<String>,
+    /// Zip the --set flags instead of crossing them: the n-th values of every --set make the n-th variant
+    /// (--set a=1,2,3 --set b=x,y,z: three variants, (1,x) (2,y) (3,z)); every --set gives as many values.
+    #[arg(long)]
+    pub zip: bool,
     /// Table variants, each run on a copy of the benchmark table in innops's own schema (your tables are never
     /// altered): options of one variant separated by spaces, variants by commas, e.g. --table-option
     /// 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8','PAGE_COMPRESSED=1','ENGINE=Aria'. Options: ENGINE

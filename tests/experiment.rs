@@ -988,3 +988,74 @@ fn a_schema_with_a_copy_s_name_that_innops_did_not_make_is_refused_and_kept() {
         .unwrap();
     assert_eq!(n, Some(2));
 }
+
+#[test]
+fn zipped_variables_make_one_arm_per_position_and_unequal_lists_are_refused() {
+    let sb = Sandboxed::new("expzip");
+    let before = (
+        global(&sb, "innodb_io_capacity"),
+        global(&sb, "innodb_io_capacity_max"),
+    );
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,400,500",
+        "--set",
+        "innodb_io_capacity_max=3000,4000,5000",
+        "--zip",
+        "--workload",
+        "oltp_point_select",
+        "--threads",
+        "1",
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    // A, A′ and three zipped variants, not the nine a crossing makes.
+    let rounds: Vec<&str> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["id"].as_str().filter(|i| i.starts_with("round-")))
+        .collect();
+    assert_eq!(rounds.len(), 5, "{rounds:?}");
+    for (key, cap, max) in [
+        ("B", "300", "3000"),
+        ("C", "400", "4000"),
+        ("D", "500", "5000"),
+    ] {
+        let ran = &step(&report, &format!("round-1-{key}"))["result"]["ran_with"];
+        assert_eq!(ran[0]["value"], cap, "{key}: {ran}");
+        assert_eq!(ran[1]["value"], max, "{key}: {ran}");
+    }
+    assert_eq!(
+        (
+            global(&sb, "innodb_io_capacity"),
+            global(&sb, "innodb_io_capacity_max")
+        ),
+        before
+    );
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,400,500",
+        "--set",
+        "innodb_io_capacity_max=3000,4000",
+        "--zip",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains("innodb_io_capacity has 3 value(s) where innodb_io_capacity_max has 2"),
+        "{line}"
+    );
+}

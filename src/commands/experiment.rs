@@ -61,6 +61,7 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
     };
     let p = ExperimentParams {
         sets,
+        zip: a.zip || s.zip,
         baseline: Vec::new(),
         workload: a
             .workload

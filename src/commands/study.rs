@@ -27,6 +27,8 @@ pub struct Study {
     /// As `--set`, one variable and its values per string; several cross.
     #[serde(default)]
     pub set: Vec<Spanned<String>>,
+    /// As `--zip`: the `set` lists pair by position instead of crossing.
+    pub zip: Option<Spanned<bool>>,
     /// As `--table-option`, one table variant per string.
     #[serde(default)]
     pub table_option: Vec<Spanned<String>>,
@@ -46,6 +48,7 @@ pub struct Checked {
     pub title: Option<String>,
     pub description: Option<String>,
     pub sets: Vec<VarValues>,
+    pub zip: bool,
     /// The table variants in their canonical text.
     pub tables: Vec<String>,
     pub workload: Option<String>,
@@ -90,6 +93,11 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
             return Err(at(s.span(), Some("set"), &msg));
         }
         sets.push(v);
+    }
+    let zip = study.zip.as_ref().is_some_and(|z| *z.get_ref());
+    if let Some(z) = study.zip.as_ref().filter(|z| *z.get_ref()) {
+        crate::procedures::experiment::check_zip(&sets)
+            .map_err(|e| at(z.span(), Some("zip"), &flag_err(e)))?;
     }
     let mut tables: Vec<String> = Vec::new();
     for t in &study.table_option {
@@ -149,6 +157,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         title: study.title,
         description: study.description,
         sets,
+        zip,
         tables,
         workload: study.workload.map(Spanned::into_inner),
         threads: study.threads.map(Spanned::into_inner),
@@ -200,6 +209,11 @@ mod tests {
         );
         let m = message("set = [\"a=1\"]\nkeep = \"all\"\n");
         assert!(m.starts_with("s.toml:2:8: field `keep`:"), "{m}");
+        let m = message("set = [\"a=1,2,3\", \"b=x,y\"]\nzip = true\n");
+        assert!(
+            m.starts_with("s.toml:2:7: field `zip`: --zip pairs the values"),
+            "{m}"
+        );
         let m = message("set = [\"a=1\", \"a=2\"]\n");
         assert!(m.contains("field `set`: a is named twice"), "{m}");
     }

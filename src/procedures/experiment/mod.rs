@@ -32,7 +32,7 @@ use crate::plan::{Check, Plan, Procedure, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
-pub use values::{parse_set, VarValues};
+pub use values::{check_zip, parse_set, VarValues};
 
 /// At most this many variant arms (combinations of the values asked for).
 pub const MAX_VARIANTS: usize = 24;
@@ -41,6 +41,10 @@ pub const MAX_VARIANTS: usize = 24;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentParams {
     pub sets: Vec<VarValues>,
+    /// `--zip`: the n-th values of every `--set` make the n-th variant (the lists are as long as each other),
+    /// where without it every combination is one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zip: bool,
     /// Each variable's value when the experiment was planned: arm A, and what `restore` sets back.
     pub baseline: Vec<Setting>,
     pub workload: String,
@@ -140,22 +144,38 @@ impl ExperimentParams {
         }
     }
 
-    /// Every arm: A, A′, then the variants.
+    /// Every arm: A, A′, then the variants: the `--set` values crossed (or zipped, with `--zip`), each of those
+    /// with each table variant.
     pub fn arms(&self) -> Vec<Arm> {
-        let mut sets: Vec<(String, Vec<String>)> = self
+        let sets: Vec<(String, Vec<String>)> = self
             .sets
             .iter()
             .map(|s| (s.name.clone(), s.values.clone()))
             .collect();
+        let mut variants = if self.zip {
+            values::zip(&sets)
+        } else {
+            figures::cross(&sets)
+        };
         let mut baseline = self.baseline.clone();
         if !self.tables.is_empty() {
-            sets.push((tables::TABLE.into(), self.tables.clone()));
+            variants = values::with_each(&variants, tables::TABLE, &self.tables);
             baseline.push(Setting {
                 name: tables::TABLE.into(),
                 value: tables::ORIGINAL.into(),
             });
         }
-        figures::arms(&baseline, &figures::cross(&sets))
+        figures::arms(&baseline, &variants)
+    }
+
+    /// How many variant arms the settings make (before the baseline's two).
+    pub fn variant_count(&self) -> usize {
+        let sets = if self.zip {
+            self.sets.first().map_or(1, |s| s.values.len())
+        } else {
+            self.sets.iter().map(|s| s.values.len()).product::<usize>()
+        };
+        sets * self.tables.len().max(1)
     }
 
     /// The workload each arm runs, `seconds` long.
@@ -205,11 +225,14 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
             "--rounds, --time and --threads must each be at least 1: give a positive number",
         ));
     }
-    let variants: usize =
-        p.sets.iter().map(|s| s.values.len()).product::<usize>() * p.tables.len().max(1);
+    if p.zip {
+        values::check_zip(&p.sets)?;
+    }
+    let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
-            "the --set values cross into {variants} variants, more than the {MAX_VARIANTS} one experiment runs: give fewer values or fewer --set flags"
+            "the --set values {} into {variants} variants, more than the {MAX_VARIANTS} one experiment runs: give fewer values or fewer --set flags",
+            if p.zip { "zip" } else { "cross" }
         )));
     }
     Ok(())
