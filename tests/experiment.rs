@@ -1059,3 +1059,96 @@ fn zipped_variables_make_one_arm_per_position_and_unequal_lists_are_refused() {
         "{line}"
     );
 }
+
+#[test]
+fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
+    let sb = Sandboxed::new("expsql");
+    let before = global(&sb, "innodb_io_capacity");
+    let sql = sb.root.join("w.sql");
+    std::fs::write(
+        &sql,
+        "-- a read and a write per transaction\nSELECT c FROM sbtest1 WHERE id = :id;\nUPDATE sbtest1 SET pad = 'innops-sql-workload' WHERE id = :id;\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    for key in ["A", "A2", "B"] {
+        assert!(arm(&report, key)["tps"].as_f64().unwrap() > 0.0, "{key}");
+        let pre = &step(&report, &format!("round-1-{key}"))["pre"];
+        assert!(
+            pre.to_string()
+                .contains("the SQL workload's statements prepare in innops_bench"),
+            "{pre}"
+        );
+    }
+    // The file's UPDATE ran, with drawn ids, on innops's own table.
+    let changed: i64 = sb
+        .conn()
+        .query_first("SELECT COUNT(*) FROM innops_bench.sbtest1 WHERE pad = 'innops-sql-workload'")
+        .unwrap()
+        .unwrap();
+    assert!(changed > 0, "{changed}");
+    // DDL is refused before anything connects, saying why, in one sentence.
+    let bad = sb.root.join("bad.sql");
+    std::fs::write(&bad, "SELECT 1;\nDROP TABLE sbtest1;\n").unwrap();
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains("statement 2 is DROP, DDL: it commits the transaction on its own"),
+        "{line}"
+    );
+    // A statement the server cannot prepare on the arm's table stops the run at that arm, before it measures.
+    let missing = sb.root.join("missing.sql");
+    std::fs::write(&missing, "SELECT c FROM no_such_table WHERE id = :id;\n").unwrap();
+    let run2 = sb.root.join("run2");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        missing.to_str().unwrap(),
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run2.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("Table 'innops_bench.no_such_table' doesn't exist"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}

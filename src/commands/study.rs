@@ -32,7 +32,12 @@ pub struct Study {
     /// As `--table-option`, one table variant per string.
     #[serde(default)]
     pub table_option: Vec<Spanned<String>>,
+    /// As `--column-variant`, one generated column per string.
+    #[serde(default)]
+    pub column_variant: Vec<Spanned<String>>,
     pub workload: Option<Spanned<String>>,
+    /// As `--workload-sql`: a file of SQL statements, relative to the study's directory.
+    pub workload_sql: Option<Spanned<String>>,
     pub threads: Option<Spanned<u32>>,
     pub time: Option<Spanned<u64>>,
     pub rounds: Option<Spanned<u32>>,
@@ -52,6 +57,7 @@ pub struct Checked {
     /// The table variants in their canonical text.
     pub tables: Vec<String>,
     pub workload: Option<String>,
+    pub sql: Option<crate::procedures::experiment::workload_sql::SqlWorkload>,
     pub threads: Option<u32>,
     pub time: Option<u64>,
     pub rounds: Option<u32>,
@@ -110,6 +116,30 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         }
         tables.push(v);
     }
+    for c in &study.column_variant {
+        let v = table_opts::TableVariant::parse(&column_text(c.get_ref()))
+            .map_err(|e| at(c.span(), Some("column-variant"), &flag_err(e)))?
+            .canonical();
+        if tables.contains(&v) {
+            let msg = format!("{v} is given twice: give each column variant once");
+            return Err(at(c.span(), Some("column-variant"), &msg));
+        }
+        tables.push(v);
+    }
+    if let (Some(_), Some(w)) = (&study.workload, &study.workload_sql) {
+        let msg = "a study gives workload or workload-sql, not both: keep one";
+        return Err(at(w.span(), Some("workload-sql"), &msg));
+    }
+    let sql = match &study.workload_sql {
+        None => None,
+        Some(w) => {
+            let path = file.parent().unwrap_or(Path::new(".")).join(w.get_ref());
+            Some(
+                super::experiment::read_sql(&path)
+                    .map_err(|e| at(w.span(), Some("workload-sql"), &flag_err(e)))?,
+            )
+        }
+    };
     if let Some(w) = &study.workload {
         crate::bench::Workload::parse(w.get_ref())
             .map_err(|e| at(w.span(), Some("workload"), &flag_err(e)))?;
@@ -160,6 +190,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         zip,
         tables,
         workload: study.workload.map(Spanned::into_inner),
+        sql,
         threads: study.threads.map(Spanned::into_inner),
         time: study.time.map(Spanned::into_inner),
         rounds: study.rounds.map(Spanned::into_inner),
@@ -167,6 +198,19 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         rate: study.rate.map(Spanned::into_inner),
         keep_best,
     })
+}
+
+/// A column variant's text as a table variant: `COLUMN` before it unless it has it.
+pub fn column_text(text: &str) -> String {
+    if text
+        .trim_start()
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("COLUMN "))
+    {
+        text.to_string()
+    } else {
+        format!("COLUMN {text}")
+    }
 }
 
 #[cfg(test)]

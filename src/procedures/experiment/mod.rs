@@ -15,11 +15,13 @@
 //! same parameters as the flags, and its title is kept in [`StudyInfo`].
 
 mod arm_run;
+pub mod columns;
 mod restarts;
 mod schedule;
 pub mod table_opts;
 pub mod tables;
 mod values;
+pub mod workload_sql;
 
 use std::time::Duration;
 
@@ -63,6 +65,10 @@ pub struct ExperimentParams {
     /// benchmark table, the baseline arms on one with the original definition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<String>,
+    /// `--workload-sql`: the workload given as SQL (its statements, checked), in place of `workload`'s
+    /// sysbench script; `workload` then names it (`sql:FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<workload_sql::SqlWorkload>,
     /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<StudyInfo>,
@@ -178,10 +184,31 @@ impl ExperimentParams {
         sets * self.tables.len().max(1)
     }
 
-    /// The workload each arm runs, `seconds` long.
+    /// The workload as the baseline runs it (an SQL workload's `{column}` references as their expressions).
+    pub fn workload_kind(&self) -> anyhow::Result<crate::bench::Workload> {
+        match &self.sql {
+            Some(w) => workload_sql::workload(self, w, None),
+            None => crate::bench::Workload::parse(&self.workload),
+        }
+    }
+
+    /// The workload `arm` runs, on its own table.
+    pub fn arm_workload(&self, arm: &Arm) -> anyhow::Result<crate::bench::Workload> {
+        match &self.sql {
+            Some(w) => workload_sql::workload(self, w, tables::copy_of(self, arm)),
+            None => crate::bench::Workload::parse(&self.workload),
+        }
+    }
+
+    /// The workload each arm runs, `seconds` long (for an SQL workload, the sysbench read-only script on the
+    /// same tables: what prepares them; each arm-run puts its SQL in its place).
     pub fn bench(&self, seconds: u64) -> PlanBench {
         PlanBench {
-            workload: self.workload.clone(),
+            workload: if self.sql.is_some() {
+                crate::bench::Workload::ReadOnly.name()
+            } else {
+                self.workload.clone()
+            },
             threads: self.threads,
             ..PlanBench::read_write(Duration::from_secs(seconds))
         }
@@ -206,7 +233,8 @@ impl ExperimentParams {
 
 /// Check the settings that need no server: the workload, the counts, how many arms.
 pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
-    let workload = crate::bench::Workload::parse(&p.workload)?;
+    workload_sql::check(p)?;
+    let workload = p.workload_kind()?;
     if p.sets.is_empty() && p.tables.is_empty() {
         return Err(bad_input(
             "an experiment needs at least one --set VAR=v1,v2 (for example --set innodb_io_capacity=200,2000) or --table-option (for example --table-option 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8')",
@@ -479,6 +507,7 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
         step = step.pre(binlog_check(name.name.clone()));
     }
     let workload = p.workload.clone();
+    let writes = p.workload_kind().map_or(true, |w| !w.is_read_only());
     step.pre(Check::new("the workload can run here", move |ctx| {
         let tag = ctx.tag();
         let ro: Option<(i64, i64)> = crate::sql::Queryable::query_first(
@@ -486,7 +515,6 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
             format!("SELECT {tag} @@innodb_read_only, @@read_only"),
         )?;
         let read_only = ro.is_some_and(|(a, b)| a != 0 || b != 0);
-        let writes = !crate::bench::Workload::parse(&workload)?.is_read_only();
         Ok(Verdict::check(
             !(read_only && writes),
             if read_only { "read-only" } else { "writable" },
