@@ -790,12 +790,22 @@ const READY: &[(&str, i32, &str)] = &[
     ("thread-concurrency-4.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
     ("thread-concurrency-16.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
     ("thread-concurrency-64.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+    ("virtual-column.toml", 0, ""),
 ];
 
 #[test]
 fn every_ready_study_plans_or_is_refused_in_its_documented_sentence() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks/experiments");
-    let files = std::fs::read_dir(dir).unwrap().count();
+    let files = std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count();
     assert_eq!(
         files,
         READY.len(),
@@ -1151,4 +1161,97 @@ fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
         out.stdout
     );
     assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}
+
+#[test]
+fn column_variants_are_proven_on_the_copies_read_by_an_sql_workload_and_dropped() {
+    let sb = Sandboxed::new("expcol");
+    let sql = sb.root.join("vc.sql");
+    std::fs::write(
+        &sql,
+        "SELECT id FROM sbtest1 WHERE {c_crc} = (SELECT CRC32(RTRIM(c)) FROM sbtest1 WHERE id = :id);\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let mut args = short(&[], "2", &run_dir);
+    args.splice(
+        1..1,
+        [
+            "--column-variant",
+            "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL INDEXED",
+            "--column-variant",
+            "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) STORED",
+            // MariaDB refuses a stored column over a CHAR column without RTRIM (its value would depend on
+            // PAD_CHAR_TO_FULL_LENGTH): this variant is left out, the rest judged.
+            "--column-variant",
+            "c_bad INT UNSIGNED AS (CRC32(c)) STORED",
+            "--workload-sql",
+            sql.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    // `short` gives --workload oltp_read_write, which --workload-sql replaces: drop it.
+    let w = args.iter().position(|a| a == "--workload").unwrap();
+    args.drain(w..w + 2);
+    let out = sb.innops(&strs(&args));
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    for (n, shows) in [
+        (
+            1,
+            "c_crc int(10) unsigned AS (crc32(rtrim(`c`))) VIRTUAL GENERATED INDEXED",
+        ),
+        (
+            2,
+            "c_crc int(10) unsigned AS (crc32(rtrim(`c`))) STORED GENERATED",
+        ),
+        (3, "left out: the server refused COLUMN c_bad"),
+    ] {
+        let s = step(&report, &format!("table-{n}"));
+        assert_eq!(s["post"][0]["passed"], true, "{s}");
+        let seen = s["post"][0]["observed"].as_str().unwrap();
+        assert!(seen.contains(shows), "table-{n}: {seen}");
+    }
+    assert!(!step(&report, "table-2")["post"][0]["observed"]
+        .as_str()
+        .unwrap()
+        .contains("INDEXED"));
+    // The baseline computed the expression in the query; the variants read the column.
+    let a = step(&report, "round-1-A")["pre"].to_string();
+    assert!(
+        a.contains("prepare in innops_exp_t0") && a.contains("1 prepared"),
+        "{a}"
+    );
+    for key in ["A", "A2", "B", "C"] {
+        assert_eq!(arm(&report, key)["rounds"], 2, "{key}");
+        assert!(arm(&report, key)["tps"].as_f64().unwrap() > 0.0, "{key}");
+    }
+    let d = arm(&report, "D");
+    assert!(d["verdict"].as_str().unwrap().contains("1901"), "{d}");
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+    // A {name} no column variant defines is refused before anything connects.
+    let out = sb.innops(&[
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL",
+        "--workload-sql",
+        sb.root.join("other.sql").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    std::fs::write(sb.root.join("other.sql"), "SELECT {nope} FROM sbtest1;\n").unwrap();
+    let out = sb.innops(&[
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL",
+        "--workload-sql",
+        sb.root.join("other.sql").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("names {nope}, which no --column-variant defines"),
+        "{}",
+        out.stderr
+    );
 }

@@ -258,6 +258,19 @@ mod tests {
             m.starts_with("s.toml:2:7: field `zip`: --zip pairs the values"),
             "{m}"
         );
+        let m = message("column-variant = [\"c2 INT AS (SLEEP(1)) VIRTUAL\"]\n");
+        assert!(
+            m.starts_with("s.toml:1:19: field `column-variant`:") && m.contains("SLEEP()"),
+            "{m}"
+        );
+        let m = message("set = [\"a=1\"]\nworkload-sql = \"no-such-file.sql\"\n");
+        assert!(
+            m.starts_with("s.toml:2:16: field `workload-sql`: cannot read the SQL workload"),
+            "{m}"
+        );
+        let m =
+            message("set = [\"a=1\"]\nworkload = \"oltp_read_only\"\nworkload-sql = \"x.sql\"\n");
+        assert!(m.contains("workload or workload-sql, not both"), "{m}");
         let m = message("set = [\"a=1\", \"a=2\"]\n");
         assert!(m.contains("field `set`: a is named twice"), "{m}");
     }

@@ -135,20 +135,21 @@ impl GenColumn {
             .split_whitespace()
             .map(str::to_ascii_uppercase)
             .collect();
-        let (stored, indexed) =
-            match tail.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                ["VIRTUAL"] => (false, false),
-                ["VIRTUAL", "INDEXED"] => (false, true),
-                ["STORED" | "PERSISTENT"] => (true, false),
-                ["STORED" | "PERSISTENT", "INDEXED"] => (true, true),
-                _ => return Err(refuse(
+        let (stored, indexed) = match tail.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["VIRTUAL"] => (false, false),
+            ["VIRTUAL", "INDEXED"] => (false, true),
+            ["STORED" | "PERSISTENT"] => (true, false),
+            ["STORED" | "PERSISTENT", "INDEXED"] => (true, true),
+            _ => {
+                return Err(refuse(
                     text,
                     &format!(
                         "after the expression give VIRTUAL or STORED, then INDEXED or nothing: {}",
                         fix()
                     ),
-                )),
-            };
+                ))
+            }
+        };
         Ok(GenColumn {
             name,
             col_type,
