@@ -1255,3 +1255,46 @@ fn column_variants_are_proven_on_the_copies_read_by_an_sql_workload_and_dropped(
         out.stderr
     );
 }
+
+#[test]
+fn a_killed_column_and_sql_experiment_resumes_from_plan_json_to_no_copies() {
+    let sb = Sandboxed::new("expcolkill");
+    let sql = sb.root.join("vc.sql");
+    std::fs::write(
+        &sql,
+        "SELECT id FROM sbtest1 WHERE {c_crc} = (SELECT CRC32(RTRIM(c)) FROM sbtest1 WHERE id = :id);\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let args = [
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL INDEXED",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "arm-measured:round-1-B")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(copies(&sb).len(), 2, "the copies stay until the run ends");
+    // The statements are in plan.json: the file is not read again.
+    std::fs::remove_file(&sql).unwrap();
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let b = step(&report, "round-1-B")["pre"].to_string();
+    assert!(b.contains("prepare in innops_exp_t1"), "{b}");
+    assert!(arm(&report, "B")["tps"].as_f64().unwrap() > 0.0);
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+}
