@@ -376,6 +376,45 @@ mod tests {
     }
 
     #[test]
+    fn an_sql_workload_is_one_transaction_of_its_statements() {
+        use crate::bench::workloads::{nominal_mix, GroupKind, OltpOptions, Workload};
+        let f =
+            parse("SELECT c FROM sbtest1 WHERE id = :id; UPDATE sbtest1 SET k = 1 WHERE id = :id")
+                .unwrap();
+        let statements: Vec<SqlStatement> = f.iter().map(|s| s.resolve(&|c| c.into())).collect();
+        let w = Workload::Sql {
+            name: "w.sql".into(),
+            statements: statements.clone(),
+        };
+        assert_eq!(w.name(), "sql:w.sql");
+        assert!(!w.is_read_only());
+        let script = w.script(&OltpOptions::default(), 0);
+        let kinds: Vec<GroupKind> = script.iter().map(|g| g.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                GroupKind::Begin,
+                GroupKind::Sql {
+                    index: 0,
+                    writes: false
+                },
+                GroupKind::Sql {
+                    index: 1,
+                    writes: true
+                },
+                GroupKind::Commit
+            ]
+        );
+        // One read, one write and BEGIN/COMMIT, as sysbench would count them.
+        assert_eq!(nominal_mix(&script), (1, 1, 2));
+        let reads = Workload::Sql {
+            name: "r.sql".into(),
+            statements: statements[..1].to_vec(),
+        };
+        assert!(reads.is_read_only());
+    }
+
+    #[test]
     fn what_a_workload_may_not_do_is_refused_in_one_sentence_saying_why() {
         for (text, says) in [
             ("", "it holds no statement"),
