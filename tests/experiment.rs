@@ -1117,6 +1117,23 @@ fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
         .unwrap()
         .unwrap();
     assert!(changed > 0, "{changed}");
+    // The dry run shows the statements as the baseline runs them.
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let notes = out.json()["notes"].to_string();
+    assert!(
+        notes.contains("sql: 2 statement(s) from")
+            && notes.contains("1. SELECT c FROM sbtest1 WHERE id = ?"),
+        "{notes}"
+    );
     // DDL is refused before anything connects, saying why, in one sentence.
     let bad = sb.root.join("bad.sql");
     std::fs::write(&bad, "SELECT 1;\nDROP TABLE sbtest1;\n").unwrap();

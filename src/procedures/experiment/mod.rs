@@ -397,6 +397,23 @@ fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             p.load_seconds()
         ),
     ]);
+    if let Some(w) = &p.sql {
+        let base = p.workload_kind().ok();
+        let shown = match &base {
+            Some(crate::bench::Workload::Sql { statements, .. }) => statements
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {}", i + 1, s.sql))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        };
+        notes.push(format!(
+            "sql: {} statement(s) from {}, run by each thread as one transaction per event (BEGIN, the statements, COMMIT), each ? a row id drawn per statement; as the baseline runs them: {shown}",
+            w.statements.len(),
+            w.file
+        ));
+    }
     if !p.tables.is_empty() {
         notes.push(format!(
             "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
