@@ -454,9 +454,13 @@ pub struct ExperimentArgs {
     #[arg(
         long = "set",
         value_name = "VAR=V1,V2",
-        required_unless_present_any = ["table_option", "study"]
+        required_unless_present_any = ["table_option", "column_variant", "study"]
     )]
     pub set: Vec<String>,
+    /// Zip the --set flags instead of crossing them: the n-th values of every --set make the n-th variant
+    /// (--set a=1,2,3 --set b=x,y,z: three variants, (1,x) (2,y) (3,z)); every --set gives as many values.
+    #[arg(long)]
+    pub zip: bool,
     /// Table variants, each run on a copy of the benchmark table in innops's own schema (your tables are never
     /// altered): options of one variant separated by spaces, variants by commas, e.g. --table-option
     /// 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8','PAGE_COMPRESSED=1','ENGINE=Aria'. Options: ENGINE
@@ -469,8 +473,22 @@ pub struct ExperimentArgs {
     )]
     pub table_option: Vec<String>,
     /// The workload each arm runs (innops bench's sysbench workloads) [default: oltp_read_write].
-    #[arg(long)]
+    #[arg(long, conflicts_with = "workload_sql")]
     pub workload: Option<String>,
+    /// A workload given as SQL: the file's statements (SELECT, INSERT, UPDATE, DELETE, REPLACE; no DDL), run as
+    /// one transaction per event by every client thread on the arm's table; :id is a row id drawn for each
+    /// statement, {name} a --column-variant's column (its expression where the arm's table lacks it).
+    #[arg(long, value_name = "FILE")]
+    pub workload_sql: Option<PathBuf>,
+    /// Column variants, each a generated column added to a copy of the benchmark table:
+    /// 'NAME TYPE AS (EXPRESSION) VIRTUAL|STORED [INDEXED]', e.g. --column-variant
+    /// 'c_crc INT UNSIGNED AS (CRC32(c)) VIRTUAL INDEXED'. One per flag; they are table variants (with
+    /// --table-option's, they cross with --set).
+    #[arg(
+        long = "column-variant",
+        value_name = "'NAME TYPE AS (EXPR) VIRTUAL|STORED [INDEXED]'"
+    )]
+    pub column_variant: Vec<String>,
     /// Client threads of the workload [default: 4].
     #[arg(long)]
     pub threads: Option<u32>,

@@ -852,12 +852,22 @@ const READY: &[(&str, i32, &str)] = &[
     ("thread-concurrency-4.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
     ("thread-concurrency-16.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
     ("thread-concurrency-64.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+    ("virtual-column.toml", 0, ""),
 ];
 
 #[test]
 fn every_ready_study_plans_or_is_refused_in_its_documented_sentence() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks/experiments");
-    let files = std::fs::read_dir(dir).unwrap().count();
+    let files = std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count();
     assert_eq!(
         files,
         READY.len(),
@@ -1174,4 +1184,320 @@ fn the_load_guard_stops_above_critical_and_a_run_it_interrupts_is_measured_again
         "{}",
         out.stdout
     );
+}
+#[test]
+fn zipped_variables_make_one_arm_per_position_and_unequal_lists_are_refused() {
+    let sb = Sandboxed::new("expzip");
+    let before = (
+        global(&sb, "innodb_io_capacity"),
+        global(&sb, "innodb_io_capacity_max"),
+    );
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,400,500",
+        "--set",
+        "innodb_io_capacity_max=3000,4000,5000",
+        "--zip",
+        "--workload",
+        "oltp_point_select",
+        "--threads",
+        "1",
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    // A, A′ and three zipped variants, not the nine a crossing makes.
+    let rounds: Vec<&str> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["id"].as_str().filter(|i| i.starts_with("round-")))
+        .collect();
+    assert_eq!(rounds.len(), 5, "{rounds:?}");
+    for (key, cap, max) in [
+        ("B", "300", "3000"),
+        ("C", "400", "4000"),
+        ("D", "500", "5000"),
+    ] {
+        let ran = &step(&report, &format!("round-1-{key}"))["result"]["ran_with"];
+        assert_eq!(ran[0]["value"], cap, "{key}: {ran}");
+        assert_eq!(ran[1]["value"], max, "{key}: {ran}");
+    }
+    assert_eq!(
+        (
+            global(&sb, "innodb_io_capacity"),
+            global(&sb, "innodb_io_capacity_max")
+        ),
+        before
+    );
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300,400,500",
+        "--set",
+        "innodb_io_capacity_max=3000,4000",
+        "--zip",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains("innodb_io_capacity has 3 value(s) where innodb_io_capacity_max has 2"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
+    let sb = Sandboxed::new("expsql");
+    let before = global(&sb, "innodb_io_capacity");
+    let sql = sb.root.join("w.sql");
+    std::fs::write(
+        &sql,
+        "-- a read and a write per transaction\nSELECT c FROM sbtest1 WHERE id = :id;\nUPDATE sbtest1 SET pad = 'innops-sql-workload' WHERE id = :id;\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    for key in ["A", "A2", "B"] {
+        assert!(arm(&report, key)["tps"].as_f64().unwrap() > 0.0, "{key}");
+        let pre = &step(&report, &format!("round-1-{key}"))["pre"];
+        assert!(
+            pre.to_string()
+                .contains("the SQL workload's statements prepare in innops_bench"),
+            "{pre}"
+        );
+    }
+    // The file's UPDATE ran, with drawn ids, on innops's own table.
+    let changed: i64 = sb
+        .conn()
+        .query_first("SELECT COUNT(*) FROM innops_bench.sbtest1 WHERE pad = 'innops-sql-workload'")
+        .unwrap()
+        .unwrap();
+    assert!(changed > 0, "{changed}");
+    // The dry run shows the statements as the baseline runs them.
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let notes = out.json()["notes"].to_string();
+    assert!(
+        notes.contains("sql: 2 statement(s) from")
+            && notes.contains("1. SELECT c FROM sbtest1 WHERE id = ?"),
+        "{notes}"
+    );
+    // DDL is refused before anything connects, saying why, in one sentence.
+    let bad = sb.root.join("bad.sql");
+    std::fs::write(&bad, "SELECT 1;\nDROP TABLE sbtest1;\n").unwrap();
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.error_line();
+    assert!(
+        line.contains("statement 2 is DROP, DDL: it commits the transaction on its own"),
+        "{line}"
+    );
+    // A statement the server cannot prepare on the arm's table stops the run at that arm, before it measures.
+    let missing = sb.root.join("missing.sql");
+    std::fs::write(&missing, "SELECT c FROM no_such_table WHERE id = :id;\n").unwrap();
+    let run2 = sb.root.join("run2");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        missing.to_str().unwrap(),
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run2.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("Table 'innops_bench.no_such_table' doesn't exist"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+}
+
+#[test]
+fn column_variants_are_proven_on_the_copies_read_by_an_sql_workload_and_dropped() {
+    let sb = Sandboxed::new("expcol");
+    let sql = sb.root.join("vc.sql");
+    std::fs::write(
+        &sql,
+        "SELECT id FROM sbtest1 WHERE {c_crc} = (SELECT CRC32(RTRIM(c)) FROM sbtest1 WHERE id = :id);\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let mut args = short(&[], "2", &run_dir);
+    args.splice(
+        1..1,
+        [
+            "--column-variant",
+            "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL INDEXED",
+            "--column-variant",
+            "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) STORED",
+            // MariaDB refuses a stored column over a CHAR column without RTRIM (its value would depend on
+            // PAD_CHAR_TO_FULL_LENGTH): this variant is left out, the rest judged.
+            "--column-variant",
+            "c_bad INT UNSIGNED AS (CRC32(c)) STORED",
+            "--workload-sql",
+            sql.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    // `short` gives --workload oltp_read_write, which --workload-sql replaces: drop it.
+    let w = args.iter().position(|a| a == "--workload").unwrap();
+    args.drain(w..w + 2);
+    let out = sb.innops(&strs(&args));
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    for (n, shows) in [
+        (
+            1,
+            "c_crc int(10) unsigned AS (crc32(rtrim(`c`))) VIRTUAL GENERATED INDEXED",
+        ),
+        (
+            2,
+            "c_crc int(10) unsigned AS (crc32(rtrim(`c`))) STORED GENERATED",
+        ),
+        (3, "left out: the server refused COLUMN c_bad"),
+    ] {
+        let s = step(&report, &format!("table-{n}"));
+        assert_eq!(s["post"][0]["passed"], true, "{s}");
+        let seen = s["post"][0]["observed"].as_str().unwrap();
+        assert!(seen.contains(shows), "table-{n}: {seen}");
+    }
+    assert!(!step(&report, "table-2")["post"][0]["observed"]
+        .as_str()
+        .unwrap()
+        .contains("INDEXED"));
+    // The baseline computed the expression in the query; the variants read the column.
+    let a = step(&report, "round-1-A")["pre"].to_string();
+    assert!(
+        a.contains("prepare in innops_exp_t0") && a.contains("1 prepared"),
+        "{a}"
+    );
+    for key in ["A", "A2", "B", "C"] {
+        assert_eq!(arm(&report, key)["rounds"], 2, "{key}");
+        assert!(arm(&report, key)["tps"].as_f64().unwrap() > 0.0, "{key}");
+    }
+    let d = arm(&report, "D");
+    assert!(d["verdict"].as_str().unwrap().contains("1901"), "{d}");
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
+    // A {name} no column variant defines is refused before anything connects.
+    let out = sb.innops(&[
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL",
+        "--workload-sql",
+        sb.root.join("other.sql").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    std::fs::write(sb.root.join("other.sql"), "SELECT {nope} FROM sbtest1;\n").unwrap();
+    let out = sb.innops(&[
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL",
+        "--workload-sql",
+        sb.root.join("other.sql").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.error_line()
+            .contains("names {nope}, which no --column-variant defines"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_killed_column_and_sql_experiment_resumes_from_plan_json_to_no_copies() {
+    let sb = Sandboxed::new("expcolkill");
+    let sql = sb.root.join("vc.sql");
+    std::fs::write(
+        &sql,
+        "SELECT id FROM sbtest1 WHERE {c_crc} = (SELECT CRC32(RTRIM(c)) FROM sbtest1 WHERE id = :id);\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let args = [
+        "experiment",
+        "--column-variant",
+        "c_crc INT UNSIGNED AS (CRC32(RTRIM(c))) VIRTUAL INDEXED",
+        "--workload-sql",
+        sql.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ];
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "arm-measured:round-1-B")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(copies(&sb).len(), 2, "the copies stay until the run ends");
+    // The statements are in plan.json: the file is not read again.
+    std::fs::remove_file(&sql).unwrap();
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let b = step(&report, "round-1-B")["pre"].to_string();
+    assert!(b.contains("prepare in innops_exp_t1"), "{b}");
+    assert!(arm(&report, "B")["tps"].as_f64().unwrap() > 0.0);
+    assert!(copies(&sb).is_empty(), "{:?}", copies(&sb));
 }

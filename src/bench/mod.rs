@@ -10,7 +10,7 @@
 //! latencies into sysbench's text, [`action`] runs `innops bench`'s prepare, run and cleanup, and [`wire`]
 //! carries the statements of a run over the connection's socket the way libmariadb does; [`during`] runs a plan's
 //! workload for the whole plan (`--bench-during`) and [`tap`] takes the figures of a slice of a running workload;
-//! [`noise`] judges a difference against the noise, and [`experiment`] pools an experiment's arms and judges them.
+//! [`sqlfile`] reads a workload given as SQL; [`noise`] judges a difference against the noise, and [`experiment`] pools an experiment's arms and judges them.
 //! The run report that shows these figures (HTML, impact chart) is the plan's: `plan::report`. Nothing here
 //! imports the plan: a plan measures with bench, never the reverse.
 
@@ -22,6 +22,7 @@ pub mod noise;
 pub mod prepare;
 pub mod prewarm;
 pub mod run;
+pub mod sqlfile;
 pub mod stats;
 pub mod table;
 pub mod tap;

@@ -42,6 +42,12 @@ pub enum Workload {
         db: String,
         table: String,
     },
+    /// A workload given as SQL ([`super::sqlfile`]): its statements, one transaction per event, on the run's
+    /// schema. Not named on the command line: built from a file.
+    Sql {
+        name: String,
+        statements: Vec<super::sqlfile::SqlStatement>,
+    },
 }
 
 impl Workload {
@@ -94,6 +100,7 @@ impl Workload {
             Workload::BulkInsert => "bulk_insert".into(),
             Workload::Table { db, table } => format!("table:{db}.{table}"),
             Workload::WriteProbe { db, table } => format!("write_probe:{db}.{table}"),
+            Workload::Sql { name, .. } => format!("sql:{name}"),
         }
     }
 
@@ -109,6 +116,9 @@ impl Workload {
 
     /// True when the workload never writes, so it can measure a read-only server.
     pub fn is_read_only(&self) -> bool {
+        if let Workload::Sql { statements, .. } = self {
+            return statements.iter().all(|s| !s.writes);
+        }
         matches!(
             self,
             Workload::PointSelect
@@ -205,6 +215,20 @@ impl Workload {
                 v
             }
             Workload::WriteProbe { .. } => vec![g(TableLockingPoint, 1)],
+            Workload::Sql { statements, .. } => {
+                let mut v = vec![g(Begin, 1)];
+                v.extend(statements.iter().enumerate().map(|(index, s)| {
+                    g(
+                        Sql {
+                            index,
+                            writes: s.writes,
+                        },
+                        1,
+                    )
+                }));
+                v.push(g(Commit, 1));
+                v
+            }
         }
     }
 }
@@ -346,6 +370,11 @@ pub enum GroupKind {
     TableIndex(usize),
     /// The write probe's locking read by key (`FOR UPDATE`).
     TableLockingPoint,
+    /// The `index`-th statement of an SQL workload, with a row id drawn for its `:id`s.
+    Sql {
+        index: usize,
+        writes: bool,
+    },
 }
 
 /// How sysbench counts a statement: a result set is a read, affected rows make a write, anything else
@@ -378,6 +407,7 @@ impl GroupKind {
             // A row only queues; the INSERT that carries it is counted when it is sent.
             GroupKind::BulkRow => &[],
             GroupKind::DeleteInserts => &[Write, Write],
+            GroupKind::Sql { writes: true, .. } => &[Write],
             _ => &[Read],
         }
     }

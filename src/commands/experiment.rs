@@ -52,22 +52,39 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         }
         sets
     };
-    let tables = if a.table_option.is_empty() {
+    // --table-option or --column-variant on the command line replaces the file's table variants, both kinds.
+    let tables = if a.table_option.is_empty() && a.column_variant.is_empty() {
         s.tables
     } else {
-        experiment::table_opts::parse_all(&a.table_option)?
+        let all: Vec<String> = a
+            .table_option
+            .iter()
+            .cloned()
+            .chain(a.column_variant.iter().map(|c| study::column_text(c)))
+            .collect();
+        experiment::table_opts::parse_all(&all)?
             .iter()
             .map(|t| t.canonical())
             .collect()
     };
+    // --workload or --workload-sql on the command line replaces both fields of the file.
+    let sql = match (&a.workload_sql, &a.workload) {
+        (Some(f), _) => Some(read_sql(f)?),
+        (None, Some(_)) => None,
+        (None, None) => s.sql,
+    };
     let p = ExperimentParams {
         sets,
+        zip: a.zip || s.zip,
         baseline: Vec::new(),
-        workload: a
-            .workload
-            .clone()
-            .or(s.workload)
-            .unwrap_or_else(|| WORKLOAD.into()),
+        workload: match &sql {
+            Some(w) => w.name(),
+            None => a
+                .workload
+                .clone()
+                .or(s.workload)
+                .unwrap_or_else(|| WORKLOAD.into()),
+        },
         threads: a.threads.or(s.threads).unwrap_or(THREADS),
         time_s: a.time.or(s.time).unwrap_or(TIME_S),
         rounds: a.rounds.or(s.rounds).unwrap_or(ROUNDS),
@@ -88,6 +105,7 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
             .map(Threshold::parse)
             .transpose()?
             .or(s.critical_load),
+        sql,
         study: a.study.as_ref().map(|f| StudyInfo {
             file: f.display().to_string(),
             title: s.title,
@@ -108,4 +126,15 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         None => e,
     })?;
     Ok(p)
+}
+
+/// `--workload-sql FILE`, read and checked.
+pub fn read_sql(file: &std::path::Path) -> anyhow::Result<experiment::workload_sql::SqlWorkload> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        crate::error::bad_input(format!(
+            "cannot read the SQL workload {}: {e}: give the path of a file of SQL statements",
+            file.display()
+        ))
+    })?;
+    experiment::workload_sql::SqlWorkload::from_text(&file.display().to_string(), &text)
 }

@@ -28,10 +28,17 @@ pub struct Study {
     /// As `--set`, one variable and its values per string; several cross.
     #[serde(default)]
     pub set: Vec<Spanned<String>>,
+    /// As `--zip`: the `set` lists pair by position instead of crossing.
+    pub zip: Option<Spanned<bool>>,
     /// As `--table-option`, one table variant per string.
     #[serde(default)]
     pub table_option: Vec<Spanned<String>>,
+    /// As `--column-variant`, one generated column per string.
+    #[serde(default)]
+    pub column_variant: Vec<Spanned<String>>,
     pub workload: Option<Spanned<String>>,
+    /// As `--workload-sql`: a file of SQL statements, relative to the study's directory.
+    pub workload_sql: Option<Spanned<String>>,
     pub threads: Option<Spanned<u32>>,
     pub time: Option<Spanned<u64>>,
     pub rounds: Option<Spanned<u32>>,
@@ -50,9 +57,11 @@ pub struct Checked {
     pub title: Option<String>,
     pub description: Option<String>,
     pub sets: Vec<VarValues>,
+    pub zip: bool,
     /// The table variants in their canonical text.
     pub tables: Vec<String>,
     pub workload: Option<String>,
+    pub sql: Option<crate::procedures::experiment::workload_sql::SqlWorkload>,
     pub threads: Option<u32>,
     pub time: Option<u64>,
     pub rounds: Option<u32>,
@@ -97,6 +106,11 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         }
         sets.push(v);
     }
+    let zip = study.zip.as_ref().is_some_and(|z| *z.get_ref());
+    if let Some(z) = study.zip.as_ref().filter(|z| *z.get_ref()) {
+        crate::procedures::experiment::check_zip(&sets)
+            .map_err(|e| at(z.span(), Some("zip"), &flag_err(e)))?;
+    }
     let mut tables: Vec<String> = Vec::new();
     for t in &study.table_option {
         let v = table_opts::TableVariant::parse(t.get_ref())
@@ -108,6 +122,30 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         }
         tables.push(v);
     }
+    for c in &study.column_variant {
+        let v = table_opts::TableVariant::parse(&column_text(c.get_ref()))
+            .map_err(|e| at(c.span(), Some("column-variant"), &flag_err(e)))?
+            .canonical();
+        if tables.contains(&v) {
+            let msg = format!("{v} is given twice: give each column variant once");
+            return Err(at(c.span(), Some("column-variant"), &msg));
+        }
+        tables.push(v);
+    }
+    if let (Some(_), Some(w)) = (&study.workload, &study.workload_sql) {
+        let msg = "a study gives workload or workload-sql, not both: keep one";
+        return Err(at(w.span(), Some("workload-sql"), &msg));
+    }
+    let sql = match &study.workload_sql {
+        None => None,
+        Some(w) => {
+            let path = file.parent().unwrap_or(Path::new(".")).join(w.get_ref());
+            Some(
+                super::experiment::read_sql(&path)
+                    .map_err(|e| at(w.span(), Some("workload-sql"), &flag_err(e)))?,
+            )
+        }
+    };
     if let Some(w) = &study.workload {
         crate::bench::Workload::parse(w.get_ref())
             .map_err(|e| at(w.span(), Some("workload"), &flag_err(e)))?;
@@ -168,8 +206,10 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         title: study.title,
         description: study.description,
         sets,
+        zip,
         tables,
         workload: study.workload.map(Spanned::into_inner),
+        sql,
         threads: study.threads.map(Spanned::into_inner),
         time: study.time.map(Spanned::into_inner),
         rounds: study.rounds.map(Spanned::into_inner),
@@ -177,6 +217,19 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         rate: study.rate.map(Spanned::into_inner),
         keep_best,
     })
+}
+
+/// A column variant's text as a table variant: `COLUMN` before it unless it has it.
+pub fn column_text(text: &str) -> String {
+    if text
+        .trim_start()
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("COLUMN "))
+    {
+        text.to_string()
+    } else {
+        format!("COLUMN {text}")
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +277,24 @@ mod tests {
             m.starts_with("s.toml:2:12: field `max-load`: load threshold"),
             "{m}"
         );
+        let m = message("set = [\"a=1,2,3\", \"b=x,y\"]\nzip = true\n");
+        assert!(
+            m.starts_with("s.toml:2:7: field `zip`: --zip pairs the values"),
+            "{m}"
+        );
+        let m = message("column-variant = [\"c2 INT AS (SLEEP(1)) VIRTUAL\"]\n");
+        assert!(
+            m.starts_with("s.toml:1:19: field `column-variant`:") && m.contains("SLEEP()"),
+            "{m}"
+        );
+        let m = message("set = [\"a=1\"]\nworkload-sql = \"no-such-file.sql\"\n");
+        assert!(
+            m.starts_with("s.toml:2:16: field `workload-sql`: cannot read the SQL workload"),
+            "{m}"
+        );
+        let m =
+            message("set = [\"a=1\"]\nworkload = \"oltp_read_only\"\nworkload-sql = \"x.sql\"\n");
+        assert!(m.contains("workload or workload-sql, not both"), "{m}");
         let m = message("set = [\"a=1\", \"a=2\"]\n");
         assert!(m.contains("field `set`: a is named twice"), "{m}");
     }

@@ -48,6 +48,8 @@ pub(super) struct Statements {
     pub(super) table_lock: Option<Statement>,
     /// select_random_points / select_random_ranges: the one statement on sbtest1.
     pub(super) random: Option<Statement>,
+    /// An SQL workload's statements, in the file's order.
+    pub(super) sql: Vec<Statement>,
 }
 
 fn prepare_control(conn: &mut Conn, sql: &str) -> Result<Control, mysql::Error> {
@@ -132,6 +134,12 @@ fn prepare_statements(
         }
         _ => None,
     };
+    let mut sql = Vec::new();
+    if let Workload::Sql { statements, .. } = w {
+        for s in statements {
+            sql.push(conn.prep(wl::tag_sql(&s.sql, tag))?);
+        }
+    }
     Ok(Statements {
         begin,
         commit,
@@ -141,6 +149,7 @@ fn prepare_statements(
         table_index,
         table_lock,
         random,
+        sql,
     })
 }
 

@@ -87,6 +87,7 @@ impl Worker<'_> {
                 GroupKind::TableRange | GroupKind::TableLockingPoint | GroupKind::TableIndex(_) => {
                     self.table_lookup(g.kind, c)?
                 }
+                GroupKind::Sql { index, .. } => self.sql_statement(index, c)?,
             }
         }
         Ok(())
@@ -228,6 +229,20 @@ impl Worker<'_> {
         );
         count(self.wire.query(&sql)?, c);
         Ok(())
+    }
+
+    /// One statement of an SQL workload: one id drawn, bound to each of its `:id`s.
+    fn sql_statement(&mut self, index: usize, c: &mut Counts) -> Result<(), WireError> {
+        let n = match &self.spec.workload {
+            crate::bench::Workload::Sql { statements, .. } => statements[index].params,
+            _ => 0,
+        };
+        let params = if n == 0 {
+            Vec::new()
+        } else {
+            vec![Value::from(self.id()); n as usize]
+        };
+        exec(&mut self.wire, &self.stmts.sql[index], &params, c)
     }
 
     /// One statement of the table workload: a sampled row, and the statement of `kind` with that row's key.

@@ -88,6 +88,9 @@ pub fn step(
             ))
             .pre(super::tables::arm_check(p, n));
     }
+    if p.sql.is_some() {
+        step = step.pre(super::workload_sql::prepares_check(p, arm));
+    }
     if let Some((config, vals)) = cfg {
         step = step.pre(Check::after_prior(
             "the arm's restart values are in force",
@@ -144,9 +147,11 @@ fn run_arm(
     // A table variant's arm runs on its copy, proven by the pre-check; `ready` would rebuild a table whose row
     // count a workload changed, with the original definition, so it is asked only of innops_bench's table.
     let copy = super::tables::copy_of(p, arm).map(super::tables::schema);
+    let workload = p.arm_workload(arm)?;
     let spec = |secs: u64| -> anyhow::Result<crate::bench::RunSpec> {
         let base = p.bench(secs).run_spec(Procedure::Experiment.name())?;
         Ok(crate::bench::RunSpec {
+            workload: workload.clone(),
             rate: p.rate,
             tag: tag.clone(),
             db: copy.clone().unwrap_or(base.db.clone()),

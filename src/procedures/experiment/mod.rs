@@ -16,12 +16,14 @@
 
 mod arm_run;
 mod load;
+pub mod columns;
 mod restarts;
 mod sampler;
 mod schedule;
 pub mod table_opts;
 pub mod tables;
 mod values;
+pub mod workload_sql;
 
 use std::time::Duration;
 
@@ -34,7 +36,7 @@ use crate::plan::{Check, Plan, Procedure, Risk, Step, Verdict};
 use crate::procedures::PlanEnv;
 use crate::server::facts::ServerFacts;
 
-pub use values::{parse_set, VarValues};
+pub use values::{check_zip, parse_set, VarValues};
 
 /// At most this many variant arms (combinations of the values asked for).
 pub const MAX_VARIANTS: usize = 24;
@@ -43,6 +45,10 @@ pub const MAX_VARIANTS: usize = 24;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentParams {
     pub sets: Vec<VarValues>,
+    /// `--zip`: the n-th values of every `--set` make the n-th variant (the lists are as long as each other),
+    /// where without it every combination is one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zip: bool,
     /// Each variable's value when the experiment was planned: arm A, and what `restore` sets back.
     pub baseline: Vec<Setting>,
     pub workload: String,
@@ -67,6 +73,10 @@ pub struct ExperimentParams {
     pub max_load: Option<crate::plan::guard::Threshold>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_load: Option<crate::plan::guard::Threshold>,
+    /// `--workload-sql`: the workload given as SQL (its statements, checked), in place of `workload`'s
+    /// sysbench script; `workload` then names it (`sql:FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<workload_sql::SqlWorkload>,
     /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<StudyInfo>,
@@ -148,28 +158,65 @@ impl ExperimentParams {
         }
     }
 
-    /// Every arm: A, A′, then the variants.
+    /// Every arm: A, A′, then the variants: the `--set` values crossed (or zipped, with `--zip`), each of those
+    /// with each table variant.
     pub fn arms(&self) -> Vec<Arm> {
-        let mut sets: Vec<(String, Vec<String>)> = self
+        let sets: Vec<(String, Vec<String>)> = self
             .sets
             .iter()
             .map(|s| (s.name.clone(), s.values.clone()))
             .collect();
+        let mut variants = if self.zip {
+            values::zip(&sets)
+        } else {
+            figures::cross(&sets)
+        };
         let mut baseline = self.baseline.clone();
         if !self.tables.is_empty() {
-            sets.push((tables::TABLE.into(), self.tables.clone()));
+            variants = values::with_each(&variants, tables::TABLE, &self.tables);
             baseline.push(Setting {
                 name: tables::TABLE.into(),
                 value: tables::ORIGINAL.into(),
             });
         }
-        figures::arms(&baseline, &figures::cross(&sets))
+        figures::arms(&baseline, &variants)
     }
 
-    /// The workload each arm runs, `seconds` long.
+    /// How many variant arms the settings make (before the baseline's two).
+    pub fn variant_count(&self) -> usize {
+        let sets = if self.zip {
+            self.sets.first().map_or(1, |s| s.values.len())
+        } else {
+            self.sets.iter().map(|s| s.values.len()).product::<usize>()
+        };
+        sets * self.tables.len().max(1)
+    }
+
+    /// The workload as the baseline runs it (an SQL workload's `{column}` references as their expressions).
+    pub fn workload_kind(&self) -> anyhow::Result<crate::bench::Workload> {
+        match &self.sql {
+            Some(w) => workload_sql::workload(self, w, None),
+            None => crate::bench::Workload::parse(&self.workload),
+        }
+    }
+
+    /// The workload `arm` runs, on its own table.
+    pub fn arm_workload(&self, arm: &Arm) -> anyhow::Result<crate::bench::Workload> {
+        match &self.sql {
+            Some(w) => workload_sql::workload(self, w, tables::copy_of(self, arm)),
+            None => crate::bench::Workload::parse(&self.workload),
+        }
+    }
+
+    /// The workload each arm runs, `seconds` long (for an SQL workload, the sysbench read-only script on the
+    /// same tables: what prepares them; each arm-run puts its SQL in its place).
     pub fn bench(&self, seconds: u64) -> PlanBench {
         PlanBench {
-            workload: self.workload.clone(),
+            workload: if self.sql.is_some() {
+                crate::bench::Workload::ReadOnly.name()
+            } else {
+                self.workload.clone()
+            },
             threads: self.threads,
             ..PlanBench::read_write(Duration::from_secs(seconds))
         }
@@ -223,7 +270,8 @@ impl ExperimentParams {
 
 /// Check the settings that need no server: the workload, the counts, how many arms.
 pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
-    let workload = crate::bench::Workload::parse(&p.workload)?;
+    workload_sql::check(p)?;
+    let workload = p.workload_kind()?;
     if p.sets.is_empty() && p.tables.is_empty() {
         return Err(bad_input(
             "an experiment needs at least one --set VAR=v1,v2 (for example --set innodb_io_capacity=200,2000) or --table-option (for example --table-option 'ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8')",
@@ -242,11 +290,14 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
             "--rounds, --time and --threads must each be at least 1: give a positive number",
         ));
     }
-    let variants: usize =
-        p.sets.iter().map(|s| s.values.len()).product::<usize>() * p.tables.len().max(1);
+    if p.zip {
+        values::check_zip(&p.sets)?;
+    }
+    let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
-            "the --set values cross into {variants} variants, more than the {MAX_VARIANTS} one experiment runs: give fewer values or fewer --set flags"
+            "the --set values {} into {variants} variants, more than the {MAX_VARIANTS} one experiment runs: give fewer values or fewer --set flags",
+            if p.zip { "zip" } else { "cross" }
         )));
     }
     Ok(())
@@ -383,6 +434,23 @@ fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             p.load_seconds()
         ),
     ]);
+    if let Some(w) = &p.sql {
+        let base = p.workload_kind().ok();
+        let shown = match &base {
+            Some(crate::bench::Workload::Sql { statements, .. }) => statements
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {}", i + 1, s.sql))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        };
+        notes.push(format!(
+            "sql: {} statement(s) from {}, run by each thread as one transaction per event (BEGIN, the statements, COMMIT), each ? a row id drawn per statement; as the baseline runs them: {shown}",
+            w.statements.len(),
+            w.file
+        ));
+    }
     if !p.tables.is_empty() {
         notes.push(format!(
             "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
@@ -493,6 +561,7 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
         step = step.pre(binlog_check(name.name.clone()));
     }
     let workload = p.workload.clone();
+    let writes = p.workload_kind().map_or(true, |w| !w.is_read_only());
     step.pre(Check::new("the workload can run here", move |ctx| {
         let tag = ctx.tag();
         let ro: Option<(i64, i64)> = crate::sql::Queryable::query_first(
@@ -500,7 +569,6 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
             format!("SELECT {tag} @@innodb_read_only, @@read_only"),
         )?;
         let read_only = ro.is_some_and(|(a, b)| a != 0 || b != 0);
-        let writes = !crate::bench::Workload::parse(&workload)?.is_read_only();
         Ok(Verdict::check(
             !(read_only && writes),
             if read_only { "read-only" } else { "writable" },

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::columns::{self, ColumnDef, GenColumn};
 use crate::error::bad_input;
 
 /// The engines a variant may name, in their canonical spelling.
@@ -35,6 +36,9 @@ pub struct TableVariant {
     pub page_compression_level: Option<u32>,
     /// Aria's `TRANSACTIONAL=0|1`.
     pub transactional: Option<bool>,
+    /// A column variant: a generated column added to the copy (and nothing else in this variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<GenColumn>,
 }
 
 fn fix() -> &'static str {
@@ -54,6 +58,16 @@ fn flag(name: &str, v: &str) -> anyhow::Result<bool> {
 impl TableVariant {
     /// Parse one variant, `NAME=VALUE NAME=VALUE …`, each name and value checked against the allow-list.
     pub fn parse(text: &str) -> anyhow::Result<TableVariant> {
+        if text
+            .trim_start()
+            .get(..7)
+            .is_some_and(|w| w.eq_ignore_ascii_case("COLUMN "))
+        {
+            return Ok(TableVariant {
+                column: Some(GenColumn::parse(text)?),
+                ..TableVariant::default()
+            });
+        }
         let mut t = TableVariant::default();
         let words: Vec<&str> = text.split_whitespace().collect();
         if words.is_empty() {
@@ -153,12 +167,18 @@ impl TableVariant {
 
     /// The canonical text: how the variant is named in the plan, the report and plan.json.
     pub fn canonical(&self) -> String {
-        self.clauses().join(" ")
+        match &self.column {
+            Some(c) => c.canonical(),
+            None => self.clauses().join(" "),
+        }
     }
 
     /// The `ALTER TABLE` clauses, each from an allow-listed name and a checked value.
     pub fn clauses(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let Some(c) = &self.column {
+            out.push(c.clause());
+        }
         if let Some(e) = &self.engine {
             out.push(format!("ENGINE={e}"));
         }
@@ -206,6 +226,8 @@ pub struct TableDef {
     /// `INNODB_SYS_TABLES.FLAG` and `ZIP_PAGE_SIZE`, for an InnoDB table.
     pub innodb_flag: Option<u64>,
     pub zip_page_size: Option<u64>,
+    /// The table's generated columns, as `information_schema.COLUMNS` and `STATISTICS` give them.
+    pub generated: Vec<ColumnDef>,
 }
 
 impl TableDef {
@@ -217,6 +239,16 @@ impl TableDef {
         if let Some(f) = self.innodb_flag.filter(|f| f & 128 != 0) {
             s.push_str(&format!(" (page-compressed, level {})", (f >> 8) & 15));
         }
+        for g in &self.generated {
+            s.push_str(&format!(
+                " {} {} AS ({}) {}{}",
+                g.name,
+                g.column_type,
+                g.expression,
+                g.extra,
+                if g.indexed { " INDEXED" } else { "" }
+            ));
+        }
         s
     }
 }
@@ -224,6 +256,13 @@ impl TableDef {
 /// Whether table `d` is variant `t`: None when it is, else what differs, in words.
 pub fn disproof(t: &TableVariant, d: &TableDef) -> Option<String> {
     let mut wrong = Vec::new();
+    if let Some(c) = &t.column {
+        let found = d
+            .generated
+            .iter()
+            .find(|g| g.name.eq_ignore_ascii_case(&c.name));
+        wrong.extend(columns::disproof(c, found));
+    }
     if let Some(e) = &t.engine {
         if !e.eq_ignore_ascii_case(&d.engine) {
             wrong.push(format!("ENGINE is {}, not {e}", d.engine));
@@ -328,6 +367,7 @@ mod tests {
             create_options: String::new(),
             innodb_flag: flag,
             zip_page_size: zip,
+            generated: Vec::new(),
         }
     }
 

@@ -110,7 +110,7 @@ pub fn non_transactional(p: &ExperimentParams) -> bool {
     })
 }
 
-fn variant(p: &ExperimentParams, n: usize) -> anyhow::Result<TableVariant> {
+pub(super) fn variant(p: &ExperimentParams, n: usize) -> anyhow::Result<TableVariant> {
     match n {
         0 => Ok(TableVariant::default()),
         n => TableVariant::parse(&p.tables[n - 1]),
@@ -171,7 +171,52 @@ pub fn read_def(
         create_options: create_options.unwrap_or_default(),
         innodb_flag: innodb.map(|i| i.0),
         zip_page_size: innodb.map(|i| i.1),
+        generated: generated_columns(conn, schema, tag)?,
     }))
+}
+
+/// The generated columns of `schema`.sbtest1, each with whether an index starts with it.
+fn generated_columns(
+    conn: &mut mysql::Conn,
+    schema: &str,
+    tag: &str,
+) -> anyhow::Result<Vec<super::columns::ColumnDef>> {
+    let rows: Vec<(String, String, String, Option<String>, i64)> = conn.query(format!(
+        "SELECT {tag} c.COLUMN_NAME, c.COLUMN_TYPE, c.EXTRA, c.GENERATION_EXPRESSION, \
+         (SELECT COUNT(*) FROM information_schema.STATISTICS s WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA \
+         AND s.TABLE_NAME = c.TABLE_NAME AND s.COLUMN_NAME = c.COLUMN_NAME AND s.SEQ_IN_INDEX = 1) \
+         FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = {} AND c.TABLE_NAME = {} \
+         AND c.IS_GENERATED = 'ALWAYS' ORDER BY c.ORDINAL_POSITION",
+        quote_string(schema),
+        quote_string(TABLE_NAME)
+    ))?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(name, column_type, extra, expression, indexes)| super::columns::ColumnDef {
+                name,
+                column_type,
+                extra,
+                expression: expression.unwrap_or_default(),
+                indexed: indexes > 0,
+            },
+        )
+        .collect())
+}
+
+/// The copy's `INSERT … SELECT` of innops_bench's rows: every column by name where the variant adds a
+/// generated column (the server computes it; a value given for it is an error), else `SELECT *`.
+fn copy_rows_sql(v: &TableVariant, db: &str, source: &str) -> String {
+    let t = quote_ident(TABLE_NAME);
+    if v.column.is_none() {
+        return format!("INSERT INTO {db}.{t} SELECT * FROM {source}.{t}");
+    }
+    let cols = ["id", "k", "c", "pad"]
+        .iter()
+        .map(|c| quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("INSERT INTO {db}.{t} ({cols}) SELECT {cols} FROM {source}.{t}")
 }
 
 /// Whether `engine` can make tables here: None when it can, else the one-sentence refusal.
@@ -227,8 +272,12 @@ pub fn build_step(p: &ExperimentParams, n: usize) -> Step {
         step = step.preview(format!("ALTER TABLE {db}.{t} {}", v.clauses().join(" ")));
     }
     step = step
-        .preview(format!("INSERT INTO {db}.{t} SELECT * FROM {src}.{t}; ANALYZE TABLE {db}.{t}"))
-        .preview("read the definition back from information_schema.TABLES and INNODB_SYS_TABLES; measure its size");
+        .preview(format!("{}; ANALYZE TABLE {db}.{t}", copy_rows_sql(&v, &db, &src)))
+        .preview(if v.column.is_some() {
+            "read the definition back from information_schema.TABLES, COLUMNS (the generated column: its kind, type and expression) and STATISTICS (its index); measure its size"
+        } else {
+            "read the definition back from information_schema.TABLES and INNODB_SYS_TABLES; measure its size"
+        });
     if let Some(engine) = v.engine.clone() {
         step = step.pre(Check::new(format!("the server has {engine}"), move |ctx| {
             Ok(match engine_missing(ctx, &engine)? {
@@ -271,8 +320,9 @@ fn build(ctx: &mut Ctx, n: usize, v: &TableVariant) -> anyhow::Result<serde_json
                 v.clauses().join(" ")
             ))?;
         }
-        conn.query_drop(format!(
-            "INSERT INTO {tag} {db}.{t} SELECT * FROM {source}.{t}"
+        conn.query_drop(crate::bench::workloads::tag_sql(
+            &copy_rows_sql(v, &db, &source),
+            &tag,
         ))?;
         conn.query_drop(format!("ANALYZE TABLE {tag} {db}.{t}"))
     };

@@ -55,6 +55,61 @@ pub fn parse_set(arg: &str) -> anyhow::Result<VarValues> {
     Ok(VarValues { name, values })
 }
 
+/// `--zip`: the n-th variant takes the n-th value of every variable (the lists as long as each other, which
+/// [`check_zip`] proves first).
+pub fn zip(sets: &[(String, Vec<String>)]) -> Vec<Vec<Setting>> {
+    let n = sets.first().map_or(1, |(_, v)| v.len());
+    (0..n)
+        .map(|i| {
+            sets.iter()
+                .filter_map(|(name, values)| {
+                    values.get(i).map(|v| Setting {
+                        name: name.clone(),
+                        value: v.clone(),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each of `variants` once with each value of the pseudo-setting `name` (the table variants cross with the
+/// variables' combinations, zipped or not).
+pub fn with_each(variants: &[Vec<Setting>], name: &str, values: &[String]) -> Vec<Vec<Setting>> {
+    variants
+        .iter()
+        .flat_map(|v| {
+            values.iter().map(move |value| {
+                let mut v = v.clone();
+                v.push(Setting {
+                    name: name.into(),
+                    value: value.clone(),
+                });
+                v
+            })
+        })
+        .collect()
+}
+
+/// `--zip` pairs the values by position, so every `--set` must give as many.
+pub fn check_zip(sets: &[VarValues]) -> anyhow::Result<()> {
+    let Some(first) = sets.first() else {
+        return Err(bad_input(
+            "--zip pairs the values of several --set flags by position, and none is given: give two or more --set VAR=v1,v2 of as many values, or leave --zip out",
+        ));
+    };
+    match sets.iter().find(|s| s.values.len() != first.values.len()) {
+        None => Ok(()),
+        Some(s) => Err(bad_input(format!(
+            "--zip pairs the values of every --set by position, and {} has {} value(s) where {} has {}: give each --set the same number of values, or leave --zip out to cross them",
+            first.name,
+            first.values.len(),
+            s.name,
+            s.values.len()
+        ))),
+    }
+}
+
 fn is_number(v: &str) -> bool {
     let d = v.strip_prefix('-').unwrap_or(v);
     let (whole, frac) = d.split_once('.').unwrap_or((d, "0"));
@@ -287,6 +342,57 @@ mod tests {
         assert!(same_value("0.50", "0.500000"));
         assert!(!same_value("50", "100"));
         assert!(!same_value("ON", "OFF"));
+    }
+
+    fn set(name: &str, values: &[&str]) -> (String, Vec<String>) {
+        (name.into(), values.iter().map(|v| v.to_string()).collect())
+    }
+
+    fn described(variants: &[Vec<Setting>]) -> Vec<String> {
+        variants
+            .iter()
+            .map(|v| {
+                v.iter()
+                    .map(|s| format!("{}={}", s.name, s.value))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn zipped_values_pair_by_position_and_tables_cross_with_them() {
+        let sets = [set("a", &["1", "2", "3"]), set("b", &["x", "y", "z"])];
+        let z = zip(&sets);
+        assert_eq!(described(&z), ["a=1 b=x", "a=2 b=y", "a=3 b=z"]);
+        let t = with_each(&z, "table", &["T1".into(), "T2".into()]);
+        assert_eq!(
+            described(&t),
+            [
+                "a=1 b=x table=T1",
+                "a=1 b=x table=T2",
+                "a=2 b=y table=T1",
+                "a=2 b=y table=T2",
+                "a=3 b=z table=T1",
+                "a=3 b=z table=T2"
+            ]
+        );
+        // No variable: one empty combination, as crossing gives, so table variants alone still make arms.
+        assert_eq!(with_each(&zip(&[]), "table", &["T1".into()]).len(), 1);
+    }
+
+    #[test]
+    fn zipping_lists_of_unequal_length_is_refused_in_one_sentence() {
+        let v = |a: &str| parse_set(a).unwrap();
+        assert!(check_zip(&[v("a=1,2,3"), v("b=x,y,z")]).is_ok());
+        let msg = crate::error::display_of(&check_zip(&[v("a=1,2,3"), v("b=x,y")]).unwrap_err());
+        assert!(msg.contains("a has 3 value(s) where b has 2"), "{msg}");
+        assert!(
+            msg.contains("give each --set the same number of values"),
+            "{msg}"
+        );
+        assert_eq!(msg.lines().count(), 1);
+        assert!(check_zip(&[]).is_err());
     }
 
     #[test]
