@@ -261,16 +261,8 @@ fn record(
     round: u32,
     m: Measured,
 ) -> anyhow::Result<serde_json::Value> {
-    let Measured {
-        result: measured,
-        started,
-        pid,
-        cpu,
-        io,
-        watched,
-        paused,
-    } = m;
-    let (cpu_s, cpu_note) = match (&pid, cpu) {
+    let measured = &m.result;
+    let (cpu_s, cpu_note) = match (&m.pid, m.cpu) {
         (Ok(_), Some((b, a))) => (Some(a - b), None),
         (Err(why), _) => (None, Some(format!("not measured: {why}"))),
         _ => (
@@ -291,11 +283,11 @@ fn record(
         log_written: counter("Innodb_os_log_written"),
         cpu_s,
         cpu_note,
-        proc_written: io.map(|(b, a)| a.saturating_sub(b)),
-        started: Some(started),
-        samples: watched.samples,
-        unavailable: watched.unavailable,
-        paused,
+        proc_written: m.io.map(|(b, a)| a.saturating_sub(b)),
+        started: Some(m.started),
+        samples: m.watched.samples,
+        unavailable: m.watched.unavailable,
+        paused: m.paused,
     };
     if let Some(dir) = &ctx.run_dir {
         crate::files::create_private_dir(&dir.join("experiment"))?;
