@@ -11,13 +11,14 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Value};
 
 use super::lost::{merge_lost, secondary_rows};
+use super::pages;
 use super::ranges::{plain_scan, read_ranges, split_points, walk_groups};
 use super::writer::{spawn_writer, Out};
 use super::{
     json_of, range_conds, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared,
     TableInfo, Unopenable, B,
 };
-use crate::dump::manifest::{LostRange, TableEntry, TableStatus};
+use crate::dump::manifest::{LostRange, PagesRead, TableEntry, TableStatus, Unproven};
 use crate::dump::{create_private, file_name, prepare_session, xsums, KeySource, TableName};
 use crate::sql::quote_ident;
 
@@ -109,11 +110,16 @@ pub(crate) fn dump_table(
         };
         prepare_session(&mut conn, tag)?;
     }
+    let (lost, records, pass) = read_pages(&shared, &mut conn, lost, &mut entry);
     if entry.note.is_none() {
         crate::progress::elapsed(
             &format!("dump {name}: reading each secondary index against the rows"),
             || cross_check(&mut conn, &shared, &lost, &mut entry),
         );
+    }
+    if let Some(pass) = &pass {
+        let confirmed = confirmed_by_indexes(&shared, &entry);
+        entry.doubts.extend(pages::doubts(pass, confirmed));
     }
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);
@@ -125,7 +131,14 @@ pub(crate) fn dump_table(
     entry.rows = out.rows;
     entry.content_hash = Some(format!("{:032x}", out.hash));
     entry.sha256 = Some(sha);
-    let lines = lost_lines(&mut conn, &info, tag, &lost, &group_lost, &mut entry)?;
+    let lines = lost_lines(
+        &mut conn,
+        &info,
+        tag,
+        (&lost, &records),
+        &group_lost,
+        &mut entry,
+    )?;
     entry.status = if !entry.doubts.is_empty() {
         TableStatus::Doubtful
     } else if info.pk.is_empty() {
@@ -177,6 +190,7 @@ fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEnt
         unchecked: Vec::new(),
         reconnects: 0,
         note: None,
+        pages: None,
         indexes: Vec::new(),
     }
 }
@@ -362,7 +376,7 @@ fn lost_lines(
     conn: &mut Conn,
     info: &TableInfo,
     tag: &str,
-    lost: &[(Option<B>, Option<B>)],
+    (lost, records): (&[Lost], &[Vec<Unproven>]),
     group_lost: &HashMap<String, u64>,
     entry: &mut TableEntry,
 ) -> anyhow::Result<Vec<String>> {
@@ -375,8 +389,9 @@ fn lost_lines(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
-    for (lo, hi) in lost {
+    for (i, (lo, hi)) in lost.iter().enumerate() {
         let range = LostRange {
+            records: records.get(i).cloned().unwrap_or_default(),
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
             from: lo.as_ref().filter(|b| b.incl).map(to_json),
             before: hi.as_ref().filter(|b| !b.incl).map(to_json),
@@ -404,4 +419,74 @@ fn lost_lines(
         entry.lost.push(range);
     }
     Ok(lines)
+}
+
+/// A lost range's bounds.
+type Lost = (Option<B>, Option<B>);
+
+/// The lost ranges after `--pages` (the ranges as the SQL reads left them without it, or when the table's
+/// pages cannot be read), the unproven records found inside each, and what the page pass did.
+type AfterPages = (Vec<Lost>, Vec<Vec<Unproven>>, Option<pages::Pass>);
+
+/// With `--pages` and something lost: the rows inside the lost ranges read from the copy's data file, the
+/// table's `pages` entry, and the lost ranges narrowed by what was read.
+fn read_pages(
+    shared: &Shared,
+    conn: &mut Conn,
+    lost: Vec<(Option<B>, Option<B>)>,
+    entry: &mut TableEntry,
+) -> AfterPages {
+    let Some(po) = shared.opts.pages.as_ref().filter(|_| !lost.is_empty()) else {
+        return (lost, Vec::new(), None);
+    };
+    let sql_rows = shared.out.lock().unwrap().rows;
+    let name = &shared.info.name;
+    match crate::progress::elapsed(
+        &format!("dump {name}: reading the lost ranges from the data file"),
+        || pages::read_pages(shared, conn, &lost, po),
+    ) {
+        Ok(mut pass) => {
+            pass.read.sql_rows = sql_rows;
+            entry.pages = Some(pass.read.clone());
+            let (lost, records) = std::mem::take(&mut pass.lost)
+                .into_iter()
+                .map(|p| ((p.lo, p.hi), p.records))
+                .unzip();
+            (lost, records, Some(pass))
+        }
+        Err(why) => {
+            entry.pages = Some(PagesRead {
+                sql_rows,
+                refused: Some(format!(
+                    "{name}'s pages were not read ({why}): it keeps the SQL result"
+                )),
+                ..Default::default()
+            });
+            (lost, Vec::new(), None)
+        }
+    }
+}
+
+/// Whether the secondary indexes confirm the rows read from pages column by column: every column of the
+/// table is in the key or in an index the cross-check compared without a disagreement.
+fn confirmed_by_indexes(shared: &Shared, entry: &TableEntry) -> bool {
+    if entry
+        .doubts
+        .iter()
+        .any(|d| d.kind == crate::dump::DoubtKind::SecondaryIndex)
+    {
+        return false;
+    }
+    let info = shared.info;
+    let mut covered: std::collections::BTreeSet<usize> = info.pk.iter().copied().collect();
+    for x in &shared.xs {
+        if entry
+            .indexes
+            .iter()
+            .any(|e| e.index == x.name && !e.doubted)
+        {
+            covered.extend(x.pos.iter().copied());
+        }
+    }
+    covered.len() == info.columns.len()
 }

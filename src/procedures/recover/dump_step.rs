@@ -129,6 +129,19 @@ fn dump_private(
     let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
     let before = trx::now(private, &tag, level, &known);
     opts.table_doubts = trx::doubts(&before);
+    if p1.pages {
+        // The rows of a transaction InnoDB did not prove rolled back may be on the pages as it left them.
+        let open: Vec<u64> = before
+            .iter()
+            .filter(|t| t.state != trx::TrxState::RolledBack)
+            .filter_map(|t| t.id)
+            .collect();
+        opts.pages = Some(dump::PageOptions {
+            datadir: private.datadir.clone(),
+            lowest_active: open.iter().min().copied(),
+            uncommitted: open,
+        });
+    }
     let connector = PrivateConnector {
         private: private.clone(),
         level,
