@@ -161,6 +161,9 @@ fn pages_recover_the_intact_records_of_a_damaged_leaf_and_keep_the_rest_lost() {
     // What stays lost is exactly the damaged page's rows not recovered: every such id inside a lost range or
     // named as an unproven record, no recovered or SQL-read id inside one, each range bounded by ids in the file.
     let missing: BTreeSet<i64> = on_bad.difference(&from_pages).copied().collect();
+    // The list broken inside the 512 bytes costs the records under them and the rest of that directory
+    // owner's stretch (at most 8 records), not the rest of the page (measured: 65 of 72 recovered).
+    assert!(missing.len() <= 12, "{missing:?}");
     assert!(!missing.is_empty(), "the 512 bad bytes garble some records");
     let (ranges, points) = lost_of(&m);
     let inside = |id: i64| {

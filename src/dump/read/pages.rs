@@ -20,7 +20,7 @@ use mysql::{Conn, Value as Sent};
 use super::writer::{flush_parts, write_row_parts};
 use super::{as_int, xcheck, Shared, B};
 use crate::dump::manifest::{Doubt, DoubtKind, KeyRange, PageRows, PagesRead, Unproven};
-use crate::dump::page_def::page_def;
+use crate::dump::page_def::{page_def, PagedTable};
 use crate::dump::{KeySource, PageOptions};
 use crate::pages::def::ColType;
 use crate::pages::page::{leaf_chain, PAGE};
@@ -51,6 +51,8 @@ pub(super) struct Pass {
 /// One record of the leaf chain, in key order.
 struct Rec {
     page: u32,
+    /// Its page's checksum passes.
+    checksum_ok: bool,
     /// Nothing can lie between it and the record before it in the chain: the same page or the next linked one,
     /// both with passing checksums and whole record lists.
     joined: bool,
@@ -75,8 +77,46 @@ pub(super) fn read_pages(
     lost: &[(Option<B>, Option<B>)],
     po: &PageOptions,
 ) -> Result<Pass, String> {
+    let (pt, map) = checked_def(sh, conn)?;
+    flushed(conn, &sh.opts.tag)?;
+    let path = ibd_path(po, &sh.info.name)?;
+    let data =
+        std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let space = Space::read(
+        data.get(..PAGE)
+            .ok_or("the file is shorter than one page")?,
+    )
+    .map_err(|why| format!("page 0 of {}: {why}", path.display()))?;
+    if let Some(why) = space.refusal(PAGE) {
+        return Err(why);
+    }
+    let (chain, off) = leaf_chain(&data, pt.index_id)?;
+    let mut pass = Pass {
+        read: PagesRead::default(),
+        lost: Vec::new(),
+        unverified: Vec::new(),
+        uncommitted: Vec::new(),
+    };
+    if !off.is_empty() {
+        pass.read.notes.push(format!(
+            "{} page(s) carry the index's id but are not on its leaf chain (stale, or behind a broken link), and were not read: {}",
+            off.len(),
+            list(&off)
+        ));
+    }
+    let mut recs = chain_records(&pt, &space, &data, &chain, &mut pass.read.notes);
+    dedupe(&mut recs);
+    let points = write_rows(sh, po, (&pt, &map), &recs, lost, &mut pass)?;
+    pass.lost = cut(lost, &points, &recs, sh.info.pk.len() == 1);
+    let bounds = ranges_of(&pass.lost);
+    attach_keyless(&mut pass.lost, &recs, &bounds);
+    Ok(pass)
+}
+
+/// The table's definition as the parser reads it, and where each column of the dump is in it; `Err` for a
+/// table this slice does not read.
+fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>), String> {
     let info = sh.info;
-    let tag = &sh.opts.tag;
     if !sh.int_key
         || !matches!(
             info.key_source,
@@ -87,7 +127,7 @@ pub(super) fn read_pages(
             "only tables walked by an all-integer clustered key are read from pages yet".into(),
         );
     }
-    let pt = page_def(conn, tag, &info.name).map_err(|e| crate::error::display_of(&e))?;
+    let pt = page_def(conn, &sh.opts.tag, &info.name).map_err(|e| crate::error::display_of(&e))?;
     let key_names: Vec<&str> = pt
         .def
         .key
@@ -122,80 +162,81 @@ pub(super) fn read_pages(
             crate::sql::quote_ident(&c.name)
         ));
     }
-    flushed(conn, tag)?;
-    let path = ibd_path(po, &info.name)?;
-    let data =
-        std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
-    let space = Space::read(
-        data.get(..PAGE)
-            .ok_or("the file is shorter than one page")?,
-    )
-    .map_err(|why| format!("page 0 of {}: {why}", path.display()))?;
-    if let Some(why) = space.refusal(PAGE) {
-        return Err(why);
-    }
-    let (chain, off) = leaf_chain(&data, pt.index_id)?;
-    let mut read = PagesRead::default();
-    if !off.is_empty() {
-        read.notes.push(format!(
-            "{} page(s) carry the index's id but are not on its leaf chain (stale, or behind a broken link), and were not read: {}",
-            off.len(),
-            list(&off)
-        ));
-    }
+    Ok((pt, map))
+}
+
+/// Every record of the chain's pages, in key order; a page the parser refuses is a note (and a break: nothing
+/// next to it is joined).
+fn chain_records(
+    pt: &PagedTable,
+    space: &Space,
+    data: &[u8],
+    chain: &[(u32, bool)],
+    notes: &mut Vec<String>,
+) -> Vec<Rec> {
     let reader = InMemory {
-        data: &data,
+        data,
         page_size: PAGE,
+    };
+    let key_of = |vals: &[Value]| -> Option<Key> {
+        vals.iter()
+            .map(|v| match v {
+                Value::Int(i) => Some(i128::from(*i)),
+                Value::Uint(u) => Some(i128::from(*u)),
+                _ => None,
+            })
+            .collect()
     };
     let mut recs: Vec<Rec> = Vec::new();
     let mut prev_clean = false;
-    for &(n, linked) in &chain {
+    for &(n, linked) in chain {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
-        let leaf = match parse_leaf(&pt.def, &space, &reader, p) {
+        let leaf = match parse_leaf(&pt.def, space, &reader, p) {
             Ok(l) => l,
             Err(why) => {
-                read.notes.push(format!("page {n} was not read: {why}"));
+                notes.push(format!("page {n} was not read: {why}"));
                 prev_clean = false;
                 continue;
             }
         };
         let clean = leaf.checksum_ok && leaf.problems.is_empty();
         for (i, r) in leaf.records.into_iter().enumerate() {
-            let joined = clean && if i == 0 { linked && prev_clean } else { true };
-            let key_of = |vals: &[Value]| -> Option<Key> {
-                vals.iter()
-                    .map(|v| match v {
-                        Value::Int(i) => Some(i128::from(*i)),
-                        Value::Uint(u) => Some(i128::from(*u)),
-                        _ => None,
-                    })
-                    .collect()
-            };
-            let rec = match r.outcome {
+            let (key, row, reason) = match r.outcome {
                 Outcome::Row(row) => {
                     let key: Vec<Value> =
                         pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
-                    Rec {
-                        page: n,
-                        joined,
-                        key: key_of(&key),
-                        row: Some(row),
-                        reason: None,
-                    }
+                    (key_of(&key), Some(row), None)
                 }
-                Outcome::Rejected { reason, key } => Rec {
-                    page: n,
-                    joined,
-                    key: key.as_deref().and_then(key_of),
-                    row: None,
-                    reason: Some(reason),
-                },
+                Outcome::Rejected { reason, key } => {
+                    (key.as_deref().and_then(key_of), None, Some(reason))
+                }
             };
-            recs.push(rec);
+            recs.push(Rec {
+                page: n,
+                checksum_ok: leaf.checksum_ok,
+                joined: clean && (i > 0 || (linked && prev_clean)),
+                key,
+                row,
+                reason,
+            });
         }
         prev_clean = clean;
     }
-    dedupe(&mut recs);
+    recs
+}
+
+/// Write the proven rows whose key is inside a lost range (the file, its count and hash, the cross-check's
+/// records) and count them per page into `pass`; per lost range, the keys read inside it and whether each
+/// became a row.
+fn write_rows(
+    sh: &Shared,
+    po: &PageOptions,
+    (pt, map): (&PagedTable, &[usize]),
+    recs: &[Rec],
+    lost: &[(Option<B>, Option<B>)],
+    pass: &mut Pass,
+) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
+    let info = sh.info;
     let ranges: Vec<(Option<Key>, Option<Key>)> = lost
         .iter()
         .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
@@ -205,15 +246,8 @@ pub(super) fn read_pages(
             in_range(k, lo.as_ref().zip(l.as_ref()), hi.as_ref().zip(h.as_ref()))
         })
     };
-    // The rows inside a lost range, written; and per range the keys that cut it.
     let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); lost.len()];
     let mut per_page: std::collections::BTreeMap<u32, PageRows> = Default::default();
-    let mut pass = Pass {
-        read,
-        lost: Vec::new(),
-        unverified: Vec::new(),
-        uncommitted: Vec::new(),
-    };
     let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
     let columns: Arc<[mysql::Column]> = info
         .columns
@@ -222,21 +256,14 @@ pub(super) fn read_pages(
         .collect();
     let (mut buf, mut rows, mut hash) = (Vec::new(), 0u64, 0u128);
     let mut xb = xcheck::Recorded::new(sh.xs.len());
-    let checksum_ok: HashMap<u32, bool> = chain
-        .iter()
-        .map(|&(n, _)| {
-            let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
-            (n, space.checksum_ok(p))
-        })
-        .collect();
-    for rec in &recs {
+    for rec in recs {
         let Some(key) = &rec.key else { continue };
         let Some(at) = inside(key) else { continue };
         let pr = per_page.entry(rec.page).or_insert(PageRows {
             page: rec.page,
             rows: 0,
             unproven: 0,
-            checksum_ok: checksum_ok[&rec.page],
+            checksum_ok: rec.checksum_ok,
         });
         let Some(row) = &rec.row else {
             pr.unproven += 1;
@@ -264,7 +291,7 @@ pub(super) fn read_pages(
         pr.rows += 1;
         pass.read.page_rows += 1;
         points[at].insert((key.clone(), true));
-        if !pr.checksum_ok {
+        if !rec.checksum_ok {
             pass.unverified.push(key.clone());
         }
         if po.uncommitted.contains(&row.trx_id) || po.lowest_active.is_some_and(|l| row.trx_id >= l)
@@ -275,10 +302,7 @@ pub(super) fn read_pages(
     flush_parts(sh, &mut buf, &mut rows, &mut hash).map_err(|e| e.to_string())?;
     xcheck::merge(&sh.shape, &mut sh.written.lock().unwrap(), &mut xb);
     pass.read.pages = per_page.into_values().collect();
-    pass.lost = cut(lost, &points, &recs, info.pk.len() == 1);
-    let bounds = ranges_of(&pass.lost);
-    attach_keyless(&mut pass.lost, &recs, &bounds);
-    Ok(pass)
+    Ok(points)
 }
 
 /// A key bound's values as integers (every key column is one here).
