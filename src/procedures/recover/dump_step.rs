@@ -91,7 +91,12 @@ pub(super) fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) ->
     let pr2 = private.clone();
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
-            "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched; each secondary index read against the rows; {} thread(s); files in {}",
+            "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched;{} each secondary index read against the rows; {} thread(s); files in {}",
+            if p.pages {
+                " then (--pages) the rows inside the lost ranges read from the copy's .ibd leaf pages;"
+            } else {
+                ""
+            },
             p.threads,
             p.out.display()
         ))
