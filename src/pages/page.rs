@@ -245,3 +245,53 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
         at = next;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `n` pages; `leaves` are (page, prev, next) of level-0 pages of index 9.
+    fn file(n: usize, leaves: &[(u32, u32, u32)]) -> Vec<u8> {
+        let mut d = vec![0u8; n * PAGE];
+        for &(no, prev, next) in leaves {
+            let p = &mut d[no as usize * PAGE..(no as usize + 1) * PAGE];
+            p[8..12].copy_from_slice(&prev.to_be_bytes());
+            p[12..16].copy_from_slice(&next.to_be_bytes());
+            p[24..26].copy_from_slice(&INDEX_PAGE.to_be_bytes());
+            p[66..74].copy_from_slice(&9u64.to_be_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn the_leaf_chain_is_found_by_index_id_and_mutual_links() {
+        let whole = file(8, &[(4, NO_PAGE, 6), (6, 4, 5), (5, 6, NO_PAGE)]);
+        assert_eq!(
+            leaf_chain(&whole, 9).unwrap(),
+            (vec![(4, false), (6, true), (5, true)], vec![])
+        );
+        // Another index's pages are not its leaves.
+        assert!(leaf_chain(&whole, 10).is_err());
+        // A stale page pointing into the chain is not on it (its neighbour does not point back).
+        let stale = file(8, &[(4, NO_PAGE, 6), (6, 4, 5), (5, 6, NO_PAGE), (7, 4, 5)]);
+        assert_eq!(leaf_chain(&stale, 9).unwrap().1, vec![7]);
+        // A broken link: both ends walked, the break marked, the page behind it left off.
+        let broken = file(
+            9,
+            &[
+                (3, NO_PAGE, 4),
+                (4, 3, 99),
+                (5, 77, 88),
+                (6, 5, 7),
+                (7, 6, NO_PAGE),
+            ],
+        );
+        assert_eq!(
+            leaf_chain(&broken, 9).unwrap(),
+            (vec![(3, false), (4, true), (6, false), (7, true)], vec![5])
+        );
+        // Two first pages: stale pages cannot be told apart.
+        let two = file(8, &[(4, NO_PAGE, 6), (6, 4, NO_PAGE), (7, NO_PAGE, 6)]);
+        assert!(leaf_chain(&two, 9).is_err());
+    }
+}
