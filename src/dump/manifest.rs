@@ -103,9 +103,13 @@ pub struct PageRows {
     pub rows: u64,
     /// Records inside the lost ranges that could not be proven rows.
     pub unproven: u64,
-    /// Whether the page's checksum passes; rows from a page whose checksum fails are doubts of kind
-    /// `page_checksum` unless the secondary indexes confirm every column of them.
+    /// Whether the page's checksum passes; rows from a page whose checksum fails (or that has `problems`)
+    /// are doubts of kind `page_checksum` unless the secondary indexes confirm every column of them.
     pub checksum_ok: bool,
+    /// What the parser found wrong with the page as a whole (a broken record list, a record count that
+    /// differs): bytes of it are not what InnoDB wrote, whatever its checksum says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// A key range of a doubt: bounds as in [`LostRange`], plus an inclusive upper bound; all absent is the whole
@@ -146,7 +150,8 @@ pub enum DoubtKind {
     /// A readable secondary index disagrees with the clustered row (a value, or a key it lists that no read
     /// returned, outside every lost range).
     SecondaryIndex,
-    /// Rows `--pages` read from a leaf page whose checksum fails: each record parsed whole, but a value
+    /// Rows `--pages` read from a leaf page whose checksum fails or whose record list is broken: each record
+    /// parsed whole, but a value
     /// rewritten in place with another valid one cannot be told, and no readable secondary index covers every
     /// column to confirm them.
     PageChecksum,

@@ -53,6 +53,8 @@ struct Rec {
     page: u32,
     /// Its page's checksum passes.
     checksum_ok: bool,
+    /// What the parser found wrong with its page as a whole (a broken record list, a count that differs).
+    problems: Vec<String>,
     /// Nothing can lie between it and the record before it in the chain: the same page or the next linked one,
     /// both with passing checksums and whole record lists.
     joined: bool,
@@ -214,6 +216,7 @@ fn chain_records(
             recs.push(Rec {
                 page: n,
                 checksum_ok: leaf.checksum_ok,
+                problems: leaf.problems.clone(),
                 joined: clean && (i > 0 || (linked && prev_clean)),
                 key,
                 row,
@@ -264,6 +267,7 @@ fn write_rows(
             rows: 0,
             unproven: 0,
             checksum_ok: rec.checksum_ok,
+            problems: rec.problems.clone(),
         });
         let Some(row) = &rec.row else {
             pr.unproven += 1;
@@ -291,7 +295,9 @@ fn write_rows(
         pr.rows += 1;
         pass.read.page_rows += 1;
         points[at].insert((key.clone(), true));
-        if !rec.checksum_ok {
+        // A page whose checksum fails, or whose own structure says bytes of it are not what InnoDB wrote
+        // (a scrambled page can carry a valid checksum): its rows cannot be told from rewritten ones.
+        if !rec.checksum_ok || !rec.problems.is_empty() {
             pass.unverified.push(key.clone());
         }
         if possibly_uncommitted(po, row.trx_id) {
@@ -613,13 +619,13 @@ pub(super) fn doubts(pass: &Pass, confirmed: bool) -> Vec<Doubt> {
             .read
             .pages
             .iter()
-            .filter(|p| !p.checksum_ok && p.rows > 0)
+            .filter(|p| (!p.checksum_ok || !p.problems.is_empty()) && p.rows > 0)
             .map(|p| p.page)
             .collect();
         out.push(Doubt {
             kind: DoubtKind::PageChecksum,
             why: format!(
-                "{} row(s) were read from page(s) {} whose checksum fails: each record parsed whole, but a value rewritten in place with another valid one cannot be told, and no readable secondary index holds every column to confirm them",
+                "{} row(s) were read from page(s) {} whose checksum fails or whose record list is broken: each record parsed whole, but a value rewritten in place with another valid one cannot be told, and no readable secondary index holds every column to confirm them",
                 pass.unverified.len(),
                 list(&pages)
             ),

@@ -12,6 +12,7 @@ fn rec(k: i128, row: bool, joined: bool) -> Rec {
     Rec {
         page: 7,
         checksum_ok: false,
+        problems: Vec::new(),
         joined,
         key: Some(vec![k]),
         row: row.then(|| crate::pages::Row {
@@ -121,12 +122,30 @@ fn rows_of_transactions_active_at_the_crash_are_doubts_and_a_failed_checksum_unl
     assert!(!possibly_uncommitted(&none, 40));
     let pass = Pass {
         read: PagesRead {
-            pages: vec![PageRows {
-                page: 28,
-                rows: 2,
-                unproven: 0,
-                checksum_ok: false,
-            }],
+            pages: vec![
+                PageRows {
+                    page: 28,
+                    rows: 2,
+                    unproven: 0,
+                    checksum_ok: false,
+                    problems: Vec::new(),
+                },
+                // A valid checksum over a broken record list (a scrambled page) is no proof either.
+                PageRows {
+                    page: 30,
+                    rows: 1,
+                    unproven: 0,
+                    checksum_ok: true,
+                    problems: vec!["the record list is broken".into()],
+                },
+                PageRows {
+                    page: 31,
+                    rows: 5,
+                    unproven: 0,
+                    checksum_ok: true,
+                    problems: Vec::new(),
+                },
+            ],
             ..Default::default()
         },
         lost: Vec::new(),
