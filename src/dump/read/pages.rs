@@ -58,6 +58,9 @@ struct Rec {
     /// Nothing can lie between it and the record before it in the chain: the same page or the next linked one,
     /// both with passing checksums and whole record lists.
     joined: bool,
+    /// It is the first record of the level's first page (no key lies below it), or the last of its last page
+    /// (none above), on a page with a passing checksum and a whole record list.
+    edge: (bool, bool),
     key: Option<Key>,
     row: Option<crate::pages::Row>,
     reason: Option<String>,
@@ -191,7 +194,7 @@ fn chain_records(
     };
     let mut recs: Vec<Rec> = Vec::new();
     let mut prev_clean = false;
-    for &(n, linked) in chain {
+    for (ci, &(n, linked)) in chain.iter().enumerate() {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
         let leaf = match parse_leaf(&pt.def, space, &reader, p) {
             Ok(l) => l,
@@ -202,6 +205,7 @@ fn chain_records(
             }
         };
         let clean = leaf.checksum_ok && leaf.problems.is_empty();
+        let count = leaf.records.len();
         for (i, r) in leaf.records.into_iter().enumerate() {
             let (key, row, reason) = match r.outcome {
                 Outcome::Row(row) => {
@@ -218,6 +222,10 @@ fn chain_records(
                 checksum_ok: leaf.checksum_ok,
                 problems: leaf.problems.clone(),
                 joined: clean && (i > 0 || (linked && prev_clean)),
+                edge: (
+                    clean && ci == 0 && i == 0,
+                    clean && ci + 1 == chain.len() && i + 1 == count,
+                ),
                 key,
                 row,
                 reason,
@@ -388,6 +396,12 @@ fn cut(
     };
     // Nothing can lie strictly between `a` and `z`.
     let empty = |a: &At, z: &At| -> bool {
+        let at = |k: Option<Key>| k.and_then(|k| pos.get(&k).copied());
+        match (a, z) {
+            (At::Open, _) if at(key_of(z)).is_some_and(|j| recs[j].edge.0) => return true,
+            (_, At::Open) if at(key_of(a)).is_some_and(|i| recs[i].edge.1) => return true,
+            _ => {}
+        }
         if let (Some(x), Some(y)) = (key_of(a), key_of(z)) {
             if let (Some(&i), Some(&j)) = (pos.get(&x), pos.get(&y)) {
                 if j == i + 1 && recs[j].joined {

@@ -14,6 +14,7 @@ fn rec(k: i128, row: bool, joined: bool) -> Rec {
         checksum_ok: false,
         problems: Vec::new(),
         joined,
+        edge: (false, false),
         key: Some(vec![k]),
         row: row.then(|| crate::pages::Row {
             values: vec![Value::Int(k as i64)],
@@ -98,6 +99,18 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
             (Some(91), None, false)
         ]
     );
+
+    // The first record of the level's first clean page has nothing below it; the last of the last, nothing
+    // above: the whole key space read from whole pages leaves nothing lost.
+    let lost = vec![(None, None)];
+    let mut recs: Vec<Rec> = (1..=4).map(|k| rec(k, true, false)).collect();
+    recs[0].edge = (true, false);
+    recs[3].edge = (false, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    assert!(pieces.is_empty(), "{:?}", shape(&pieces));
+    recs[3].edge = (false, false);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    assert_eq!(shape(&pieces), vec![(Some(4), None, false)]);
 
     // Nothing read inside a range: it stays as it was.
     let lost = vec![(b(10, false), b(20, false))];

@@ -42,7 +42,11 @@ pub(crate) fn dump_table(
         Ok(None) => anyhow::bail!("SHOW CREATE TABLE {name} returned nothing"),
         Err(e) => {
             if status_of(&e).is_some() {
-                unrecoverable(&mut entry, name, &crate::error::describe_mysql(&e));
+                let why = crate::error::describe_mysql(&e);
+                if opts.pages.is_some() {
+                    return pages_only(connector, &mut conn, (&mut info, entry), opts, abort, &why);
+                }
+                unrecoverable(&mut entry, name, &why);
                 return Ok((entry, Vec::new()));
             }
             return Err(e.into());
@@ -242,14 +246,16 @@ impl<'a> Shared<'a> {
     ) -> Shared<'a> {
         let tag = &opts.tag;
         let cols = info.select_list();
+        // NULL for a table the server cannot open (read from its pages alone).
         let estimate: u64 = conn
-            .exec_first(
+            .exec_first::<Option<u64>, _, _>(
                 format!(
                     "SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
                 ),
                 (&info.name.db, &info.name.table),
             )
             .ok()
+            .flatten()
             .flatten()
             .unwrap_or(0);
         let xs = xcheck::indexes(info);
@@ -489,4 +495,111 @@ fn confirmed_by_indexes(shared: &Shared, entry: &TableEntry) -> bool {
         }
     }
     covered.len() == info.columns.len()
+}
+
+/// `--pages` for a table SQL cannot open at all (`why`: ERROR 1877 on a damaged root page, say), while the
+/// server's dictionary still describes it: the whole key space is a lost range read from the data file, into a
+/// file whose `CREATE TABLE` is rebuilt from the dictionary. When the pages cannot be read either, the table is
+/// unrecoverable as before, with both reasons.
+fn pages_only(
+    connector: &dyn Connector,
+    conn: &mut Conn,
+    (info, mut entry): (&mut TableInfo, TableEntry),
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    why: &str,
+) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    let name = info.name.clone();
+    let tag = &opts.tag;
+    let rebuilt = crate::dump::page_def::page_def(conn, tag, &name).and_then(|pt| {
+        let create = crate::dump::page_def::rebuilt_create(conn, tag, &name, &pt)?;
+        Ok((pt, create))
+    });
+    let (pt, create) = match rebuilt {
+        Ok(r) => r,
+        Err(e) => {
+            unrecoverable(&mut entry, &name, why);
+            entry.pages = Some(PagesRead {
+                refused: Some(format!(
+                    "{name}'s pages were not read ({}): nothing of it is in the dump",
+                    crate::error::display_of(&e)
+                )),
+                ..Default::default()
+            });
+            return Ok((entry, Vec::new()));
+        }
+    };
+    // The key SQL would have walked by: the clustered index's columns, as the dictionary names them.
+    info.pk = pt
+        .def
+        .key
+        .iter()
+        .filter_map(|&k| {
+            info.columns
+                .iter()
+                .position(|c| c.name == pt.def.columns[k].name)
+        })
+        .collect();
+    if info.pk.len() == pt.def.key.len() && !info.pk.is_empty() {
+        info.key_source = KeySource::Primary;
+        info.key_index = Some("PRIMARY".into());
+        entry.primary_key = info
+            .pk
+            .iter()
+            .map(|&p| info.columns[p].name.clone())
+            .collect();
+        entry.key_index = info.key_index.clone();
+    }
+    let file = file_name(&name);
+    let path = opts.out_dir.join(&file);
+    let (out, writer) = open_file(
+        &path,
+        &name,
+        &format!(
+            "-- {name} cannot be opened through SQL ({}): every row below was read from its data file, and this\n\
+             -- CREATE TABLE is rebuilt from the server's dictionary: columns and the clustered key only (no secondary\n\
+             -- index, comment, AUTO_INCREMENT or foreign key): add them from your schema.\n{create}",
+            why.replace('\n', " ")
+        ),
+    )?;
+    let info: &TableInfo = info;
+    let shared = Shared::new(conn, info, opts, connector, abort, out);
+    let (lost, records, pass) = read_pages(&shared, conn, vec![(None, None)], &mut entry);
+    if let Some(pass) = &pass {
+        entry.doubts.extend(pages::doubts(pass, false));
+    }
+    let out = shared.out.into_inner().unwrap();
+    drop(out.tx);
+    let sha = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
+        .with_context(|| format!("writing {}", path.display()))?;
+    if pass.is_none() {
+        let _ = std::fs::remove_file(&path);
+        unrecoverable(&mut entry, &name, why);
+        return Ok((entry, Vec::new()));
+    }
+    entry.file = Some(file);
+    entry.rows = out.rows;
+    entry.content_hash = Some(format!("{:032x}", out.hash));
+    entry.sha256 = Some(sha);
+    entry.unchecked.push(format!(
+        "{name} cannot be opened through SQL ({why}): its rows come from its data file alone, no secondary index could be read against them, and its CREATE TABLE is rebuilt from the dictionary (columns and the clustered key only)"
+    ));
+    let lines = lost_lines(
+        conn,
+        info,
+        tag,
+        (&lost, &records),
+        &HashMap::new(),
+        &mut entry,
+    )?;
+    entry.status = if !entry.doubts.is_empty() {
+        TableStatus::Doubtful
+    } else if entry.lost.is_empty() {
+        TableStatus::Complete
+    } else {
+        TableStatus::Partial
+    };
+    Ok((entry, lines))
 }
