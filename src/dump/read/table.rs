@@ -143,16 +143,21 @@ pub(crate) fn dump_table(
         &group_lost,
         &mut entry,
     )?;
-    entry.status = if !entry.doubts.is_empty() {
+    entry.status = status(&entry, info.pk.is_empty());
+    Ok((entry, lines))
+}
+
+/// The table's verdict from its entry: doubtful, without a key, complete or partial.
+fn status(entry: &TableEntry, no_key: bool) -> TableStatus {
+    if !entry.doubts.is_empty() {
         TableStatus::Doubtful
-    } else if info.pk.is_empty() {
+    } else if no_key {
         TableStatus::NoPrimaryKey
     } else if entry.lost.is_empty() && entry.note.is_none() {
         TableStatus::Complete
     } else {
         TableStatus::Partial
-    };
-    Ok((entry, lines))
+    }
 }
 
 /// The server's estimate of the table's rows (0 when it has none: the bar then grows with the count).
@@ -594,12 +599,6 @@ fn pages_only(
         &HashMap::new(),
         &mut entry,
     )?;
-    entry.status = if !entry.doubts.is_empty() {
-        TableStatus::Doubtful
-    } else if entry.lost.is_empty() {
-        TableStatus::Complete
-    } else {
-        TableStatus::Partial
-    };
+    entry.status = status(&entry, info.pk.is_empty());
     Ok((entry, lines))
 }
