@@ -369,3 +369,23 @@ fn a_damaged_root_page_gives_every_row_from_the_leaves() {
     );
     assert_eq!(loaded(dir.path(), "rpg4l"), truth);
 }
+
+/// `--pages` reads the copy's files: with `--in-place` there is no copy, and the flags are refused together.
+#[test]
+fn pages_is_refused_with_in_place() {
+    let out = run_innops(
+        &[
+            "recover",
+            "--in-place",
+            "--pages",
+            "--out",
+            "/nonexistent/out",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>(),
+        &[],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--pages"), "{}", out.stderr);
+}
