@@ -85,6 +85,12 @@ pub(super) fn read_pages(
     let (pt, map) = checked_def(sh, conn)?;
     flushed(conn, &sh.opts.tag)?;
     let path = ibd_path(po, &sh.info.name)?;
+    let len = std::fs::metadata(&path)
+        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?
+        .len();
+    if let Some(why) = too_large(len, available_memory()) {
+        return Err(why);
+    }
     let data =
         std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
     let space = Space::read(
@@ -316,6 +322,27 @@ fn write_rows(
     xcheck::merge(&sh.shape, &mut sh.written.lock().unwrap(), &mut xb);
     pass.read.pages = per_page.into_values().collect();
     Ok(points)
+}
+
+/// The file is read whole into memory (this slice): one larger than half the memory available is refused
+/// rather than pushing the machine into swap or the recovery into the OOM killer.
+fn too_large(len: u64, available: Option<u64>) -> Option<String> {
+    let avail = available?;
+    (len > avail / 2).then(|| {
+        format!(
+            "its data file ({}) is larger than half the memory available here ({}), and this slice reads the file whole",
+            crate::units::format_size(len),
+            crate::units::format_size(avail)
+        )
+    })
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// A row last written by transaction `trx` may hold uncommitted values: a transaction active at the crash

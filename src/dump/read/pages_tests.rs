@@ -223,3 +223,13 @@ fn the_server_text_of_page_values() {
     );
     assert_eq!(sent(&Value::Null, &ColType::Year), Sent::NULL);
 }
+
+#[test]
+fn a_data_file_larger_than_half_the_available_memory_is_refused() {
+    assert!(too_large(100 << 20, Some(1 << 30)).is_none());
+    let why = too_large(600 << 20, Some(1 << 30)).unwrap();
+    assert!(why.contains("larger than half the memory"), "{why}");
+    // Without /proc/meminfo nothing is known, and nothing refused.
+    assert!(too_large(u64::MAX, None).is_none());
+    assert!(available_memory().is_some_and(|m| m > 0));
+}
