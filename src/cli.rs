@@ -600,6 +600,11 @@ pub struct RecoverArgs {
     /// dump never reads them, and a replica's relay logs can be gigabytes).
     #[arg(long, conflicts_with = "in_place")]
     pub with_logs: bool,
+    /// After the SQL reads, read the rows inside each table's lost ranges from the copy's data file itself
+    /// (the clustered index's leaf pages): rows the parser proves go into the same files, marked in the
+    /// manifest; the lost ranges shrink by what was read.
+    #[arg(long, conflicts_with = "in_place")]
+    pub pages: bool,
 }
 
 #[derive(Debug, Args)]

@@ -362,10 +362,10 @@ fn composite_and_varchar_keys_secondary_damage_no_primary_key_and_page_0_at_leve
 }
 
 /// A connector that, like the lead's private server, starts the crashed sandbox again at the same level.
-struct Restarting {
-    sandbox: std::sync::Mutex<innops::server::sandbox::Sandbox>,
-    level: u8,
-    restarts: std::sync::atomic::AtomicU32,
+pub(crate) struct Restarting {
+    pub sandbox: std::sync::Mutex<innops::server::sandbox::Sandbox>,
+    pub level: u8,
+    pub restarts: std::sync::atomic::AtomicU32,
 }
 
 impl dump::Connector for Restarting {

@@ -20,6 +20,7 @@ mod readonly;
 mod recover;
 mod recover_copy;
 mod recover_layouts;
+mod recover_pages;
 mod recover_safety;
 mod recover_uncommitted;
 mod recover_verify;

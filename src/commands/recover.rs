@@ -70,6 +70,7 @@ pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
         original_running: a.datadir.is_none(),
         in_place: a.in_place,
         with_logs: a.with_logs,
+        pages: a.pages,
     };
     params.check(a.allow_level)?;
     Ok(params)

@@ -356,6 +356,7 @@ mod tests {
             indexes,
             reconnects: 0,
             note: None,
+            pages: None,
         }
     }
 

@@ -62,6 +62,54 @@ pub struct LostRange {
     /// Rows lost here as the index walked by counts them, where it can (a group of repeated values).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rows: Option<u64>,
+    /// Records of the copy's data file inside this range that `--pages` read but could not prove rows (a
+    /// range with `from` = `to` is one such record, whose key validated).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub records: Vec<Unproven>,
+}
+
+/// A record `--pages` found inside a lost range and could not prove a row: where it is and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unproven {
+    pub page: u32,
+    /// Its key, when the key's bytes validate.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub key: Option<Vec<serde_json::Value>>,
+    pub reason: String,
+}
+
+/// What `--pages` read from the copy's data file for one table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PagesRead {
+    /// Rows the SQL reads wrote, and rows read from pages (together `rows` of the table).
+    pub sql_rows: u64,
+    pub page_rows: u64,
+    /// Each leaf page rows were read from, or that held unproven records inside a lost range.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageRows>,
+    /// The one sentence saying why the table's pages were not read (the table keeps the SQL result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Pages not read, or read only in part, one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One leaf page `--pages` read rows from ("read from page N").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRows {
+    pub page: u32,
+    /// Rows written from this page (inside the lost ranges).
+    pub rows: u64,
+    /// Records inside the lost ranges that could not be proven rows.
+    pub unproven: u64,
+    /// Whether the page's checksum passes; rows from a page whose checksum fails (or that has `problems`)
+    /// are doubts of kind `page_checksum` unless the secondary indexes confirm every column of them.
+    pub checksum_ok: bool,
+    /// What the parser found wrong with the page as a whole (a broken record list, a record count that
+    /// differs): bytes of it are not what InnoDB wrote, whatever its checksum says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// A key range of a doubt: bounds as in [`LostRange`], plus an inclusive upper bound; all absent is the whole
@@ -102,6 +150,11 @@ pub enum DoubtKind {
     /// A readable secondary index disagrees with the clustered row (a value, or a key it lists that no read
     /// returned, outside every lost range).
     SecondaryIndex,
+    /// Rows `--pages` read from a leaf page whose checksum fails or whose record list is broken: each record
+    /// parsed whole, but a value
+    /// rewritten in place with another valid one cannot be told, and no readable secondary index covers every
+    /// column to confirm them.
+    PageChecksum,
 }
 
 /// What a readable secondary index of the damaged server held outside the lost ranges, read alone while the
@@ -184,6 +237,9 @@ pub struct TableEntry {
     pub reconnects: u32,
     /// One sentence for a person: why the table is not complete.
     pub note: Option<String>,
+    /// What `--pages` read from the copy's data file (absent without `--pages`, or when nothing was lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<PagesRead>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -152,6 +152,22 @@ pub struct DumpOptions {
     /// Doubts known before any row is read (transactions the server did not roll back): for one table, or
     /// for every table (`None`) when the evidence does not say which.
     pub table_doubts: Vec<(Option<TableName>, manifest::Doubt)>,
+    /// `--pages`: after the SQL reads, rows inside the lost ranges are read from the copy's data files.
+    pub pages: Option<PageOptions>,
+}
+
+/// Where `--pages` reads from and what it checks the rows against.
+#[derive(Debug, Clone)]
+pub struct PageOptions {
+    /// The data directory of the server the rows are read from (the private server's copy, never the
+    /// original's files).
+    pub datadir: PathBuf,
+    /// Transactions active at the crash that InnoDB did not prove rolled back: a page row last written by one
+    /// of them is marked possibly uncommitted.
+    pub uncommitted: Vec<u64>,
+    /// The lowest id of the transactions active at the crash, when known: a page row written by a
+    /// transaction from it on is marked too (a transaction the log named without its id).
+    pub lowest_active: Option<u64>,
 }
 
 impl DumpOptions {
@@ -168,6 +184,7 @@ impl DumpOptions {
             max_reconnects: 20,
             split_min_rows: 100_000,
             table_doubts: Vec::new(),
+            pages: None,
         }
     }
 }

@@ -96,3 +96,86 @@ pub fn page_def(conn: &mut Conn, tag: &str, name: &TableName) -> anyhow::Result<
         root,
     })
 }
+
+/// A `CREATE TABLE` for a table the server cannot open (`SHOW CREATE TABLE` fails with ERROR 1877 on a damaged
+/// root page) rebuilt from what still answers: information_schema.COLUMNS (types, character sets, NULL,
+/// defaults, generated columns) and InnoDB's dictionary (the clustered index's columns). Secondary indexes,
+/// comments, AUTO_INCREMENT and foreign keys are not in it: the dump file says so.
+pub fn rebuilt_create(
+    conn: &mut Conn,
+    tag: &str,
+    name: &TableName,
+    pt: &PagedTable,
+) -> anyhow::Result<String> {
+    type Col = (
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        String,
+        Option<String>,
+    );
+    let cols: Vec<Col> = conn.exec(
+        format!(
+            "SELECT {tag} COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, COLUMN_DEFAULT, \
+             EXTRA, GENERATION_EXPRESSION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
+             ORDER BY ORDINAL_POSITION"
+        ),
+        (&name.db, &name.table),
+    )?;
+    let mut parts = Vec::new();
+    for (col, ty, nullable, charset, collation, default, extra, generated) in cols {
+        let ok_type = ty
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" (),'_-".contains(&b));
+        if !ok_type {
+            return Err(refused(format!(
+                "column {col} of {name} has a type innops does not rebuild a CREATE TABLE with: {ty}"
+            )));
+        }
+        let mut s = format!("{} {ty}", crate::sql::quote_ident(&col));
+        if let (Some(cs), Some(co)) = (&charset, &collation) {
+            s.push_str(&format!(
+                " CHARACTER SET {} COLLATE {}",
+                crate::sql::quote_ident(cs),
+                crate::sql::quote_ident(co)
+            ));
+        }
+        let extra_up = extra.to_ascii_uppercase();
+        if let Some(g) = generated.filter(|_| extra_up.contains("GENERATED")) {
+            let kind = if extra_up.contains("STORED") {
+                "STORED"
+            } else {
+                "VIRTUAL"
+            };
+            s.push_str(&format!(" AS ({g}) {kind}"));
+        } else {
+            s.push_str(if nullable.eq_ignore_ascii_case("YES") {
+                " NULL"
+            } else {
+                " NOT NULL"
+            });
+            // COLUMN_DEFAULT is an expression in MariaDB 10.2+ (a string literal quoted, NULL as the word).
+            if let Some(d) = default.filter(|d| d != "NULL") {
+                s.push_str(&format!(" DEFAULT {d}"));
+            }
+        }
+        parts.push(s);
+    }
+    if !pt.def.key.is_empty() {
+        let key: Vec<String> = pt
+            .def
+            .key
+            .iter()
+            .map(|&k| crate::sql::quote_ident(&pt.def.columns[k].name))
+            .collect();
+        parts.push(format!("PRIMARY KEY ({})", key.join(", ")));
+    }
+    Ok(format!(
+        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB",
+        crate::sql::quote_ident(&name.table),
+        parts.join(",\n  ")
+    ))
+}

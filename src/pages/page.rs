@@ -119,6 +119,78 @@ pub fn levels_in(data: &[u8], root: u32) -> Result<Vec<Vec<IndexPage>>, String> 
     (0..=top).map(|l| level_in(data, root, l)).collect()
 }
 
+/// The leaf chain: each page and whether it is linked to the one before it; and the pages left off it.
+pub type Chain = (Vec<(u32, bool)>, Vec<u32>);
+
+/// The leaf level of the index whose id is `index_id`, found by page type, level and index id alone (the
+/// root and every upper level may be the damaged part): the pages joined by mutual links (A's next is B and
+/// B's previous is A), walked forwards from the one page without a previous page and backwards from the one
+/// without a next page. Each page comes with whether it is linked to the one before it in the list (`false`
+/// after a break in the chain: a page whose links are damaged, or missing, lies there). `Err` when the level
+/// has no single first or last page (stale pages of a freed part of the file could not be told apart); the
+/// pages carrying the id that are on neither walk are returned second (stale pages, or pages in the break).
+pub fn leaf_chain(data: &[u8], index_id: u64) -> Result<Chain, String> {
+    let id = index_id.to_be_bytes();
+    let mut links = std::collections::BTreeMap::new();
+    for n in 0..data.len() / PAGE {
+        let p = &data[n * PAGE..(n + 1) * PAGE];
+        if be16(p, 24) == INDEX_PAGE && be16(p, 64) == 0 && p[66..74] == id {
+            links.insert(n as u32, (be32(p, 8), be32(p, 12)));
+        }
+    }
+    let ends = |first: bool| -> Vec<u32> {
+        links
+            .iter()
+            .filter(|(_, &(prev, next))| if first { prev } else { next } == NO_PAGE)
+            .map(|(&n, _)| n)
+            .collect()
+    };
+    let (firsts, lasts) = (ends(true), ends(false));
+    if firsts.len() != 1 || lasts.len() != 1 {
+        return Err(format!(
+            "the index's leaf level has {} pages without a previous page and {} without a next one, where a B-tree has one each",
+            firsts.len(),
+            lasts.len()
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut forward = vec![firsts[0]];
+    seen.insert(firsts[0]);
+    while let Some(&(_, next)) = links.get(forward.last().unwrap()) {
+        match links.get(&next) {
+            Some(&(prev, _)) if prev == *forward.last().unwrap() && seen.insert(next) => {
+                forward.push(next)
+            }
+            _ => break,
+        }
+    }
+    let mut chain: Vec<(u32, bool)> = forward
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (n, i > 0))
+        .collect();
+    if !seen.contains(&lasts[0]) {
+        let mut back = vec![lasts[0]];
+        seen.insert(lasts[0]);
+        while let Some(&(prev, _)) = links.get(back.last().unwrap()) {
+            match links.get(&prev) {
+                Some(&(_, next)) if next == *back.last().unwrap() && seen.insert(prev) => {
+                    back.push(prev)
+                }
+                _ => break,
+            }
+        }
+        back.reverse();
+        chain.extend(back.iter().enumerate().map(|(i, &n)| (n, i > 0)));
+    }
+    let off: Vec<u32> = links
+        .keys()
+        .filter(|n| !seen.contains(n))
+        .copied()
+        .collect();
+    Ok((chain, off))
+}
+
 /// CRC-32C (Castagnoli), bitwise: the page checksum of `full_crc32` tablespaces (MariaDB's default).
 pub fn crc32c(data: &[u8]) -> u32 {
     let mut crc = !0u32;
@@ -171,5 +243,55 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
             return Err("the record list loops".into());
         }
         at = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `n` pages; `leaves` are (page, prev, next) of level-0 pages of index 9.
+    fn file(n: usize, leaves: &[(u32, u32, u32)]) -> Vec<u8> {
+        let mut d = vec![0u8; n * PAGE];
+        for &(no, prev, next) in leaves {
+            let p = &mut d[no as usize * PAGE..(no as usize + 1) * PAGE];
+            p[8..12].copy_from_slice(&prev.to_be_bytes());
+            p[12..16].copy_from_slice(&next.to_be_bytes());
+            p[24..26].copy_from_slice(&INDEX_PAGE.to_be_bytes());
+            p[66..74].copy_from_slice(&9u64.to_be_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn the_leaf_chain_is_found_by_index_id_and_mutual_links() {
+        let whole = file(8, &[(4, NO_PAGE, 6), (6, 4, 5), (5, 6, NO_PAGE)]);
+        assert_eq!(
+            leaf_chain(&whole, 9).unwrap(),
+            (vec![(4, false), (6, true), (5, true)], vec![])
+        );
+        // Another index's pages are not its leaves.
+        assert!(leaf_chain(&whole, 10).is_err());
+        // A stale page pointing into the chain is not on it (its neighbour does not point back).
+        let stale = file(8, &[(4, NO_PAGE, 6), (6, 4, 5), (5, 6, NO_PAGE), (7, 4, 5)]);
+        assert_eq!(leaf_chain(&stale, 9).unwrap().1, vec![7]);
+        // A broken link: both ends walked, the break marked, the page behind it left off.
+        let broken = file(
+            9,
+            &[
+                (3, NO_PAGE, 4),
+                (4, 3, 99),
+                (5, 77, 88),
+                (6, 5, 7),
+                (7, 6, NO_PAGE),
+            ],
+        );
+        assert_eq!(
+            leaf_chain(&broken, 9).unwrap(),
+            (vec![(3, false), (4, true), (6, false), (7, true)], vec![5])
+        );
+        // Two first pages: stale pages cannot be told apart.
+        let two = file(8, &[(4, NO_PAGE, 6), (6, 4, NO_PAGE), (7, NO_PAGE, 6)]);
+        assert!(leaf_chain(&two, 9).is_err());
     }
 }

@@ -165,6 +165,71 @@ fn walk(p: &[u8]) -> (Vec<usize>, Option<String>) {
     }
 }
 
+/// The record list walked again through the page directory, when the walk from the infimum broke: the
+/// directory's slots (at the page's end, in key order) point to owner records, each owning the up to 8
+/// records after the previous owner. Each stretch from one owner to the next is walked on its own, so a
+/// broken next-record offset costs the records of its stretch, not the rest of the page; the owner that ends
+/// a stretch is taken from the directory even when the walk does not reach it. Returns the origins in list
+/// order and those whose next-record offset is in doubt (every record of a stretch whose walk failed, and
+/// the owner it started from); `None` when the directory itself is not one InnoDB writes.
+fn directory_walk(p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usize>)> {
+    let heap_top = usize::from(be16(p, HEAP_TOP)).min(PAGE);
+    let n = usize::from(be16(p, PAGE_HEADER));
+    if n < 2 || (PAGE - 8).checked_sub(2 * n)? < heap_top {
+        return None;
+    }
+    let owners: Vec<usize> = (0..n)
+        .map(|k| usize::from(be16(p, PAGE - 8 - 2 * (k + 1))))
+        .collect();
+    let in_heap = |o: usize| (RECORDS_START + 5..heap_top).contains(&o);
+    if owners[0] != INFIMUM
+        || owners[n - 1] != SUPREMUM
+        || !owners[1..n - 1].iter().all(|&o| in_heap(o))
+    {
+        return None;
+    }
+    let owner_set: std::collections::HashSet<usize> = owners.iter().copied().collect();
+    if owner_set.len() != n {
+        return None;
+    }
+    let (mut out, mut seen, mut check) = (
+        Vec::new(),
+        std::collections::HashSet::new(),
+        std::collections::HashSet::new(),
+    );
+    for w in owners.windows(2) {
+        let (from, to) = (w[0], w[1]);
+        let (mut at, mut walked) = (from, Vec::new());
+        let reached = loop {
+            let off = be16(p, at - 2) as i16;
+            let next = (at as i64 + i64::from(off)).rem_euclid(PAGE as i64) as usize;
+            if next == to {
+                break true;
+            }
+            if walked.len() >= 8
+                || !in_heap(next)
+                || owner_set.contains(&next)
+                || !seen.insert(next)
+            {
+                break false;
+            }
+            walked.push(next);
+            at = next;
+        };
+        if !reached {
+            check.extend(walked.iter().copied());
+            if from != INFIMUM {
+                check.insert(from);
+            }
+        }
+        out.extend(walked);
+        if to != SUPREMUM {
+            out.push(to);
+        }
+    }
+    Some((out, check))
+}
+
 /// The user records of clustered-index leaf page `p` of the table `def` in the tablespace `space` (read from
 /// its page 0), in page order; externally stored columns are read from the same tablespace's `pages`. `Err`
 /// is the one sentence saying why the page is not read at all.
@@ -177,14 +242,31 @@ pub fn parse_leaf(
     if let Some(why) = refusal(def, space, p) {
         return Err(why);
     }
-    let (origins, broken) = walk(p);
+    let (mut origins, broken) = walk(p);
     let mut problems: Vec<String> = broken.iter().cloned().collect();
-    if broken.is_none() && origins.len() != usize::from(be16(p, N_RECS)) {
-        problems.push(format!(
-            "the page header counts {} records, the record list holds {}",
-            be16(p, N_RECS),
-            origins.len()
-        ));
+    let counted = usize::from(be16(p, N_RECS));
+    // Records whose next-record offset is in doubt: rejected unless the record after them proves itself.
+    let mut check_next: std::collections::HashSet<usize> = origins
+        .last()
+        .filter(|_| broken.is_some())
+        .into_iter()
+        .copied()
+        .collect();
+    if broken.is_some() || origins.len() != counted {
+        if broken.is_none() {
+            problems.push(format!(
+                "the page header counts {counted} records, the record list holds {}",
+                origins.len()
+            ));
+        }
+        if let Some((o, check)) = directory_walk(p) {
+            problems.push(format!(
+                "the record list was walked again from each of the page directory's {} owner records, past the break",
+                be16(p, PAGE_HEADER)
+            ));
+            origins = o;
+            check_next = check;
+        }
     }
     let leftmost = p[8..12] == NO_PAGE.to_be_bytes();
     let mut heaps = std::collections::HashSet::new();
@@ -194,11 +276,16 @@ pub fn parse_leaf(
         if info & MIN_REC != 0 && i == 0 && leftmost {
             return Err("the first record is the metadata record of an instant ALTER TABLE, which is not read yet".into());
         }
-        let mut r = parse_record(def, (space, pages), p, at, &mut heaps);
-        if broken.is_some() && i + 1 == origins.len() {
-            r.reject("its next-record offset is broken");
+        parsed.push(parse_record(def, (space, pages), p, at, &mut heaps));
+    }
+    // A record whose next-record offset may be what was overwritten: kept only when the record after it in
+    // the list is one (its own offset's bytes are the 2 just before its data).
+    for i in 0..parsed.len() {
+        if check_next.contains(&parsed[i].origin)
+            && parsed.get(i + 1).is_none_or(|n| n.reason.is_some())
+        {
+            parsed[i].reject("its next-record offset is broken");
         }
-        parsed.push(r);
     }
     let order_complete = check_order(def, &mut parsed);
     check_neighbours(def, p, &mut parsed);

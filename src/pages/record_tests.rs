@@ -78,6 +78,7 @@ fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
     p[INFIMUM..INFIMUM + 8].copy_from_slice(b"infimum\0");
     p[SUPREMUM..SUPREMUM + 8].copy_from_slice(b"supremum");
     let (mut at, mut prev) = (RECORDS_START, INFIMUM);
+    let mut owners = vec![INFIMUM];
     for (i, (id, a, b)) in rows.iter().enumerate() {
         let mut extra = Vec::new();
         if let Some(a) = a {
@@ -90,8 +91,10 @@ fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
         }
         extra.push(u8::from(a.is_none()) | u8::from(b.is_none()) << 1);
         let heap = (i + 2) as u16;
+        // Every fourth record owns itself and the three before it in the page directory.
+        let owned = if i % 4 == 3 { 4 } else { 0 };
         extra.extend([
-            info.get(i).copied().unwrap_or(0),
+            info.get(i).copied().unwrap_or(0) | owned,
             (heap >> 5) as u8,
             (heap << 3) as u8,
             0,
@@ -110,6 +113,15 @@ fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
         p[prev - 2..prev].copy_from_slice(&off.to_be_bytes());
         prev = origin;
         at = origin + data.len();
+        if owned > 0 {
+            owners.push(origin);
+        }
+    }
+    owners.push(SUPREMUM);
+    p[PAGE_HEADER..PAGE_HEADER + 2].copy_from_slice(&(owners.len() as u16).to_be_bytes());
+    for (k, o) in owners.iter().enumerate() {
+        let at = PAGE - 8 - 2 * (k + 1);
+        p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
     }
     let off = (SUPREMUM as i64 - prev as i64) as i16;
     p[prev - 2..prev].copy_from_slice(&off.to_be_bytes());
@@ -244,5 +256,51 @@ fn garbage_in_the_record_area_gives_rejected_records_never_a_wrong_row() {
                 from + len
             );
         }
+    }
+}
+
+/// A next-record offset overwritten in the middle of the page: the walk from the infimum breaks there, and the
+/// page directory's owners lead past it, so only the records of the broken stretch are lost, each rejected,
+/// and every row returned is one written.
+#[test]
+fn a_broken_record_list_is_walked_on_from_the_page_directory() {
+    let rows = inputs();
+    let good = page(&rows, &[]);
+    let origins = crate::pages::page::record_origins(&good).unwrap();
+    for broken in [0, 9, 10, 21, 38] {
+        let mut p = good.clone();
+        let at = origins[broken];
+        p[at - 2..at].copy_from_slice(&0x7FF0u16.to_be_bytes());
+        let leaf = parse_leaf(&def(), &FCRC32, &NO_PAGES, &p).unwrap();
+        assert!(!leaf.problems.is_empty());
+        let got: Vec<i64> = rows_of(&leaf)
+            .iter()
+            .map(|r| match r.values[0] {
+                Value::Int(id) => id,
+                _ => panic!("{r:?}"),
+            })
+            .collect();
+        for row in rows_of(&leaf) {
+            let i = rows
+                .iter()
+                .position(|r| Value::Int(i64::from(r.0)) == row.values[0])
+                .unwrap();
+            assert_eq!(row.values, want(&rows[i]));
+        }
+        // Lost: the record with the broken offset and the rest of its owner's stretch (records up to the next
+        // owner, every fourth), nothing more.
+        let next_owner = (broken / 4) * 4 + 3;
+        let lost: Vec<i64> = rows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i >= broken && *i < next_owner)
+            .map(|(_, r)| i64::from(r.0))
+            .collect();
+        let want_ids: Vec<i64> = rows
+            .iter()
+            .map(|r| i64::from(r.0))
+            .filter(|id| !lost.contains(id))
+            .collect();
+        assert_eq!(got, want_ids, "offset of record {broken} broken");
     }
 }

@@ -6,6 +6,7 @@
 
 mod confirm;
 mod lost;
+mod pages;
 mod probe;
 mod ranges;
 mod scan;

@@ -11,13 +11,14 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Value};
 
 use super::lost::{merge_lost, secondary_rows};
+use super::pages;
 use super::ranges::{plain_scan, read_ranges, split_points, walk_groups};
 use super::writer::{spawn_writer, Out};
 use super::{
     json_of, range_conds, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared,
     TableInfo, Unopenable, B,
 };
-use crate::dump::manifest::{DoubtKind, LostRange, TableEntry, TableStatus};
+use crate::dump::manifest::{DoubtKind, LostRange, PagesRead, TableEntry, TableStatus, Unproven};
 use crate::dump::{create_private, file_name, prepare_session, xsums, KeySource, TableName};
 use crate::sql::quote_ident;
 
@@ -77,7 +78,12 @@ fn attempt(
         Ok(None) => anyhow::bail!("SHOW CREATE TABLE {name} returned nothing"),
         Err(e) => {
             if status_of(&e).is_some() {
-                unrecoverable(&mut entry, name, &crate::error::describe_mysql(&e));
+                let why = crate::error::describe_mysql(&e);
+                if opts.pages.is_some() {
+                    return pages_only(connector, &mut conn, (&mut info, entry), opts, abort, &why)
+                        .map(Some);
+                }
+                unrecoverable(&mut entry, name, &why);
                 return Ok(Some((entry, Vec::new())));
             }
             return Err(e.into());
@@ -147,11 +153,16 @@ fn attempt(
         };
         prepare_session(&mut conn, tag)?;
     }
+    let (lost, records, pass) = read_pages(&shared, &mut conn, lost, &mut entry);
     if entry.note.is_none() {
         crate::progress::elapsed(
             &format!("dump {name}: reading each secondary index against the rows"),
             || cross_check(&mut conn, &shared, &lost, early.as_ref(), &mut entry),
         );
+    }
+    if let Some(pass) = &pass {
+        let confirmed = confirmed_by_indexes(&shared, &entry);
+        entry.doubts.extend(pages::doubts(pass, confirmed));
     }
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);
@@ -163,17 +174,29 @@ fn attempt(
     entry.rows = out.rows;
     entry.content_hash = Some(format!("{:032x}", out.hash));
     entry.sha256 = Some(sha);
-    let lines = lost_lines(&mut conn, &info, tag, &lost, &group_lost, &mut entry)?;
-    entry.status = if !entry.doubts.is_empty() {
+    let lines = lost_lines(
+        &mut conn,
+        &info,
+        tag,
+        (&lost, &records),
+        &group_lost,
+        &mut entry,
+    )?;
+    entry.status = status(&entry, info.pk.is_empty());
+    Ok(Some((entry, lines)))
+}
+
+/// The table's verdict from its entry: doubtful, without a key, complete or partial.
+fn status(entry: &TableEntry, no_key: bool) -> TableStatus {
+    if !entry.doubts.is_empty() {
         TableStatus::Doubtful
-    } else if info.pk.is_empty() {
+    } else if no_key {
         TableStatus::NoPrimaryKey
     } else if entry.lost.is_empty() && entry.note.is_none() {
         TableStatus::Complete
     } else {
         TableStatus::Partial
-    };
-    Ok(Some((entry, lines)))
+    }
 }
 
 /// Run `read` (the table's reads) with, when `beside`, the whole-index sums ([`xsums::early`]) asked in a
@@ -281,6 +304,7 @@ fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEnt
         unchecked: Vec::new(),
         reconnects: 0,
         note: None,
+        pages: None,
         indexes: Vec::new(),
     }
 }
@@ -332,14 +356,16 @@ impl<'a> Shared<'a> {
     ) -> Shared<'a> {
         let tag = &opts.tag;
         let cols = info.select_list();
+        // NULL for a table the server cannot open (read from its pages alone).
         let estimate: u64 = conn
-            .exec_first(
+            .exec_first::<Option<u64>, _, _>(
                 format!(
                     "SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
                 ),
                 (&info.name.db, &info.name.table),
             )
             .ok()
+            .flatten()
             .flatten()
             .unwrap_or(0);
         let xs = xcheck::indexes(info);
@@ -496,7 +522,7 @@ fn lost_lines(
     conn: &mut Conn,
     info: &TableInfo,
     tag: &str,
-    lost: &[(Option<B>, Option<B>)],
+    (lost, records): (&[Lost], &[Vec<Unproven>]),
     group_lost: &HashMap<String, u64>,
     entry: &mut TableEntry,
 ) -> anyhow::Result<Vec<String>> {
@@ -509,8 +535,9 @@ fn lost_lines(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
-    for (lo, hi) in lost {
+    for (i, (lo, hi)) in lost.iter().enumerate() {
         let range = LostRange {
+            records: records.get(i).cloned().unwrap_or_default(),
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
             from: lo.as_ref().filter(|b| b.incl).map(to_json),
             before: hi.as_ref().filter(|b| !b.incl).map(to_json),
@@ -538,4 +565,175 @@ fn lost_lines(
         entry.lost.push(range);
     }
     Ok(lines)
+}
+
+/// A lost range's bounds.
+type Lost = (Option<B>, Option<B>);
+
+/// The lost ranges after `--pages` (the ranges as the SQL reads left them without it, or when the table's
+/// pages cannot be read), the unproven records found inside each, and what the page pass did.
+type AfterPages = (Vec<Lost>, Vec<Vec<Unproven>>, Option<pages::Pass>);
+
+/// With `--pages` and something lost: the rows inside the lost ranges read from the copy's data file, the
+/// table's `pages` entry, and the lost ranges narrowed by what was read.
+fn read_pages(
+    shared: &Shared,
+    conn: &mut Conn,
+    lost: Vec<(Option<B>, Option<B>)>,
+    entry: &mut TableEntry,
+) -> AfterPages {
+    let Some(po) = shared.opts.pages.as_ref().filter(|_| !lost.is_empty()) else {
+        return (lost, Vec::new(), None);
+    };
+    let sql_rows = shared.out.lock().unwrap().rows;
+    let name = &shared.info.name;
+    match crate::progress::elapsed(
+        &format!("dump {name}: reading the lost ranges from the data file"),
+        || pages::read_pages(shared, conn, &lost, po),
+    ) {
+        Ok(mut pass) => {
+            pass.read.sql_rows = sql_rows;
+            entry.pages = Some(pass.read.clone());
+            let (lost, records) = std::mem::take(&mut pass.lost)
+                .into_iter()
+                .map(|p| ((p.lo, p.hi), p.records))
+                .unzip();
+            (lost, records, Some(pass))
+        }
+        Err(why) => {
+            entry.pages = Some(PagesRead {
+                sql_rows,
+                refused: Some(format!(
+                    "{name}'s pages were not read ({why}): it keeps the SQL result"
+                )),
+                ..Default::default()
+            });
+            (lost, Vec::new(), None)
+        }
+    }
+}
+
+/// Whether the secondary indexes confirm the rows read from pages column by column: every column of the
+/// table is in the key or in an index the cross-check compared without a disagreement.
+fn confirmed_by_indexes(shared: &Shared, entry: &TableEntry) -> bool {
+    if entry
+        .doubts
+        .iter()
+        .any(|d| d.kind == crate::dump::DoubtKind::SecondaryIndex)
+    {
+        return false;
+    }
+    let info = shared.info;
+    let mut covered: std::collections::BTreeSet<usize> = info.pk.iter().copied().collect();
+    for x in &shared.xs {
+        if entry
+            .indexes
+            .iter()
+            .any(|e| e.index == x.name && !e.doubted)
+        {
+            covered.extend(x.pos.iter().copied());
+        }
+    }
+    covered.len() == info.columns.len()
+}
+
+/// `--pages` for a table SQL cannot open at all (`why`: ERROR 1877 on a damaged root page, say), while the
+/// server's dictionary still describes it: the whole key space is a lost range read from the data file, into a
+/// file whose `CREATE TABLE` is rebuilt from the dictionary. When the pages cannot be read either, the table is
+/// unrecoverable as before, with both reasons.
+fn pages_only(
+    connector: &dyn Connector,
+    conn: &mut Conn,
+    (info, mut entry): (&mut TableInfo, TableEntry),
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    why: &str,
+) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    let name = info.name.clone();
+    let tag = &opts.tag;
+    let rebuilt = crate::dump::page_def::page_def(conn, tag, &name).and_then(|pt| {
+        let create = crate::dump::page_def::rebuilt_create(conn, tag, &name, &pt)?;
+        Ok((pt, create))
+    });
+    let (pt, create) = match rebuilt {
+        Ok(r) => r,
+        Err(e) => {
+            unrecoverable(&mut entry, &name, why);
+            entry.pages = Some(PagesRead {
+                refused: Some(format!(
+                    "{name}'s pages were not read ({}): nothing of it is in the dump",
+                    crate::error::display_of(&e)
+                )),
+                ..Default::default()
+            });
+            return Ok((entry, Vec::new()));
+        }
+    };
+    // The key SQL would have walked by: the clustered index's columns, as the dictionary names them.
+    info.pk = pt
+        .def
+        .key
+        .iter()
+        .filter_map(|&k| {
+            info.columns
+                .iter()
+                .position(|c| c.name == pt.def.columns[k].name)
+        })
+        .collect();
+    if info.pk.len() == pt.def.key.len() && !info.pk.is_empty() {
+        info.key_source = KeySource::Primary;
+        info.key_index = Some("PRIMARY".into());
+        entry.primary_key = info
+            .pk
+            .iter()
+            .map(|&p| info.columns[p].name.clone())
+            .collect();
+        entry.key_index = info.key_index.clone();
+    }
+    let file = file_name(&name);
+    let path = opts.out_dir.join(&file);
+    let (out, writer) = open_file(
+        &path,
+        &name,
+        &format!(
+            "-- {name} cannot be opened through SQL ({}): every row below was read from its data file, and this\n\
+             -- CREATE TABLE is rebuilt from the server's dictionary: columns and the clustered key only (no secondary\n\
+             -- index, comment, AUTO_INCREMENT or foreign key): add them from your schema.\n{create}",
+            why.replace('\n', " ")
+        ),
+    )?;
+    let info: &TableInfo = info;
+    let shared = Shared::new(conn, info, opts, connector, abort, out);
+    let (lost, records, pass) = read_pages(&shared, conn, vec![(None, None)], &mut entry);
+    if let Some(pass) = &pass {
+        entry.doubts.extend(pages::doubts(pass, false));
+    }
+    let out = shared.out.into_inner().unwrap();
+    drop(out.tx);
+    let sha = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
+        .with_context(|| format!("writing {}", path.display()))?;
+    if pass.is_none() {
+        let _ = std::fs::remove_file(&path);
+        unrecoverable(&mut entry, &name, why);
+        return Ok((entry, Vec::new()));
+    }
+    entry.file = Some(file);
+    entry.rows = out.rows;
+    entry.content_hash = Some(format!("{:032x}", out.hash));
+    entry.sha256 = Some(sha);
+    entry.unchecked.push(format!(
+        "{name} cannot be opened through SQL ({why}): its rows come from its data file alone, no secondary index could be read against them, and its CREATE TABLE is rebuilt from the dictionary (columns and the clustered key only)"
+    ));
+    let lines = lost_lines(
+        conn,
+        info,
+        tag,
+        (&lost, &records),
+        &HashMap::new(),
+        &mut entry,
+    )?;
+    entry.status = status(&entry, info.pk.is_empty());
+    Ok((entry, lines))
 }

@@ -15,8 +15,8 @@
 //! same parameters as the flags, and its title is kept in [`StudyInfo`].
 
 mod arm_run;
-mod load;
 pub mod columns;
+mod load;
 mod restarts;
 mod sampler;
 mod schedule;

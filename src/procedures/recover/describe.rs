@@ -8,7 +8,51 @@ use crate::dump::{self, Manifest, TableStatus};
 pub fn table_lines(m: &Manifest) -> Vec<String> {
     m.tables
         .iter()
-        .map(|t| {
+        .map(|t| format!("{}{}", table_line(t), pages_part(t)))
+        .collect()
+}
+
+/// What `--pages` did for the table, after its line: the rows by source and the pages read, or why its
+/// pages were not read.
+fn pages_part(t: &dump::manifest::TableEntry) -> String {
+    let Some(p) = &t.pages else {
+        return String::new();
+    };
+    if let Some(why) = &p.refused {
+        return format!(" ({why})");
+    }
+    let pages: Vec<String> = p
+        .pages
+        .iter()
+        .filter(|r| r.rows > 0)
+        .take(10)
+        .map(|r| {
+            format!(
+                "{}{}",
+                r.page,
+                if r.checksum_ok {
+                    ""
+                } else {
+                    " (checksum fails)"
+                }
+            )
+        })
+        .collect();
+    let from = if pages.is_empty() {
+        String::new()
+    } else {
+        format!(" from page {}", pages.join(", "))
+    };
+    format!(
+        " ({} from SQL, {} read from the data file{from})",
+        crate::units::format_count(p.sql_rows),
+        crate::units::format_count(p.page_rows)
+    )
+}
+
+fn table_line(t: &dump::manifest::TableEntry) -> String {
+    {
+        {
             let name = table_label(&t.db, &t.table);
             let rows = crate::units::format_count(t.rows);
             let rows_word = if t.rows == 1 { "row" } else { "rows" };
@@ -54,8 +98,8 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
                         .unwrap_or_default()
                 ),
             }
-        })
-        .collect()
+        }
+    }
 }
 
 /// How a dumped table is named for a person: innops's own tables (its record of the tables it made, in the
@@ -132,6 +176,14 @@ fn describe_lost(r: &dump::manifest::LostRange) -> String {
         _ => None,
     };
     if let (Some(f), Some(t)) = (&r.from, &r.to) {
+        if let (true, Some(u)) = (f == t, r.records.first()) {
+            return format!(
+                "the record with key {} on page {}, not proven a row ({})",
+                key(f),
+                u.page,
+                u.reason
+            );
+        }
         if f == t {
             let n = r
                 .rows
@@ -163,6 +215,7 @@ pub(super) fn summary(m: &Manifest) -> serde_json::Value {
                 "table": format!("{}.{}", t.db, t.table),
                 "status": t.status,
                 "rows": t.rows,
+                "pages": t.pages,
                 "lost": t.lost,
                 "note": t.note,
             })

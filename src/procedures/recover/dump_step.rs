@@ -91,7 +91,12 @@ pub(super) fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) ->
     let pr2 = private.clone();
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
-            "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched; each secondary index read against the rows; {} thread(s); files in {}",
+            "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched;{} each secondary index read against the rows; {} thread(s); files in {}",
+            if p.pages {
+                " then (--pages) the rows inside the lost ranges read from the copy's .ibd leaf pages;"
+            } else {
+                ""
+            },
             p.threads,
             p.out.display()
         ))
@@ -129,6 +134,19 @@ fn dump_private(
     let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
     let before = trx::now(private, &tag, level, &known);
     opts.table_doubts = trx::doubts(&before);
+    if p1.pages {
+        // The rows of a transaction InnoDB did not prove rolled back may be on the pages as it left them.
+        let open: Vec<u64> = before
+            .iter()
+            .filter(|t| t.state != trx::TrxState::RolledBack)
+            .filter_map(|t| t.id)
+            .collect();
+        opts.pages = Some(dump::PageOptions {
+            datadir: private.datadir.clone(),
+            lowest_active: open.iter().min().copied(),
+            uncommitted: open,
+        });
+    }
     let connector = PrivateConnector {
         private: private.clone(),
         level,

@@ -74,6 +74,9 @@ pub struct RecoverParams {
     /// `--with-logs`: the copy takes the binary and relay logs and the replication info files too.
     #[serde(default)]
     pub with_logs: bool,
+    /// `--pages`: the rows inside the lost ranges read from the copy's data files after the SQL reads.
+    #[serde(default)]
+    pub pages: bool,
 }
 
 fn yes() -> bool {
@@ -807,6 +810,7 @@ mod tests {
             original_running: true,
             in_place: false,
             with_logs: false,
+            pages: false,
         };
         assert!(p.check(None).is_ok());
         let high = RecoverParams {

@@ -826,6 +826,7 @@ mod tests {
             reconnects: 0,
             note: None,
             indexes: Vec::new(),
+            pages: None,
         };
         let mut m = Manifest {
             format: 1,

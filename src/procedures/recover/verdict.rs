@@ -107,6 +107,7 @@ mod tests {
             unchecked: Vec::new(),
             reconnects: 0,
             note: None,
+            pages: None,
             indexes: Vec::new(),
         }
     }

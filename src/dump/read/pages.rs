@@ -1,0 +1,695 @@
+//! `--pages`: after the SQL reads, the rows inside the lost ranges read from the copy's data file itself
+//! (issue 30). The clustered index's leaf pages are found by page type, level and index id, not through the
+//! tree (`pages::page::leaf_chain`); every record of them is parsed (`pages::parse_leaf`), and a record becomes
+//! a row of the dump only when the parser proves it and its key lies inside a lost range (the rows SQL returned
+//! are never written twice). The lost ranges are then narrowed by what was read, and only by that: a stretch
+//! between two rows read is dropped only when no key can lie in it (consecutive integers) or the two records are
+//! neighbours on the chain of pages whose checksums pass and whose record lists are whole. A record inside a
+//! lost range that is not proven stays lost, with its key when the key's bytes validate and the reason.
+//!
+//! This slice reads tables walked by an all-integer clustered key (the lost ranges are compared as integers),
+//! without FLOAT or DOUBLE columns (the server's text for them is not reproduced yet); anything else is refused
+//! in one sentence and the table keeps the SQL result.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Value as Sent};
+
+use super::writer::{flush_parts, write_row_parts};
+use super::{as_int, xcheck, Shared, B};
+use crate::dump::manifest::{Doubt, DoubtKind, KeyRange, PageRows, PagesRead, Unproven};
+use crate::dump::page_def::{page_def, PagedTable};
+use crate::dump::{KeySource, PageOptions};
+use crate::pages::def::ColType;
+use crate::pages::page::{leaf_chain, PAGE};
+use crate::pages::space::Space;
+use crate::pages::{parse_leaf, InMemory, Outcome, Value};
+
+/// An integer key, column by column.
+type Key = Vec<i128>;
+
+/// A lost range after the page pass: its bounds, and the unproven records found inside it.
+pub(super) struct Piece {
+    pub lo: Option<B>,
+    pub hi: Option<B>,
+    pub records: Vec<Unproven>,
+}
+
+/// What the page pass did to one table.
+pub(super) struct Pass {
+    pub read: PagesRead,
+    /// The lost ranges that remain.
+    pub lost: Vec<Piece>,
+    /// Keys of the rows written from pages whose checksum fails.
+    pub unverified: Vec<Key>,
+    /// Keys (and DB_TRX_ID) of rows written by a transaction that may not have committed.
+    pub uncommitted: Vec<(Key, u64)>,
+}
+
+/// One record of the leaf chain, in key order.
+struct Rec {
+    page: u32,
+    /// Its page's checksum passes.
+    checksum_ok: bool,
+    /// What the parser found wrong with its page as a whole (a broken record list, a count that differs).
+    problems: Vec<String>,
+    /// Nothing can lie between it and the record before it in the chain: the same page or the next linked one,
+    /// both with passing checksums and whole record lists.
+    joined: bool,
+    /// It is the first record of the level's first page (no key lies below it), or the last of its last page
+    /// (none above), on a page with a passing checksum and a whole record list.
+    edge: (bool, bool),
+    key: Option<Key>,
+    row: Option<crate::pages::Row>,
+    reason: Option<String>,
+}
+
+/// A bound while the pieces are cut: the original range's, or a record's key.
+#[derive(Clone)]
+enum At {
+    Open,
+    Bound(B),
+    Point(Key),
+}
+
+/// Read the rows inside `lost` from the copy's data file and write them; `Err` is the one sentence saying
+/// why the table's pages are not read (the table keeps the SQL result).
+pub(super) fn read_pages(
+    sh: &Shared,
+    conn: &mut Conn,
+    lost: &[(Option<B>, Option<B>)],
+    po: &PageOptions,
+) -> Result<Pass, String> {
+    let (pt, map) = checked_def(sh, conn)?;
+    flushed(conn, &sh.opts.tag)?;
+    let path = ibd_path(po, &sh.info.name)?;
+    let len = std::fs::metadata(&path)
+        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?
+        .len();
+    if let Some(why) = too_large(len, available_memory()) {
+        return Err(why);
+    }
+    let data =
+        std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let space = Space::read(
+        data.get(..PAGE)
+            .ok_or("the file is shorter than one page")?,
+    )
+    .map_err(|why| format!("page 0 of {}: {why}", path.display()))?;
+    if let Some(why) = space.refusal(PAGE) {
+        return Err(why);
+    }
+    let (chain, off) = leaf_chain(&data, pt.index_id)?;
+    let mut pass = Pass {
+        read: PagesRead::default(),
+        lost: Vec::new(),
+        unverified: Vec::new(),
+        uncommitted: Vec::new(),
+    };
+    if !off.is_empty() {
+        pass.read.notes.push(format!(
+            "{} page(s) carry the index's id but are not on its leaf chain (stale, or behind a broken link), and were not read: {}",
+            off.len(),
+            list(&off)
+        ));
+    }
+    let mut recs = chain_records(&pt, &space, &data, &chain, &mut pass.read.notes);
+    dedupe(&mut recs);
+    let points = write_rows(sh, po, (&pt, &map), &recs, lost, &mut pass)?;
+    pass.lost = cut(lost, &points, &recs, sh.info.pk.len() == 1);
+    let bounds = ranges_of(&pass.lost);
+    attach_keyless(&mut pass.lost, &recs, &bounds);
+    Ok(pass)
+}
+
+/// The table's definition as the parser reads it, and where each column of the dump is in it; `Err` for a
+/// table this slice does not read.
+fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>), String> {
+    let info = sh.info;
+    if !sh.int_key
+        || !matches!(
+            info.key_source,
+            KeySource::Primary | KeySource::UniqueClustered
+        )
+    {
+        return Err(
+            "only tables walked by an all-integer clustered key are read from pages yet".into(),
+        );
+    }
+    let pt = page_def(conn, &sh.opts.tag, &info.name).map_err(|e| crate::error::display_of(&e))?;
+    let key_names: Vec<&str> = pt
+        .def
+        .key
+        .iter()
+        .map(|&k| pt.def.columns[k].name.as_str())
+        .collect();
+    let pk_names: Vec<&str> = info
+        .pk
+        .iter()
+        .map(|&p| info.columns[p].name.as_str())
+        .collect();
+    if key_names != pk_names {
+        return Err(format!(
+            "InnoDB clusters the table by ({}), not by the key it was read by",
+            key_names.join(", ")
+        ));
+    }
+    let map: Vec<usize> = info
+        .columns
+        .iter()
+        .map(|c| pt.def.columns.iter().position(|d| d.name == c.name))
+        .collect::<Option<_>>()
+        .ok_or("a column of the dump is not in the record as the dictionary describes it")?;
+    if let Some(c) = pt
+        .def
+        .columns
+        .iter()
+        .find(|c| matches!(c.ty, ColType::Float | ColType::Double))
+    {
+        return Err(format!(
+            "column {} is FLOAT or DOUBLE, whose text as the server prints it is not reproduced yet",
+            crate::sql::quote_ident(&c.name)
+        ));
+    }
+    Ok((pt, map))
+}
+
+/// Every record of the chain's pages, in key order; a page the parser refuses is a note (and a break: nothing
+/// next to it is joined).
+fn chain_records(
+    pt: &PagedTable,
+    space: &Space,
+    data: &[u8],
+    chain: &[(u32, bool)],
+    notes: &mut Vec<String>,
+) -> Vec<Rec> {
+    let reader = InMemory {
+        data,
+        page_size: PAGE,
+    };
+    let key_of = |vals: &[Value]| -> Option<Key> {
+        vals.iter()
+            .map(|v| match v {
+                Value::Int(i) => Some(i128::from(*i)),
+                Value::Uint(u) => Some(i128::from(*u)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut recs: Vec<Rec> = Vec::new();
+    let mut prev_clean = false;
+    for (ci, &(n, linked)) in chain.iter().enumerate() {
+        let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
+        let leaf = match parse_leaf(&pt.def, space, &reader, p) {
+            Ok(l) => l,
+            Err(why) => {
+                notes.push(format!("page {n} was not read: {why}"));
+                prev_clean = false;
+                continue;
+            }
+        };
+        let clean = leaf.checksum_ok && leaf.problems.is_empty();
+        let count = leaf.records.len();
+        for (i, r) in leaf.records.into_iter().enumerate() {
+            let (key, row, reason) = match r.outcome {
+                Outcome::Row(row) => {
+                    let key: Vec<Value> =
+                        pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
+                    (key_of(&key), Some(row), None)
+                }
+                Outcome::Rejected { reason, key } => {
+                    (key.as_deref().and_then(key_of), None, Some(reason))
+                }
+            };
+            recs.push(Rec {
+                page: n,
+                checksum_ok: leaf.checksum_ok,
+                problems: leaf.problems.clone(),
+                joined: clean && (i > 0 || (linked && prev_clean)),
+                edge: (
+                    clean && ci == 0 && i == 0,
+                    clean && ci + 1 == chain.len() && i + 1 == count,
+                ),
+                key,
+                row,
+                reason,
+            });
+        }
+        prev_clean = clean;
+    }
+    recs
+}
+
+/// Write the proven rows whose key is inside a lost range (the file, its count and hash, the cross-check's
+/// records) and count them per page into `pass`; per lost range, the keys read inside it and whether each
+/// became a row.
+fn write_rows(
+    sh: &Shared,
+    po: &PageOptions,
+    (pt, map): (&PagedTable, &[usize]),
+    recs: &[Rec],
+    lost: &[(Option<B>, Option<B>)],
+    pass: &mut Pass,
+) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
+    let info = sh.info;
+    let ranges: Vec<(Option<Key>, Option<Key>)> = lost
+        .iter()
+        .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
+        .collect();
+    let inside = |k: &Key| {
+        lost.iter().zip(&ranges).position(|((lo, hi), (l, h))| {
+            in_range(k, lo.as_ref().zip(l.as_ref()), hi.as_ref().zip(h.as_ref()))
+        })
+    };
+    let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); lost.len()];
+    let mut per_page: std::collections::BTreeMap<u32, PageRows> = Default::default();
+    let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
+    let columns: Arc<[mysql::Column]> = info
+        .columns
+        .iter()
+        .map(|_| mysql::Column::new(mysql::consts::ColumnType::MYSQL_TYPE_STRING))
+        .collect();
+    let (mut buf, mut rows, mut hash) = (Vec::new(), 0u64, 0u128);
+    let mut xb = xcheck::Recorded::new(sh.xs.len());
+    for rec in recs {
+        let Some(key) = &rec.key else { continue };
+        let Some(at) = inside(key) else { continue };
+        let pr = per_page.entry(rec.page).or_insert(PageRows {
+            page: rec.page,
+            rows: 0,
+            unproven: 0,
+            checksum_ok: rec.checksum_ok,
+            problems: rec.problems.clone(),
+        });
+        let Some(row) = &rec.row else {
+            pr.unproven += 1;
+            points[at].insert((key.clone(), false));
+            continue;
+        };
+        let values: Vec<Sent> = map
+            .iter()
+            .map(|&c| sent(&row.values[c], &pt.def.columns[c].ty))
+            .collect();
+        let row_sent = mysql::mysql_common::row::new_row(values, columns.clone());
+        write_row_parts(
+            &mut buf,
+            &mut rows,
+            &mut hash,
+            &kinds,
+            &sh.insert_prefix,
+            &row_sent,
+            &mut Vec::new(),
+        );
+        xb.add(&sh.xs, &sh.shape, &row_sent);
+        if buf.len() >= sh.opts.chunk_bytes {
+            flush_parts(sh, &mut buf, &mut rows, &mut hash).map_err(|e| e.to_string())?;
+        }
+        pr.rows += 1;
+        pass.read.page_rows += 1;
+        points[at].insert((key.clone(), true));
+        // A page whose checksum fails, or whose own structure says bytes of it are not what InnoDB wrote
+        // (a scrambled page can carry a valid checksum): its rows cannot be told from rewritten ones.
+        if !rec.checksum_ok || !rec.problems.is_empty() {
+            pass.unverified.push(key.clone());
+        }
+        if possibly_uncommitted(po, row.trx_id) {
+            pass.uncommitted.push((key.clone(), row.trx_id));
+        }
+    }
+    flush_parts(sh, &mut buf, &mut rows, &mut hash).map_err(|e| e.to_string())?;
+    xcheck::merge(&sh.shape, &mut sh.written.lock().unwrap(), &mut xb);
+    pass.read.pages = per_page.into_values().collect();
+    Ok(points)
+}
+
+/// The file is read whole into memory (this slice): one larger than half the memory available is refused
+/// rather than pushing the machine into swap or the recovery into the OOM killer.
+fn too_large(len: u64, available: Option<u64>) -> Option<String> {
+    let avail = available?;
+    (len > avail / 2).then(|| {
+        format!(
+            "its data file ({}) is larger than half the memory available here ({}), and this slice reads the file whole",
+            crate::units::format_size(len),
+            crate::units::format_size(avail)
+        )
+    })
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
+fn available_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// A row last written by transaction `trx` may hold uncommitted values: a transaction active at the crash
+/// that InnoDB did not prove rolled back, or one with a higher id (ids are handed out at a transaction's start,
+/// so a higher one may have started after it; conservative).
+fn possibly_uncommitted(po: &PageOptions, trx: u64) -> bool {
+    po.uncommitted.contains(&trx) || po.lowest_active.is_some_and(|l| trx >= l)
+}
+
+/// A key bound's values as integers (every key column is one here).
+fn ints(b: &B) -> Key {
+    b.key.iter().map(|v| as_int(v).unwrap_or(0)).collect()
+}
+
+fn list(pages: &[u32]) -> String {
+    let mut s: Vec<String> = pages.iter().take(20).map(|p| p.to_string()).collect();
+    if pages.len() > 20 {
+        s.push(format!("… ({} in all)", pages.len()));
+    }
+    s.join(", ")
+}
+
+/// `k`'s order against bound `b`, on the bound's columns (a bound may be a leading-column value).
+fn cmp_prefix(k: &[i128], b: &[i128]) -> std::cmp::Ordering {
+    k[..b.len().min(k.len())].cmp(b)
+}
+
+fn in_range(k: &Key, lo: Option<(&B, &Key)>, hi: Option<(&B, &Key)>) -> bool {
+    use std::cmp::Ordering::*;
+    let above = lo.is_none_or(|(b, l)| match cmp_prefix(k, l) {
+        Greater => true,
+        Equal => b.incl,
+        Less => false,
+    });
+    let below = hi.is_none_or(|(b, h)| match cmp_prefix(k, h) {
+        Less => true,
+        Equal => b.incl,
+        Greater => false,
+    });
+    above && below
+}
+
+/// Two records of the chain that hold one key: neither is proven (a stale copy cannot be told from the live one).
+fn dedupe(recs: &mut [Rec]) {
+    let mut count: HashMap<Key, usize> = HashMap::new();
+    for r in recs.iter() {
+        if let Some(k) = &r.key {
+            *count.entry(k.clone()).or_default() += 1;
+        }
+    }
+    for r in recs.iter_mut() {
+        if r.key.as_ref().is_some_and(|k| count[k] > 1) {
+            r.row = None;
+            r.reason = Some("another record of the leaf pages holds the same key".into());
+        }
+    }
+}
+
+/// Each lost range cut at the keys read inside it (`points`: the key, and whether it became a row): the
+/// stretches where a row may still be missing, and one range per unproven record with a key.
+fn cut(
+    lost: &[(Option<B>, Option<B>)],
+    points: &[BTreeSet<(Key, bool)>],
+    recs: &[Rec],
+    single: bool,
+) -> Vec<Piece> {
+    let pos: HashMap<&Key, usize> = recs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.key.as_ref().map(|k| (k, i)))
+        .collect();
+    let key_of = |a: &At| -> Option<Key> {
+        match a {
+            At::Point(k) => Some(k.clone()),
+            At::Bound(b) if !b.incl => Some(ints(b)),
+            _ => None,
+        }
+    };
+    // Nothing can lie strictly between `a` and `z`.
+    let empty = |a: &At, z: &At| -> bool {
+        let at = |k: Option<Key>| k.and_then(|k| pos.get(&k).copied());
+        match (a, z) {
+            (At::Open, _) if at(key_of(z)).is_some_and(|j| recs[j].edge.0) => return true,
+            (_, At::Open) if at(key_of(a)).is_some_and(|i| recs[i].edge.1) => return true,
+            _ => {}
+        }
+        if let (Some(x), Some(y)) = (key_of(a), key_of(z)) {
+            if let (Some(&i), Some(&j)) = (pos.get(&x), pos.get(&y)) {
+                if j == i + 1 && recs[j].joined {
+                    return true;
+                }
+            }
+        }
+        if !single {
+            return false;
+        }
+        let first = match a {
+            At::Open => return false,
+            At::Bound(b) if b.key.len() != 1 => return false,
+            At::Bound(b) => ints(b)[0] + i128::from(!b.incl),
+            At::Point(k) => k[0] + 1,
+        };
+        let last = match z {
+            At::Open => return false,
+            At::Bound(b) if b.key.len() != 1 => return false,
+            At::Bound(b) => ints(b)[0] - i128::from(!b.incl),
+            At::Point(k) => k[0] - 1,
+        };
+        first > last
+    };
+    let as_b = |a: &At| -> Option<B> {
+        match a {
+            At::Open => None,
+            At::Bound(b) => Some(b.clone()),
+            At::Point(k) => Some(B {
+                key: key_values(k),
+                incl: false,
+            }),
+        }
+    };
+    let mut out = Vec::new();
+    for ((lo, hi), pts) in lost.iter().zip(points) {
+        let mut prev = lo.clone().map_or(At::Open, At::Bound);
+        for (k, is_row) in pts {
+            let here = At::Point(k.clone());
+            if !empty(&prev, &here) {
+                out.push(Piece {
+                    lo: as_b(&prev),
+                    hi: as_b(&here),
+                    records: Vec::new(),
+                });
+            }
+            if !is_row {
+                let r = &recs[pos[k]];
+                let b = B {
+                    key: key_values(k),
+                    incl: true,
+                };
+                out.push(Piece {
+                    lo: Some(b.clone()),
+                    hi: Some(b),
+                    records: vec![Unproven {
+                        page: r.page,
+                        key: Some(k.iter().map(|&v| json_int(v)).collect()),
+                        reason: r.reason.clone().unwrap_or_default(),
+                    }],
+                });
+            }
+            prev = here;
+        }
+        let end = hi.clone().map_or(At::Open, At::Bound);
+        if !empty(&prev, &end) {
+            out.push(Piece {
+                lo: as_b(&prev),
+                hi: as_b(&end),
+                records: Vec::new(),
+            });
+        }
+    }
+    out
+}
+
+fn key_values(k: &Key) -> Vec<Sent> {
+    k.iter()
+        .map(|v| Sent::Bytes(v.to_string().into_bytes()))
+        .collect()
+}
+
+fn json_int(v: i128) -> serde_json::Value {
+    i64::try_from(v)
+        .map(serde_json::Value::from)
+        .or_else(|_| u64::try_from(v).map(serde_json::Value::from))
+        .unwrap_or_else(|_| v.to_string().into())
+}
+
+fn ranges_of(pieces: &[Piece]) -> Vec<(Option<Key>, Option<Key>)> {
+    pieces
+        .iter()
+        .map(|p| (p.lo.as_ref().map(ints), p.hi.as_ref().map(ints)))
+        .collect()
+}
+
+/// Records without a key that validates go with the remaining stretch they lie in: between the keys of the
+/// nearest records before and after them on the chain. One that lies in no stretch (among rows SQL returned:
+/// a delete-marked record, say) is not a lost row.
+fn attach_keyless(pieces: &mut [Piece], recs: &[Rec], bounds: &[(Option<Key>, Option<Key>)]) {
+    let mut keyless: std::collections::BTreeMap<(usize, u32), Vec<String>> = Default::default();
+    for (j, r) in recs.iter().enumerate() {
+        if r.key.is_some() || r.row.is_some() {
+            continue;
+        }
+        let before = recs[..j].iter().rev().find_map(|r| r.key.clone());
+        let after = recs[j + 1..].iter().find_map(|r| r.key.clone());
+        let hit = pieces.iter().zip(bounds).position(|(p, (l, h))| {
+            // The piece's stretch meets (before, after): its lower bound is below `after`, its upper above `before`.
+            p.records.iter().all(|u| u.key.is_none())
+                && match (l, &after) {
+                    (Some(l), Some(a)) => cmp_prefix(a, l).is_gt(),
+                    _ => true,
+                }
+                && match (h, &before) {
+                    (Some(h), Some(b)) => cmp_prefix(b, h).is_lt(),
+                    _ => true,
+                }
+        });
+        if let Some(i) = hit {
+            keyless
+                .entry((i, r.page))
+                .or_default()
+                .push(r.reason.clone().unwrap_or_default());
+        }
+    }
+    // A list broken by overwritten bytes leads on into them: one entry per page and stretch, not one per place.
+    for ((i, page), reasons) in keyless {
+        let reason = match reasons.as_slice() {
+            [one] => one.clone(),
+            [first, ..] => format!(
+                "{} places the page's record list leads to hold no record that can be proven (the first: {first})",
+                reasons.len()
+            ),
+            [] => continue,
+        };
+        pieces[i].records.push(Unproven {
+            page,
+            key: None,
+            reason,
+        });
+    }
+}
+
+/// The text the server sends for a column value (the dump writes and hashes the server's text).
+fn sent(v: &Value, ty: &ColType) -> Sent {
+    match (v, ty) {
+        (Value::Null, _) => Sent::NULL,
+        (Value::Bytes(b), _) => Sent::Bytes(b.clone()),
+        (Value::Bit(v), ColType::Bit { bits }) => {
+            let n = bits.div_ceil(8).clamp(1, 8);
+            Sent::Bytes(v.to_be_bytes()[8 - n..].to_vec())
+        }
+        (v, _) => Sent::Bytes(v.text().unwrap_or_default().into_bytes()),
+    }
+}
+
+/// The server's dirty pages written to its files, so the file holds what the server serves (crash recovery
+/// and rollback change pages in memory first): waits up to a minute with `innodb_max_dirty_pages_pct = 0`.
+fn flushed(conn: &mut Conn, tag: &str) -> Result<(), String> {
+    let dirty = |c: &mut Conn| -> Result<u64, String> {
+        c.query_first::<(String, u64), _>(format!(
+            "SHOW {tag} GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'"
+        ))
+        .map_err(|e| crate::error::describe_mysql(&e))
+        .map(|r| r.map_or(0, |(_, n)| n))
+    };
+    if dirty(conn)? == 0 {
+        return Ok(());
+    }
+    let old: Option<String> = conn
+        .query_first(format!("SELECT {tag} @@GLOBAL.innodb_max_dirty_pages_pct"))
+        .map_err(|e| crate::error::describe_mysql(&e))?;
+    conn.query_drop(format!("SET {tag} GLOBAL innodb_max_dirty_pages_pct = 0"))
+        .map_err(|e| crate::error::describe_mysql(&e))?;
+    let start = std::time::Instant::now();
+    let mut left = dirty(conn)?;
+    while left > 0 && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        left = dirty(conn)?;
+    }
+    if let Some(old) = old.and_then(|o| o.parse::<f64>().ok()) {
+        let _ = conn.query_drop(format!(
+            "SET {tag} GLOBAL innodb_max_dirty_pages_pct = {old}"
+        ));
+    }
+    if left > 0 {
+        return Err(format!(
+            "the server still had {left} dirty pages after a minute, so its files may not hold what it serves"
+        ));
+    }
+    Ok(())
+}
+
+/// The table's `.ibd` in the copy's data directory (names InnoDB writes as they are: letters, digits, `_`).
+fn ibd_path(po: &PageOptions, name: &crate::dump::TableName) -> Result<std::path::PathBuf, String> {
+    let plain =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !plain(&name.db) || !plain(&name.table) {
+        return Err(
+            "its name holds characters InnoDB encodes in file names, which are not read yet".into(),
+        );
+    }
+    Ok(po
+        .datadir
+        .join(&name.db)
+        .join(format!("{}.ibd", name.table)))
+}
+
+/// The doubts for the rows read from pages: rows from a page whose checksum fails that the secondary indexes
+/// did not confirm column by column, and rows a transaction active at the crash may have written.
+pub(super) fn doubts(pass: &Pass, confirmed: bool) -> Vec<Doubt> {
+    let mut out = Vec::new();
+    let json = |k: &Key| -> Vec<serde_json::Value> { k.iter().map(|&v| json_int(v)).collect() };
+    let keys = |ks: &mut dyn Iterator<Item = &Key>| -> Vec<Vec<serde_json::Value>> {
+        ks.take(1000).map(json).collect()
+    };
+    // From the first to the last key named (the keys are written in key order).
+    let range = |ks: &mut dyn Iterator<Item = &Key>| -> Option<KeyRange> {
+        let all: Vec<&Key> = ks.collect();
+        Some(KeyRange {
+            from: Some(json(all.iter().min()?)),
+            to: Some(json(all.iter().max()?)),
+            ..Default::default()
+        })
+    };
+    if !pass.unverified.is_empty() && !confirmed {
+        let pages: Vec<u32> = pass
+            .read
+            .pages
+            .iter()
+            .filter(|p| (!p.checksum_ok || !p.problems.is_empty()) && p.rows > 0)
+            .map(|p| p.page)
+            .collect();
+        out.push(Doubt {
+            kind: DoubtKind::PageChecksum,
+            why: format!(
+                "{} row(s) were read from page(s) {} whose checksum fails or whose record list is broken: each record parsed whole, but a value rewritten in place with another valid one cannot be told, and no readable secondary index holds every column to confirm them",
+                pass.unverified.len(),
+                list(&pages)
+            ),
+            range: range(&mut pass.unverified.iter()),
+            keys: keys(&mut pass.unverified.iter()),
+        });
+    }
+    if !pass.uncommitted.is_empty() {
+        let ids: BTreeSet<u64> = pass.uncommitted.iter().map(|(_, t)| *t).collect();
+        out.push(Doubt {
+            kind: DoubtKind::Uncommitted,
+            why: format!(
+                "{} row(s) read from pages were last written by transaction(s) {} active at the crash, not proven rolled back: possibly uncommitted",
+                pass.uncommitted.len(),
+                ids.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            range: range(&mut pass.uncommitted.iter().map(|(k, _)| k)),
+            keys: keys(&mut pass.uncommitted.iter().map(|(k, _)| k)),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "pages_tests.rs"]
+mod tests;
