@@ -100,10 +100,7 @@ fn attempt(
     };
     // The rows written so far, with their rate, against the server's estimate of the table's rows.
     let estimate = estimated_rows(&mut conn, tag, name);
-    let beside = beside
-        && !shared.xs.is_empty()
-        && !info.pk.is_empty()
-        && info.key_source != KeySource::Groups;
+    let beside = beside && sums_beside(&shared);
     shared.early_done.store(!beside, Ordering::SeqCst);
     let (result, early) = read_with_early(&mut conn, &shared, beside, || {
         crate::progress::counted(
@@ -146,12 +143,7 @@ fn attempt(
         .doubts
         .extend(std::mem::take(&mut *shared.doubts.lock().unwrap()));
     if entry.reconnects > 0 || conn.ping().is_err() {
-        // The table's first session is from before any crash: the readers reconnected, this one did not.
-        conn = match connector.connect() {
-            Ok(c) => c,
-            Err(e) => connector.reconnect(&crate::error::describe(&*e))?,
-        };
-        prepare_session(&mut conn, tag)?;
+        conn = fresh_session(connector, tag)?;
     }
     let (lost, records, pass) = read_pages(&shared, &mut conn, lost, &mut entry);
     if entry.note.is_none() {
@@ -184,6 +176,22 @@ fn attempt(
     )?;
     entry.status = status(&entry, info.pk.is_empty());
     Ok(Some((entry, lines)))
+}
+
+/// The table is read by ranges of its key and has secondary indexes to check: the index pass can run beside.
+fn sums_beside(sh: &Shared) -> bool {
+    !sh.xs.is_empty() && !sh.info.pk.is_empty() && sh.info.key_source != KeySource::Groups
+}
+
+/// A new session for the table's last statements: its first one is from before a crash (the readers
+/// reconnected, it did not), or the server is down and is brought back.
+fn fresh_session(connector: &dyn Connector, tag: &str) -> anyhow::Result<Conn> {
+    let mut conn = match connector.connect() {
+        Ok(c) => c,
+        Err(e) => connector.reconnect(&crate::error::describe(&*e))?,
+    };
+    prepare_session(&mut conn, tag)?;
+    Ok(conn)
 }
 
 /// The table's verdict from its entry: doubtful, without a key, complete or partial.
