@@ -113,6 +113,9 @@ impl Experiment {
             out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
         }
         out.push_str(&format!("  {}\n", self.aa_line));
+        if let Some(line) = &self.cores {
+            out.push_str(&format!("  {line}\n"));
+        }
         if let Some(note) = self.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
             out.push_str(&format!("  CPU and disk bytes per transaction: {note}\n"));
         }

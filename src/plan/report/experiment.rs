@@ -121,6 +121,9 @@ pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     }
     s.push_str("</tbody></table>");
     let _ = write!(s, "<p>{}</p>", esc(&e.aa_line));
+    if let Some(line) = &e.cores {
+        let _ = write!(s, "<p>{}</p>", esc(line));
+    }
     let best = match &e.winner {
         Some(w) => format!(
             "Best beyond noise: {}.",

@@ -435,6 +435,7 @@ pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Exper
         }
     }
     let mut e = figures::summarize(p.shape(), &arms, &runs);
+    e.cores = p.cores.as_ref().map(super::cores::Cores::line);
     for arm in &arms {
         let Some(n) = super::tables::copy_of(p, arm) else {
             continue;

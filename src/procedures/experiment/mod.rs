@@ -15,8 +15,9 @@
 //! same parameters as the flags, and its title is kept in [`StudyInfo`].
 
 mod arm_run;
-mod load;
 pub mod columns;
+pub mod cores;
+mod load;
 mod restarts;
 mod sampler;
 mod schedule;
@@ -80,6 +81,10 @@ pub struct ExperimentParams {
     /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<StudyInfo>,
+    /// The server's cores and the values given relative to them (`2xcores`), resolved when the plan was made:
+    /// `sets` holds the resolved numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<cores::Cores>,
 }
 
 /// A study file's own words, kept in plan.json and shown in the plan's notes.
@@ -344,6 +349,7 @@ pub fn baseline(
 /// restart variables' values change), restore, verdict, and keep-best with `--keep best`.
 pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     check_shape(p)?;
+    cores::check_resolved(&p.sets)?;
     let layout = p.layout();
     let header = env.header(
         Procedure::Experiment,
@@ -413,6 +419,12 @@ fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             )
         })
         .collect();
+    notes.extend(p.cores.as_ref().map(|c| {
+        format!(
+            "{} (resolved when the plan was made; resume runs these numbers)",
+            c.line()
+        )
+    }));
     notes.extend([
         format!(
             "arms: {}",

@@ -41,6 +41,7 @@ pub fn parse_set(arg: &str) -> anyhow::Result<VarValues> {
         )));
     }
     for (i, v) in values.iter().enumerate() {
+        super::cores::check_syntax(arg, v)?;
         if literal(v).is_none() {
             return Err(bad_input(format!(
                 "--set {arg}: '{v}' is not a number, a size (128M) or a word of letters, digits and _: give one of those"
