@@ -489,9 +489,10 @@ pub struct ExperimentArgs {
         value_name = "'NAME TYPE AS (EXPR) VIRTUAL|STORED [INDEXED]'"
     )]
     pub column_variant: Vec<String>,
-    /// Client threads of the workload [default: 4].
-    #[arg(long)]
-    pub threads: Option<u32>,
+    /// Client threads of the workload [default: 4]; several (`4,16,64`) make one group of arms per count, each
+    /// with its own baseline, A/A pair and verdicts.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N…]")]
+    pub threads: Vec<u32>,
     /// Seconds each arm is measured in each round [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub time: Option<u64>,

@@ -4,7 +4,7 @@
 
 use mysql::prelude::Queryable;
 
-use crate::common::{read_json, step, Sandboxed};
+use crate::common::{read_json, resume, step, Sandboxed};
 
 fn global(sb: &Sandboxed, name: &str) -> String {
     sb.conn()
@@ -108,4 +108,156 @@ fn values_relative_to_the_cores_resolve_against_the_server_s_cores() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn client_thread_counts_are_groups_each_judged_against_its_own_baseline() {
+    let sb = Sandboxed::new("expthr");
+    let before = global(&sb, "innodb_io_capacity");
+    let file = sb.root.join("threads.toml");
+    std::fs::write(
+        &file,
+        "title = \"threads\"\nset = [\"innodb_io_capacity=300\"]\nthreads = [1, 2]\nworkload = \"oltp_point_select\"\ntime = 2\nrounds = 1\nwarmup = 0\n",
+    )
+    .unwrap();
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        file.to_str().unwrap(),
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("experiment by client threads (1, 2): each count has its own A, A′"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("oltp_point_select with 2 thread(s)"),
+        "{}",
+        out.stdout
+    );
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    // One step per count, arm and round, each run with its count's threads.
+    for t in [1, 2] {
+        for key in ["A", "A2", "B"] {
+            let r = &step(&report, &format!("t{t}-round-1-{key}"))["result"];
+            assert_eq!(r["threads"], t, "{r}");
+        }
+    }
+    let groups = report["experiment"]["by_threads"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{report}");
+    for (g, t) in groups.iter().zip([1, 2]) {
+        assert_eq!(g["shape"]["threads"], t);
+        let arm = |k: &str| {
+            g["arms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["key"] == k)
+                .unwrap()
+                .clone()
+        };
+        let (a, b) = (arm("A"), arm("B"));
+        assert_eq!(arm("A2")["rounds"], 1);
+        // B's change is against A at the same count, not another count's.
+        let (ta, tb) = (a["tps"].as_f64().unwrap(), b["tps"].as_f64().unwrap());
+        let change = b["tps_change_pct"].as_f64().unwrap();
+        assert!((change - (tb - ta) / ta * 100.0).abs() < 1e-6, "{g}");
+        assert!(g["aa_line"].as_str().unwrap().starts_with("A/A"), "{g}");
+    }
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(html.contains("Experiment at 1 client threads: verdicts"));
+    assert!(html.contains("Experiment at 2 client threads: verdicts"));
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    // plan.json keeps the counts, so resume rebuilds the same groups.
+    let plan = read_json(&run_dir.join("plan.json"));
+    assert_eq!(plan["params"]["thread_counts"], serde_json::json!([1, 2]));
+
+    // The flag gives the same; --keep best (one winner) and a count given twice are refused.
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--threads",
+        "4,16,64",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("4, 16, 64 (one group of every arm per count"),
+        "{}",
+        out.stdout
+    );
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--threads",
+        "4,16",
+        "--keep",
+        "best",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.error_line().contains("--keep best keeps one winner"),
+        "{out:?}"
+    );
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--threads",
+        "4,4",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.error_line().contains("gives 4 twice"), "{out:?}");
+}
+
+#[test]
+fn a_killed_experiment_over_thread_counts_resumes_its_groups_from_plan_json() {
+    let sb = Sandboxed::new("expthrkill");
+    let before = global(&sb, "innodb_io_capacity");
+    let run_dir = sb.root.join("run");
+    let mut args = vec!["experiment", "--set", "innodb_io_capacity=300"];
+    // SHORT's --threads 1, then 2: a repeated --threads adds its counts.
+    args.extend(SHORT);
+    args.extend([
+        "--threads",
+        "2",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    // Killed inside the second group's arm B, its value in force.
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "arm-measured:t2-round-1-B")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), "300");
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let groups = report["experiment"]["by_threads"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{report}");
+    for (g, t) in groups.iter().zip([1, 2]) {
+        assert_eq!(g["shape"]["threads"], t);
+        for a in g["arms"].as_array().unwrap() {
+            assert_eq!(a["rounds"], 1, "{g}");
+        }
+    }
+    // Restart variables are not scheduled across several counts: refused before anything changes.
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_log_buffer_size=32M",
+        "--threads",
+        "1,2",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.error_line().contains("take(s) a restart"), "{out:?}");
 }

@@ -78,6 +78,12 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         (None, Some(_)) => None,
         (None, None) => s.sql,
     };
+    // --threads on the command line replaces the file's threads, one count or several.
+    let counts: Vec<u32> = if a.threads.is_empty() {
+        s.threads.clone()
+    } else {
+        a.threads.clone()
+    };
     let p = ExperimentParams {
         sets,
         zip: a.zip || s.zip,
@@ -90,7 +96,13 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
                 .or(s.workload)
                 .unwrap_or_else(|| WORKLOAD.into()),
         },
-        threads: a.threads.or(s.threads).unwrap_or(THREADS),
+        threads: counts.first().copied().unwrap_or(THREADS),
+        thread_counts: if counts.len() > 1 {
+            counts.clone()
+        } else {
+            Vec::new()
+        },
+        group: None,
         time_s: a.time.or(s.time).unwrap_or(TIME_S),
         rounds: a.rounds.or(s.rounds).unwrap_or(ROUNDS),
         warmup_s: a.warmup.or(s.warmup).unwrap_or(WARMUP_S),

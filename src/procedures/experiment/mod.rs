@@ -18,11 +18,13 @@ mod arm_run;
 pub mod columns;
 pub mod cores;
 mod load;
+mod notes;
 mod restarts;
 mod sampler;
 mod schedule;
 pub mod table_opts;
 pub mod tables;
+mod threads;
 mod values;
 pub mod workload_sql;
 
@@ -85,6 +87,13 @@ pub struct ExperimentParams {
     /// `sets` holds the resolved numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<cores::Cores>,
+    /// `--threads 4,16,64`: several client-thread counts, each its own group of arms (A, A′ and every variant
+    /// at that count, judged only against that count's A); empty with one count (`threads`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_counts: Vec<u32>,
+    /// In one group of several: its thread count (its step ids and figure files start `t{N}-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 /// A study file's own words, kept in plan.json and shown in the plan's notes.
@@ -269,7 +278,10 @@ impl ExperimentParams {
 
     /// Seconds of load the experiment puts on the server, warm-ups included.
     pub fn load_seconds(&self) -> u64 {
-        self.arms().len() as u64 * u64::from(self.rounds) * (self.time_s + self.warmup_s)
+        self.groups().len() as u64
+            * self.arms().len() as u64
+            * u64::from(self.rounds)
+            * (self.time_s + self.warmup_s)
     }
 }
 
@@ -298,6 +310,7 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
     if p.zip {
         values::check_zip(&p.sets)?;
     }
+    threads::check_counts(p)?;
     let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
@@ -355,7 +368,7 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         Procedure::Experiment,
         facts,
         serde_json::to_value(p)?,
-        notes(p, &layout),
+        notes::notes(p, &layout),
     );
     let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
     if !p.tables.is_empty() {
@@ -366,18 +379,23 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         config,
         values: layout.configs[config].clone(),
     };
-    for slot in &layout.sequence {
-        steps.push(match *slot {
-            schedule::Slot::Restart { n, config } => {
-                restarts::step(p, &env.dropin, target(format!("restart-{n}"), config))
-            }
-            schedule::Slot::Run { round, arm } => {
-                let config = layout.config_of[arm];
-                let cfg =
-                    (!p.restart_vars.is_empty()).then(|| (config, layout.configs[config].clone()));
-                arm_run::step(p, &layout.arms[arm], round, cfg)
-            }
-        });
+    // One group of arms per client-thread count, one after the other (check_thread_counts keeps restart
+    // variables to a single group, so `layout`'s restarts are the only ones).
+    for g in p.groups() {
+        let layout = g.layout();
+        for slot in &layout.sequence {
+            steps.push(match *slot {
+                schedule::Slot::Restart { n, config } => {
+                    restarts::step(&g, &env.dropin, target(format!("restart-{n}"), config))
+                }
+                schedule::Slot::Run { round, arm } => {
+                    let config = layout.config_of[arm];
+                    let cfg = (!g.restart_vars.is_empty())
+                        .then(|| (config, layout.configs[config].clone()));
+                    arm_run::step(&g, &layout.arms[arm], round, cfg)
+                }
+            });
+        }
     }
     if !p.tables.is_empty() {
         steps.push(tables::drop_step(p));
@@ -403,111 +421,6 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         locks: vec!["experiment".into(), crate::plan::lock::SERVER.into()],
         session: Vec::new(),
     })
-}
-
-/// The dry run's notes: the arms, the load, the restarts and what is kept.
-fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
-    let arms = &layout.arms;
-    let mut notes: Vec<String> = p
-        .study
-        .iter()
-        .map(|st| {
-            format!(
-                "study: {} ({}; flags given on the command line override its fields)",
-                st.title.as_deref().unwrap_or("untitled"),
-                st.file
-            )
-        })
-        .collect();
-    notes.extend(p.cores.as_ref().map(|c| {
-        format!(
-            "{} (resolved when the plan was made; resume runs these numbers)",
-            c.line()
-        )
-    }));
-    notes.extend([
-        format!(
-            "arms: {}",
-            arms.iter()
-                .map(|a| format!("{} {}", a.label(), a.describe()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        format!(
-            "load: --execute creates the schema {} (1 table × 10000 rows, on first use; it stays for later runs) and runs {} with {} thread(s){} for {} round(s) × {} arm(s) × ({} s warm-up + {} s measured) = {} s, the variables set to each arm's values in turn; the restore step sets them back",
-            crate::sql::quote_ident(crate::bench::PLAN_DB),
-            p.workload,
-            p.threads,
-            if p.rate > 0 { format!(" at {} transactions a second", p.rate) } else { String::new() },
-            p.rounds,
-            arms.len(),
-            p.warmup_s,
-            p.time_s,
-            p.load_seconds()
-        ),
-    ]);
-    if let Some(w) = &p.sql {
-        let base = p.workload_kind().ok();
-        let shown = match &base {
-            Some(crate::bench::Workload::Sql { statements, .. }) => statements
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("{}. {}", i + 1, s.sql))
-                .collect::<Vec<_>>()
-                .join(" "),
-            _ => String::new(),
-        };
-        notes.push(format!(
-            "sql: {} statement(s) from {}, run by each thread as one transaction per event (BEGIN, the statements, COMMIT), each ? a row id drawn per statement; as the baseline runs them: {shown}",
-            w.statements.len(),
-            w.file
-        ));
-    }
-    if !p.tables.is_empty() {
-        notes.push(format!(
-            "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
-            crate::bench::PLAN_DB,
-            tables::schema(0),
-            p.tables
-                .iter()
-                .enumerate()
-                .map(|(i, t)| format!(", {} with {t}", tables::schema(i + 1)))
-                .collect::<String>()
-        ));
-    }
-    if !p.restart_vars.is_empty() {
-        let needing: Vec<String> = arms
-            .iter()
-            .zip(&layout.config_of)
-            .filter(|(_, &c)| c != 0)
-            .map(|(a, _)| a.label())
-            .collect();
-        let n = layout.restarts();
-        notes.push(format!(
-            "restarts: {} read-only while the server runs, set through innops's drop-in and a restart; {} run with other values of them than the server's ({}): {n} restart(s) in all, each a clean shutdown and a start, so {n} downtime(s) of the server — arms with the same values run together in each round (rotated), and the last restart puts innops's drop-in back as it was{}",
-            p.restart_vars.join(", "),
-            if needing.is_empty() { "no arm".to_string() } else { format!("arm(s) {}", needing.join(", ")) },
-            p.restart_baseline().iter().map(|s| format!("{}={}", s.name, s.value)).collect::<Vec<_>>().join(", "),
-            if p.keep_best { "; --keep best may restart once more to keep a winner" } else { "" }
-        ));
-    }
-    notes.push(format!(
-        "keep: {}",
-        if p.keep_best {
-            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise (restart variables through innops's drop-in and a restart, the others with SET GLOBAL only)"
-        } else {
-            "everything is set back as it was (--keep best keeps a winner beyond the noise)"
-        }
-    ));
-    if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
-        notes.push(format!(
-            "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
-            p.rounds,
-            p.time_s,
-            crate::bench::noise::MIN_INTERVALS
-        ));
-    }
-    notes
 }
 
 /// Each variable exists, can change as the experiment means to change it (online, or at a restart), and is at

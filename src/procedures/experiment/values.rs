@@ -268,7 +268,7 @@ fn set_one(ctx: &mut Ctx, s: &Setting, lit: &str) -> anyhow::Result<()> {
 }
 
 /// The fix for a variable this server lacks because MariaDB removed it, if it is one of those (a ready study
-/// names it: playbooks/experiments/thread-concurrency-*.toml).
+/// names it: playbooks/experiments/thread-concurrency.toml).
 pub fn removed(name: &str) -> Option<&'static str> {
     const THROTTLING: &[&str] = &[
         "innodb_thread_concurrency",
