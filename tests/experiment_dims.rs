@@ -4,7 +4,7 @@
 
 use mysql::prelude::Queryable;
 
-use crate::common::{read_json, resume, step, Sandboxed};
+use crate::common::{read_json, resume, sandbox_cmd, step, Sandboxed};
 
 fn global(sb: &Sandboxed, name: &str) -> String {
     sb.conn()
@@ -30,6 +30,7 @@ fn cores() -> u64 {
         .sum()
 }
 
+/// A short run; its first 8 items leave out `--rounds`.
 const SHORT: &[&str] = &[
     "--workload",
     "oltp_point_select",
@@ -37,10 +38,10 @@ const SHORT: &[&str] = &[
     "1",
     "--time",
     "1",
-    "--rounds",
-    "1",
     "--warmup",
     "0",
+    "--rounds",
+    "1",
 ];
 
 #[test]
@@ -260,4 +261,116 @@ fn a_killed_experiment_over_thread_counts_resumes_its_groups_from_plan_json() {
     ]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.error_line().contains("take(s) a restart"), "{out:?}");
+}
+
+/// Keep-best of a dynamic variable: set with SET GLOBAL and written into innops's drop-in, the diff shown, only
+/// when it wins beyond the noise. The figures are replaced by constructed ones in which B is twice as fast (as
+/// the restart variable's keep test does), so the test does not depend on a speed.
+#[test]
+fn keep_best_keeps_a_dynamic_winner_in_the_drop_in_with_the_diff_shown() {
+    let sb = Sandboxed::new("expkeepdyn");
+    let dropin = sb.sandbox.conf_dir.join("99-innops.cnf");
+    std::fs::write(&dropin, "[mysqld]\nmax_connect_errors = 100\n").unwrap();
+    let run_dir = sb.root.join("run");
+    let mut args = vec!["experiment", "--set", "innodb_io_capacity=300"];
+    args.extend(&SHORT[..8]);
+    args.extend([
+        "--rounds",
+        "2",
+        "--keep",
+        "best",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:round-2-A")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    let write = |tps_b: f64| {
+        for (key, tps) in [("A", 100.0), ("A2", 100.0), ("B", tps_b)] {
+            for round in 1..=2 {
+                let series: Vec<f64> = [0.0, 1.0, -1.0, 0.5].iter().map(|d| tps + d).collect();
+                let run = serde_json::json!({
+                    "arm": key, "round": round, "tps": series, "p95_ms": [5.0, 5.0, 5.0, 5.0],
+                    "transactions": (tps * 4.0) as u64, "seconds": 4.0, "data_written": 0,
+                    "log_written": 0, "cpu_s": null
+                });
+                std::fs::write(
+                    run_dir.join(format!("experiment/round-{round}-{key}.json")),
+                    run.to_string(),
+                )
+                .unwrap();
+            }
+        }
+    };
+    write(200.0);
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["experiment"]["winner"], "B", "{report}");
+    let keep = step(&report, "keep-best");
+    assert_eq!(keep["status"], "done", "{keep}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), "300");
+    let text = std::fs::read_to_string(&dropin).unwrap();
+    assert!(text.contains("innodb_io_capacity = 300"), "{text}");
+    assert!(
+        text.contains("max_connect_errors = 100"),
+        "the rest is kept: {text}"
+    );
+    assert!(
+        resumed.stdout.contains("+innodb_io_capacity = 300"),
+        "the diff is shown: {}",
+        resumed.stdout
+    );
+    assert!(
+        resumed
+            .stdout
+            .contains("innodb_io_capacity=300 with SET GLOBAL now and in "),
+        "{}",
+        resumed.stdout
+    );
+    // A later start keeps it: stop and start the sandbox, and read it back.
+    sandbox_cmd(&sb, "stop");
+    sandbox_cmd(&sb, "start");
+    assert_eq!(global(&sb, "innodb_io_capacity"), "300");
+
+    // No winner beyond the noise (B as fast as A): nothing is set, and the drop-in is not touched.
+    let run_dir = sb.root.join("run2");
+    std::fs::write(&dropin, "[mysqld]\n").unwrap();
+    let before = global(&sb, "innodb_io_capacity");
+    let mut args = vec!["experiment", "--set", "innodb_io_capacity=400"];
+    args.extend(&SHORT[..8]);
+    args.extend([
+        "--rounds",
+        "2",
+        "--keep",
+        "best",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    let killed = sb.innops_env(&args, &[("INNOPS_FAULT", "after-action:round-2-A")]);
+    assert_eq!(killed.code, 137, "{killed:?}");
+    let run_dir_ref = &run_dir;
+    for (key, tps) in [("A", 100.0), ("A2", 100.0), ("B", 100.0)] {
+        for round in 1..=2 {
+            let series: Vec<f64> = [0.0, 1.0, -1.0, 0.5].iter().map(|d| tps + d).collect();
+            let run = serde_json::json!({
+                "arm": key, "round": round, "tps": series, "p95_ms": [5.0, 5.0, 5.0, 5.0],
+                "transactions": (tps * 4.0) as u64, "seconds": 4.0, "data_written": 0,
+                "log_written": 0, "cpu_s": null
+            });
+            std::fs::write(
+                run_dir_ref.join(format!("experiment/round-{round}-{key}.json")),
+                run.to_string(),
+            )
+            .unwrap();
+        }
+    }
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert!(report["experiment"]["winner"].is_null(), "{report}");
+    assert_eq!(step(&report, "keep-best")["status"], "skipped");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    assert_eq!(std::fs::read_to_string(&dropin).unwrap(), "[mysqld]\n");
 }

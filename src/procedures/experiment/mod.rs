@@ -412,7 +412,7 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     }
     steps.push(verdict_step(p));
     if p.keep_best {
-        steps.push(keep_step(p, &env.dropin));
+        steps.push(keep_step(p, env, facts));
     }
     Ok(Plan {
         header,
@@ -469,6 +469,10 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
     }
     if !p.tables.is_empty() {
         step = step.pre(tables::names_free_check(p.tables.len() + 1));
+    }
+    if p.keep_best && p.restart_vars.is_empty() {
+        // --keep best writes a dynamic winner into the drop-in too (with restart variables the check below).
+        step = step.pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
     if !p.restart_vars.is_empty() {
         step = step
@@ -637,10 +641,14 @@ fn verdict_step(p: &ExperimentParams) -> Step {
 }
 
 /// `--keep best`: the winner set again, only when it won beyond the noise: its restart variables through
-/// innops's drop-in (the diff shown) and a restart, the others with `SET GLOBAL`.
-fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) -> Step {
+/// innops's drop-in (the diff shown) and a restart, the others with `SET GLOBAL` and written into the drop-in
+/// (the diff shown), so the next start keeps them; proven by reading each back and, for the next start, by
+/// reading the drop-in and the option files (when known) as the server reads them.
+fn keep_step(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
     let (pre_p, act_p, post_p) = (p.clone(), p.clone(), p.clone());
-    let act_d = dropin.clone();
+    let act_d = env.dropin.clone();
+    let post_d = (env.dropin.clone().ok(), env.option_file.clone());
+    let version = facts.version_string.clone();
     let risk = if p.restart_vars.is_empty() {
         Risk::Online
     } else {
@@ -658,7 +666,7 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
         ));
     }
     step.preview(
-        "SET GLOBAL each variable to the winner's value (only with a winner beyond the noise)",
+        "SET GLOBAL each variable to the winner's value and write it into innops's drop-in, the diff shown, so the next start keeps it (only with a winner beyond the noise)",
     )
     .pre(Check::after_prior(
         "a winner beyond the noise",
@@ -685,9 +693,7 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
             .iter()
             .position(|a| a.key == arm.key)
             .map_or(0, |i| layout.config_of[i]);
-        let mut how =
-            "with SET GLOBAL; it lasts until the server restarts (no option file was changed)"
-                .to_string();
+        let mut how = String::new();
         if config != 0 {
             let path = act_d.clone().map_err(crate::error::refused)?;
             let t = restarts::Target {
@@ -707,14 +713,34 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
                 if act_p.online_part(&arm.settings).is_empty() {
                     String::new()
                 } else {
-                    "; the others with SET GLOBAL, until the server restarts".into()
+                    "; ".into()
                 }
             );
         }
-        values::set_all(ctx, &act_p.online_part(&arm.settings))?;
+        let online = act_p.online_part(&arm.settings);
+        values::set_all(ctx, &online)?;
+        let mut diff = String::new();
+        if !online.is_empty() {
+            let path = act_d.clone().map_err(crate::error::refused)?;
+            diff = restarts::persist(ctx, &path, &online)?;
+            how.push_str(&format!(
+                "{} with SET GLOBAL now and in {} for the next start ({})",
+                online
+                    .iter()
+                    .map(|s| format!("{}={}", s.name, s.value))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display(),
+                if diff.is_empty() { "it held them already" } else { "the diff below" }
+            ));
+        }
         ctx.outcome
             .push(format!("kept: {} ({}) {how}", arm.label(), arm.describe()));
-        Ok(serde_json::json!({"kept": arm.settings}))
+        if !diff.is_empty() {
+            ctx.outcome
+                .push(format!("  {}", diff.trim_end().replace('\n', "\n  ")));
+        }
+        Ok(serde_json::json!({"kept": arm.settings, "dropin_diff": diff}))
     })
     .post(Check::after_prior("the winner reads back", move |ctx| {
         let e = arm_run::summary(ctx, &post_p)?;
@@ -727,7 +753,22 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
                 return Ok(v);
             }
         }
-        Ok(Verdict::pass(arm.describe(), "the winner's values"))
+        // The next start: the drop-in, and the option files as the server reads them when innops knows them
+        // (a file read after the drop-in could set a kept value otherwise).
+        let (dropin, option_file) = &post_d;
+        for s in post_p.online_part(&arm.settings) {
+            for file in [dropin.as_ref(), option_file.as_ref()].into_iter().flatten() {
+                let got = crate::procedures::kit::dropin::effective_config(file, &s.name, &version)?;
+                if !got.as_deref().is_some_and(|g| values::same_value(&s.value, g)) {
+                    return Ok(Verdict::fail(
+                        format!("{} gives {} = {}", file.display(), s.name, got.unwrap_or_else(|| "nothing".into())),
+                        format!("{} = {}", s.name, s.value),
+                        format!("the next start would not keep {} = {}: set it in the option file that wins over {}", s.name, s.value, file.display()),
+                    ));
+                }
+            }
+        }
+        Ok(Verdict::pass(arm.describe(), "the winner's values, now and at the next start"))
     }))
 }
 

@@ -105,7 +105,7 @@ pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
     notes.push(format!(
         "keep: {}",
         if p.keep_best {
-            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise (restart variables through innops's drop-in and a restart, the others with SET GLOBAL only)"
+            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise, and keeps it in innops's drop-in (the diff shown): restart variables through the drop-in and a restart, dynamic ones with SET GLOBAL and written into the drop-in for the next start, no restart"
         } else {
             "everything is set back as it was (--keep best keeps a winner beyond the noise)"
         }
