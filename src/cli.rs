@@ -489,9 +489,10 @@ pub struct ExperimentArgs {
         value_name = "'NAME TYPE AS (EXPR) VIRTUAL|STORED [INDEXED]'"
     )]
     pub column_variant: Vec<String>,
-    /// Client threads of the workload [default: 4].
-    #[arg(long)]
-    pub threads: Option<u32>,
+    /// Client threads of the workload [default: 4]; several (`4,16,64`) make one group of arms per count, each
+    /// with its own baseline, A/A pair and verdicts.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N…]")]
+    pub threads: Vec<u32>,
     /// Seconds each arm is measured in each round [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub time: Option<u64>,
@@ -504,8 +505,9 @@ pub struct ExperimentArgs {
     /// Transactions a second to start in all threads, as sysbench's --rate (0: as fast as they go) [default: 0].
     #[arg(long)]
     pub rate: Option<u32>,
-    /// Keep the winner (SET GLOBAL only) when it is faster than the baseline beyond the noise; without it,
-    /// every variable is set back as it was.
+    /// Keep the winner when it is faster than the baseline beyond the noise: set again and written into
+    /// innops's drop-in (the diff shown; restart variables with a restart); without it, every variable is set
+    /// back as it was.
     #[arg(long, value_enum)]
     pub keep: Option<KeepArg>,
     /// Wait before an arm's run while this status variable is above the value, and throw away and run again an

@@ -849,9 +849,7 @@ const READY: &[(&str, i32, &str)] = &[
     ("engines-read-write.toml", 0, ""),
     ("engines-read-only.toml", 0, ""),
     ("engines-rocksdb.toml", 1, "RocksDB is not"),
-    ("thread-concurrency-4.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
-    ("thread-concurrency-16.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
-    ("thread-concurrency-64.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
+    ("thread-concurrency.toml", 2, "MariaDB removed InnoDB's thread throttling in 10.6"),
     ("virtual-column.toml", 0, ""),
 ];
 

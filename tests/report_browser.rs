@@ -444,3 +444,54 @@ fn an_experiment_report_opens_with_its_verdict_table_and_draws_intervals_as_whis
     assert_eq!(remote_references(&dom), Vec::<String>::new());
     assert_eq!(page_requests(&netlog), Vec::<String>::new());
 }
+
+#[test]
+fn an_experiment_over_thread_counts_shows_one_verdict_section_per_count() {
+    let sb = Sandboxed::new("brexpthr");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload",
+        "oltp_point_select",
+        "--threads",
+        "1,2",
+        "--time",
+        "2",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let (dom_text, netlog) = dom_and_netlog(&run_dir.join("report.html"));
+    let dom = Html::parse_document(&dom_text);
+    let first = dom
+        .select(&Selector::parse("table").unwrap())
+        .next()
+        .expect("a table");
+    assert_eq!(first.value().attr("class"), Some("experiment"));
+    let headings = texts(&dom, "h2");
+    let verdicts: Vec<&String> = headings.iter().filter(|h| h.contains("verdicts")).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "Experiment at 1 client threads: verdicts",
+            "Experiment at 2 client threads: verdicts"
+        ],
+        "{headings:?}"
+    );
+    // Each count's table holds its own A, A′ and B; each its own tps chart and tps over time.
+    let arms = texts(&dom, "table.experiment tbody tr td:first-child");
+    assert_eq!(arms, ["A", "A′", "B", "A", "A′", "B"]);
+    let tps = Selector::parse("svg[aria-label^=\"Transactions per second\"]").unwrap();
+    assert_eq!(dom.select(&tps).count(), 2);
+    let spans = Selector::parse("svg.experiment-time g.arm-span").unwrap();
+    assert_eq!(dom.select(&spans).count(), 6);
+    assert_eq!(remote_references(&dom), Vec::<String>::new());
+    assert_eq!(page_requests(&netlog), Vec::<String>::new());
+}

@@ -9,6 +9,7 @@ mod deadlock;
 mod dist;
 mod docker;
 mod experiment;
+mod experiment_dims;
 mod fleet;
 mod impact;
 mod lock;

@@ -258,6 +258,13 @@ pub struct Experiment {
     /// above --max-load 25").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_pauses: Vec<String>,
+    /// The server's cores and the values given relative to them, resolved (`cores: 2 (…): x: 2xcores = 4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<String>,
+    /// With several client-thread counts (`--threads 4,16,64`): one experiment per count, in the order given,
+    /// each with its own A, A′ and verdicts; the fields above then repeat the first count's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_threads: Vec<Experiment>,
 }
 
 /// One measured run placed in time: its arm, round, start, length and one-second tps.
@@ -410,6 +417,8 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         .map(|f| f.key.clone());
     let aa_line = aa_line(&figures, aa, floor);
     Experiment {
+        cores: None,
+        by_threads: Vec::new(),
         rounds_measured: runs.iter().map(|r| r.round).max().unwrap_or(0),
         timeline: timeline(runs),
         load_pauses: runs

@@ -22,9 +22,14 @@ pub fn run(a: &ExperimentArgs) -> anyhow::Result<()> {
     let mut env = env_from(&a.conn, &a.control, a.fmt.format, None)?;
     let mut conn = env.plan_env.target.connect()?;
     let facts = ServerFacts::collect(&mut conn)?;
+    // After attach_error_log: it learns whether a loopback server really runs on this host.
+    attach_error_log(&mut env, &facts);
+    if experiment::cores::any_relative(&p.sets) {
+        let (count, from) = experiment::cores::server_cores(&mut conn, env.plan_env.target.local)?;
+        p.cores = Some(experiment::cores::resolve(&mut p.sets, count, &from)?);
+    }
     (p.baseline, p.restart_vars) = experiment::baseline(&mut conn, &facts, &p.sets)?;
     drop(conn);
-    attach_error_log(&mut env, &facts);
     let plan = experiment::plan(&p, &facts, &env.plan_env)?;
     run_plan(plan, &env, &run_options(&a.run, None), None)
 }
@@ -73,6 +78,12 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         (None, Some(_)) => None,
         (None, None) => s.sql,
     };
+    // --threads on the command line replaces the file's threads, one count or several.
+    let counts: Vec<u32> = if a.threads.is_empty() {
+        s.threads.clone()
+    } else {
+        a.threads.clone()
+    };
     let p = ExperimentParams {
         sets,
         zip: a.zip || s.zip,
@@ -85,7 +96,13 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
                 .or(s.workload)
                 .unwrap_or_else(|| WORKLOAD.into()),
         },
-        threads: a.threads.or(s.threads).unwrap_or(THREADS),
+        threads: counts.first().copied().unwrap_or(THREADS),
+        thread_counts: if counts.len() > 1 {
+            counts.clone()
+        } else {
+            Vec::new()
+        },
+        group: None,
         time_s: a.time.or(s.time).unwrap_or(TIME_S),
         rounds: a.rounds.or(s.rounds).unwrap_or(ROUNDS),
         warmup_s: a.warmup.or(s.warmup).unwrap_or(WARMUP_S),
@@ -111,6 +128,7 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
             title: s.title,
             description: s.description,
         }),
+        cores: None,
     };
     let g = p.guard();
     if g.max.variable.eq_ignore_ascii_case(&g.critical.variable) && g.max.value > g.critical.value {

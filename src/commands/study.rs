@@ -39,7 +39,8 @@ pub struct Study {
     pub workload: Option<Spanned<String>>,
     /// As `--workload-sql`: a file of SQL statements, relative to the study's directory.
     pub workload_sql: Option<Spanned<String>>,
-    pub threads: Option<Spanned<u32>>,
+    /// One client-thread count, or several (`[4, 16, 64]`): one group of arms per count.
+    pub threads: Option<Spanned<Threads>>,
     pub time: Option<Spanned<u64>>,
     pub rounds: Option<Spanned<u32>>,
     pub warmup: Option<Spanned<u64>>,
@@ -49,6 +50,23 @@ pub struct Study {
     /// As `--max-load` and `--critical-load`: `VAR=N`.
     pub max_load: Option<Spanned<String>>,
     pub critical_load: Option<Spanned<String>>,
+}
+
+/// `threads = 16` or `threads = [4, 16, 64]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Threads {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Threads {
+    fn counts(&self) -> Vec<u32> {
+        match self {
+            Threads::One(n) => vec![*n],
+            Threads::Many(v) => v.clone(),
+        }
+    }
 }
 
 /// A study file read and checked: every value parsed as its flag's would be.
@@ -62,7 +80,8 @@ pub struct Checked {
     pub tables: Vec<String>,
     pub workload: Option<String>,
     pub sql: Option<crate::procedures::experiment::workload_sql::SqlWorkload>,
-    pub threads: Option<u32>,
+    /// The client-thread counts (empty: the flag's default).
+    pub threads: Vec<u32>,
     pub time: Option<u64>,
     pub rounds: Option<u32>,
     pub warmup: Option<u64>,
@@ -153,10 +172,10 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
     for (field, v) in [
         (
             "threads",
-            study
-                .threads
-                .as_ref()
-                .map(|t| (t.span(), u64::from(*t.get_ref()))),
+            study.threads.as_ref().and_then(|t| {
+                let min = t.get_ref().counts().into_iter().min()?;
+                Some((t.span(), u64::from(min)))
+            }),
         ),
         (
             "time",
@@ -210,13 +229,38 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         tables,
         workload: study.workload.map(Spanned::into_inner),
         sql,
-        threads: study.threads.map(Spanned::into_inner),
+        threads: threads_of(&study.threads, &at)?,
         time: study.time.map(Spanned::into_inner),
         rounds: study.rounds.map(Spanned::into_inner),
         warmup: study.warmup.map(Spanned::into_inner),
         rate: study.rate.map(Spanned::into_inner),
         keep_best,
     })
+}
+
+/// How [`parse`] makes an error at a span of the file, naming a field.
+type ErrorAt<'a> = dyn Fn(Range<usize>, Option<&str>, &dyn std::fmt::Display) -> anyhow::Error + 'a;
+
+/// The thread counts of `threads`, each once (a list of none is refused).
+fn threads_of(t: &Option<Spanned<Threads>>, at: &ErrorAt<'_>) -> anyhow::Result<Vec<u32>> {
+    let Some(t) = t else { return Ok(Vec::new()) };
+    let counts = t.get_ref().counts();
+    if counts.is_empty() {
+        return Err(at(
+            t.span(),
+            Some("threads"),
+            &"is an empty list: give one count (16) or several ([4, 16, 64])",
+        ));
+    }
+    if let Some(n) = counts
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| counts[..i].contains(n).then_some(n))
+    {
+        let msg = format!("gives {n} twice: give each client-thread count once");
+        return Err(at(t.span(), Some("threads"), &msg));
+    }
+    Ok(counts)
 }
 
 /// A column variant's text as a table variant: `COLUMN` before it unless it has it.
@@ -311,11 +355,39 @@ mod tests {
         assert_eq!(c.sets[1].name, "sync_binlog");
         assert_eq!(c.tables, vec!["ENGINE=Aria".to_string()]);
         assert_eq!(
-            (c.threads, c.time, c.rounds, c.warmup, c.rate, c.keep_best),
-            (Some(8), Some(5), Some(4), Some(1), Some(100), true)
+            (
+                c.threads.clone(),
+                c.time,
+                c.rounds,
+                c.warmup,
+                c.rate,
+                c.keep_best
+            ),
+            (vec![8], Some(5), Some(4), Some(1), Some(100), true)
         );
         assert_eq!(c.max_load.unwrap().value, 10);
         assert_eq!(c.critical_load.unwrap().variable, "Threads_connected");
+    }
+
+    #[test]
+    fn threads_is_one_count_or_a_list_of_counts() {
+        let c = parse(
+            Path::new("s.toml"),
+            "set = [\"a=1\"]\nthreads = [4, 16, 64]\n",
+        )
+        .unwrap();
+        assert_eq!(c.threads, [4, 16, 64]);
+        let m = message("set = [\"a=1\"]\nthreads = [4, 4]\n");
+        assert!(
+            m.starts_with("s.toml:2:11: field `threads`: gives 4 twice"),
+            "{m}"
+        );
+        let m = message("set = [\"a=1\"]\nthreads = [4, 0]\n");
+        assert!(m.contains("field `threads`: must be at least 1"), "{m}");
+        let m = message("set = [\"a=1\"]\nthreads = []\n");
+        assert!(m.contains("field `threads`: is an empty list"), "{m}");
+        let m = message("set = [\"a=1\"]\nthreads = \"many\"\n");
+        assert!(m.starts_with("s.toml:2:") && m.contains("threads"), "{m}");
     }
 
     /// Every ready study in playbooks/experiments/ parses.

@@ -89,6 +89,21 @@ impl Experiment {
 
     /// The text summary: the verdict table, the A/A line, the CPU note and the winner.
     pub fn render_text(&self) -> String {
+        if !self.by_threads.is_empty() {
+            let counts: Vec<String> = self
+                .by_threads
+                .iter()
+                .map(|g| g.shape.threads.to_string())
+                .collect();
+            let mut out = format!(
+                "experiment by client threads ({}): each count has its own A, A′ and verdicts; a variant is compared only with A at the same count\n",
+                counts.join(", ")
+            );
+            for g in &self.by_threads {
+                out.push_str(&g.render_text());
+            }
+            return out;
+        }
         let s = &self.shape;
         let mut out = format!(
             "experiment: {} with {} thread(s){}, {} of {} round(s) of {} s per arm (after {} s of warm-up), arms interleaved in an order rotated each round\n",
@@ -113,6 +128,9 @@ impl Experiment {
             out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
         }
         out.push_str(&format!("  {}\n", self.aa_line));
+        if let Some(line) = &self.cores {
+            out.push_str(&format!("  {line}\n"));
+        }
         if let Some(note) = self.arms.iter().find_map(|f| f.cpu_note.as_ref()) {
             out.push_str(&format!("  CPU and disk bytes per transaction: {note}\n"));
         }

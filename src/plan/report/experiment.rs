@@ -105,7 +105,22 @@ fn fmt(v: f64) -> String {
 /// The section: verdict table, A/A line, winner, charts, tps over time (restarts marked from `downtime`), the
 /// server's counters.
 pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
-    s.push_str("<h2>Experiment: verdicts</h2>");
+    if e.by_threads.is_empty() {
+        s.push_str("<h2>Experiment: verdicts</h2>");
+        return section_of(s, e, downtime);
+    }
+    s.push_str("<p>One group of arms per client-thread count, each with its own A, A′ and verdicts: a variant is compared only with A at the same count.</p>");
+    for g in &e.by_threads {
+        let _ = write!(
+            s,
+            "<h2>Experiment at {} client threads: verdicts</h2>",
+            g.shape.threads
+        );
+        section_of(s, g, downtime);
+    }
+}
+
+fn section_of(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     let rows = e.table();
     s.push_str("<table class=\"experiment\"><thead><tr>");
     for h in &rows[0] {
@@ -121,6 +136,9 @@ pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     }
     s.push_str("</tbody></table>");
     let _ = write!(s, "<p>{}</p>", esc(&e.aa_line));
+    if let Some(line) = &e.cores {
+        let _ = write!(s, "<p>{}</p>", esc(line));
+    }
     let best = match &e.winner {
         Some(w) => format!(
             "Best beyond noise: {}.",

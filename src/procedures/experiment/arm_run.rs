@@ -23,8 +23,13 @@ use crate::sql::Queryable;
 use super::{sampler, values, ExperimentParams};
 
 /// The file an arm-run's figures are stored in, under the run directory.
-pub fn file_name(round: u32, key: &str) -> String {
-    format!("experiment/round-{round}-{key}.json")
+pub fn file_name(p: &ExperimentParams, round: u32, key: &str) -> String {
+    format!("experiment/{}.json", run_id(p, round, key))
+}
+
+/// The arm-run's step id: `round-2-B`, in a group of several thread counts `t16-round-2-B`.
+pub fn run_id(p: &ExperimentParams, round: u32, key: &str) -> String {
+    format!("{}round-{round}-{key}", p.prefix())
 }
 
 /// The arm-run step; `cfg` is the arm's configuration of restart values (its index and values) when the
@@ -36,8 +41,15 @@ pub fn step(
     cfg: Option<(usize, Vec<Setting>)>,
 ) -> Step {
     let mut step = Step::new(
-        format!("round-{round}-{}", arm.key),
-        format!("Round {round}: arm {} ({})", arm.label(), arm.describe()),
+        run_id(p, round, &arm.key),
+        match p.group {
+            Some(t) => format!(
+                "{t} client threads, round {round}: arm {} ({})",
+                arm.label(),
+                arm.describe()
+            ),
+            None => format!("Round {round}: arm {} ({})", arm.label(), arm.describe()),
+        },
         Risk::Online,
     );
     if let Some((config, vals)) = cfg.as_ref().filter(|(_, v)| !v.is_empty()) {
@@ -104,7 +116,7 @@ pub fn step(
             move |ctx| values::reads_back(ctx, &s, "its value before the experiment"),
         ));
     }
-    let file = file_name(round, &arm.key);
+    let file = file_name(p, round, &arm.key);
     step = step.post(Check::new("the figures are stored", move |ctx| {
         let stored = ctx
             .run_dir
@@ -291,7 +303,7 @@ fn record(
     };
     if let Some(dir) = &ctx.run_dir {
         crate::files::create_private_dir(&dir.join("experiment"))?;
-        crate::files::write_json_atomic(&dir.join(file_name(round, &arm.key)), &run)?;
+        crate::files::write_json_atomic(&dir.join(file_name(p, round, &arm.key)), &run)?;
     }
     values::set_baseline(ctx, &p.online_baseline())?;
     crate::progress::say(&format!(
@@ -303,6 +315,7 @@ fn record(
     ));
     Ok(serde_json::json!({
         "ran_with": arm.settings,
+        "threads": p.threads,
         "tps": measured.tps,
         "p95_ms": measured.latency_ms.p95,
         "p99_ms": measured.latency_ms.p99,
@@ -412,7 +425,23 @@ fn cpu_ticks(stat: &str) -> Option<u64> {
 }
 
 /// The verdicts from every arm-run stored in the run directory.
+/// The verdicts: with several client-thread counts, one experiment per count in `by_threads` (the top-level
+/// fields repeat the first count's).
 pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Experiment> {
+    let groups = p.groups();
+    if groups.len() < 2 {
+        return summary_of(ctx, p);
+    }
+    let all = groups
+        .iter()
+        .map(|g| summary_of(ctx, g))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut top = all[0].clone();
+    top.by_threads = all;
+    Ok(top)
+}
+
+fn summary_of(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Experiment> {
     let dir = ctx.run_dir.as_ref().ok_or_else(|| {
         anyhow::anyhow!("the experiment's figures live in a run directory, and this run has none")
     })?;
@@ -420,13 +449,14 @@ pub fn summary(ctx: &Ctx, p: &ExperimentParams) -> anyhow::Result<figures::Exper
     let mut runs = Vec::new();
     for round in 1..=p.rounds {
         for arm in &arms {
-            let path = dir.join(file_name(round, &arm.key));
+            let path = dir.join(file_name(p, round, &arm.key));
             if let Ok(text) = std::fs::read_to_string(&path) {
                 runs.push(serde_json::from_str::<ArmRun>(&text)?);
             }
         }
     }
     let mut e = figures::summarize(p.shape(), &arms, &runs);
+    e.cores = p.cores.as_ref().map(super::cores::Cores::line);
     for arm in &arms {
         let Some(n) = super::tables::copy_of(p, arm) else {
             continue;
@@ -468,6 +498,11 @@ mod tests {
 
     #[test]
     fn each_arm_run_has_a_file_of_its_own() {
-        assert_eq!(file_name(2, "A2"), "experiment/round-2-A2.json");
+        let p: ExperimentParams = serde_json::from_value(serde_json::json!({
+            "sets": [], "baseline": [], "workload": "oltp_read_write", "threads": 4, "time_s": 1,
+            "rounds": 1, "warmup_s": 0, "keep_best": false,
+        }))
+        .unwrap();
+        assert_eq!(file_name(&p, 2, "A2"), "experiment/round-2-A2.json");
     }
 }

@@ -16,12 +16,15 @@
 
 mod arm_run;
 pub mod columns;
+pub mod cores;
 mod load;
+mod notes;
 mod restarts;
 mod sampler;
 mod schedule;
 pub mod table_opts;
 pub mod tables;
+mod threads;
 mod values;
 pub mod workload_sql;
 
@@ -80,6 +83,17 @@ pub struct ExperimentParams {
     /// The study file the experiment came from, if any (its settings are the fields above, flags laid over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<StudyInfo>,
+    /// The server's cores and the values given relative to them (`2xcores`), resolved when the plan was made:
+    /// `sets` holds the resolved numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<cores::Cores>,
+    /// `--threads 4,16,64`: several client-thread counts, each its own group of arms (A, A′ and every variant
+    /// at that count, judged only against that count's A); empty with one count (`threads`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_counts: Vec<u32>,
+    /// In one group of several: its thread count (its step ids and figure files start `t{N}-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 /// A study file's own words, kept in plan.json and shown in the plan's notes.
@@ -264,7 +278,10 @@ impl ExperimentParams {
 
     /// Seconds of load the experiment puts on the server, warm-ups included.
     pub fn load_seconds(&self) -> u64 {
-        self.arms().len() as u64 * u64::from(self.rounds) * (self.time_s + self.warmup_s)
+        self.groups().len() as u64
+            * self.arms().len() as u64
+            * u64::from(self.rounds)
+            * (self.time_s + self.warmup_s)
     }
 }
 
@@ -293,6 +310,7 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
     if p.zip {
         values::check_zip(&p.sets)?;
     }
+    threads::check_counts(p)?;
     let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
@@ -344,12 +362,13 @@ pub fn baseline(
 /// restart variables' values change), restore, verdict, and keep-best with `--keep best`.
 pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Result<Plan> {
     check_shape(p)?;
+    cores::check_resolved(&p.sets)?;
     let layout = p.layout();
     let header = env.header(
         Procedure::Experiment,
         facts,
         serde_json::to_value(p)?,
-        notes(p, &layout),
+        notes::notes(p, &layout),
     );
     let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
     if !p.tables.is_empty() {
@@ -360,18 +379,23 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         config,
         values: layout.configs[config].clone(),
     };
-    for slot in &layout.sequence {
-        steps.push(match *slot {
-            schedule::Slot::Restart { n, config } => {
-                restarts::step(p, &env.dropin, target(format!("restart-{n}"), config))
-            }
-            schedule::Slot::Run { round, arm } => {
-                let config = layout.config_of[arm];
-                let cfg =
-                    (!p.restart_vars.is_empty()).then(|| (config, layout.configs[config].clone()));
-                arm_run::step(p, &layout.arms[arm], round, cfg)
-            }
-        });
+    // One group of arms per client-thread count, one after the other (check_thread_counts keeps restart
+    // variables to a single group, so `layout`'s restarts are the only ones).
+    for g in p.groups() {
+        let layout = g.layout();
+        for slot in &layout.sequence {
+            steps.push(match *slot {
+                schedule::Slot::Restart { n, config } => {
+                    restarts::step(&g, &env.dropin, target(format!("restart-{n}"), config))
+                }
+                schedule::Slot::Run { round, arm } => {
+                    let config = layout.config_of[arm];
+                    let cfg = (!g.restart_vars.is_empty())
+                        .then(|| (config, layout.configs[config].clone()));
+                    arm_run::step(&g, &layout.arms[arm], round, cfg)
+                }
+            });
+        }
     }
     if !p.tables.is_empty() {
         steps.push(tables::drop_step(p));
@@ -388,7 +412,7 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     }
     steps.push(verdict_step(p));
     if p.keep_best {
-        steps.push(keep_step(p, &env.dropin));
+        steps.push(keep_step(p, env, facts));
     }
     Ok(Plan {
         header,
@@ -397,105 +421,6 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         locks: vec!["experiment".into(), crate::plan::lock::SERVER.into()],
         session: Vec::new(),
     })
-}
-
-/// The dry run's notes: the arms, the load, the restarts and what is kept.
-fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
-    let arms = &layout.arms;
-    let mut notes: Vec<String> = p
-        .study
-        .iter()
-        .map(|st| {
-            format!(
-                "study: {} ({}; flags given on the command line override its fields)",
-                st.title.as_deref().unwrap_or("untitled"),
-                st.file
-            )
-        })
-        .collect();
-    notes.extend([
-        format!(
-            "arms: {}",
-            arms.iter()
-                .map(|a| format!("{} {}", a.label(), a.describe()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        format!(
-            "load: --execute creates the schema {} (1 table × 10000 rows, on first use; it stays for later runs) and runs {} with {} thread(s){} for {} round(s) × {} arm(s) × ({} s warm-up + {} s measured) = {} s, the variables set to each arm's values in turn; the restore step sets them back",
-            crate::sql::quote_ident(crate::bench::PLAN_DB),
-            p.workload,
-            p.threads,
-            if p.rate > 0 { format!(" at {} transactions a second", p.rate) } else { String::new() },
-            p.rounds,
-            arms.len(),
-            p.warmup_s,
-            p.time_s,
-            p.load_seconds()
-        ),
-    ]);
-    if let Some(w) = &p.sql {
-        let base = p.workload_kind().ok();
-        let shown = match &base {
-            Some(crate::bench::Workload::Sql { statements, .. }) => statements
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("{}. {}", i + 1, s.sql))
-                .collect::<Vec<_>>()
-                .join(" "),
-            _ => String::new(),
-        };
-        notes.push(format!(
-            "sql: {} statement(s) from {}, run by each thread as one transaction per event (BEGIN, the statements, COMMIT), each ? a row id drawn per statement; as the baseline runs them: {shown}",
-            w.statements.len(),
-            w.file
-        ));
-    }
-    if !p.tables.is_empty() {
-        notes.push(format!(
-            "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
-            crate::bench::PLAN_DB,
-            tables::schema(0),
-            p.tables
-                .iter()
-                .enumerate()
-                .map(|(i, t)| format!(", {} with {t}", tables::schema(i + 1)))
-                .collect::<String>()
-        ));
-    }
-    if !p.restart_vars.is_empty() {
-        let needing: Vec<String> = arms
-            .iter()
-            .zip(&layout.config_of)
-            .filter(|(_, &c)| c != 0)
-            .map(|(a, _)| a.label())
-            .collect();
-        let n = layout.restarts();
-        notes.push(format!(
-            "restarts: {} read-only while the server runs, set through innops's drop-in and a restart; {} run with other values of them than the server's ({}): {n} restart(s) in all, each a clean shutdown and a start, so {n} downtime(s) of the server — arms with the same values run together in each round (rotated), and the last restart puts innops's drop-in back as it was{}",
-            p.restart_vars.join(", "),
-            if needing.is_empty() { "no arm".to_string() } else { format!("arm(s) {}", needing.join(", ")) },
-            p.restart_baseline().iter().map(|s| format!("{}={}", s.name, s.value)).collect::<Vec<_>>().join(", "),
-            if p.keep_best { "; --keep best may restart once more to keep a winner" } else { "" }
-        ));
-    }
-    notes.push(format!(
-        "keep: {}",
-        if p.keep_best {
-            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise (restart variables through innops's drop-in and a restart, the others with SET GLOBAL only)"
-        } else {
-            "everything is set back as it was (--keep best keeps a winner beyond the noise)"
-        }
-    ));
-    if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
-        notes.push(format!(
-            "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
-            p.rounds,
-            p.time_s,
-            crate::bench::noise::MIN_INTERVALS
-        ));
-    }
-    notes
 }
 
 /// Each variable exists, can change as the experiment means to change it (online, or at a restart), and is at
@@ -544,6 +469,10 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
     }
     if !p.tables.is_empty() {
         step = step.pre(tables::names_free_check(p.tables.len() + 1));
+    }
+    if p.keep_best && p.restart_vars.is_empty() {
+        // --keep best writes a dynamic winner into the drop-in too (with restart variables the check below).
+        step = step.pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
     if !p.restart_vars.is_empty() {
         step = step
@@ -712,10 +641,14 @@ fn verdict_step(p: &ExperimentParams) -> Step {
 }
 
 /// `--keep best`: the winner set again, only when it won beyond the noise: its restart variables through
-/// innops's drop-in (the diff shown) and a restart, the others with `SET GLOBAL`.
-fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) -> Step {
+/// innops's drop-in (the diff shown) and a restart, the others with `SET GLOBAL` and written into the drop-in
+/// (the diff shown), so the next start keeps them; proven by reading each back and, for the next start, by
+/// reading the drop-in and the option files (when known) as the server reads them.
+fn keep_step(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
     let (pre_p, act_p, post_p) = (p.clone(), p.clone(), p.clone());
-    let act_d = dropin.clone();
+    let act_d = env.dropin.clone();
+    let post_d = (env.dropin.clone().ok(), env.option_file.clone());
+    let version = facts.version_string.clone();
     let risk = if p.restart_vars.is_empty() {
         Risk::Online
     } else {
@@ -733,7 +666,7 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
         ));
     }
     step.preview(
-        "SET GLOBAL each variable to the winner's value (only with a winner beyond the noise)",
+        "SET GLOBAL each variable to the winner's value and write it into innops's drop-in, the diff shown, so the next start keeps it (only with a winner beyond the noise)",
     )
     .pre(Check::after_prior(
         "a winner beyond the noise",
@@ -760,9 +693,7 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
             .iter()
             .position(|a| a.key == arm.key)
             .map_or(0, |i| layout.config_of[i]);
-        let mut how =
-            "with SET GLOBAL; it lasts until the server restarts (no option file was changed)"
-                .to_string();
+        let mut how = String::new();
         if config != 0 {
             let path = act_d.clone().map_err(crate::error::refused)?;
             let t = restarts::Target {
@@ -782,14 +713,34 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
                 if act_p.online_part(&arm.settings).is_empty() {
                     String::new()
                 } else {
-                    "; the others with SET GLOBAL, until the server restarts".into()
+                    "; ".into()
                 }
             );
         }
-        values::set_all(ctx, &act_p.online_part(&arm.settings))?;
+        let online = act_p.online_part(&arm.settings);
+        values::set_all(ctx, &online)?;
+        let mut diff = String::new();
+        if !online.is_empty() {
+            let path = act_d.clone().map_err(crate::error::refused)?;
+            diff = restarts::persist(ctx, &path, &online)?;
+            how.push_str(&format!(
+                "{} with SET GLOBAL now and in {} for the next start ({})",
+                online
+                    .iter()
+                    .map(|s| format!("{}={}", s.name, s.value))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display(),
+                if diff.is_empty() { "it held them already" } else { "the diff below" }
+            ));
+        }
         ctx.outcome
             .push(format!("kept: {} ({}) {how}", arm.label(), arm.describe()));
-        Ok(serde_json::json!({"kept": arm.settings}))
+        if !diff.is_empty() {
+            ctx.outcome
+                .push(format!("  {}", diff.trim_end().replace('\n', "\n  ")));
+        }
+        Ok(serde_json::json!({"kept": arm.settings, "dropin_diff": diff}))
     })
     .post(Check::after_prior("the winner reads back", move |ctx| {
         let e = arm_run::summary(ctx, &post_p)?;
@@ -802,7 +753,22 @@ fn keep_step(p: &ExperimentParams, dropin: &Result<std::path::PathBuf, String>) 
                 return Ok(v);
             }
         }
-        Ok(Verdict::pass(arm.describe(), "the winner's values"))
+        // The next start: the drop-in, and the option files as the server reads them when innops knows them
+        // (a file read after the drop-in could set a kept value otherwise).
+        let (dropin, option_file) = &post_d;
+        for s in post_p.online_part(&arm.settings) {
+            for file in [dropin.as_ref(), option_file.as_ref()].into_iter().flatten() {
+                let got = crate::procedures::kit::dropin::effective_config(file, &s.name, &version)?;
+                if !got.as_deref().is_some_and(|g| values::same_value(&s.value, g)) {
+                    return Ok(Verdict::fail(
+                        format!("{} gives {} = {}", file.display(), s.name, got.unwrap_or_else(|| "nothing".into())),
+                        format!("{} = {}", s.name, s.value),
+                        format!("the next start would not keep {} = {}: set it in the option file that wins over {}", s.name, s.value, file.display()),
+                    ));
+                }
+            }
+        }
+        Ok(Verdict::pass(arm.describe(), "the winner's values, now and at the next start"))
     }))
 }
 

@@ -325,6 +325,21 @@ pub fn keep(ctx: &mut Ctx, p: &ExperimentParams, path: &Path, t: &Target) -> any
     }
 }
 
+/// `--keep best` of dynamic variables: the winner's values written into innops's drop-in (set in `[mysqld]`,
+/// the rest of the file kept), so the next start keeps what `SET GLOBAL` set now; the diff shown. No restart.
+pub fn persist(ctx: &Ctx, path: &Path, values: &[Setting]) -> anyhow::Result<String> {
+    let now = read_optional(path)?;
+    let want = wanted(now.as_deref(), Some(values));
+    let diff = write_dropin(ctx, path, want.as_deref())?;
+    if !diff.is_empty() {
+        crate::progress::say(&format!(
+            "      {}",
+            diff.trim_end().replace('\n', "\n      ")
+        ));
+    }
+    Ok(diff)
+}
+
 /// The action: drop-in, stop, start, read back; a configuration that does not take is reverted (and stored
 /// as failed when `store_failure`).
 fn apply(

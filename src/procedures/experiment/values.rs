@@ -41,6 +41,7 @@ pub fn parse_set(arg: &str) -> anyhow::Result<VarValues> {
         )));
     }
     for (i, v) in values.iter().enumerate() {
+        super::cores::check_syntax(arg, v)?;
         if literal(v).is_none() {
             return Err(bad_input(format!(
                 "--set {arg}: '{v}' is not a number, a size (128M) or a word of letters, digits and _: give one of those"
@@ -267,7 +268,7 @@ fn set_one(ctx: &mut Ctx, s: &Setting, lit: &str) -> anyhow::Result<()> {
 }
 
 /// The fix for a variable this server lacks because MariaDB removed it, if it is one of those (a ready study
-/// names it: playbooks/experiments/thread-concurrency-*.toml).
+/// names it: playbooks/experiments/thread-concurrency.toml).
 pub fn removed(name: &str) -> Option<&'static str> {
     const THROTTLING: &[&str] = &[
         "innodb_thread_concurrency",

@@ -1,0 +1,122 @@
+//! The dry run's notes of an experiment: the study, the cores, the arms, the load, the thread-count groups,
+//! the SQL workload, the table copies, the restarts and what is kept.
+
+use super::{tables, ExperimentParams, Layout};
+
+/// The dry run's notes: the arms, the load, the restarts and what is kept.
+pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
+    let arms = &layout.arms;
+    let mut notes: Vec<String> = p
+        .study
+        .iter()
+        .map(|st| {
+            format!(
+                "study: {} ({}; flags given on the command line override its fields)",
+                st.title.as_deref().unwrap_or("untitled"),
+                st.file
+            )
+        })
+        .collect();
+    notes.extend(p.cores.as_ref().map(|c| {
+        format!(
+            "{} (resolved when the plan was made; resume runs these numbers)",
+            c.line()
+        )
+    }));
+    notes.extend([
+        format!(
+            "arms: {}",
+            arms.iter()
+                .map(|a| format!("{} {}", a.label(), a.describe()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        format!(
+            "load: --execute creates the schema {} (1 table × 10000 rows, on first use; it stays for later runs) and runs {} with {} thread(s){} for {} round(s) × {} arm(s) × ({} s warm-up + {} s measured) = {} s, the variables set to each arm's values in turn; the restore step sets them back",
+            crate::sql::quote_ident(crate::bench::PLAN_DB),
+            p.workload,
+            if p.thread_counts.len() > 1 {
+                format!(
+                    "{} (one group of every arm per count, the groups one after the other)",
+                    p.thread_counts.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                p.threads.to_string()
+            },
+            if p.rate > 0 { format!(" at {} transactions a second", p.rate) } else { String::new() },
+            p.rounds,
+            arms.len() * p.groups().len(),
+            p.warmup_s,
+            p.time_s,
+            p.load_seconds()
+        ),
+    ]);
+    if p.thread_counts.len() > 1 {
+        notes.push(format!(
+            "threads: each client-thread count ({}) is a group of its own: A, A′ and every variant at that count, interleaved in its rounds, each variant judged only against A at the same count with that count's A/A pair as the noise floor; the verdicts are reported per count",
+            p.thread_counts.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(w) = &p.sql {
+        let base = p.workload_kind().ok();
+        let shown = match &base {
+            Some(crate::bench::Workload::Sql { statements, .. }) => statements
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {}", i + 1, s.sql))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        };
+        notes.push(format!(
+            "sql: {} statement(s) from {}, run by each thread as one transaction per event (BEGIN, the statements, COMMIT), each ? a row id drawn per statement; as the baseline runs them: {shown}",
+            w.statements.len(),
+            w.file
+        ));
+    }
+    if !p.tables.is_empty() {
+        notes.push(format!(
+            "tables: each arm runs on a copy of {}.sbtest1 in innops's own schema, built once from the same rows before the first round: {} with the original definition (A, A′){}; each copy's definition is read back from the server's dictionary (a variant the server refuses or ignores is left out and reported as failed), its size measured, and every copy dropped at the end — your tables are never altered",
+            crate::bench::PLAN_DB,
+            tables::schema(0),
+            p.tables
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!(", {} with {t}", tables::schema(i + 1)))
+                .collect::<String>()
+        ));
+    }
+    if !p.restart_vars.is_empty() {
+        let needing: Vec<String> = arms
+            .iter()
+            .zip(&layout.config_of)
+            .filter(|(_, &c)| c != 0)
+            .map(|(a, _)| a.label())
+            .collect();
+        let n = layout.restarts();
+        notes.push(format!(
+            "restarts: {} read-only while the server runs, set through innops's drop-in and a restart; {} run with other values of them than the server's ({}): {n} restart(s) in all, each a clean shutdown and a start, so {n} downtime(s) of the server — arms with the same values run together in each round (rotated), and the last restart puts innops's drop-in back as it was{}",
+            p.restart_vars.join(", "),
+            if needing.is_empty() { "no arm".to_string() } else { format!("arm(s) {}", needing.join(", ")) },
+            p.restart_baseline().iter().map(|s| format!("{}={}", s.name, s.value)).collect::<Vec<_>>().join(", "),
+            if p.keep_best { "; --keep best may restart once more to keep a winner" } else { "" }
+        ));
+    }
+    notes.push(format!(
+        "keep: {}",
+        if p.keep_best {
+            "--keep best sets the fastest variant again after the restore, only if it is faster than A beyond the noise, and keeps it in innops's drop-in (the diff shown): restart variables through the drop-in and a restart, dynamic ones with SET GLOBAL and written into the drop-in for the next start, no restart"
+        } else {
+            "everything is set back as it was (--keep best keeps a winner beyond the noise)"
+        }
+    ));
+    if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
+        notes.push(format!(
+            "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
+            p.rounds,
+            p.time_s,
+            crate::bench::noise::MIN_INTERVALS
+        ));
+    }
+    notes
+}
