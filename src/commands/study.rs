@@ -130,27 +130,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         crate::procedures::experiment::check_zip(&sets)
             .map_err(|e| at(z.span(), Some("zip"), &flag_err(e)))?;
     }
-    let mut tables: Vec<String> = Vec::new();
-    for t in &study.table_option {
-        let v = table_opts::TableVariant::parse(t.get_ref())
-            .map_err(|e| at(t.span(), Some("table-option"), &flag_err(e)))?
-            .canonical();
-        if tables.contains(&v) {
-            let msg = format!("{v} is given twice: give each table variant once");
-            return Err(at(t.span(), Some("table-option"), &msg));
-        }
-        tables.push(v);
-    }
-    for c in &study.column_variant {
-        let v = table_opts::TableVariant::parse(&column_text(c.get_ref()))
-            .map_err(|e| at(c.span(), Some("column-variant"), &flag_err(e)))?
-            .canonical();
-        if tables.contains(&v) {
-            let msg = format!("{v} is given twice: give each column variant once");
-            return Err(at(c.span(), Some("column-variant"), &msg));
-        }
-        tables.push(v);
-    }
+    let tables = tables_of(&study, &at)?;
     if let (Some(_), Some(w)) = (&study.workload, &study.workload_sql) {
         let msg = "a study gives workload or workload-sql, not both: keep one";
         return Err(at(w.span(), Some("workload-sql"), &msg));
@@ -236,6 +216,33 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Checked> {
         rate: study.rate.map(Spanned::into_inner),
         keep_best,
     })
+}
+
+/// The study's table and column variants, each checked and given once, in their canonical text.
+fn tables_of(study: &Study, at: &ErrorAt) -> anyhow::Result<Vec<String>> {
+    let flag_err = |e: anyhow::Error| crate::error::display_of(&e);
+    let mut tables: Vec<String> = Vec::new();
+    for t in &study.table_option {
+        let v = table_opts::TableVariant::parse(t.get_ref())
+            .map_err(|e| at(t.span(), Some("table-option"), &flag_err(e)))?
+            .canonical();
+        if tables.contains(&v) {
+            let msg = format!("{v} is given twice: give each table variant once");
+            return Err(at(t.span(), Some("table-option"), &msg));
+        }
+        tables.push(v);
+    }
+    for c in &study.column_variant {
+        let v = table_opts::TableVariant::parse(&column_text(c.get_ref()))
+            .map_err(|e| at(c.span(), Some("column-variant"), &flag_err(e)))?
+            .canonical();
+        if tables.contains(&v) {
+            let msg = format!("{v} is given twice: give each column variant once");
+            return Err(at(c.span(), Some("column-variant"), &msg));
+        }
+        tables.push(v);
+    }
+    Ok(tables)
 }
 
 /// How [`parse`] makes an error at a span of the file, naming a field.

@@ -120,7 +120,8 @@ pub fn section(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
     }
 }
 
-fn section_of(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
+/// The verdict table, the A/A line, the cores line, the winner and what was run.
+fn verdict_head(s: &mut String, e: &Experiment) {
     let rows = e.table();
     s.push_str("<table class=\"experiment\"><thead><tr>");
     for h in &rows[0] {
@@ -160,6 +161,10 @@ fn section_of(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
         e.shape.time_s,
         e.shape.warmup_s
     );
+}
+
+fn section_of(s: &mut String, e: &Experiment, downtime: &[super::Downtime]) {
+    verdict_head(s, e);
     let a = e.arms.iter().find(|f| f.key == "A");
     let around = |level: Option<f64>, r: Option<&crate::bench::noise::Resolution>| {
         level.zip(r).map(|(l, r)| {

@@ -684,92 +684,124 @@ fn keep_step(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
             })
         },
     ))
-    .act(move |ctx| {
-        let e = arm_run::summary(ctx, &act_p)?;
-        let arm = winner(&act_p, &e).ok_or_else(|| anyhow::anyhow!("no winner to keep"))?;
-        let layout = act_p.layout();
-        let config = layout
-            .arms
-            .iter()
-            .position(|a| a.key == arm.key)
-            .map_or(0, |i| layout.config_of[i]);
-        let mut how = String::new();
-        if config != 0 {
-            let path = act_d.clone().map_err(crate::error::refused)?;
-            let t = restarts::Target {
-                id: "keep-best".into(),
-                config,
-                values: layout.configs[config].clone(),
-            };
-            restarts::keep(ctx, &act_p, &path, &t)?;
-            how = format!(
-                "{} in {} (the diff above){}",
-                t.values
-                    .iter()
-                    .map(|s| format!("{}={}", s.name, s.value))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                path.display(),
-                if act_p.online_part(&arm.settings).is_empty() {
-                    String::new()
-                } else {
-                    "; ".into()
-                }
-            );
-        }
-        let online = act_p.online_part(&arm.settings);
-        values::set_all(ctx, &online)?;
-        let mut diff = String::new();
-        if !online.is_empty() {
-            let path = act_d.clone().map_err(crate::error::refused)?;
-            diff = restarts::persist(ctx, &path, &online)?;
-            how.push_str(&format!(
-                "{} with SET GLOBAL now and in {} for the next start ({})",
-                online
-                    .iter()
-                    .map(|s| format!("{}={}", s.name, s.value))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                path.display(),
-                if diff.is_empty() { "it held them already" } else { "the diff below" }
-            ));
-        }
-        ctx.outcome
-            .push(format!("kept: {} ({}) {how}", arm.label(), arm.describe()));
-        if !diff.is_empty() {
-            ctx.outcome
-                .push(format!("  {}", diff.trim_end().replace('\n', "\n  ")));
-        }
-        Ok(serde_json::json!({"kept": arm.settings, "dropin_diff": diff}))
-    })
+    .act(move |ctx| keep_winner(ctx, &act_p, &act_d))
     .post(Check::after_prior("the winner reads back", move |ctx| {
-        let e = arm_run::summary(ctx, &post_p)?;
-        let Some(arm) = winner(&post_p, &e) else {
-            return Ok(Verdict::pass("nothing kept", "nothing kept"));
-        };
-        for s in &arm.settings {
-            let v = values::reads_back(ctx, s, "the winner's value")?;
-            if !v.passed {
-                return Ok(v);
-            }
-        }
-        // The next start: the drop-in, and the option files as the server reads them when innops knows them
-        // (a file read after the drop-in could set a kept value otherwise).
-        let (dropin, option_file) = &post_d;
-        for s in post_p.online_part(&arm.settings) {
-            for file in [dropin.as_ref(), option_file.as_ref()].into_iter().flatten() {
-                let got = crate::procedures::kit::dropin::effective_config(file, &s.name, &version)?;
-                if !got.as_deref().is_some_and(|g| values::same_value(&s.value, g)) {
-                    return Ok(Verdict::fail(
-                        format!("{} gives {} = {}", file.display(), s.name, got.unwrap_or_else(|| "nothing".into())),
-                        format!("{} = {}", s.name, s.value),
-                        format!("the next start would not keep {} = {}: set it in the option file that wins over {}", s.name, s.value, file.display()),
-                    ));
-                }
-            }
-        }
-        Ok(Verdict::pass(arm.describe(), "the winner's values, now and at the next start"))
+        winner_reads_back(ctx, &post_p, &post_d, &version)
     }))
+}
+
+/// Keep the winner: restart variables through the drop-in and a restart, dynamic ones with SET GLOBAL and in
+/// the drop-in for the next start; the diff into the outcome.
+fn keep_winner(
+    ctx: &mut crate::plan::Ctx,
+    p: &ExperimentParams,
+    dropin: &Result<std::path::PathBuf, String>,
+) -> anyhow::Result<serde_json::Value> {
+    let e = arm_run::summary(ctx, p)?;
+    let arm = winner(p, &e).ok_or_else(|| anyhow::anyhow!("no winner to keep"))?;
+    let layout = p.layout();
+    let config = layout
+        .arms
+        .iter()
+        .position(|a| a.key == arm.key)
+        .map_or(0, |i| layout.config_of[i]);
+    let mut how = String::new();
+    if config != 0 {
+        let path = dropin.clone().map_err(crate::error::refused)?;
+        let t = restarts::Target {
+            id: "keep-best".into(),
+            config,
+            values: layout.configs[config].clone(),
+        };
+        restarts::keep(ctx, p, &path, &t)?;
+        how = format!(
+            "{} in {} (the diff above){}",
+            t.values
+                .iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", "),
+            path.display(),
+            if p.online_part(&arm.settings).is_empty() {
+                String::new()
+            } else {
+                "; ".into()
+            }
+        );
+    }
+    let online = p.online_part(&arm.settings);
+    values::set_all(ctx, &online)?;
+    let mut diff = String::new();
+    if !online.is_empty() {
+        let path = dropin.clone().map_err(crate::error::refused)?;
+        diff = restarts::persist(ctx, &path, &online)?;
+        how.push_str(&format!(
+            "{} with SET GLOBAL now and in {} for the next start ({})",
+            online
+                .iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", "),
+            path.display(),
+            if diff.is_empty() {
+                "it held them already"
+            } else {
+                "the diff below"
+            }
+        ));
+    }
+    ctx.outcome
+        .push(format!("kept: {} ({}) {how}", arm.label(), arm.describe()));
+    if !diff.is_empty() {
+        ctx.outcome
+            .push(format!("  {}", diff.trim_end().replace('\n', "\n  ")));
+    }
+    Ok(serde_json::json!({"kept": arm.settings, "dropin_diff": diff}))
+}
+
+/// The kept winner's values read back from the server, and from the drop-in and option file as the next start
+/// reads them.
+fn winner_reads_back(
+    ctx: &mut crate::plan::Ctx,
+    p: &ExperimentParams,
+    files: &(Option<std::path::PathBuf>, Option<std::path::PathBuf>),
+    version: &str,
+) -> anyhow::Result<Verdict> {
+    let e = arm_run::summary(ctx, p)?;
+    let Some(arm) = winner(p, &e) else {
+        return Ok(Verdict::pass("nothing kept", "nothing kept"));
+    };
+    for s in &arm.settings {
+        let v = values::reads_back(ctx, s, "the winner's value")?;
+        if !v.passed {
+            return Ok(v);
+        }
+    }
+    // The next start: the drop-in, and the option files as the server reads them when innops knows them
+    // (a file read after the drop-in could set a kept value otherwise).
+    let (dropin, option_file) = files;
+    for s in p.online_part(&arm.settings) {
+        for file in [dropin.as_ref(), option_file.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            let got = crate::procedures::kit::dropin::effective_config(file, &s.name, version)?;
+            if !got
+                .as_deref()
+                .is_some_and(|g| values::same_value(&s.value, g))
+            {
+                return Ok(Verdict::fail(
+                    format!("{} gives {} = {}", file.display(), s.name, got.unwrap_or_else(|| "nothing".into())),
+                    format!("{} = {}", s.name, s.value),
+                    format!("the next start would not keep {} = {}: set it in the option file that wins over {}", s.name, s.value, file.display()),
+                ));
+            }
+        }
+    }
+    Ok(Verdict::pass(
+        arm.describe(),
+        "the winner's values, now and at the next start",
+    ))
 }
 
 /// The winning arm, if the experiment has one beyond the noise.
