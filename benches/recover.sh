@@ -31,6 +31,7 @@
 #   benches/recover.sh                 # 1,000,000 rows, 5 rounds, both parts
 #   ROWS=200000 ROUNDS=3 benches/recover.sh
 #   PART=damaged benches/recover.sh    # or PART=healthy
+#   KEEP=DIR PART=damaged benches/recover.sh   # keeps the damaged part's two recover outputs and run directories in DIR
 # Needs: mariadb client, mariadb-dump, mariadbd with the sequence engine, mydumper (skipped when absent).
 set -euo pipefail
 ROWS=${ROWS:-1000000}
@@ -137,7 +138,9 @@ damaged() {
     innops_rows=$(jq '[.tables[] | select(.db == "bench" and .table == "t") | .rows] | add // 0' "$WORK/rec-out/manifest.json" 2>/dev/null || echo 0)
     innops_secs=$(echo "$e - $s" | bc -l)
     # The same with --pages: the lost ranges read from the copy's data file (issue 30). Its extra time over the
-    # run above is the page pass (waiting for the copy's dirty pages, reading the file, parsing every leaf).
+    # run above is the page pass (waiting for the copy's dirty pages, reading the file, parsing every leaf) plus
+    # whatever the machine's load does between two commands: KEEP=DIR keeps both journals, whose step timestamps
+    # show where the difference lies (docs/recover.md, "Reading pages").
     s=$(date +%s.%N)
     "$INNOPS" recover --sandbox rb --tables bench.t --out "$WORK/recp-out" --copy-to "$WORK/recp-copy" --pages \
         --threads 2 --verify-load --drop-copy --run-dir "$WORK/recp-run" --execute --yes >"$WORK/recover-p.txt" 2>&1 ||
@@ -147,6 +150,8 @@ damaged() {
     pages_rows=$(jq '[.tables[] | select(.db == "bench" and .table == "t") | .rows] | add // 0' "$WORK/recp-out/manifest.json" 2>/dev/null || echo 0)
     from_pages=$(jq '[.tables[] | select(.db == "bench" and .table == "t") | .pages.page_rows // 0] | add // 0' "$WORK/recp-out/manifest.json" 2>/dev/null || echo 0)
     pages_secs=$(echo "$e - $s" | bc -l)
+    # KEEP=DIR keeps both runs' output (the temp directory goes at the end).
+    [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$WORK/recover.txt" "$WORK/recover-p.txt" "$WORK/rec-run" "$WORK/recp-run" "$KEEP/"
     # mariadb-dump on the same damaged files (the original runs again on them).
     local mrc=0 mdump_rows
     mariadb-dump -S "$SOCK" -uroot --skip-extended-insert bench t >"$WORK/mdump.sql" 2>"$WORK/mdump.err" || mrc=$?

@@ -5,7 +5,7 @@
 use mysql::prelude::Queryable;
 use mysql::{Conn, Row, Value};
 
-use super::{as_int, json_of, range_where, Stretch, TableInfo, B};
+use super::{as_int, json_of, range_conds, Stretch, TableInfo, B};
 use crate::sql::quote_ident;
 
 /// Lost stretches in key order of their ranges, those that meet at a range cut joined into one.
@@ -69,16 +69,42 @@ fn cmp_keys(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
     a.len().cmp(&b.len())
 }
 
-/// The rows each secondary index still lists inside a lost stretch: its columns and the primary key, read
-/// through that index only. An index that cannot be read is said so.
+/// The rows each secondary index still lists inside each lost stretch: its columns and the primary key, read
+/// through that index only, one answer per stretch. An index that cannot be read is said so. One statement per
+/// index for all the stretches (a `CASE` names the stretch of each row): a secondary index is not ordered by
+/// the primary key, so each statement scans the whole index, and `--pages` can leave many small stretches.
 pub(super) fn secondary_rows(
     conn: &mut Conn,
     info: &TableInfo,
     tag: &str,
-    lo: &Option<B>,
-    hi: &Option<B>,
-) -> serde_json::Value {
-    let mut out = Vec::new();
+    lost: &[(Option<B>, Option<B>)],
+) -> Vec<serde_json::Value> {
+    let mut out: Vec<Vec<serde_json::Value>> = vec![Vec::new(); lost.len()];
+    if lost.is_empty() {
+        return Vec::new();
+    }
+    let conds: Vec<String> = lost
+        .iter()
+        .map(|(lo, hi)| {
+            let c = range_conds(info, lo, hi);
+            if c.is_empty() {
+                "TRUE".to_string()
+            } else {
+                c.join(" AND ")
+            }
+        })
+        .collect();
+    let which = conds
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("WHEN {c} THEN {i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let any = conds
+        .iter()
+        .map(|c| format!("({c})"))
+        .collect::<Vec<_>>()
+        .join(" OR ");
     for idx in &info.secondary {
         let (index, cols) = (&idx.name, &idx.cols);
         let mut pos: Vec<usize> = cols.clone();
@@ -93,35 +119,51 @@ pub(super) fn secondary_rows(
             .map(|n| quote_ident(n))
             .collect::<Vec<_>>()
             .join(", ");
-        let wh = range_where(info, lo, hi);
         let sql = format!(
-            "SELECT {tag} {list} FROM {} FORCE INDEX ({}){wh}",
+            "SELECT {tag} CASE {which} END, {list} FROM {} FORCE INDEX ({}) WHERE {any}",
             info.name.qualified(),
             quote_ident(index)
         );
         let rows: Result<Vec<Row>, _> = conn.query(sql);
         match rows {
             Ok(rows) => {
-                let rows: Vec<Vec<serde_json::Value>> = rows
-                    .iter()
-                    .map(|r| {
+                let mut per: Vec<Vec<Vec<serde_json::Value>>> = vec![Vec::new(); lost.len()];
+                for r in &rows {
+                    let Some(i) = r
+                        .as_ref(0)
+                        .and_then(as_int)
+                        .and_then(|i| usize::try_from(i).ok())
+                    else {
+                        continue;
+                    };
+                    let Some(bucket) = per.get_mut(i) else {
+                        continue;
+                    };
+                    bucket.push(
                         pos.iter()
                             .enumerate()
-                            .map(|(i, &p)| {
-                                json_of(info.columns[p].kind, r.as_ref(i).unwrap_or(&Value::NULL))
+                            .map(|(j, &p)| {
+                                json_of(
+                                    info.columns[p].kind,
+                                    r.as_ref(j + 1).unwrap_or(&Value::NULL),
+                                )
                             })
-                            .collect()
-                    })
-                    .collect();
-                out.push(serde_json::json!({"index": index, "columns": names, "rows": rows}));
+                            .collect(),
+                    );
+                }
+                for (o, rows) in out.iter_mut().zip(per) {
+                    o.push(serde_json::json!({"index": index, "columns": names, "rows": rows}));
+                }
             }
-            Err(e) => out.push(serde_json::json!({
-                "index": index, "columns": names,
-                "error": crate::error::describe_mysql(&e),
-            })),
+            Err(e) => {
+                let error = crate::error::describe_mysql(&e);
+                for o in &mut out {
+                    o.push(serde_json::json!({"index": index, "columns": names, "error": error}));
+                }
+            }
         }
     }
-    serde_json::Value::Array(out)
+    out.into_iter().map(serde_json::Value::Array).collect()
 }
 
 #[cfg(test)]

@@ -543,7 +543,8 @@ fn lost_lines(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
-    for (i, (lo, hi)) in lost.iter().enumerate() {
+    let secondaries = secondary_rows(conn, info, tag, lost);
+    for ((i, (lo, hi)), secondary) in lost.iter().enumerate().zip(secondaries) {
         let range = LostRange {
             records: records.get(i).cloned().unwrap_or_default(),
             after: lo.as_ref().filter(|b| !b.incl).map(to_json),
@@ -556,7 +557,6 @@ fn lost_lines(
                 .copied(),
             ..Default::default()
         };
-        let secondary = secondary_rows(conn, info, tag, lo, hi);
         let range = LostRange {
             listed: xcheck::listed(&secondary),
             ..range
