@@ -188,8 +188,7 @@ pub(crate) fn agree(
     total == Figures(mine.entries, mine.crc, mine.crc_c)
 }
 
-/// The server's count and sums of one piece of an index.
-/// An index's entry count and its two sums, as the server computed them.
+/// An index's entry count and its two sums, as the server computed them (over the whole index or one piece).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Figures(u64, u128, u128);
 
@@ -203,9 +202,8 @@ pub(crate) struct Early {
 }
 
 /// The server's figures of every index over the whole table, index after index in one session, asked while
-/// the table's rows are still being read: the reads leave about one core idle (each session waits on the other
-/// side in turn), and this pass fills it, so on a table where no range is lost the cross-check waits for
-/// nothing. Until `stop` is set; the caller kills the statement in flight when it stops it.
+/// the table's rows are still being read, so on a table where no range is lost the cross-check need not wait
+/// for a pass of its own after the reads (measured: docs/recover.md). Until `stop` is set; the caller kills the statement in flight when it stops it.
 pub(crate) fn early(
     conn: &mut Conn,
     tag: &str,
@@ -218,14 +216,8 @@ pub(crate) fn early(
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
-        let sql = server_sql(tag, info, x, None);
-        match conn.query_first::<(u64, Option<String>, Option<String>), _>(sql) {
-            Ok(Some((n, crc, crc_c))) => {
-                let parse = |s: Option<String>| s.map_or(Some(0), |s| s.parse::<u128>().ok());
-                out.figures
-                    .push(parse(crc).zip(parse(crc_c)).map(|(a, b)| Figures(n, a, b)));
-            }
-            Ok(None) => out.figures.push(None),
+        match asked(conn, server_sql(tag, info, x, None)) {
+            Ok(f) => out.figures.push(f),
             Err(_) => {
                 out.failed = true;
                 break;
@@ -236,10 +228,17 @@ pub(crate) fn early(
 }
 
 fn figures(conn: &mut Conn, sql: String) -> Option<Figures> {
-    let (n, crc, crc_c): (u64, Option<String>, Option<String>) = conn.query_first(sql).ok()??;
-    // SUM over no rows is NULL.
-    let parse = |s: Option<String>| s.map_or(Some(0), |s| s.parse::<u128>().ok());
-    Some(Figures(n, parse(crc)?, parse(crc_c)?))
+    asked(conn, sql).ok()?
+}
+
+/// The server's figures from `sql`: the statement's error, or `None` when its answer is not three numbers.
+fn asked(conn: &mut Conn, sql: String) -> Result<Option<Figures>, mysql::Error> {
+    let row: Option<(u64, Option<String>, Option<String>)> = conn.query_first(sql)?;
+    Ok(row.and_then(|(n, crc, crc_c)| {
+        // SUM over no rows is NULL.
+        let parse = |s: Option<String>| s.map_or(Some(0), |s| s.parse::<u128>().ok());
+        Some(Figures(n, parse(crc)?, parse(crc_c)?))
+    }))
 }
 
 /// The pieces index `x` is summed in: conditions on its leading column when that is an integer and the index
