@@ -37,6 +37,58 @@ fn started(run_dir: &std::path::Path) -> (Vec<String>, Option<usize>) {
     (ids, resumed_at)
 }
 
+/// Three rounds or more: every arm is compared with A round by round (its mean in a round against A's mean in
+/// the same round), and the report says so; the change shown is the one the interval is built around.
+#[test]
+fn from_three_rounds_each_arm_is_judged_against_a_in_the_same_round() {
+    let sb = Sandboxed::new("exppair");
+    let run_dir = sb.root.join("run");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload",
+        "oltp_point_select",
+        "--threads",
+        "2",
+        "--time",
+        "2",
+        "--rounds",
+        "3",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    let e = &report["experiment"];
+    assert_eq!(e["paired_rounds"], 3, "{e}");
+    let line = e["aa_line"].as_str().unwrap();
+    assert!(
+        line.contains(
+            "; each arm against A in the same round, 3 rounds): a variant counts only when"
+        ),
+        "{line}"
+    );
+    assert!(
+        out.stdout.contains("in the same round, 3 rounds"),
+        "{}",
+        out.stdout
+    );
+    for key in ["A2", "B"] {
+        let a = arm(&report, key);
+        let change = a["tps_change_pct"].as_f64().unwrap();
+        let (lo, hi) = (
+            a["tps_noise"]["ci_low_pct"].as_f64().unwrap(),
+            a["tps_noise"]["ci_high_pct"].as_f64().unwrap(),
+        );
+        assert!(lo < change && change < hi, "{a}");
+        assert!(a["p99_noise"]["ci_low_pct"].is_number(), "{a}");
+    }
+}
+
 #[test]
 fn an_experiment_judges_every_variant_and_leaves_the_variable_as_it_was() {
     let sb = Sandboxed::new("expab");

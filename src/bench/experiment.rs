@@ -16,7 +16,10 @@ use serde::{Deserialize, Serialize};
 use super::noise::{self, Resolution};
 
 pub mod counters;
+mod judge;
 mod render;
+
+use judge::{Figure, Judge};
 
 pub use counters::{CounterFigure, CounterSample};
 
@@ -245,6 +248,11 @@ pub struct Experiment {
     /// at low rates, under 100 tps).
     #[serde(default)]
     pub floor_pct: Option<f64>,
+    /// How tps was judged: the number of rounds compared pairwise (each arm's round against the baseline's
+    /// round), or None when the one-second figures were pooled over the rounds (fewer than
+    /// [`noise::MIN_PAIRED_ROUNDS`] rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_rounds: Option<usize>,
     /// One sentence on the A/A pair.
     pub aa_line: String,
     /// The key of the variant with the most tps among those faster than A beyond noise.
@@ -301,10 +309,6 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
-fn pct(base: f64, x: f64) -> Option<f64> {
-    (base > 0.0).then(|| (x - base) / base * 100.0)
-}
-
 /// A variant's verdict in words, from its tps change and how the noise judged it.
 pub fn verdict(change_pct: f64, r: Option<&Resolution>) -> String {
     match r {
@@ -326,23 +330,20 @@ pub fn verdict(change_pct: f64, r: Option<&Resolution>) -> String {
 
 /// Pool each arm's runs and judge each variant against A, with A′ against A as the noise floor.
 pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
-    let pooled = |key: &str, f: fn(&ArmRun) -> &Vec<f64>| -> Vec<f64> {
-        let mut of: Vec<&ArmRun> = runs.iter().filter(|r| r.arm == key).collect();
-        of.sort_by_key(|r| r.round);
-        of.into_iter().flat_map(|r| f(r).iter().copied()).collect()
-    };
+    let pooled = |key: &str, f: Figure| judge::pooled(runs, key, f);
+    let keys: Vec<&str> = arms.iter().map(|a| a.key.as_str()).collect();
+    let tps_judge = Judge::new(runs, &keys, |r| &r.tps);
+    let p95_judge = Judge::new(runs, &keys, |r| &r.p95_ms);
+    let p99_judge = Judge::new(runs, &keys, |r| &r.p99_ms);
     let a_tps = pooled(BASELINE, |r| &r.tps);
-    let a_p95 = pooled(BASELINE, |r| &r.p95_ms);
-    let aa = noise::aa_spread(&a_tps, &pooled(BASELINE_AGAIN, |r| &r.tps));
+    let aa = tps_judge.aa();
     let one_trx = if mean(&a_tps) > 0.0 {
         100.0 / mean(&a_tps)
     } else {
         0.0
     };
     let floor = aa.map(|s| s.max(one_trx));
-    let aa_p95 = noise::aa_spread(&a_p95, &pooled(BASELINE_AGAIN, |r| &r.p95_ms));
-    let a_p99 = pooled(BASELINE, |r| &r.p99_ms);
-    let aa_p99 = noise::aa_spread(&a_p99, &pooled(BASELINE_AGAIN, |r| &r.p99_ms));
+    let (aa_p95, aa_p99) = (p95_judge.aa(), p99_judge.aa());
     let mut figures = Vec::new();
     for arm in arms {
         let tps = pooled(&arm.key, |r| &r.tps);
@@ -360,23 +361,23 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         let verdict_text = if arm.key == BASELINE {
             "baseline".to_string()
         } else {
-            tps_change = pct(mean(&a_tps), mean(&tps));
-            p95_change = pct(mean(&a_p95), mean(&p95));
-            p99_change = pct(mean(&a_p99), mean(&p99));
+            tps_change = tps_judge.change(&arm.key, &tps);
+            p95_change = p95_judge.change(&arm.key, &p95);
+            p99_change = p99_judge.change(&arm.key, &p99);
             let change = tps_change.unwrap_or(0.0);
             if arm.key == BASELINE_AGAIN {
                 // The pair itself: its interval is shown, it is never a change.
-                tps_noise = noise::resolve_against(&a_tps, &tps, f64::INFINITY);
-                p95_noise = noise::resolve_against(&a_p95, &p95, f64::INFINITY);
-                p99_noise = noise::resolve_against(&a_p99, &p99, f64::INFINITY);
+                tps_noise = tps_judge.resolve(&arm.key, &tps, f64::INFINITY);
+                p95_noise = p95_judge.resolve(&arm.key, &p95, f64::INFINITY);
+                p99_noise = p99_judge.resolve(&arm.key, &p99, f64::INFINITY);
                 match floor {
                     Some(s) => format!("the baseline again (A/A): noise floor ±{s:.1}%"),
                     None => "the baseline again (A/A): too few seconds to measure the noise".into(),
                 }
             } else {
-                tps_noise = floor.and_then(|s| noise::resolve_against(&a_tps, &tps, s));
-                p95_noise = aa_p95.and_then(|s| noise::resolve_against(&a_p95, &p95, s));
-                p99_noise = aa_p99.and_then(|s| noise::resolve_against(&a_p99, &p99, s));
+                tps_noise = floor.and_then(|s| tps_judge.resolve(&arm.key, &tps, s));
+                p95_noise = aa_p95.and_then(|s| p95_judge.resolve(&arm.key, &p95, s));
+                p99_noise = aa_p99.and_then(|s| p99_judge.resolve(&arm.key, &p99, s));
                 verdict(change, tps_noise.as_ref())
             }
         };
@@ -415,7 +416,7 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         })
         .max_by(|x, y| x.tps.total_cmp(&y.tps))
         .map(|f| f.key.clone());
-    let aa_line = aa_line(&figures, aa, floor);
+    let aa_line = aa_line(&figures, aa, floor, tps_judge.paired_rounds());
     Experiment {
         cores: None,
         by_threads: Vec::new(),
@@ -437,16 +438,29 @@ pub fn summarize(shape: Shape, arms: &[Arm], runs: &[ArmRun]) -> Experiment {
         arms: figures,
         aa_spread_pct: aa,
         floor_pct: floor,
+        paired_rounds: tps_judge.paired_rounds(),
         aa_line,
         winner,
     }
 }
 
-fn aa_line(figures: &[ArmFigures], aa: Option<f64>, floor: Option<f64>) -> String {
+fn aa_line(
+    figures: &[ArmFigures],
+    aa: Option<f64>,
+    floor: Option<f64>,
+    paired: Option<usize>,
+) -> String {
     let again = figures.iter().find(|f| f.key == BASELINE_AGAIN);
+    let how = match paired {
+        Some(n) => format!("each arm against A in the same round, {n} rounds"),
+        None => format!(
+            "the one-second figures pooled over the rounds: fewer than {} rounds to compare round by round",
+            noise::MIN_PAIRED_ROUNDS
+        ),
+    };
     match (again, aa, floor) {
         (Some(f), Some(aa), Some(s)) => format!(
-            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%): a variant counts only when its whole 95% interval lies beyond ±{s:.1}%{}",
+            "A/A: the baseline measured twice differs by {:+.1}% in tps (95% CI {:+.1}…{:+.1}%; {how}): a variant counts only when its whole 95% interval lies beyond ±{s:.1}%{}",
             f.tps_change_pct.unwrap_or(0.0),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_low_pct),
             f.tps_noise.as_ref().map_or(0.0, |r| r.ci_high_pct),
@@ -618,6 +632,97 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("best beyond noise: B (v=2)"), "{text}");
+    }
+
+    /// `rounds` rounds of A, A′, B and C whose level swings by ±40% from round to round (another tenant's
+    /// load), each run 5 seconds with its own small jitter; B runs `gain` × A's level in every round, C and A′
+    /// the same as A.
+    fn drifting_runs(rounds: u32, gain: f64, aa_jitter: f64) -> Vec<ArmRun> {
+        let level = |round: u32| 100.0 * [1.0, 1.4, 0.6, 1.2, 0.8, 1.3][round as usize % 6];
+        let seconds = |l: f64, phase: u32| -> Vec<f64> {
+            (0..5u32)
+                .map(|i| l * (1.0 + 0.02 * (((i + phase) % 3) as f64 - 1.0)))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for round in 1..=rounds {
+            let l = level(round);
+            // A′'s own round-to-round wobble against A: the noise a variant must clear.
+            let wobble = 1.0 + aa_jitter * if round % 2 == 0 { 1.0 } else { -1.0 };
+            out.push(run("A", round, &seconds(l, round)));
+            out.push(run("A2", round, &seconds(l * wobble, round + 1)));
+            out.push(run("B", round, &seconds(l * gain, round + 2)));
+            out.push(run("C", round, &seconds(l / wobble, round)));
+        }
+        out
+    }
+
+    #[test]
+    fn round_by_round_a_real_gain_shows_through_load_that_swings_between_rounds() {
+        let arms = arms(
+            &[set("v", "1")],
+            &[vec![set("v", "2")], vec![set("v", "3")]],
+        );
+        let runs = drifting_runs(6, 1.10, 0.01);
+        let e = summarize(shape(), &arms, &runs);
+        assert_eq!(e.paired_rounds, Some(6), "{e:?}");
+        assert!(
+            e.arms[2].verdict.starts_with("faster by 10.0% (95% CI +"),
+            "{:?}",
+            e.arms[2]
+        );
+        assert_eq!(e.arms[3].verdict, "no difference the noise can resolve");
+        assert_eq!(e.winner.as_deref(), Some("B"));
+        assert!(
+            e.aa_line
+                .contains("each arm against A in the same round, 6 rounds"),
+            "{}",
+            e.aa_line
+        );
+        // The same seconds pooled over the rounds hide the gain in the swing: the rule this replaces.
+        let a = judge::pooled(&runs, "A", |r| &r.tps);
+        let b = judge::pooled(&runs, "B", |r| &r.tps);
+        let a2 = judge::pooled(&runs, "A2", |r| &r.tps);
+        let floor = noise::aa_spread(&a, &a2).unwrap();
+        assert!(!noise::resolve_against(&a, &b, floor).unwrap().resolved);
+    }
+
+    #[test]
+    fn round_by_round_a_gain_inside_the_a_a_pairs_wobble_is_no_difference() {
+        let arms = arms(
+            &[set("v", "1")],
+            &[vec![set("v", "2")], vec![set("v", "3")]],
+        );
+        // A′ wobbles ±8% against A from round to round: a 10% gain cannot clear that in 6 rounds.
+        let e = summarize(shape(), &arms, &drifting_runs(6, 1.10, 0.08));
+        assert_eq!(e.paired_rounds, Some(6));
+        assert!(e.floor_pct.unwrap() > 5.0, "{e:?}");
+        assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
+        assert_eq!(e.winner, None);
+    }
+
+    #[test]
+    fn fewer_rounds_than_pairing_needs_pool_the_seconds_and_say_so() {
+        let arms = arms(
+            &[set("v", "1")],
+            &[vec![set("v", "2")], vec![set("v", "3")]],
+        );
+        let e = summarize(shape(), &arms, &drifting_runs(2, 1.10, 0.01));
+        assert_eq!(e.paired_rounds, None);
+        assert!(
+            e.aa_line
+                .contains("pooled over the rounds: fewer than 3 rounds"),
+            "{}",
+            e.aa_line
+        );
+        // Identical ratios in every round (the same seeded arrivals at a fixed --rate) measure no spread:
+        // pooled too, never an interval of zero width.
+        let flat: Vec<ArmRun> = (1..=4)
+            .flat_map(|r| ["A", "A2", "B", "C"].map(|k| run(k, r, &[10.0, 9.0, 11.0, 10.0])))
+            .collect();
+        let e = summarize(shape(), &arms, &flat);
+        assert_eq!(e.paired_rounds, None, "{e:?}");
+        assert_eq!(e.arms[2].verdict, "no difference the noise can resolve");
     }
 
     #[test]

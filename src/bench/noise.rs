@@ -105,6 +105,79 @@ pub fn aa_spread(a: &[f64], a_again: &[f64]) -> Option<f64> {
     Some(lo.abs().max(hi.abs()))
 }
 
+/// Rounds in which the baseline, its A/A pair and a variant must each have been measured before an experiment
+/// compares them round by round ([`paired_noise`]); with fewer, it pools the seconds ([`resolve_against`]).
+pub const MIN_PAIRED_ROUNDS: usize = 3;
+
+/// The spread of an arm's per-round change against the baseline measured in the same round, pooled over the
+/// arms: the standard deviation of ln(arm ÷ A) about each arm's own mean, and its degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedNoise {
+    pub sd: f64,
+    pub df: usize,
+}
+
+/// ln(arm ÷ A) for each round where both were measured with a positive figure: `base` and `arm` are
+/// (round, the round's mean) pairs. Adjacent runs share the machine's state, so what moves every arm between
+/// rounds (load from another tenant, a warming cache) cancels in the ratio.
+pub fn round_log_ratios(base: &[(u32, f64)], arm: &[(u32, f64)]) -> Vec<f64> {
+    arm.iter()
+        .filter_map(|(round, x)| {
+            let (_, a) = base.iter().find(|(r, _)| r == round)?;
+            (*a > 0.0 && *x > 0.0).then(|| (x / a).ln())
+        })
+        .collect()
+}
+
+/// The pooled spread of every arm's per-round log ratios (the A/A pair's and each variant's), each about its
+/// own mean: under "no difference" every arm's ratio varies as the A/A pair's does, and pooling gives the
+/// spread more rounds than one arm has. None when no arm has two rounds, or every ratio is the same (a spread
+/// of zero would make any difference a change).
+pub fn paired_noise(arms: &[&[f64]]) -> Option<PairedNoise> {
+    let (mut squares, mut df) = (0.0, 0usize);
+    for xs in arms.iter().filter(|xs| xs.len() >= 2) {
+        let m = mean(xs);
+        squares += xs.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += xs.len() - 1;
+    }
+    let sd = (squares / df.max(1) as f64).sqrt();
+    (df > 0 && sd > 0.0).then_some(PairedNoise { sd, df })
+}
+
+/// The 95% interval of an arm's change against the baseline, in percent, from its per-round log ratios:
+/// mean ± t(0.975, df) × sd ÷ √rounds, turned back into a ratio. None with fewer than
+/// [`MIN_PAIRED_ROUNDS`] rounds.
+pub fn paired_interval(ratios: &[f64], noise: PairedNoise) -> Option<(f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if ratios.len() < MIN_PAIRED_ROUNDS {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, noise.df as f64)
+        .ok()?
+        .inverse_cdf(0.975);
+    let half = t * noise.sd / (ratios.len() as f64).sqrt();
+    let m = mean(ratios);
+    let pct = |l: f64| (l.exp() - 1.0) * 100.0;
+    Some((pct(m - half), pct(m + half)))
+}
+
+/// As [`resolve_against`], round by round: the arm's paired interval must lie wholly beyond `floor_pct`.
+pub fn resolve_paired(ratios: &[f64], noise: PairedNoise, floor_pct: f64) -> Option<Resolution> {
+    let (lo, hi) = paired_interval(ratios, noise)?;
+    Some(Resolution {
+        ci_low_pct: lo,
+        ci_high_pct: hi,
+        aa_pct: floor_pct,
+        resolved: lo > floor_pct || hi < -floor_pct,
+    })
+}
+
+/// The A/A pair's paired spread: the largest change (either sign) its paired interval holds.
+pub fn aa_spread_paired(aa_ratios: &[f64], noise: PairedNoise) -> Option<f64> {
+    let (lo, hi) = paired_interval(aa_ratios, noise)?;
+    Some(lo.abs().max(hi.abs()))
+}
+
 /// The moving-block bootstrap's 95% interval of the change of the per-second mean, after against before, in
 /// percent; None when either series has fewer than [`MIN_INTERVALS`] seconds or the before mean is zero.
 fn interval(before: &[f64], after: &[f64]) -> Option<(f64, f64)> {
@@ -238,6 +311,31 @@ mod tests {
         let floor = (r.ci_low_pct + 8.0) / 2.0;
         assert!(floor < 8.0);
         assert!(!resolve_against(&a, &b, floor).unwrap().resolved);
+    }
+
+    #[test]
+    fn paired_rounds_pool_each_arms_spread_about_its_own_mean_and_use_student_s_t() {
+        let base = [(1, 100.0), (2, 140.0), (3, 60.0)];
+        // Exactly +10% in every round: a ratio with no spread of its own.
+        let steady = round_log_ratios(&base, &[(1, 110.0), (2, 154.0), (3, 66.0)]);
+        assert!(steady.iter().all(|r| (r - 1.1f64.ln()).abs() < 1e-12));
+        // A round the baseline did not run is not paired.
+        assert_eq!(round_log_ratios(&base, &[(1, 100.0), (4, 90.0)]).len(), 1);
+        let wobbly = [0.05, -0.05, 0.05, -0.05];
+        let noise = paired_noise(&[&steady, &wobbly, &[0.3]]).unwrap();
+        // Squares 4 × 0.05² over (3 − 1) + (4 − 1) degrees of freedom; the one-round arm adds none.
+        assert_eq!(noise.df, 5);
+        assert!((noise.sd - (0.01f64 / 5.0).sqrt()).abs() < 1e-12);
+        let (lo, hi) = paired_interval(&steady, noise).unwrap();
+        // t(0.975, 5) = 2.5706: +10% ± 6.6% in log terms, about +2.9% … +17.7%.
+        let half = 2.5706 * noise.sd / 3f64.sqrt();
+        assert!((lo - ((1.1f64.ln() - half).exp() - 1.0) * 100.0).abs() < 0.01);
+        assert!((hi - ((1.1f64.ln() + half).exp() - 1.0) * 100.0).abs() < 0.01);
+        assert!(resolve_paired(&steady, noise, 2.0).unwrap().resolved);
+        assert!(!resolve_paired(&steady, noise, lo + 0.1).unwrap().resolved);
+        // Too few rounds, or no spread at all: no interval.
+        assert!(paired_interval(&steady[..2], noise).is_none());
+        assert!(paired_noise(&[&steady]).is_none());
     }
 
     #[test]
