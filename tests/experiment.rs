@@ -1414,6 +1414,37 @@ fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
         out.stdout
     );
     assert_eq!(global(&sb, "innodb_io_capacity"), before);
+    // An error at run time stops the run with its code, and names no flag the experiment does not have
+    // (`innops bench`'s --ignore-errors).
+    let dup = sb.root.join("dup.sql");
+    std::fs::write(
+        &dup,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (:id, 0, '', '');\n",
+    )
+    .unwrap();
+    let run3 = sb.root.join("run3");
+    let out = sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        dup.to_str().unwrap(),
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run3.to_str().unwrap(),
+    ]);
+    // 3: a step failed and the plan stopped, the variables set back (read back).
+    assert_eq!(out.code, 3, "{out:?}");
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("(code 1062)"), "{said}");
+    assert!(!said.contains("--ignore-errors"), "{said}");
+    assert_eq!(global(&sb, "innodb_io_capacity"), before);
 }
 
 #[test]

@@ -80,6 +80,10 @@ pub struct RunSpec {
     /// Zero: no interval lines.
     pub report_interval: Duration,
     pub ignore_errors: IgnoreErrors,
+    /// The ignore list came from a flag the person gave (`innops bench --ignore-errors`): an error that ends
+    /// the run then names that flag as the way to retry; other callers (an experiment, a plan's benchmark)
+    /// have no such flag and their errors do not mention one.
+    pub ignore_flag: bool,
     /// The comment every statement carries.
     pub tag: String,
     /// `--events`: stop after this many transactions in all (0: no limit, the time ends the run).
@@ -119,6 +123,7 @@ impl RunSpec {
             seed,
             report_interval: Duration::ZERO,
             ignore_errors: IgnoreErrors::default(),
+            ignore_flag: false,
             tag: tag.to_string(),
             events: 0,
             rate: 0,

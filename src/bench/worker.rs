@@ -380,8 +380,13 @@ impl<'a> Worker<'a> {
                     return (
                         false,
                         Err(anyhow::anyhow!(
-                            "the benchmark stopped: the server went away ({}): check that it is running (its error log says why it stopped); --ignore-errors 2013 reconnects instead",
-                            crate::error::io_detail(io)
+                            "the benchmark stopped: the server went away ({}): check that it is running (its error log says why it stopped){}",
+                            crate::error::io_detail(io),
+                            if self.spec.ignore_flag {
+                                "; --ignore-errors 2013 reconnects instead"
+                            } else {
+                                ""
+                            }
                         )),
                     );
                 }
@@ -389,9 +394,13 @@ impl<'a> Worker<'a> {
                     false,
                     Err(anyhow::anyhow!(
                         "the benchmark stopped on an error the run does not ignore: {e}{}",
-                        code.map(|c| format!(
-                            " (code {c}; add it to --ignore-errors to retry such transactions)"
-                        ))
+                        code.map(|c| if self.spec.ignore_flag {
+                            format!(
+                                " (code {c}; add it to --ignore-errors to retry such transactions)"
+                            )
+                        } else {
+                            format!(" (code {c})")
+                        })
                         .unwrap_or_default()
                     )),
                 );

@@ -427,6 +427,7 @@ fn settings(a: &BenchArgs) -> anyhow::Result<Settings> {
             seed,
             report_interval: Duration::from_secs(a.report_interval),
             ignore_errors: IgnoreErrors::parse(&a.ignore_errors)?,
+            ignore_flag: true,
             tag: format!("/* innops:bench:{} */", action_of(action).name()),
             events: g.events,
             rate: g.rate,
