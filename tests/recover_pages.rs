@@ -370,6 +370,50 @@ fn a_damaged_root_page_gives_every_row_from_the_leaves() {
     assert_eq!(loaded(dir.path(), "rpg4l"), truth);
 }
 
+/// A damaged page 0 (the tablespace header: the server answers ERROR 1877 for the table, as for a damaged root):
+/// the file's format is read from its other pages, and every row comes back from the leaves, equal to the truth,
+/// with a note saying how the format was found.
+#[test]
+fn a_damaged_page_0_is_read_in_the_format_its_other_pages_pass_in() {
+    let mut sb = Sandboxed::new("rpg0");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    let truth = by_id(table_rows(&mut c, "db.t", "id"));
+    drop(c);
+    stop_slow(&sb);
+    damage(&sb, "t", 0);
+    start_at(&mut sb, 1);
+
+    let sql_dir = tempfile::tempdir().unwrap();
+    let t0 = run_dump(&sb, sql_dir.path(), false);
+    let t0 = t0.table("db", "t").unwrap();
+    assert_eq!(
+        (t0.status, t0.rows),
+        (TableStatus::Unrecoverable, 0),
+        "{t0:?}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, dir.path(), true);
+    let t = m.table("db", "t").unwrap();
+    let p = t.pages.as_ref().expect("pages");
+    assert!(p.refused.is_none(), "{p:?}");
+    assert_eq!((p.sql_rows, p.page_rows), (0, 3000), "{p:?}");
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n
+                .starts_with("page 0 is damaged: the file's format (full_crc32, 16384-byte pages")),
+        "{:?}",
+        p.notes
+    );
+    assert!(t.lost.is_empty(), "{:?}", t.lost);
+    assert_eq!(t.status, TableStatus::Complete, "{t:?}");
+    assert_eq!(loaded(dir.path(), "rpg0l"), truth);
+}
+
 /// `--pages` reads the copy's files: with `--in-place` there is no copy, and the flags are refused together.
 #[test]
 fn pages_is_refused_with_in_place() {

@@ -25,6 +25,13 @@ const FCRC32_MARKER: u32 = 1 << 4;
 const PAGE_COMPRESSION: u32 = 1 << 16;
 /// The flags the older format defines (bits 0..16); any other bit set means the flags are not that format.
 const KNOWN_FLAGS: u32 = (1 << 17) - 1;
+/// Pages that must pass their checksums in one format, and none in the other, before a damaged page 0's
+/// format is taken from them ([`Space::infer`]).
+pub const INFER_MIN: usize = 2;
+/// `FIL_PAGE_PAGE_COMPRESSED` and `FIL_PAGE_PAGE_COMPRESSED_ENCRYPTED` (the older format's page types; a
+/// full_crc32 page-compressed page sets the type's high bit).
+const PAGE_COMPRESSED_TYPE: u16 = 34354;
+const PAGE_COMPRESSED_ENCRYPTED_TYPE: u16 = 37401;
 /// `CRYPT_MAGIC`: the start of the crypt data on page 0.
 const CRYPT_MAGIC: [u8; 6] = [b's', 0x0E, 0x0C, b'R', b'E', b't'];
 
@@ -138,6 +145,82 @@ impl Space {
         }
         space.crypt = crypt_data(page0, space.page_size);
         Ok(space)
+    }
+
+    /// The tablespace as the file's other pages describe it, when page 0 itself is damaged (its checksum fails
+    /// in both formats): the format is the one under which the other pages' checksums pass — a page passes in
+    /// one format only — and the tablespace id is theirs. The page size is `page_size` (the only one read).
+    /// Page 0 also holds what no other page repeats, so `Err` when the pages say the file may have it:
+    /// encryption (a page with a key version: the crypt data was on page 0) or page compression (a
+    /// page-compressed page type); and when too few pages pass to tell (fewer than [`INFER_MIN`], or pages
+    /// passing in both formats), or page 0 is not damaged after all (then its own flags are the answer, and
+    /// the caller's error about them stands). Returns the space and the sentence saying how it was found.
+    pub fn infer(data: &[u8], page_size: usize) -> Result<(Space, String), String> {
+        let candidate = |full_crc32: bool| {
+            let ssize = (page_size / 512).trailing_zeros();
+            let flags = if full_crc32 {
+                FCRC32_MARKER | ssize
+            } else {
+                // COMPACT + atomic BLOBs (DYNAMIC's bits); the row format is the dictionary's, not these.
+                0x21 | if page_size == 16384 { 0 } else { ssize << 6 }
+            };
+            decode_flags(0, flags)
+        };
+        let (full, older) = (candidate(true)?, candidate(false)?);
+        let page0 = data
+            .get(..page_size)
+            .ok_or("the file is shorter than one page")?;
+        if full.checksum_ok(page0) || older.checksum_ok(page0) {
+            return Err("page 0's checksum passes: its flags are what they say".into());
+        }
+        let pages: Vec<&[u8]> = data
+            .chunks_exact(page_size)
+            .skip(1)
+            .filter(|p| p.iter().any(|b| *b != 0))
+            .collect();
+        let passing = |s: &Space| -> Vec<&[u8]> {
+            pages.iter().copied().filter(|p| s.checksum_ok(p)).collect()
+        };
+        let (by_full, by_older) = (passing(&full), passing(&older));
+        let (mut space, good) = match (by_full.len(), by_older.len()) {
+            (n, 0) if n >= INFER_MIN => (full, by_full),
+            (0, n) if n >= INFER_MIN => (older, by_older),
+            (f, o) => {
+                return Err(format!(
+                    "page 0 is damaged and the other pages do not tell the file's format ({f} pass as full_crc32, {o} as crc32, of {} written)",
+                    pages.len()
+                ))
+            }
+        };
+        if let Some(p) = good.iter().find(|p| space.key_version(p) != 0) {
+            return Err(format!(
+                "page 0 is damaged and page {} is encrypted: the crypt data was on page 0",
+                be32(p, 4)
+            ));
+        }
+        if good.iter().any(|p| {
+            let ty = be16(p, 24);
+            ty == PAGE_COMPRESSED_TYPE || ty == PAGE_COMPRESSED_ENCRYPTED_TYPE || ty & 0x8000 != 0
+        }) {
+            return Err("page 0 is damaged and the file has page-compressed pages".into());
+        }
+        let mut ids: Vec<u32> = good.iter().map(|p| be32(p, 34)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() != 1 {
+            return Err(format!(
+                "page 0 is damaged and the other pages name {} tablespaces ({ids:?})",
+                ids.len()
+            ));
+        }
+        space.id = ids[0];
+        let note = format!(
+            "page 0 is damaged: the file's format ({}, {page_size}-byte pages, tablespace {}) was read from the {} other pages whose checksums pass in it",
+            space.format(),
+            space.id,
+            good.len()
+        );
+        Ok((space, note))
     }
 
     /// `full_crc32` or `crc32`: the checksum format of the file's pages.
@@ -305,5 +388,92 @@ mod tests {
         let s = Space::read(&page0(0x21, false, false)).unwrap();
         assert_eq!(s.key_version(&page0(0x21, false, false)), 0);
         assert!(s.refusal(16384).is_none());
+    }
+
+    /// Page `n` of tablespace `id`, of type `ty`, with a checksum in its format (`key` in its key version).
+    fn page(n: u32, id: u32, ty: u16, full: bool, key: u32) -> Vec<u8> {
+        let mut p = vec![0u8; 16384];
+        p[4..8].copy_from_slice(&n.to_be_bytes());
+        p[24..26].copy_from_slice(&ty.to_be_bytes());
+        p[34..38].copy_from_slice(&id.to_be_bytes());
+        p[20..24].copy_from_slice(&0x1234u32.to_be_bytes());
+        p[200..210].copy_from_slice(b"some bytes");
+        let n = p.len();
+        if full {
+            p[..4].copy_from_slice(&key.to_be_bytes());
+            let c = crc32c(&p[..n - 4]);
+            p[n - 4..].copy_from_slice(&c.to_be_bytes());
+        } else {
+            p[26..30].copy_from_slice(&key.to_be_bytes());
+            let c = crc32c(&p[4..26]) ^ crc32c(&p[38..n - 8]);
+            p[..4].copy_from_slice(&c.to_be_bytes());
+            p[n - 8..n - 4].copy_from_slice(&c.to_be_bytes());
+            p[n - 4..].copy_from_slice(&0x1234u32.to_be_bytes());
+        }
+        p
+    }
+
+    /// A file: page 0 (512 bytes overwritten unless `intact`), then `pages`, then an unwritten page.
+    fn file(full: bool, intact: bool, pages: &[Vec<u8>]) -> Vec<u8> {
+        let mut f = page0(if full { 0x15 } else { 0x21 }, full, false);
+        if !intact {
+            f[2000..2512].fill(0xab);
+        }
+        for p in pages {
+            f.extend_from_slice(p);
+        }
+        f.extend(std::iter::repeat_n(0u8, 16384));
+        f
+    }
+
+    #[test]
+    fn a_damaged_page_0_is_inferred_from_the_pages_that_pass_in_one_format() {
+        for full in [true, false] {
+            let idx = |n| page(n, 9, 17855, full, 0);
+            let (s, note) =
+                Space::infer(&file(full, false, &[idx(1), idx(2), idx(3)]), 16384).unwrap();
+            assert_eq!((s.full_crc32, s.id, s.page_size), (full, 9, 16384));
+            assert!(s.refusal(16384).is_none() && s.zip_size.is_none());
+            assert!(note.contains("from the 3 other pages"), "{note}");
+            // Every page of the file reads in the inferred format.
+            assert!(s.checksum_ok(&idx(2)));
+            // An intact page 0 is not overruled: its own flags (and their errors) stand.
+            let why = Space::infer(&file(full, true, &[idx(1), idx(2)]), 16384).unwrap_err();
+            assert!(why.contains("passes"), "{why}");
+            // One page is too few to tell.
+            let why = Space::infer(&file(full, false, &[idx(1)]), 16384).unwrap_err();
+            assert!(why.contains("do not tell the file's format"), "{why}");
+            // What only page 0 held: encryption, page compression; and pages of two tablespaces.
+            let why = Space::infer(
+                &file(full, false, &[idx(1), page(2, 9, 17855, full, 5)]),
+                16384,
+            )
+            .unwrap_err();
+            assert!(why.contains("page 2 is encrypted"), "{why}");
+            let why = Space::infer(
+                &file(full, false, &[idx(1), page(2, 9, 34354, full, 0)]),
+                16384,
+            )
+            .unwrap_err();
+            assert!(why.contains("page-compressed"), "{why}");
+            let why = Space::infer(
+                &file(full, false, &[idx(1), page(2, 10, 17855, full, 0)]),
+                16384,
+            )
+            .unwrap_err();
+            assert!(why.contains("name 2 tablespaces"), "{why}");
+        }
+        // Pages passing in both formats would not tell either (a file of mixed pages).
+        let mixed = file(
+            true,
+            false,
+            &[
+                page(1, 9, 17855, true, 0),
+                page(2, 9, 17855, true, 0),
+                page(3, 9, 17855, false, 0),
+            ],
+        );
+        let why = Space::infer(&mixed, 16384).unwrap_err();
+        assert!(why.contains("2 pass as full_crc32, 1 as crc32"), "{why}");
     }
 }

@@ -93,11 +93,16 @@ pub(super) fn read_pages(
     }
     let data =
         std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
-    let space = Space::read(
+    let (space, inferred) = match Space::read(
         data.get(..PAGE)
             .ok_or("the file is shorter than one page")?,
-    )
-    .map_err(|why| format!("page 0 of {}: {why}", path.display()))?;
+    ) {
+        Ok(space) => (space, None),
+        // A damaged page 0 (the server answers ERROR 1877 for the table): the other pages tell the format.
+        Err(why) => Space::infer(&data, PAGE)
+            .map(|(space, note)| (space, Some(note)))
+            .map_err(|also| format!("page 0 of {}: {why}; {also}", path.display()))?,
+    };
     if let Some(why) = space.refusal(PAGE) {
         return Err(why);
     }
@@ -108,6 +113,7 @@ pub(super) fn read_pages(
         unverified: Vec::new(),
         uncommitted: Vec::new(),
     };
+    pass.read.notes.extend(inferred);
     if !off.is_empty() {
         pass.read.notes.push(format!(
             "{} page(s) carry the index's id but are not on its leaf chain (stale, or behind a broken link), and were not read: {}",
