@@ -1306,6 +1306,30 @@ fn zipped_variables_make_one_arm_per_position_and_unequal_lists_are_refused() {
     );
 }
 
+/// An experiment of one round of one second per arm with `sql` as its workload (written to `NAME.sql`, the run
+/// directory `NAME`).
+fn one_second_sql_run(sb: &Sandboxed, name: &str, sql: &str) -> crate::common::Output {
+    let file = sb.root.join(format!("{name}.sql"));
+    std::fs::write(&file, sql).unwrap();
+    let run_dir = sb.root.join(name);
+    sb.innops(&[
+        "experiment",
+        "--set",
+        "innodb_io_capacity=300",
+        "--workload-sql",
+        file.to_str().unwrap(),
+        "--time",
+        "1",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--execute",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
     let sb = Sandboxed::new("expsql");
@@ -1387,25 +1411,11 @@ fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
         "{line}"
     );
     // A statement the server cannot prepare on the arm's table stops the run at that arm, before it measures.
-    let missing = sb.root.join("missing.sql");
-    std::fs::write(&missing, "SELECT c FROM no_such_table WHERE id = :id;\n").unwrap();
-    let run2 = sb.root.join("run2");
-    let out = sb.innops(&[
-        "experiment",
-        "--set",
-        "innodb_io_capacity=300",
-        "--workload-sql",
-        missing.to_str().unwrap(),
-        "--time",
-        "1",
-        "--rounds",
-        "1",
-        "--warmup",
-        "0",
-        "--execute",
-        "--run-dir",
-        run2.to_str().unwrap(),
-    ]);
+    let out = one_second_sql_run(
+        &sb,
+        "missing",
+        "SELECT c FROM no_such_table WHERE id = :id;\n",
+    );
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stdout
@@ -1416,29 +1426,11 @@ fn an_sql_workload_runs_its_statements_per_arm_and_bad_files_are_refused() {
     assert_eq!(global(&sb, "innodb_io_capacity"), before);
     // An error at run time stops the run with its code, and names no flag the experiment does not have
     // (`innops bench`'s --ignore-errors).
-    let dup = sb.root.join("dup.sql");
-    std::fs::write(
-        &dup,
+    let out = one_second_sql_run(
+        &sb,
+        "dup",
         "INSERT INTO sbtest1 (id, k, c, pad) VALUES (:id, 0, '', '');\n",
-    )
-    .unwrap();
-    let run3 = sb.root.join("run3");
-    let out = sb.innops(&[
-        "experiment",
-        "--set",
-        "innodb_io_capacity=300",
-        "--workload-sql",
-        dup.to_str().unwrap(),
-        "--time",
-        "1",
-        "--rounds",
-        "1",
-        "--warmup",
-        "0",
-        "--execute",
-        "--run-dir",
-        run3.to_str().unwrap(),
-    ]);
+    );
     // 3: a step failed and the plan stopped, the variables set back (read back).
     assert_eq!(out.code, 3, "{out:?}");
     let said = format!("{}{}", out.stdout, out.stderr);

@@ -327,13 +327,10 @@ fn rows_from_a_scrambled_page_with_a_valid_checksum_are_never_written_unmarked()
     );
 }
 
-/// The damaged root page (issue 30's headline): SQL cannot open the table (ERROR 1877) and returns nothing;
-/// with `--pages` every leaf is read from the data file, every row comes back equal to the truth, nothing is
-/// lost, the file's CREATE TABLE is rebuilt from the dictionary and loads, and the table says what was not
-/// checked.
-#[test]
-fn a_damaged_root_page_gives_every_row_from_the_leaves() {
-    let mut sb = Sandboxed::new("rpg4");
+/// A sandbox whose `db.t` (3,000 rows) has 512 bytes of page `page` overwritten, restarted with
+/// `innodb_force_recovery = 1`, and the table's rows by id taken before the damage.
+fn with_page_damaged(name: &str, page: u32) -> (Sandboxed, BTreeMap<i64, TextRow>) {
+    let mut sb = Sandboxed::new(name);
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop("USE db").unwrap();
@@ -341,8 +338,18 @@ fn a_damaged_root_page_gives_every_row_from_the_leaves() {
     let truth = by_id(table_rows(&mut c, "db.t", "id"));
     drop(c);
     stop_slow(&sb);
-    damage(&sb, "t", 3);
+    damage(&sb, "t", page);
     start_at(&mut sb, 1);
+    (sb, truth)
+}
+
+/// The damaged root page (issue 30's headline): SQL cannot open the table (ERROR 1877) and returns nothing;
+/// with `--pages` every leaf is read from the data file, every row comes back equal to the truth, nothing is
+/// lost, the file's CREATE TABLE is rebuilt from the dictionary and loads, and the table says what was not
+/// checked.
+#[test]
+fn a_damaged_root_page_gives_every_row_from_the_leaves() {
+    let (sb, truth) = with_page_damaged("rpg4", 3);
 
     let sql_dir = tempfile::tempdir().unwrap();
     let m0 = run_dump(&sb, sql_dir.path(), false);
@@ -375,16 +382,7 @@ fn a_damaged_root_page_gives_every_row_from_the_leaves() {
 /// with a note saying how the format was found.
 #[test]
 fn a_damaged_page_0_is_read_in_the_format_its_other_pages_pass_in() {
-    let mut sb = Sandboxed::new("rpg0");
-    let mut c = sb.conn();
-    c.query_drop("CREATE DATABASE db").unwrap();
-    c.query_drop("USE db").unwrap();
-    int_table(&mut c, "t", 3000);
-    let truth = by_id(table_rows(&mut c, "db.t", "id"));
-    drop(c);
-    stop_slow(&sb);
-    damage(&sb, "t", 0);
-    start_at(&mut sb, 1);
+    let (sb, truth) = with_page_damaged("rpg0", 0);
 
     let sql_dir = tempfile::tempdir().unwrap();
     let t0 = run_dump(&sb, sql_dir.path(), false);
