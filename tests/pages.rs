@@ -365,6 +365,69 @@ fn a_crc32_tablespace_is_read_by_its_flags_not_refused_as_encrypted() {
     encrypted_is_refused(&sb, &enc, "enc");
 }
 
+/// Pages in the legacy `innodb` checksum format (files last written before MariaDB 10.2): every page of a crc32
+/// tablespace is given InnoDB's fold checksums by innops's formula, and the server — which accepts that
+/// format beside crc32 — reads every row back as before, with no corruption in its log: the formula is the
+/// server's. The parser counts those pages as passing, and a byte changed as failing.
+#[test]
+fn pages_with_the_legacy_innodb_checksum_pass_as_the_server_reads_them() {
+    let mut sb = Sandboxed::with(
+        "pages5",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec!["innodb_checksum_algorithm = crc32".into()],
+            ..Default::default()
+        },
+    );
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.old (id INT PRIMARY KEY, v VARCHAR(200), b MEDIUMBLOB) ENGINE=InnoDB",
+    )
+    .unwrap();
+    c.query_drop(
+        "INSERT INTO db.old SELECT seq, REPEAT('o', seq % 200), \
+         IF(seq % 400 = 0, UNHEX(REPEAT(SHA2(seq, 256), 1500)), NULL) FROM seq_1_to_2000",
+    )
+    .unwrap();
+    let all = "SELECT id, v, SHA2(b, 256) FROM db.old ORDER BY id";
+    let truth = rows(&mut c, all);
+    drop(c);
+    stop_slow(&sb);
+    sb.reopen();
+    let path = sb.sandbox.datadir.join("db").join("old.ibd");
+    let mut data = std::fs::read(&path).unwrap();
+    let space = Space::read(&data[..PAGE]).unwrap();
+    assert!(!space.full_crc32, "{space:?}");
+    let mut rewritten = 0;
+    for p in data.chunks_mut(PAGE) {
+        if p.iter().all(|&b| b == 0) {
+            continue;
+        }
+        // As the server wrote them: the new checksum first, then the old one, whose bytes include it.
+        let (new, _) = innops::pages::space::innodb_checksums(p);
+        p[..4].copy_from_slice(&new.to_be_bytes());
+        let (_, old) = innops::pages::space::innodb_checksums(p);
+        p[PAGE - 8..PAGE - 4].copy_from_slice(&old.to_be_bytes());
+        assert!(space.checksum_ok(p), "a legacy page fails");
+        let mut changed = p.to_vec();
+        changed[PAGE / 2] ^= 0x10;
+        assert!(!space.checksum_ok(&changed), "a changed legacy page passes");
+        rewritten += 1;
+    }
+    assert!(rewritten > 4, "{rewritten} pages");
+    std::fs::write(&path, &data).unwrap();
+    start_at(&mut sb, 0);
+    let mut c = sb.conn();
+    assert_eq!(rows(&mut c, all), truth);
+    let log = std::fs::read_to_string(&sb.sandbox.error_log).unwrap();
+    assert!(
+        !log.contains("corrupt") && !log.contains("checksum"),
+        "{log}"
+    );
+}
+
 /// One table of off-page values: MEDIUMTEXT, LONGBLOB and a long VARCHAR, from inline to more than 100 KB
 /// (chains of up to eight BLOB pages), NULL and empty ones between.
 fn blob_table(c: &mut mysql::Conn, name: &str, format: &str) {

@@ -242,8 +242,19 @@ impl Space {
         if self.full_crc32 {
             return be32(p, n - 4) == crc32c(&p[..n - 4]);
         }
+        if be32(p, n - 4) != be32(p, 20) {
+            return false;
+        }
         let sum = crc32c(&p[4..26]) ^ crc32c(&p[38..n - 8]);
-        be32(p, 0) == sum && be32(p, n - 8) == sum && be32(p, n - 4) == be32(p, 20)
+        if be32(p, 0) == sum && be32(p, n - 8) == sum {
+            return true;
+        }
+        // Pages last written before MariaDB 10.2 (or with innodb_checksum_algorithm=innodb) carry InnoDB's
+        // own fold in both places; the server still reads them (innodb_checksum_algorithm=crc32 is not
+        // strict). Only both formulas matching count: a page without checksums (0, 0xDEADBEEF, the LSN in the
+        // trailer, which the server also accepts) proves nothing and reads as failing.
+        let (new, old) = innodb_checksums(p);
+        be32(p, 0) == new && be32(p, n - 8) == old
     }
 
     /// The encryption key version the page carries (0: not encrypted; a slice too short to hold one is no page).
@@ -270,6 +281,26 @@ impl Space {
         }
         None
     }
+}
+
+/// InnoDB's fold of a byte string (`ut_fold_binary`: `ut_fold_ulint_pair` byte by byte, in 64-bit words).
+fn fold(bytes: &[u8]) -> u64 {
+    const MASK: u64 = 1_463_735_687;
+    const MASK2: u64 = 1_653_893_711;
+    bytes.iter().fold(0u64, |f, &b| {
+        let b = u64::from(b);
+        ((((f ^ b ^ MASK2) << 8).wrapping_add(f)) ^ MASK).wrapping_add(b)
+    })
+}
+
+/// The legacy `innodb` checksums of a page in the older format (`buf_calc_page_new_checksum`, stored in bytes
+/// 0..4, and `buf_calc_page_old_checksum`, in the trailer's first 4 bytes): the first over bytes 4..26 and
+/// 38..size-8, the second over bytes 0..26 — which hold the first, so a writer stores the first before it
+/// computes the second.
+pub fn innodb_checksums(p: &[u8]) -> (u32, u32) {
+    let n = p.len();
+    let new = fold(&p[4..26]).wrapping_add(fold(&p[38..n - 8]));
+    (new as u32, fold(&p[..26]) as u32)
 }
 
 /// The crypt data on page 0 (`fil_space_read_crypt_data`): after the FSP header and the extent descriptors
