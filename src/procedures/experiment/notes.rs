@@ -110,13 +110,30 @@ pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             "everything is set back as it was (--keep best keeps a winner beyond the noise)"
         }
     ));
-    if u64::from(p.rounds) * p.time_s < crate::bench::noise::MIN_INTERVALS as u64 {
-        notes.push(format!(
-            "noise: {} round(s) × {} s give each arm fewer than {} one-second figures: no variant can be judged; give more --time or --rounds",
-            p.rounds,
-            p.time_s,
-            crate::bench::noise::MIN_INTERVALS
-        ));
-    }
+    notes.push(noise_note(p.rounds, p.time_s));
     notes
+}
+
+/// How the plan's verdicts will be judged, from its rounds and seconds (src/bench/experiment/judge.rs).
+fn noise_note(rounds: u32, time_s: u64) -> String {
+    use crate::bench::noise::{MIN_INTERVALS, MIN_PAIRED_ROUNDS};
+    if rounds as usize >= MIN_PAIRED_ROUNDS {
+        format!("noise: each arm is compared with A in the same round, {rounds} rounds (load that changes between rounds cancels); the A/A pair's interval is the floor a variant's whole interval must clear")
+    } else if u64::from(rounds) * time_s < MIN_INTERVALS as u64 {
+        format!("noise: {rounds} round(s) × {time_s} s give each arm fewer than {MIN_INTERVALS} one-second figures: no variant can be judged; give more --time or --rounds")
+    } else {
+        format!("noise: with fewer than {MIN_PAIRED_ROUNDS} rounds the one-second figures are pooled over the rounds, so load that changes between rounds widens every interval; --rounds {MIN_PAIRED_ROUNDS} or more compares each arm with A round by round")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::noise_note;
+
+    #[test]
+    fn the_noise_note_says_how_the_rounds_will_be_judged() {
+        assert!(noise_note(3, 1).contains("compared with A in the same round, 3 rounds"));
+        assert!(noise_note(1, 3).contains("no variant can be judged"));
+        assert!(noise_note(2, 5).contains("--rounds 3 or more compares each arm"));
+    }
 }
