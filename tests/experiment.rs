@@ -72,6 +72,13 @@ fn from_three_rounds_each_arm_is_judged_against_a_in_the_same_round() {
         ),
         "{line}"
     );
+    // The plan said so before it ran.
+    assert!(
+        out.stdout
+            .contains("note: noise: each arm is compared with A in the same round, 3 rounds"),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("in the same round, 3 rounds"),
         "{}",
