@@ -4,9 +4,11 @@
 //! Round by round ("paired"): each arm's mean in a round is divided by the baseline's mean in the same round,
 //! so what moves every arm between rounds — another tenant's load, a warming cache, purge — cancels in the
 //! ratio, where pooling the seconds keeps it in both intervals. The A/A pair is judged the same way and its
-//! interval's far end stays the noise floor a variant's whole interval must clear. Measured on this machine
-//! with `benches/experiment.sh` (docs/experiment.md): the pooled rule found a far larger than 10% difference in
-//! 5 of 10 runs under load; the paired rule is what raises that without giving up the A/A false-alarm rate.
+//! interval's far end stays the noise floor a variant's whole interval must clear. Measured with
+//! `benches/experiment.sh` (docs/experiment.md): 20 of 20 A/A experiments "no difference" under load 11–22;
+//! what it gains in power over the pooled rule (5 of 10 under load 5–10) is still to be measured on a quiet
+//! machine — under that load two adjacent runs of the same settings differed by up to a factor of 6, which no
+//! pairing of rounds removes.
 
 use std::collections::BTreeMap;
 
