@@ -1055,6 +1055,15 @@ fn scrambled(name: &'static str, how: impl Fn(&IndexPage) -> Scramble) {
     };
     let run = recover(&sb, &case);
     judge(&case, &truth, &expect, &run);
+    // The server meets the same page again after each restart: the same crash, at the same place, is one
+    // doubt, not one per crash.
+    let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();
+    for (n, d) in t.doubts.iter().enumerate() {
+        let twin = t.doubts[n + 1..]
+            .iter()
+            .find(|e| e.kind == d.kind && e.range == d.range && e.why == d.why);
+        assert!(twin.is_none(), "the doubt {d:?} is listed twice");
+    }
     if let (Scramble::Swap { .. }, Some(nth)) = (&how, first) {
         // The rows are whole, only out of order: the key order is the one evidence, and it names them.
         let t = run.manifest.as_ref().unwrap().table("db", "t").unwrap();

@@ -360,6 +360,14 @@ impl<'s, 'a> Reader<'s, 'a> {
         }
         let mut doubts = self.sh.doubts.lock().unwrap();
         for range in ranges {
+            // A crash met again at the same place (the reader restarts and meets the same page) says nothing
+            // new: one doubt, not one per crash (a scrambled page gave 77 identical ones).
+            if doubts
+                .iter()
+                .any(|d| d.kind == DoubtKind::Crash && d.range == range && d.why == c.why)
+            {
+                continue;
+            }
             doubts.push(Doubt {
                 kind: DoubtKind::Crash,
                 why: c.why.clone(),
