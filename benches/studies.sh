@@ -59,6 +59,7 @@ INNOPS=${INNOPS:-$PWD/target/release/innops}
 [ -x "$INNOPS" ] || cargo build --release --bin innops >&2
 export INNOPS_SANDBOX_DIR=$(mktemp -d /tmp/studies-XXXX)
 OUT=${OUT:-$(mktemp -d /tmp/studies-out-XXXX)}
+mkdir -p "$OUT"
 started=()
 cleanup() { for s in "${started[@]}"; do "$INNOPS" sandbox down "$s" >/dev/null 2>&1 || true; done; rm -rf "$INNOPS_SANDBOX_DIR"; }
 trap cleanup EXIT
