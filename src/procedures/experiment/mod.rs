@@ -365,7 +365,7 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     check_shape(p)?;
     cores::check_resolved(&p.sets)?;
     let layout = p.layout();
-    let header = env.header(
+    let mut header = env.header(
         Procedure::Experiment,
         facts,
         serde_json::to_value(p)?,
@@ -385,17 +385,19 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     for g in p.groups() {
         let layout = g.layout();
         for slot in &layout.sequence {
-            steps.push(match *slot {
+            match *slot {
                 schedule::Slot::Restart { n, config } => {
-                    restarts::step(&g, &env.dropin, target(format!("restart-{n}"), config))
+                    let id = format!("restart-{n}");
+                    steps.push(restarts::step(&g, &env.dropin, target(id.clone(), config)));
+                    steps.extend(restarts::after(&id, env, facts, &mut header.notes));
                 }
                 schedule::Slot::Run { round, arm } => {
                     let config = layout.config_of[arm];
                     let cfg = (!g.restart_vars.is_empty())
                         .then(|| (config, layout.configs[config].clone()));
-                    arm_run::step(&g, &layout.arms[arm], round, cfg)
+                    steps.push(arm_run::step(&g, &layout.arms[arm], round, cfg));
                 }
-            });
+            }
         }
     }
     if !p.tables.is_empty() {
@@ -406,6 +408,12 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
             p,
             &env.dropin,
             target("restore-config".into(), 0),
+        ));
+        steps.extend(restarts::after(
+            "restore-config",
+            env,
+            facts,
+            &mut header.notes,
         ));
     }
     if !p.online_baseline().is_empty() {
@@ -486,6 +494,11 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
                 },
             ))
             .pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
+        if facts.topology.role() == crate::server::topology::Role::Replica {
+            step = step.pre(crate::procedures::kit::replication::runs_check(
+                facts.flavor == crate::server::facts::Flavor::MariaDB,
+            ));
+        }
     }
     if let Some(name) = p.sets.iter().find(|s| values::needs_binlog(&s.name)) {
         step = step.pre(binlog_check(name.name.clone()));

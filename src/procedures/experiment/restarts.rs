@@ -145,6 +145,39 @@ fn runs_with(ctx: &mut Ctx, vals: &[Setting]) -> anyhow::Result<Option<Vec<Strin
     Ok(Some(off))
 }
 
+/// The steps that follow restart step `id`, as redo's and readonly's restarts are followed: on a primary, its
+/// replicas' reconnection measured and proven ([`crate::procedures::kit::replicas::after_restart`]); on a
+/// replica, its own replication running again ([`crate::procedures::kit::replication::resumed_step`]). A
+/// note (once) when the replicas cannot be reached.
+pub fn after(
+    id: &str,
+    env: &crate::procedures::PlanEnv,
+    facts: &crate::server::facts::ServerFacts,
+    notes: &mut Vec<String>,
+) -> Vec<Step> {
+    let mut said = Vec::new();
+    let mut out: Vec<Step> = crate::procedures::kit::replicas::after_restart(
+        &format!("replicas-reconnect-{id}"),
+        env,
+        facts,
+        &mut said,
+    )
+    .into_iter()
+    .collect();
+    for n in said {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    if facts.topology.role() == crate::server::topology::Role::Replica {
+        out.push(crate::procedures::kit::replication::resumed_step(
+            &format!("replication-{id}"),
+            facts.flavor == crate::server::facts::Flavor::MariaDB,
+        ));
+    }
+    out
+}
+
 /// What a restart step aims at.
 #[derive(Clone)]
 pub struct Target {

@@ -1,0 +1,174 @@
+//! `innops experiment`'s restarts beyond the server itself: a primary's replicas proven reconnected after
+//! each restart (and a run stopped when one does not, resumed once it does), a replica's own replication proven
+//! running again after each of its restarts (started by innops when the server starts with skip_slave_start),
+//! and the RocksDB engine loaded for an experiment through the drop-in and a restart and unloaded at its end.
+
+use mysql::prelude::Queryable;
+
+use crate::common::topology::{conn, Topology};
+use crate::common::{args, read_json, resume, run_innops, step};
+
+fn global(c: &mut mysql::Conn, name: &str) -> String {
+    c.query_first::<String, _>(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+        .unwrap()
+        .unwrap()
+}
+
+/// A restart-variable experiment on sandbox `on` of `t`: 2 rounds of 1 s, no warm-up, `workload`.
+fn experiment_on(t: &Topology, on: &str, workload: &str, run_dir: &std::path::Path) -> Vec<String> {
+    let mut a = args(&[
+        "experiment",
+        "--set",
+        "innodb_log_buffer_size=32M",
+        "--workload",
+        workload,
+        "--threads",
+        "2",
+        "--time",
+        "1",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--execute",
+        "--yes",
+        "--sandbox",
+        on,
+        "--sandbox-root",
+    ]);
+    a.push(t.root.display().to_string());
+    a.push("--run-dir".into());
+    a.push(run_dir.display().to_string());
+    a
+}
+
+fn io_sql_running(c: &mut mysql::Conn) -> (String, String) {
+    let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+    (
+        row.get::<String, _>("Slave_IO_Running").unwrap(),
+        row.get::<String, _>("Slave_SQL_Running").unwrap(),
+    )
+}
+
+fn dropin_of(s: &innops::server::sandbox::Sandbox) -> String {
+    std::fs::read_to_string(s.conf_dir.join("99-innops.cnf")).unwrap_or_default()
+}
+
+/// On a primary, every restart of the experiment is followed by its replicas' reconnection, measured and
+/// proven; a replica that does not reconnect stops the run (exit 3, naming it), and the run resumed once it
+/// replicates again ends with the server as it was.
+#[test]
+fn an_experiment_s_restarts_on_a_primary_wait_for_its_replicas() {
+    let t = Topology::new(1);
+    let r1 = format!("127.0.0.1:{}", t.replicas[0].port);
+    let before = global(&mut conn(&t.primary), "innodb_log_buffer_size");
+    let run_dir = t.root.join("run");
+    // The replica's IO thread stopped: the first restart's check waits (2 s here) and says it did not reconnect.
+    conn(&t.replicas[0])
+        .query_drop("STOP SLAVE IO_THREAD")
+        .unwrap();
+    let a = experiment_on(&t, "p", "oltp_read_write", &run_dir);
+    let stopped = run_innops(&a, &[("INNOPS_TEST_RECONNECT_WAIT", "2")]);
+    assert_eq!(stopped.code, 3, "{stopped:?}");
+    assert!(
+        stopped.stderr.contains(&format!("not reconnected: {r1}"))
+            && stopped
+                .stderr
+                .contains("a replica did not reconnect to this server after its restart"),
+        "{}",
+        stopped.stderr
+    );
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(
+        step(&report, "replicas-reconnect-restart-1")["status"],
+        "failed",
+        "{report}"
+    );
+    conn(&t.replicas[0])
+        .query_drop("START SLAVE IO_THREAD")
+        .unwrap();
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    // Both restarts between the arms are followed by a measured reconnection of r1.
+    for id in [
+        "replicas-reconnect-restart-1",
+        "replicas-reconnect-restart-2",
+    ] {
+        let s = step(&report, id);
+        assert_eq!(s["status"], "done", "{s}");
+        let each = s["result"]["replicas"].as_array().unwrap();
+        assert_eq!(each.len(), 1, "{s}");
+        assert_eq!(each[0]["replica"], r1.as_str());
+        assert!(each[0]["reconnected_after_s"].as_f64().is_some(), "{s}");
+    }
+    assert_eq!(
+        global(&mut conn(&t.primary), "innodb_log_buffer_size"),
+        before
+    );
+    assert_eq!(dropin_of(&t.primary), "");
+    t.sync();
+    assert_eq!(
+        io_sql_running(&mut conn(&t.replicas[0])),
+        ("Yes".into(), "Yes".into())
+    );
+}
+
+/// On a replica, the preflight refuses while its replication is stopped (a restart would start it), and each
+/// restart is followed by its replication proven running again: with skip_slave_start (the server does not
+/// start replication itself) innops starts it, so the replica ends replicating as it began.
+#[test]
+fn an_experiment_on_a_replica_proves_its_replication_runs_after_each_restart() {
+    let t = Topology::new(1);
+    // The benchmark tables come from the primary, as every write a replica holds does.
+    let prep = run_innops(
+        &experiment_on(&t, "p", "oltp_read_only", &t.root.join("prep")),
+        &[],
+    );
+    assert_eq!(prep.code, 0, "{prep:?}");
+    t.sync();
+    let r = &t.replicas[0];
+    let before = global(&mut conn(r), "innodb_log_buffer_size");
+
+    conn(r).query_drop("STOP SLAVE").unwrap();
+    let refused = run_innops(
+        &experiment_on(&t, "r1", "oltp_read_only", &t.root.join("refused")),
+        &[],
+    );
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .error_line()
+            .contains("replication on this replica is stopped, and a restart would start it again"),
+        "{}",
+        refused.stderr
+    );
+    conn(r).query_drop("START SLAVE").unwrap();
+
+    // The replica's own option file keeps replication stopped at every start.
+    std::fs::write(
+        r.conf_dir.join("50-skip.cnf"),
+        "[mysqld]\nskip_slave_start\n",
+    )
+    .unwrap();
+    let run_dir = t.root.join("run");
+    let out = run_innops(&experiment_on(&t, "r1", "oltp_read_only", &run_dir), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    for id in ["replication-restart-1", "replication-restart-2"] {
+        let s = step(&report, id);
+        assert_eq!(s["status"], "done", "{s}");
+        assert!(s["result"]["running_after_s"].as_f64().is_some(), "{s}");
+        assert_eq!(s["result"]["started_by_innops"], true, "{s}");
+    }
+    let mut c = conn(r);
+    assert_eq!(global(&mut c, "innodb_log_buffer_size"), before);
+    assert_eq!(io_sql_running(&mut c), ("Yes".into(), "Yes".into()));
+    assert_eq!(dropin_of(r), "");
+    // It still applies what the primary writes.
+    conn(&t.primary)
+        .query_drop("CREATE DATABASE after_exp")
+        .unwrap();
+    t.sync();
+}
