@@ -6,7 +6,8 @@
 use mysql::prelude::Queryable;
 
 use crate::common::topology::{conn, Topology};
-use crate::common::{args, read_json, resume, run_innops, step};
+use crate::common::{args, read_json, resume, run_innops, step, Sandboxed};
+use innops::server::sandbox::SandboxOptions;
 
 fn global(c: &mut mysql::Conn, name: &str) -> String {
     c.query_first::<String, _>(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
@@ -171,4 +172,185 @@ fn an_experiment_on_a_replica_proves_its_replication_runs_after_each_restart() {
         .query_drop("CREATE DATABASE after_exp")
         .unwrap();
     t.sync();
+}
+
+/// A plugin directory holding the server's own plugins and Debian's ha_rocksdb.so (mariadb-plugin-rocksdb, the
+/// same version as mariadbd), made once under /tmp from `apt-get download` without installing the package;
+/// None, with the reason printed, when the package cannot be fetched.
+fn rocksdb_plugin_dir() -> Option<std::path::PathBuf> {
+    let dir = std::path::PathBuf::from("/tmp/innops-test-rocksdb");
+    let plugins = dir.join("plugin");
+    if plugins.join("ha_rocksdb.so").exists() {
+        return Some(plugins);
+    }
+    let help = std::process::Command::new("mariadbd")
+        .args(["--verbose", "--help"])
+        .output()
+        .ok()?;
+    let system = String::from_utf8_lossy(&help.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("plugin-dir").map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| "/usr/lib/mysql/plugin".into());
+    let work = tempfile::Builder::new()
+        .prefix("innops-rocksdb-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let got = std::process::Command::new("apt-get")
+        .args(["download", "mariadb-plugin-rocksdb"])
+        .current_dir(work.path())
+        .output();
+    let deb = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"));
+    let Some(deb) = deb else {
+        eprintln!(
+            "skipped: `apt-get download mariadb-plugin-rocksdb` fetched no package ({})",
+            match got {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                Err(e) => e.to_string(),
+            }
+        );
+        return None;
+    };
+    let root = work.path().join("root");
+    let x = std::process::Command::new("dpkg")
+        .args([
+            "-x",
+            &deb.display().to_string(),
+            &root.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(x.success(), "dpkg -x {}", deb.display());
+    let so = walk_find(&root, "ha_rocksdb.so").expect("ha_rocksdb.so in the package");
+    let mine = work.path().join("plugin");
+    std::fs::create_dir(&mine).unwrap();
+    for e in std::fs::read_dir(&system).unwrap().filter_map(Result::ok) {
+        std::os::unix::fs::symlink(e.path(), mine.join(e.file_name())).unwrap();
+    }
+    std::fs::copy(&so, mine.join("ha_rocksdb.so")).unwrap();
+    // Another test may have made it meanwhile: either copy serves.
+    let kept = work.keep();
+    if std::fs::rename(&kept, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&kept);
+    }
+    Some(plugins)
+}
+
+fn walk_find(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.filter_map(Result::ok) {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = walk_find(&p, name) {
+                return Some(f);
+            }
+        } else if e.file_name() == name {
+            return Some(p);
+        }
+    }
+    None
+}
+
+fn rocksdb_support(sb: &Sandboxed) -> Option<String> {
+    sb.conn()
+        .query_first("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")
+        .unwrap()
+}
+
+/// With the plugin in the server's plugin directory but not loaded, an ENGINE=RocksDB variant is refused in
+/// one sentence naming --install-engine; with it, the plan loads the engine through the drop-in and a restart,
+/// proves it enabled, runs the variant, and unloads it at the end: killed with the server down inside that
+/// unload, the resumed run ends with the engine gone and the drop-in as it was.
+#[test]
+fn install_engine_loads_rocksdb_for_the_experiment_and_unloads_it_after_a_kill() {
+    let Some(plugins) = rocksdb_plugin_dir() else {
+        return;
+    };
+    let sb = Sandboxed::with(
+        "exprocks",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec![format!("plugin_dir = {}", plugins.display())],
+            ..Default::default()
+        },
+    );
+    assert_eq!(rocksdb_support(&sb), None, "not loaded before");
+    let run_dir = sb.root.join("run");
+    let mut a = args(&[
+        "experiment",
+        "--table-option",
+        "ENGINE=RocksDB",
+        "--workload",
+        "oltp_read_write",
+        "--threads",
+        "2",
+        "--time",
+        "1",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--run-dir",
+    ]);
+    a.push(run_dir.display().to_string());
+    let refused = sb.innops(&strs(&a));
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .error_line()
+            .contains("but not loaded: pass --install-engine"),
+        "{}",
+        refused.error_line()
+    );
+    let _ = std::fs::remove_dir_all(&run_dir);
+    a.extend(args(&["--install-engine", "--execute", "--yes"]));
+    let killed = sb.innops_env(
+        &strs(&a),
+        &[("INNOPS_FAULT", "restart-stopped:engine-unload")],
+    );
+    assert_eq!(killed.code, 137, "{killed:?}");
+    assert!(sb.target().connect().is_err(), "the server is down");
+    let resumed = resume(&run_dir, &[]);
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    assert_eq!(report["status"], "done", "{report}");
+    let load = step(&report, "engine-load");
+    assert_eq!(load["status"], "done", "{load}");
+    // The load's action, as the journal kept it from the run before the kill.
+    let acted = crate::common::events(&run_dir)
+        .into_iter()
+        .find(|e| e["event"] == "action_done" && e["step"] == "engine-load")
+        .expect("engine-load acted");
+    assert!(
+        acted["result"]["diff"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("+plugin_load_add = ha_rocksdb"),
+        "{acted}"
+    );
+    // Its post-check read the engine enabled from information_schema.ENGINES.
+    assert!(
+        crate::common::events(&run_dir)
+            .iter()
+            .any(|e| e["step"] == "engine-load" && e.to_string().contains("ENGINES: ROCKSDB YES")),
+        "no post-check of engine-load read ROCKSDB YES"
+    );
+    assert_eq!(step(&report, "table-1")["status"], "done");
+    let rocks = report["experiment"]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["key"] == "B")
+        .unwrap();
+    assert_eq!(rocks["rounds"], 2, "{rocks}");
+    // The end: the engine gone and innops's drop-in as it was (none), read back from the server.
+    assert_eq!(step(&report, "engine-unload")["status"], "done");
+    assert_eq!(rocksdb_support(&sb), None, "unloaded");
+    assert_eq!(crate::common::dropin(&sb), "");
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }

@@ -17,6 +17,7 @@
 mod arm_run;
 pub mod columns;
 pub mod cores;
+pub mod engine;
 mod keep;
 mod load;
 mod notes;
@@ -92,6 +93,10 @@ pub struct ExperimentParams {
     /// at that count, judged only against that count's A); empty with one count (`threads`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_counts: Vec<u32>,
+    /// `--install-engine`: RocksDB, when a table variant needs it and the server has the plugin but has not
+    /// loaded it, is loaded through innops's drop-in and a restart ([`engine`]) and unloaded at the end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub install_engine: bool,
     /// In one group of several: its thread count (its step ids and figure files start `t{N}-`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
@@ -312,6 +317,11 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
         values::check_zip(&p.sets)?;
     }
     threads::check_counts(p)?;
+    if engine::planned(p) && p.keep_best {
+        return Err(bad_input(
+            "--install-engine and --keep best do not go together yet (the engine is unloaded at the end, and --keep best keeps variables only): run the engine study without --keep best",
+        ));
+    }
     let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
@@ -372,6 +382,15 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         notes::notes(p, &layout),
     );
     let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
+    if engine::planned(p) {
+        steps.push(engine::load_step(p, &env.dropin));
+        steps.extend(restarts::after(
+            "engine-load",
+            env,
+            facts,
+            &mut header.notes,
+        ));
+    }
     if !p.tables.is_empty() {
         steps.extend((0..=p.tables.len()).map(|n| tables::build_step(p, n)));
     }
@@ -411,6 +430,15 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
         ));
         steps.extend(restarts::after(
             "restore-config",
+            env,
+            facts,
+            &mut header.notes,
+        ));
+    }
+    if engine::planned(p) {
+        steps.push(engine::unload_step(p, &env.dropin));
+        steps.extend(restarts::after(
+            "engine-unload",
             env,
             facts,
             &mut header.notes,
@@ -483,14 +511,14 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
         // --keep best writes a dynamic winner into the drop-in too (with restart variables the check below).
         step = step.pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
-    if !p.restart_vars.is_empty() {
+    if !p.restart_vars.is_empty() || engine::planned(p) {
         step = step
             .pre(crate::procedures::kit::checks::control_present(
                 crate::procedures::kit::checks::ControlNeed {
                     name: "server control",
                     needed: true,
-                    expected: "available: restart variables take a restart",
-                    fix: "restart variables are set through a restart and innops was not told how to restart this server: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
+                    expected: "available: restart variables and --install-engine take a restart",
+                    fix: "restart variables and --install-engine take a restart and innops was not told how to restart this server: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
                 },
             ))
             .pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
