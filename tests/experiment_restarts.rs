@@ -261,10 +261,10 @@ fn rocksdb_support(sb: &Sandboxed) -> Option<String> {
 
 /// With the plugin in the server's plugin directory but not loaded, an ENGINE=RocksDB variant is refused in
 /// one sentence naming --install-engine; with it, the plan loads the engine through the drop-in and a restart,
-/// proves it enabled, runs the variant, and unloads it at the end: killed with the server down inside that
-/// unload, the resumed run ends with the engine gone and the drop-in as it was.
+/// proves it enabled, runs the variant, and unloads it at the end: killed with the server down inside the load,
+/// resumed, killed again inside the unload, resumed, the run ends with the engine gone and the drop-in as it was.
 #[test]
-fn install_engine_loads_rocksdb_for_the_experiment_and_unloads_it_after_a_kill() {
+fn install_engine_loads_rocksdb_for_the_experiment_and_unloads_it_after_kills() {
     let Some(plugins) = rocksdb_plugin_dir() else {
         return;
     };
@@ -306,29 +306,39 @@ fn install_engine_loads_rocksdb_for_the_experiment_and_unloads_it_after_a_kill()
     );
     let _ = std::fs::remove_dir_all(&run_dir);
     a.extend(args(&["--install-engine", "--execute", "--yes"]));
-    let killed = sb.innops_env(
+    // Killed with the server down inside the load, the drop-in loading the plugin.
+    let first = sb.innops_env(
         &strs(&a),
+        &[("INNOPS_FAULT", "restart-stopped:engine-load")],
+    );
+    assert_eq!(first.code, 137, "{first:?}");
+    assert!(sb.target().connect().is_err(), "the server is down");
+    assert!(crate::common::dropin(&sb).contains("plugin_load_add = ha_rocksdb"));
+    // Resumed, and killed again with the server down inside the unload, the drop-in back as it was.
+    let killed = run_innops(
+        &args(&["resume", &run_dir.display().to_string(), "--yes"]),
         &[("INNOPS_FAULT", "restart-stopped:engine-unload")],
     );
     assert_eq!(killed.code, 137, "{killed:?}");
     assert!(sb.target().connect().is_err(), "the server is down");
+    assert_eq!(crate::common::dropin(&sb), "");
     let resumed = resume(&run_dir, &[]);
     assert_eq!(resumed.code, 0, "{resumed:?}");
     let report = read_json(&run_dir.join("report.json"));
     assert_eq!(report["status"], "done", "{report}");
     let load = step(&report, "engine-load");
     assert_eq!(load["status"], "done", "{load}");
-    // The load's action, as the journal kept it from the run before the kill.
+    // The load's action, as the journal kept it from the resumed run (the drop-in written already, its diff
+    // printed by the run that was killed).
     let acted = crate::common::events(&run_dir)
         .into_iter()
         .find(|e| e["event"] == "action_done" && e["step"] == "engine-load")
         .expect("engine-load acted");
+    assert_eq!(acted["result"]["loaded"], "ha_rocksdb", "{acted}");
     assert!(
-        acted["result"]["diff"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("+plugin_load_add = ha_rocksdb"),
-        "{acted}"
+        first.stderr.contains("+plugin_load_add = ha_rocksdb"),
+        "{}",
+        first.stderr
     );
     // Its post-check read the engine enabled from information_schema.ENGINES.
     assert!(
@@ -353,4 +363,90 @@ fn install_engine_loads_rocksdb_for_the_experiment_and_unloads_it_after_a_kill()
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
+}
+
+/// The dry run shows the load and the unload; a library the server cannot load (here a file that is no
+/// library, in a private plugin directory) makes a start without the engine: the load is reverted, the RocksDB
+/// variant left out and reported, the rest judged, and the server ends as it was.
+#[test]
+fn a_rocksdb_load_that_does_not_take_is_reverted_and_its_variant_left_out() {
+    let dir = tempfile::Builder::new()
+        .prefix("ino-rk-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let plugins = dir.path().join("plugin");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("ha_rocksdb.so"), "not a library\n").unwrap();
+    let sb = Sandboxed::with(
+        "exprkbad",
+        SandboxOptions {
+            buffer_pool: Some("64M".into()),
+            extra: vec![format!("plugin_dir = {}", plugins.display())],
+            ..Default::default()
+        },
+    );
+    let run_dir = sb.root.join("run");
+    let mut a = args(&[
+        "experiment",
+        "--table-option",
+        "ENGINE=RocksDB,ENGINE=Aria",
+        "--workload",
+        "oltp_read_write",
+        "--threads",
+        "2",
+        "--time",
+        "1",
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--install-engine",
+        "--format",
+        "json",
+    ]);
+    let dry = sb.innops(&strs(&a));
+    assert_eq!(dry.code, 0, "{dry:?}");
+    let ids: Vec<String> = dry.json()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    let at = |id: &str| {
+        ids.iter()
+            .position(|i| i == id)
+            .unwrap_or_else(|| panic!("no {id} in {ids:?}"))
+    };
+    assert!(
+        at("engine-load") < at("table-1") && at("drop-tables") < at("engine-unload"),
+        "{ids:?}"
+    );
+    a.extend(args(&["--execute", "--yes", "--run-dir"]));
+    a.push(run_dir.display().to_string());
+    let out = sb.innops(&strs(&a));
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&run_dir.join("report.json"));
+    let load = step(&report, "engine-load");
+    assert!(
+        load["result"]["left_out"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the server started without the engine"),
+        "{load}"
+    );
+    let verdict = |key: &str| {
+        report["experiment"]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["key"] == key)
+            .unwrap()["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(verdict("B").starts_with("failed"), "{report}");
+    assert!(!verdict("C").starts_with("failed"), "{report}");
+    assert_eq!(rocksdb_support(&sb), None);
+    assert_eq!(crate::common::dropin(&sb), "");
 }

@@ -120,6 +120,17 @@ pub fn library_present(ctx: &mut Ctx) -> anyhow::Result<(Option<bool>, String)> 
 /// The load: drop-in, clean shutdown, start, the engine read back (step `engine-load`).
 pub fn load_step(p: &ExperimentParams, dropin: &Result<PathBuf, String>) -> Step {
     let preview = match dropin {
+        Ok(path)
+            if read_optional(path)
+                .ok()
+                .flatten()
+                .is_some_and(|t| t.contains(LIBRARY)) =>
+        {
+            format!(
+                "{} loads {LIBRARY} already (as written by this step)",
+                path.display()
+            )
+        }
         Ok(path) => {
             let now = read_optional(path).ok().flatten();
             let change = crate::server::optionfile::ConfigChange {
@@ -143,6 +154,10 @@ pub fn load_step(p: &ExperimentParams, dropin: &Result<PathBuf, String>) -> Step
     .preview("/* innops:experiment:engine-load */ SHUTDOWN; start; SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")
     .pre(Check::new("ha_rocksdb.so in the server's plugin directory", |ctx| {
         let expected = "present (Debian: mariadb-plugin-rocksdb)";
+        if !restart::server_answers(ctx) {
+            // A run resumed after a kill inside this step's restart: the step starts the server.
+            return Ok(Verdict::pass("not checked: the server is down, this step starts it", expected));
+        }
         if enabled(ctx)? {
             return Ok(Verdict::pass("RocksDB enabled already", expected));
         }
