@@ -40,6 +40,10 @@ deps:
 		echo "installing$$missing (throwaway servers come from mariadb-server; the benchmark tests compare with sysbench; a test renders report.html in headless chromium)"; \
 		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
+	@if command -v apt-get >/dev/null 2>&1 && ! apt-cache show mariadb-plugin-rocksdb >/dev/null 2>&1; then \
+		echo "updating apt's package lists (a test fetches mariadb-plugin-rocksdb with apt-get download into /tmp, without installing it)"; \
+		$(SUDO) apt-get update -q || true; \
+	fi
 	@if ! $(ANSIBLE_VENV)/bin/python -c 'import sys, ansible.release as r; sys.exit(r.__version__ != "$(ANSIBLE_CORE)")' >/dev/null 2>&1; then \
 		echo "installing ansible-core $(ANSIBLE_CORE) into $(ANSIBLE_VENV) (the fleet tests run the Ansible collection)"; \
 		rm -rf $(ANSIBLE_VENV) && python3 -m venv $(ANSIBLE_VENV) && \

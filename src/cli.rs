@@ -472,6 +472,11 @@ pub struct ExperimentArgs {
         value_delimiter = ','
     )]
     pub table_option: Vec<String>,
+    /// Load the RocksDB engine for an ENGINE=RocksDB variant when the server has the plugin but has not loaded
+    /// it: `plugin_load_add = ha_rocksdb` in innops's drop-in and a restart, and at the end the drop-in put back
+    /// and another restart (two downtimes).
+    #[arg(long)]
+    pub install_engine: bool,
     /// The workload each arm runs (innops bench's sysbench workloads) [default: oltp_read_write].
     #[arg(long, conflicts_with = "workload_sql")]
     pub workload: Option<String>,

@@ -10,6 +10,7 @@ mod dist;
 mod docker;
 mod experiment;
 mod experiment_dims;
+mod experiment_restarts;
 mod fleet;
 mod impact;
 mod lock;

@@ -110,6 +110,7 @@ fn params(a: &ExperimentArgs) -> anyhow::Result<ExperimentParams> {
         keep_best: a.keep == Some(KeepArg::Best) || s.keep_best,
         restart_vars: Vec::new(),
         tables,
+        install_engine: a.install_engine,
         max_load: a
             .max_load
             .as_deref()

@@ -17,6 +17,7 @@
 mod arm_run;
 pub mod columns;
 pub mod cores;
+pub mod engine;
 mod keep;
 mod load;
 mod notes;
@@ -92,6 +93,10 @@ pub struct ExperimentParams {
     /// at that count, judged only against that count's A); empty with one count (`threads`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_counts: Vec<u32>,
+    /// `--install-engine`: RocksDB, when a table variant needs it and the server has the plugin but has not
+    /// loaded it, is loaded through innops's drop-in and a restart ([`engine`]) and unloaded at the end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub install_engine: bool,
     /// In one group of several: its thread count (its step ids and figure files start `t{N}-`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
@@ -312,6 +317,11 @@ pub fn check_shape(p: &ExperimentParams) -> anyhow::Result<()> {
         values::check_zip(&p.sets)?;
     }
     threads::check_counts(p)?;
+    if engine::planned(p) && p.keep_best {
+        return Err(bad_input(
+            "--install-engine and --keep best do not go together yet (the engine is unloaded at the end, and --keep best keeps variables only): run the engine study without --keep best",
+        ));
+    }
     let variants = p.variant_count();
     if variants > MAX_VARIANTS {
         return Err(bad_input(format!(
@@ -365,13 +375,22 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     check_shape(p)?;
     cores::check_resolved(&p.sets)?;
     let layout = p.layout();
-    let header = env.header(
+    let mut header = env.header(
         Procedure::Experiment,
         facts,
         serde_json::to_value(p)?,
         notes::notes(p, &layout),
     );
     let mut steps = vec![preflight(p, env, facts), prepare_step(p)];
+    if engine::planned(p) {
+        steps.push(engine::load_step(p, &env.dropin));
+        steps.extend(restarts::after(
+            "engine-load",
+            env,
+            facts,
+            &mut header.notes,
+        ));
+    }
     if !p.tables.is_empty() {
         steps.extend((0..=p.tables.len()).map(|n| tables::build_step(p, n)));
     }
@@ -385,17 +404,19 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
     for g in p.groups() {
         let layout = g.layout();
         for slot in &layout.sequence {
-            steps.push(match *slot {
+            match *slot {
                 schedule::Slot::Restart { n, config } => {
-                    restarts::step(&g, &env.dropin, target(format!("restart-{n}"), config))
+                    let id = format!("restart-{n}");
+                    steps.push(restarts::step(&g, &env.dropin, target(id.clone(), config)));
+                    steps.extend(restarts::after(&id, env, facts, &mut header.notes));
                 }
                 schedule::Slot::Run { round, arm } => {
                     let config = layout.config_of[arm];
                     let cfg = (!g.restart_vars.is_empty())
                         .then(|| (config, layout.configs[config].clone()));
-                    arm_run::step(&g, &layout.arms[arm], round, cfg)
+                    steps.push(arm_run::step(&g, &layout.arms[arm], round, cfg));
                 }
-            });
+            }
         }
     }
     if !p.tables.is_empty() {
@@ -406,6 +427,21 @@ pub fn plan(p: &ExperimentParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow:
             p,
             &env.dropin,
             target("restore-config".into(), 0),
+        ));
+        steps.extend(restarts::after(
+            "restore-config",
+            env,
+            facts,
+            &mut header.notes,
+        ));
+    }
+    if engine::planned(p) {
+        steps.push(engine::unload_step(p, &env.dropin));
+        steps.extend(restarts::after(
+            "engine-unload",
+            env,
+            facts,
+            &mut header.notes,
         ));
     }
     if !p.online_baseline().is_empty() {
@@ -475,17 +511,22 @@ fn preflight(p: &ExperimentParams, env: &PlanEnv, facts: &ServerFacts) -> Step {
         // --keep best writes a dynamic winner into the drop-in too (with restart variables the check below).
         step = step.pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
     }
-    if !p.restart_vars.is_empty() {
+    if !p.restart_vars.is_empty() || engine::planned(p) {
         step = step
             .pre(crate::procedures::kit::checks::control_present(
                 crate::procedures::kit::checks::ControlNeed {
                     name: "server control",
                     needed: true,
-                    expected: "available: restart variables take a restart",
-                    fix: "restart variables are set through a restart and innops was not told how to restart this server: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
+                    expected: "available: restart variables and --install-engine take a restart",
+                    fix: "restart variables and --install-engine take a restart and innops was not told how to restart this server: pass --sandbox NAME, --service systemd:UNIT or --start-cmd/--stop-cmd",
                 },
             ))
             .pre(crate::procedures::kit::checks::dropin_writable(&env.dropin));
+        if facts.topology.role() == crate::server::topology::Role::Replica {
+            step = step.pre(crate::procedures::kit::replication::runs_check(
+                facts.flavor == crate::server::facts::Flavor::MariaDB,
+            ));
+        }
     }
     if let Some(name) = p.sets.iter().find(|s| values::needs_binlog(&s.name)) {
         step = step.pre(binlog_check(name.name.clone()));

@@ -84,7 +84,7 @@ fn keep_before(ctx: &Ctx, path: &Path) -> anyhow::Result<Before> {
     Ok(b)
 }
 
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+pub(super) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -112,7 +112,7 @@ pub fn wanted(before: Option<&str>, values: Option<&[Setting]>) -> Option<String
 }
 
 /// Write `want` into the drop-in (None: remove it); the diff, empty when nothing changed.
-fn write_dropin(ctx: &Ctx, path: &Path, want: Option<&str>) -> anyhow::Result<String> {
+pub(super) fn write_dropin(ctx: &Ctx, path: &Path, want: Option<&str>) -> anyhow::Result<String> {
     let now = read_optional(path)?;
     if now.as_deref() == want {
         return Ok(String::new());
@@ -143,6 +143,39 @@ fn runs_with(ctx: &mut Ctx, vals: &[Setting]) -> anyhow::Result<Option<Vec<Strin
         }
     }
     Ok(Some(off))
+}
+
+/// The steps that follow restart step `id`, as redo's and readonly's restarts are followed: on a primary, its
+/// replicas' reconnection measured and proven ([`crate::procedures::kit::replicas::after_restart`]); on a
+/// replica, its own replication running again ([`crate::procedures::kit::replication::resumed_step`]). A
+/// note (once) when the replicas cannot be reached.
+pub fn after(
+    id: &str,
+    env: &crate::procedures::PlanEnv,
+    facts: &crate::server::facts::ServerFacts,
+    notes: &mut Vec<String>,
+) -> Vec<Step> {
+    let mut said = Vec::new();
+    let mut out: Vec<Step> = crate::procedures::kit::replicas::after_restart(
+        &format!("replicas-reconnect-{id}"),
+        env,
+        facts,
+        &mut said,
+    )
+    .into_iter()
+    .collect();
+    for n in said {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    if facts.topology.role() == crate::server::topology::Role::Replica {
+        out.push(crate::procedures::kit::replication::resumed_step(
+            &format!("replication-{id}"),
+            facts.flavor == crate::server::facts::Flavor::MariaDB,
+        ));
+    }
+    out
 }
 
 /// What a restart step aims at.
@@ -438,7 +471,7 @@ fn apply(
 
 /// Shut the server down if it runs; when innops asked it to (None: it was down already, as in a run resumed
 /// after a kill between the stop and the start — then the time kept by that stop, if any).
-fn stop(ctx: &mut Ctx) -> anyhow::Result<Option<chrono::DateTime<chrono::Utc>>> {
+pub(super) fn stop(ctx: &mut Ctx) -> anyhow::Result<Option<chrono::DateTime<chrono::Utc>>> {
     let file = ctx
         .run_dir
         .as_ref()

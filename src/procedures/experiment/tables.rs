@@ -127,6 +127,24 @@ fn failed_file(n: usize) -> String {
     format!("experiment/failed-table-{n}.json")
 }
 
+/// Store variant `n` as left out, with why (as a build the server refuses does).
+pub(super) fn store_failed(
+    ctx: &Ctx,
+    p: &ExperimentParams,
+    n: usize,
+    why: &str,
+) -> anyhow::Result<()> {
+    let f = FailedTable {
+        variant: variant(p, n)?.canonical(),
+        why: why.to_string(),
+    };
+    if let Some(dir) = &ctx.run_dir {
+        crate::files::create_private_dir(&dir.join("experiment"))?;
+        crate::files::write_json_atomic(&dir.join(failed_file(n)), &f)?;
+    }
+    Ok(())
+}
+
 fn size_file(n: usize) -> String {
     format!("experiment/table-{n}.json")
 }
@@ -245,7 +263,11 @@ pub fn engine_missing(ctx: &mut Ctx, engine: &str) -> anyhow::Result<Option<Stri
             "RocksDB is not installed here ({} is absent): install it with `apt-get install mariadb-plugin-rocksdb`, then run the experiment again",
             so.display()
         ),
-        _ => "RocksDB is not loaded on this server and innops does not install engine plugins yet: install the package (`apt-get install mariadb-plugin-rocksdb` on Debian), run INSTALL SONAME 'ha_rocksdb', then run the experiment again".into(),
+        Some(so) if ctx.target.local => format!(
+            "RocksDB is installed here ({}) but not loaded: pass --install-engine to let innops load it for the experiment through its drop-in and a restart (and unload it the same way at the end)",
+            so.display()
+        ),
+        _ => "RocksDB is not loaded on this server: pass --install-engine to let innops load it for the experiment through its drop-in and a restart, once the server has the plugin (Debian: `apt-get install mariadb-plugin-rocksdb`)".into(),
     }))
 }
 
@@ -278,7 +300,22 @@ pub fn build_step(p: &ExperimentParams, n: usize) -> Step {
         } else {
             "read the definition back from information_schema.TABLES and INNODB_SYS_TABLES; measure its size"
         });
-    if let Some(engine) = v.engine.clone() {
+    if v.engine.as_deref() == Some(super::engine::ROCKSDB) && p.install_engine {
+        // engine-load loaded it before this step, or stored why it could not: then this variant is left out.
+        step = step.pre(Check::after_prior(
+            "RocksDB loaded by engine-load",
+            move |ctx| {
+                let expected = "RocksDB enabled";
+                if let Some(f) = failed(ctx.run_dir.as_deref(), n) {
+                    return Ok(Verdict::done(format!("left out: {}", f.why), expected));
+                }
+                Ok(match engine_missing(ctx, "RocksDB")? {
+                    None => Verdict::pass("RocksDB enabled", expected),
+                    Some(why) => Verdict::fail("no RocksDB", expected, why),
+                })
+            },
+        ));
+    } else if let Some(engine) = v.engine.clone() {
         step = step.pre(Check::new(format!("the server has {engine}"), move |ctx| {
             Ok(match engine_missing(ctx, &engine)? {
                 None => Verdict::pass(format!("{engine} enabled"), format!("{engine} enabled")),

@@ -265,9 +265,11 @@ pub fn of_plan(
 
 /// After a restart of their primary: each replica's IO thread connected again, and how long after the server
 /// accepted connections (the replicas' own outage is the server's downtime plus this: a replica retries every
-/// `MASTER_CONNECT_RETRY` seconds, 60 by default). Placed right after the step that starts the server.
-pub fn reconnect_step(links: &[Link], mariadb: bool) -> crate::plan::Step {
+/// `MASTER_CONNECT_RETRY` seconds, 60 by default). Placed right after the step that starts the server, as step
+/// `id` (a plan that restarts several times has one per restart).
+pub fn reconnect_step(id: &str, links: &[Link], mariadb: bool) -> crate::plan::Step {
     use crate::plan::{Check, Risk, Step, Verdict};
+    let (id, rid) = (id.to_string(), id.to_string());
     let links = links.to_vec();
     let n = links.len();
     let labels = links
@@ -276,7 +278,7 @@ pub fn reconnect_step(links: &[Link], mariadb: bool) -> crate::plan::Step {
         .collect::<Vec<_>>()
         .join(", ");
     Step::new(
-        "replicas-reconnect",
+        id,
         "Wait for the replicas to reconnect, and measure their outage",
         Risk::Read,
     )
@@ -302,7 +304,7 @@ pub fn reconnect_step(links: &[Link], mariadb: bool) -> crate::plan::Step {
         Ok(serde_json::json!({ "replicas": each }))
     })
     .post(Check::new("each replica reconnected", move |ctx| {
-        let r = ctx.recorded_result("replicas-reconnect").unwrap_or_default();
+        let r = ctx.recorded_result(&rid).unwrap_or_default();
         let each = r["replicas"].as_array().cloned().unwrap_or_default();
         let late: Vec<String> = each
             .iter()
@@ -320,14 +322,16 @@ pub fn reconnect_step(links: &[Link], mariadb: bool) -> crate::plan::Step {
 }
 
 /// The reconnect step for a plan that restarts this server, when it has replicas; when they cannot be reached,
-/// the note that says their outage is not measured, and why.
+/// the note that says their outage is not measured, and why. The step's id is `id`.
 pub fn after_restart(
+    id: &str,
     env: &crate::procedures::PlanEnv,
     facts: &crate::server::facts::ServerFacts,
     notes: &mut Vec<String>,
 ) -> Option<crate::plan::Step> {
     match of_plan(env, &facts.topology, &[]) {
         Ok(l) if !l.is_empty() => Some(reconnect_step(
+            id,
             &l,
             facts.flavor == crate::server::facts::Flavor::MariaDB,
         )),
@@ -344,7 +348,7 @@ pub fn after_restart(
 /// The longest innops waits for a replica to reconnect after its primary's restart.
 pub const RECONNECT_WAIT: Duration = Duration::from_secs(180);
 
-fn reconnect_wait() -> Duration {
+pub(crate) fn reconnect_wait() -> Duration {
     crate::testhooks::reconnect_wait().unwrap_or(RECONNECT_WAIT)
 }
 

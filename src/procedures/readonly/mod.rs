@@ -361,7 +361,10 @@ fn undo_steps(
     steps.push(dropin_step(&ro));
     steps.push(start_step(&ro));
     steps.extend(crate::procedures::kit::replicas::after_restart(
-        env, facts, notes,
+        "replicas-reconnect",
+        env,
+        facts,
+        notes,
     ));
     // Replication stopped by the forward run starts again from where it stopped.
     let frozen = ro
@@ -432,7 +435,10 @@ fn forward_steps(
     steps.push(dropin_step(&ro));
     steps.push(start_step(&ro));
     steps.extend(crate::procedures::kit::replicas::after_restart(
-        env, facts, notes,
+        "replicas-reconnect",
+        env,
+        facts,
+        notes,
     ));
     let verify = verify_step(&ro);
     steps.push(match ro.replica {

@@ -267,6 +267,7 @@ pub fn plan(p: &RecoverParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Re
     if p.original_running {
         steps.push(start_original_step());
         steps.extend(crate::procedures::kit::replicas::after_restart(
+            "replicas-reconnect",
             env,
             facts,
             &mut header.notes,

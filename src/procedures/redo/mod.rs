@@ -307,6 +307,7 @@ pub fn plan(p: &RedoParams, facts: &ServerFacts, env: &PlanEnv) -> anyhow::Resul
         steps.push(stop_step(&want));
         steps.push(start_step(&want, &dropin));
         steps.extend(crate::procedures::kit::replicas::after_restart(
+            "replicas-reconnect",
             env,
             facts,
             &mut header.notes,
