@@ -389,3 +389,109 @@ fn pages_is_refused_with_in_place() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("--pages"), "{}", out.stderr);
 }
+
+/// `innops recover` on `db.t`'s copy, `--tables`, `--verify-load`, and `extra` flags; its exit and output.
+fn recover_run(sb: &Sandboxed, work: &Path, tables: &str, extra: &[&str]) -> crate::common::Output {
+    let out_dir = work.join("out");
+    let mut args: Vec<String> = [
+        "recover",
+        "--sandbox",
+        &sb.sandbox.name,
+        "--sandbox-root",
+        sb.root.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--copy-to",
+        work.join("copy").to_str().unwrap(),
+        "--tables",
+        tables,
+        "--verify-load",
+        "--drop-copy",
+        "--execute",
+        "--yes",
+        "--run-dir",
+        work.join("run").to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_innops(&args, &[])
+}
+
+/// `--pages` left out is `auto`: on a damaged table the SQL reads leave a lost range and the page pass runs on
+/// it (the manifest says it ran and why; it fails here if auto did not run the pass); on a healthy table of
+/// the same run it does not run, and says why. `--pages never` keeps the SQL result and says so per table.
+#[test]
+fn pages_auto_is_the_default_and_runs_only_where_the_sql_reads_lost_rows() {
+    let mut sb = Sandboxed::new("rpg5");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    int_table(&mut c, "h", 500);
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let leaves = leaves(&sb, "t", 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad = leaves.len() / 2;
+    damage(&sb, "t", leaves[bad].page);
+    start_at(&mut sb, 0);
+
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = recover_run(&sb, &work, "db.t,db.h", &[]);
+    assert_eq!(out.code, 4, "{out:?}");
+    let m = Manifest::read(&work.join("out")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    let pass = t.page_pass.as_ref().expect("the page pass's word on db.t");
+    assert!(
+        pass.ran,
+        "auto did not run the page pass on a damaged table: {pass:?}"
+    );
+    assert!(pass.why.contains("lost range"), "{pass:?}");
+    let p = t.pages.as_ref().expect("pages");
+    assert!(p.refused.is_none() && p.page_rows > 0, "{p:?}");
+    assert_eq!(
+        p.sql_rows as usize,
+        keys.len() - per_leaf[bad].len(),
+        "{p:?}"
+    );
+    assert_eq!(t.rows, p.sql_rows + p.page_rows);
+    assert!(
+        out.stdout.contains("read from the data file from page"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("loaded as recorded"), "{}", out.stdout);
+
+    let h = m.table("db", "h").unwrap();
+    assert_eq!(h.status, TableStatus::Complete, "{h:?}");
+    assert_eq!(h.rows, 500);
+    assert!(h.pages.is_none(), "{h:?}");
+    let pass = h.page_pass.as_ref().expect("the page pass's word on db.h");
+    assert!(!pass.ran, "{pass:?}");
+    assert!(pass.why.contains("lost nothing"), "{pass:?}");
+
+    // --pages never: the SQL result alone, and the table says why its lost range stays.
+    let never = sb.root.join("never");
+    std::fs::create_dir_all(&never).unwrap();
+    let out = recover_run(&sb, &never, "db.t", &["--pages", "never"]);
+    assert_eq!(out.code, 4, "{out:?}");
+    let m = Manifest::read(&never.join("out")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert!(t.pages.is_none(), "{t:?}");
+    assert_eq!(t.rows as usize, keys.len() - per_leaf[bad].len());
+    let pass = t.page_pass.as_ref().expect("the page pass's word");
+    assert!(
+        !pass.ran && pass.why.starts_with("--pages never"),
+        "{pass:?}"
+    );
+    assert!(
+        out.stdout
+            .contains("(page pass not run: --pages never: the 1 lost range(s) stay"),
+        "{}",
+        out.stdout
+    );
+}

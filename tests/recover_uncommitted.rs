@@ -133,6 +133,12 @@ fn recover(datadir: &Path, work: &Path, run: &str, extra: &[&str]) -> (Output, P
     ]
     .iter()
     .chain(extra)
+    // What the SQL reads alone get back, unless the test asks for the page pass (auto by default).
+    .chain(if extra.contains(&"--pages") {
+        &[][..]
+    } else {
+        &["--pages", "never"][..]
+    })
     .map(|s| s.to_string())
     .collect();
     (run_innops(&args, &[]), out, run_dir)
