@@ -472,6 +472,9 @@ fn recover_from_the_datadir_of_a_server_that_crashed_starts_nothing_but_its_priv
             work.join(format!("out-{run}")).to_str().unwrap(),
             "--copy-to",
             work.join(format!("copy-{run}")).to_str().unwrap(),
+            // What the SQL reads alone get back (the page pass, auto by default, is tests/recover_pages.rs's).
+            "--pages",
+            "never",
         ]
         .iter()
         .map(|s| s.to_string())
