@@ -127,10 +127,10 @@ damaged() {
     local exp limit
     exp=$("$DAMAGE" "$INNOPS_SANDBOX_DIR" rb bench t)
     limit=$(jq .limit <<<"$exp")
-    # innops recover, the whole command.
+    # innops recover, the whole command, SQL alone (--pages never: the page pass is auto by default).
     local s e
     s=$(date +%s.%N)
-    "$INNOPS" recover --sandbox rb --tables bench.t --out "$WORK/rec-out" --copy-to "$WORK/rec-copy" \
+    "$INNOPS" recover --sandbox rb --tables bench.t --out "$WORK/rec-out" --copy-to "$WORK/rec-copy" --pages never \
         --threads 2 --verify-load --drop-copy --run-dir "$WORK/rec-run" --execute --yes >"$WORK/recover.txt" 2>&1 ||
         { echo "innops recover failed (exit $?):" >&2; tail -20 "$WORK/recover.txt" >&2; }
     e=$(date +%s.%N)

@@ -607,11 +607,12 @@ pub struct RecoverArgs {
     /// dump never reads them, and a replica's relay logs can be gigabytes).
     #[arg(long, conflicts_with = "in_place")]
     pub with_logs: bool,
-    /// After the SQL reads, read the rows inside each table's lost ranges from the copy's data file itself
-    /// (the clustered index's leaf pages): rows the parser proves go into the same files, marked in the
-    /// manifest; the lost ranges shrink by what was read.
-    #[arg(long, conflicts_with = "in_place")]
-    pub pages: bool,
+    /// When to read rows from the copy's data file itself (the clustered index's leaf pages) after the SQL
+    /// reads: auto (the default; --pages alone too) for each table the SQL reads left lost ranges in or could
+    /// not open, when there is a copy (not with --in-place); never: the SQL result alone. Rows the parser
+    /// proves go into the same files, marked in the manifest; the lost ranges shrink by what was read.
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "auto", value_parser = ["auto", "never"])]
+    pub pages: Option<String>,
 }
 
 #[derive(Debug, Args)]

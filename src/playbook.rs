@@ -145,6 +145,7 @@ pub struct MemberSpec {
     pub threads: Option<Spanned<u64>>,
     pub mariadbd: Option<Spanned<String>>,
     pub in_place: Option<Spanned<bool>>,
+    pub pages: Option<Spanned<String>>,
     // deadlock
     pub scenario: Option<Spanned<String>>,
     pub repeat: Option<Spanned<u64>>,
@@ -218,6 +219,7 @@ pub fn allowed(procedure: Procedure) -> &'static [&'static str] {
             "threads",
             "mariadbd",
             "in-place",
+            "pages",
         ],
         Procedure::Deadlock => &[
             "scenario",
@@ -296,6 +298,7 @@ impl MemberSpec {
         n(&mut out, "threads", &self.threads);
         s(&mut out, "mariadbd", &self.mariadbd);
         b(&mut out, "in-place", &self.in_place);
+        s(&mut out, "pages", &self.pages);
         if let Some(v) = &self.scenario {
             out.push(Setting {
                 key: "scenario",

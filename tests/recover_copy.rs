@@ -147,6 +147,9 @@ fn recover_args(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Vec<S
         work.join(format!("out-{run}")).to_str().unwrap(),
         "--copy-to",
         work.join(format!("copy-{run}")).to_str().unwrap(),
+        // What the SQL reads alone get back (the page pass, auto by default, is tests/recover_pages.rs's).
+        "--pages",
+        "never",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -469,6 +472,9 @@ fn recover_from_the_datadir_of_a_server_that_crashed_starts_nothing_but_its_priv
             work.join(format!("out-{run}")).to_str().unwrap(),
             "--copy-to",
             work.join(format!("copy-{run}")).to_str().unwrap(),
+            // What the SQL reads alone get back (the page pass, auto by default, is tests/recover_pages.rs's).
+            "--pages",
+            "never",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -565,6 +571,9 @@ fn recover_in_place_restarts_the_server_itself_in_forced_recovery_and_back_to_no
     let t = m.table("db", "t").unwrap();
     assert_eq!(t.rows as usize, expected.len());
     assert_eq!(reported_lost(&m, "t"), lost);
+    // --pages is auto by default, and says per table why it did not run: no copy to read.
+    let pass = t.page_pass.as_ref().expect("the page pass's word");
+    assert!(!pass.ran && pass.why.starts_with("--in-place"), "{pass:?}");
     assert_eq!(m.level, 1);
     // Back to normal: level 0, and innops's drop-in no longer sets forced recovery.
     let level: u8 = sb

@@ -193,6 +193,10 @@ fn recover_env(sb: &Sandboxed, case: &Case, env: &[(&str, &str)]) -> Run {
         "json",
         "--threads",
         &threads,
+        // These layouts pin what the SQL reads alone get back; the page pass (auto by default) is
+        // tests/recover_pages.rs's.
+        "--pages",
+        "never",
     ];
     let mut env = env.to_vec();
     env.push(("INNOPS_DUMP_TRACE", "1"));

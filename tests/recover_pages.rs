@@ -431,3 +431,250 @@ fn pages_is_refused_with_in_place() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("--pages"), "{}", out.stderr);
 }
+
+/// `innops recover` on `db.t`'s copy, `--tables`, `--verify-load`, and `extra` flags; its exit and output.
+fn recover_run(sb: &Sandboxed, work: &Path, tables: &str, extra: &[&str]) -> crate::common::Output {
+    let out_dir = work.join("out");
+    let mut args: Vec<String> = [
+        "recover",
+        "--sandbox",
+        &sb.sandbox.name,
+        "--sandbox-root",
+        sb.root.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--copy-to",
+        work.join("copy").to_str().unwrap(),
+        "--tables",
+        tables,
+        "--verify-load",
+        "--drop-copy",
+        "--execute",
+        "--yes",
+        "--run-dir",
+        work.join("run").to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_innops(&args, &[])
+}
+
+/// `--pages` left out is `auto`: on a damaged table the SQL reads leave a lost range and the page pass runs on
+/// it (the manifest says it ran and why; it fails here if auto did not run the pass); on a healthy table of
+/// the same run it does not run, and says why. `--pages never` keeps the SQL result and says so per table.
+#[test]
+fn pages_auto_is_the_default_and_runs_only_where_the_sql_reads_lost_rows() {
+    let mut sb = Sandboxed::new("rpg5");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    int_table(&mut c, "t", 3000);
+    int_table(&mut c, "h", 500);
+    let keys = rows(&mut c, "SELECT id FROM db.t ORDER BY id");
+    drop(c);
+    stop_slow(&sb);
+    let leaves = leaves(&sb, "t", 3);
+    let per_leaf = keys_per_leaf(&leaves, &keys);
+    let bad = leaves.len() / 2;
+    damage(&sb, "t", leaves[bad].page);
+    start_at(&mut sb, 0);
+
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = recover_run(&sb, &work, "db.t,db.h", &[]);
+    assert_eq!(out.code, 4, "{out:?}");
+    let m = Manifest::read(&work.join("out")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    let pass = t.page_pass.as_ref().expect("the page pass's word on db.t");
+    assert!(
+        pass.ran,
+        "auto did not run the page pass on a damaged table: {pass:?}"
+    );
+    assert!(pass.why.contains("lost range"), "{pass:?}");
+    let p = t.pages.as_ref().expect("pages");
+    assert!(p.refused.is_none() && p.page_rows > 0, "{p:?}");
+    assert_eq!(
+        p.sql_rows as usize,
+        keys.len() - per_leaf[bad].len(),
+        "{p:?}"
+    );
+    assert_eq!(t.rows, p.sql_rows + p.page_rows);
+    assert!(
+        out.stdout.contains("read from the data file from page"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("loaded as recorded"), "{}", out.stdout);
+
+    let h = m.table("db", "h").unwrap();
+    assert_eq!(h.status, TableStatus::Complete, "{h:?}");
+    assert_eq!(h.rows, 500);
+    assert!(h.pages.is_none(), "{h:?}");
+    let pass = h.page_pass.as_ref().expect("the page pass's word on db.h");
+    assert!(!pass.ran, "{pass:?}");
+    assert!(pass.why.contains("lost nothing"), "{pass:?}");
+
+    // --pages never: the SQL result alone, and the table says why its lost range stays.
+    let never = sb.root.join("never");
+    std::fs::create_dir_all(&never).unwrap();
+    let out = recover_run(&sb, &never, "db.t", &["--pages", "never"]);
+    assert_eq!(out.code, 4, "{out:?}");
+    let m = Manifest::read(&never.join("out")).unwrap();
+    let t = m.table("db", "t").unwrap();
+    assert!(t.pages.is_none(), "{t:?}");
+    assert_eq!(t.rows as usize, keys.len() - per_leaf[bad].len());
+    let pass = t.page_pass.as_ref().expect("the page pass's word");
+    assert!(
+        !pass.ran && pass.why.starts_with("--pages never"),
+        "{pass:?}"
+    );
+    assert!(
+        out.stdout
+            .contains("(page pass not run: --pages never: the 1 lost range(s) stay"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A damaged non-leaf page (issue 30): the first page of the level above the leaves of a three-level index, so
+/// every read that starts at the table's start descends through it and fails, while every leaf is whole. SQL
+/// alone loses the keys under it; with the page pass every row comes back, equal to the truth taken before the
+/// damage, from leaves whose checksums pass: nothing lost, nothing in doubt.
+#[test]
+fn a_damaged_non_leaf_page_gives_every_row_back_from_the_whole_leaves() {
+    use innops::procedures::drill::damage as pages;
+    let mut sb = Sandboxed::new("rpg6");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    // ~72 rows a leaf: ~2,800 leaves, more than one level-1 page can point to (the root at level 2).
+    int_table(&mut c, "t", 200_000);
+    let truth = by_id(table_rows(&mut c, "db.t", "id"));
+    drop(c);
+    stop_slow(&sb);
+    let levels = pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", "t")
+        .unwrap()
+        .levels(3)
+        .unwrap();
+    assert_eq!(
+        levels.len(),
+        3,
+        "a root at level 2: {:?}",
+        levels.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert!(levels[1].len() >= 2, "{:?}", levels[1]);
+    damage(&sb, "t", levels[1][0].page);
+    start_at(&mut sb, 0);
+
+    let sql_dir = tempfile::tempdir().unwrap();
+    let m0 = run_dump(&sb, sql_dir.path(), false);
+    let t0 = m0.table("db", "t").unwrap();
+    assert!(
+        (t0.rows as usize) < truth.len() && !t0.lost.is_empty(),
+        "SQL alone loses the keys under the damaged page: {} rows, lost {:?}",
+        t0.rows,
+        t0.lost
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, dir.path(), true);
+    let t = m.table("db", "t").unwrap();
+    let p = t.pages.as_ref().expect("pages");
+    assert!(p.refused.is_none(), "{p:?}");
+    assert_eq!(p.sql_rows, t0.rows, "{p:?}");
+    assert_eq!((p.sql_rows + p.page_rows) as usize, truth.len(), "{p:?}");
+    assert!(
+        p.pages.iter().all(|r| r.checksum_ok && r.unproven == 0),
+        "{p:?}"
+    );
+    assert!(t.lost.is_empty(), "{:?}", t.lost);
+    assert!(t.doubts.is_empty(), "{:?}", t.doubts);
+    assert_eq!(t.status, TableStatus::Complete, "{t:?}");
+    assert!(t.page_pass.as_ref().is_some_and(|p| p.ran), "{t:?}");
+    assert_eq!(loaded(dir.path(), "rpg6l"), truth);
+}
+
+/// A damaged BLOB page (issue 30): the record whose externally stored value runs through it is never written as
+/// a row (its chain fails its checksum) and is listed in lost.jsonl with its key; every other row equals the
+/// truth. The root page is damaged too, so SQL cannot open the table and every record goes through the page
+/// pass: with the BLOB page alone, SQL reads the row with the value cut short and names it in an `error_log`
+/// doubt (tests/recover_layouts.rs, case g), and nothing is lost for the page pass to read.
+#[test]
+fn a_damaged_blob_page_keeps_its_record_out_of_the_rows_and_lists_its_key() {
+    use innops::procedures::drill::damage as pages;
+    let mut sb = Sandboxed::new("rpg7");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.t (id INT PRIMARY KEY, k INT NOT NULL, b MEDIUMBLOB, KEY k (k)) ENGINE=InnoDB",
+    )
+    .unwrap();
+    // Every 50th row a value of ~21 KB (a chain of two BLOB pages) that starts with its own id.
+    c.query_drop(
+        "INSERT INTO db.t SELECT seq, seq * 7 % 1000, \
+         IF(seq % 50 = 0, REPEAT(CONCAT('id', seq, '-'), 3000), CONCAT('s', seq)) FROM seq_1_to_2000",
+    )
+    .unwrap();
+    let truth = by_id(table_rows(&mut c, "db.t", "id"));
+    drop(c);
+    stop_slow(&sb);
+    let stopped = pages::Stopped::already(&sb.sandbox).unwrap();
+    let file = stopped.table("db", "t").unwrap();
+    let chains = file.blob_chains().unwrap();
+    assert_eq!(chains.len(), 40, "{chains:?}");
+    let chain = &chains[chains.len() / 2];
+    assert!(chain.pages.len() >= 2, "{chain:?}");
+    let head = String::from_utf8_lossy(&chain.head).into_owned();
+    let victim: i64 = head
+        .strip_prefix("id")
+        .and_then(|h| h.split('-').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("whose value: {head}"));
+    assert!(truth.contains_key(&victim));
+    file.damage(chain.pages[1]).unwrap();
+    file.damage(3).unwrap();
+    start_at(&mut sb, 1);
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = run_dump(&sb, dir.path(), true);
+    let t = m.table("db", "t").unwrap();
+    let p = t.pages.as_ref().expect("pages");
+    assert!(p.refused.is_none(), "{p:?}");
+    assert_eq!(
+        (p.sql_rows, p.page_rows as usize),
+        (0, truth.len() - 1),
+        "{p:?} victim {victim} lost {:?}",
+        t.lost
+    );
+    // The one record not proven: its own lost range, with its key and why.
+    assert_eq!(t.lost.len(), 1, "{:?}", t.lost);
+    let l = &t.lost[0];
+    let key = Some(vec![serde_json::json!(victim)]);
+    assert_eq!((&l.from, &l.to), (&key, &key), "{l:?}");
+    assert_eq!(l.records.len(), 1, "{l:?}");
+    assert_eq!(l.records[0].key, key, "{l:?}");
+    assert!(
+        l.records[0]
+            .reason
+            .contains("externally stored column `b` is incomplete")
+            && l.records[0]
+                .reason
+                .contains(&format!("page {}", chain.pages[1])),
+        "{l:?}"
+    );
+    assert_eq!(t.status, TableStatus::Partial, "{t:?}");
+    let lines = std::fs::read_to_string(dir.path().join("lost.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    let line: serde_json::Value = serde_json::from_str(lines.trim()).unwrap();
+    assert_eq!(line["from"], serde_json::json!([victim]), "{line}");
+    // Every row written equals the truth; the victim is not among them.
+    let got = loaded(dir.path(), "rpg7l");
+    let mut want = truth.clone();
+    want.remove(&victim);
+    assert_eq!(got, want);
+}

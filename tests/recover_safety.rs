@@ -20,6 +20,9 @@ fn recover(sb: &Sandboxed, out: &Path, copy: &Path, extra: &[&str]) -> Vec<Strin
         out.to_str().unwrap(),
         "--copy-to",
         copy.to_str().unwrap(),
+        // What the SQL reads alone get back (the page pass, auto by default, is tests/recover_pages.rs's).
+        "--pages",
+        "never",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -275,6 +278,8 @@ fn no_server_innops_starts_inherits_mysql_pwd() {
         "--yes",
         "--run-dir",
         work.join("run").to_str().unwrap(),
+        "--pages",
+        "never",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -423,6 +428,8 @@ fn when_no_level_starts_the_refusal_quotes_the_cause_from_the_error_log() {
         "--yes",
         "--run-dir",
         work.join("run").to_str().unwrap(),
+        "--pages",
+        "never",
     ]
     .iter()
     .map(|s| s.to_string())

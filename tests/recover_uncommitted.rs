@@ -133,6 +133,12 @@ fn recover(datadir: &Path, work: &Path, run: &str, extra: &[&str]) -> (Output, P
     ]
     .iter()
     .chain(extra)
+    // What the SQL reads alone get back, unless the test asks for the page pass (auto by default).
+    .chain(if extra.contains(&"--pages") {
+        &[][..]
+    } else {
+        &["--pages", "never"][..]
+    })
     .map(|s| s.to_string())
     .collect();
     (run_innops(&args, &[]), out, run_dir)
@@ -339,4 +345,93 @@ fn uncommitted_changes_stay_unread_at_level_3_and_the_server_names_their_tables(
         "the committed value of a changed row"
     );
     p.stop().unwrap();
+}
+
+/// Issue 30, "possibly uncommitted" on a real crash copy: the open transaction's changes are on the second leaf
+/// of `db.t` (ids all under 218, all changed), and that leaf is damaged. At level 3 nothing is rolled back, SQL
+/// cannot read the leaf, and the page pass reads its records as the transaction left them (its uncommitted
+/// values, its id in DB_TRX_ID): every row it writes from there carries the `uncommitted` doubt, by key.
+#[test]
+fn rows_read_from_a_page_an_open_transaction_changed_are_marked_possibly_uncommitted() {
+    use innops::dump::PageOptions;
+    use innops::procedures::drill::damage as pages;
+    let (sb, id) = crashed_with_an_open_transaction("rcunc4");
+    let file = pages::Stopped::already(&sb.sandbox)
+        .unwrap()
+        .table("db", "t")
+        .unwrap();
+    let leaves = file.leaves(3).unwrap();
+    let (first, second) = (leaves[0].n_recs, leaves[1].n_recs);
+    assert!(
+        first + second <= 217,
+        "the second leaf holds only changed rows: {first} + {second}"
+    );
+    file.damage(leaves[1].page).unwrap();
+    let work = sb.root.join("work");
+    let copy = work.join("data");
+    copy_datadir(&sb.sandbox.datadir, &copy, &Default::default(), &mut |_| {}).unwrap();
+    let p = Private {
+        dir: work.join("server"),
+        datadir: copy.clone(),
+        binary: sb.sandbox.binary.clone(),
+        carried: Vec::new(),
+    };
+    let a = p.start(3, Duration::from_secs(120)).unwrap();
+    assert!(a.started, "{:?}", a.error_log);
+    // As the recover step builds the page options: every transaction InnoDB did not prove rolled back.
+    let seen = trx::read_active(&p.target(), "/* innops:test */").unwrap();
+    let all = trx::assess(&trx::log_lines(&p), &seen);
+    let open: Vec<u64> = all
+        .iter()
+        .filter(|t| t.state != TrxState::RolledBack)
+        .filter_map(|t| t.id)
+        .collect();
+    assert_eq!(open, [id], "{all:?}");
+    let target = p.target();
+    let connector = TargetConnector {
+        target: &target,
+        wait: Duration::from_secs(10),
+        error_log: Some(p.error_log()),
+    };
+    let out = work.join("out");
+    let mut o = DumpOptions::new(&out, 3);
+    o.threads = 1;
+    o.split_min_rows = 0;
+    o.pages = Some(PageOptions {
+        datadir: copy,
+        lowest_active: open.iter().min().copied(),
+        uncommitted: open,
+    });
+    let m = innops::dump::dump(
+        &connector,
+        &[TableName::new("db", "t")],
+        &o,
+        &std::sync::atomic::AtomicBool::new(false),
+    );
+    p.stop().unwrap();
+    let m = m.unwrap();
+    let t = m.table("db", "t").unwrap();
+    let pp = t.pages.as_ref().expect("the page pass ran");
+    assert!(pp.refused.is_none() && pp.page_rows > 0, "{pp:?}");
+    assert!(
+        pp.pages
+            .iter()
+            .all(|r| r.rows == 0 || r.page == leaves[1].page),
+        "{pp:?}"
+    );
+    // SQL's rows are the committed versions; the rows from the page are the transaction's.
+    assert_eq!(uncommitted_in_file(&out, &m, "t") as u64, pp.page_rows);
+    let marked: Vec<i64> = t
+        .doubts
+        .iter()
+        .filter(|d| d.kind == DoubtKind::Uncommitted)
+        .flat_map(|d| d.keys.iter().map(|k| k[0].as_i64().unwrap()))
+        .collect();
+    assert_eq!(marked.len() as u64, pp.page_rows, "{:?}", t.doubts);
+    let low = first as i64;
+    assert!(
+        marked.iter().all(|&k| k > low && k <= low + second as i64),
+        "{marked:?}"
+    );
+    assert_eq!(t.status, TableStatus::Doubtful);
 }

@@ -3,7 +3,7 @@
 use super::env::{attach_error_log, env_from};
 use super::{run_options, run_plan};
 use crate::cli::RecoverArgs;
-use crate::procedures::recover::{self, RecoverParams};
+use crate::procedures::recover::{self, Pages, RecoverParams};
 use crate::server::facts::ServerFacts;
 
 pub fn run(a: &RecoverArgs) -> anyhow::Result<()> {
@@ -53,6 +53,19 @@ pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
             .into())
         }
     };
+    let pages = match a.pages.as_deref() {
+        // Not given: auto, which does not run without a copy (the report says so per table).
+        None => Pages::Auto,
+        Some(w) => Pages::named(w).ok_or_else(|| {
+            crate::error::Failure::BadInput(format!("--pages {w}: give auto or never"))
+        })?,
+    };
+    if a.in_place && a.pages.is_some() && pages == Pages::Auto {
+        return Err(crate::error::Failure::BadInput(
+            "--pages reads the rows from a copy's data files, and --in-place makes no copy: give --copy-to DIR instead of --in-place, or leave --pages out".into(),
+        )
+        .into());
+    }
     let params = RecoverParams {
         out: absolute(out)?,
         // Unused with --in-place: the plan names no copy then.
@@ -70,7 +83,7 @@ pub fn recover_params(a: &RecoverArgs) -> anyhow::Result<RecoverParams> {
         original_running: a.datadir.is_none(),
         in_place: a.in_place,
         with_logs: a.with_logs,
-        pages: a.pages,
+        pages,
     };
     params.check(a.allow_level)?;
     Ok(params)

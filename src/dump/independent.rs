@@ -357,6 +357,7 @@ mod tests {
             reconnects: 0,
             note: None,
             pages: None,
+            page_pass: None,
         }
     }
 

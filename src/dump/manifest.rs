@@ -240,6 +240,18 @@ pub struct TableEntry {
     /// What `--pages` read from the copy's data file (absent without `--pages`, or when nothing was lost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<PagesRead>,
+    /// Whether the page pass read this table's data file, and why or why not (absent when the caller did not
+    /// say whether it may run: a library dump without page options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_pass: Option<PagePass>,
+}
+
+/// The page pass's decision for one table: it ran, or why not, in one sentence a person reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PagePass {
+    /// Rows were sought in the table's data file (the pass ran to its end; `pages` says what it found).
+    pub ran: bool,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -154,6 +154,9 @@ pub struct DumpOptions {
     pub table_doubts: Vec<(Option<TableName>, manifest::Doubt)>,
     /// `--pages`: after the SQL reads, rows inside the lost ranges are read from the copy's data files.
     pub pages: Option<PageOptions>,
+    /// Why the page pass does not run, when `pages` is `None` and the caller says so (`--pages never`, no copy
+    /// to read): every table's manifest entry then says it (`page_pass`). Both `None`: nothing is said.
+    pub pages_off: Option<String>,
 }
 
 /// Where `--pages` reads from and what it checks the rows against.
@@ -185,6 +188,7 @@ impl DumpOptions {
             split_min_rows: 100_000,
             table_doubts: Vec::new(),
             pages: None,
+            pages_off: None,
         }
     }
 }

@@ -18,7 +18,9 @@ use super::{
     json_of, range_conds, status_of, xcheck, Connector, DumpOptions, Kind, Reader, Shared,
     TableInfo, Unopenable, B,
 };
-use crate::dump::manifest::{DoubtKind, LostRange, PagesRead, TableEntry, TableStatus, Unproven};
+use crate::dump::manifest::{
+    DoubtKind, LostRange, PagePass, PagesRead, TableEntry, TableStatus, Unproven,
+};
 use crate::dump::{create_private, file_name, prepare_session, xsums, KeySource, TableName};
 use crate::sql::quote_ident;
 
@@ -84,6 +86,7 @@ fn attempt(
                         .map(Some);
                 }
                 unrecoverable(&mut entry, name, &why);
+                entry.page_pass = not_run(opts, 1, false);
                 return Ok(Some((entry, Vec::new())));
             }
             return Err(e.into());
@@ -119,7 +122,15 @@ fn attempt(
         }
         Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
             abandon(shared, writer, &path);
-            unrecoverable(&mut entry, name, &crate::error::display_of(&e));
+            let why = crate::error::display_of(&e);
+            if opts.pages.is_some() {
+                // Opened for SHOW CREATE TABLE, unopenable at its first read: the same as unopenable.
+                let mut conn = fresh_session(connector, tag)?;
+                return pages_only(connector, &mut conn, (&mut info, entry), opts, abort, &why)
+                    .map(Some);
+            }
+            unrecoverable(&mut entry, name, &why);
+            entry.page_pass = not_run(opts, 1, false);
             return Ok(Some((entry, Vec::new())));
         }
         Err(e)
@@ -313,6 +324,7 @@ fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEnt
         reconnects: 0,
         note: None,
         pages: None,
+        page_pass: None,
         indexes: Vec::new(),
     }
 }
@@ -591,6 +603,7 @@ fn read_pages(
     entry: &mut TableEntry,
 ) -> AfterPages {
     let Some(po) = shared.opts.pages.as_ref().filter(|_| !lost.is_empty()) else {
+        entry.page_pass = not_run(shared.opts, lost.len(), entry.note.is_some());
         return (lost, Vec::new(), None);
     };
     let sql_rows = shared.out.lock().unwrap().rows;
@@ -602,6 +615,13 @@ fn read_pages(
         Ok(mut pass) => {
             pass.read.sql_rows = sql_rows;
             entry.pages = Some(pass.read.clone());
+            entry.page_pass = Some(PagePass {
+                ran: true,
+                why: format!(
+                    "the SQL reads left {} lost range(s): the rows inside them were sought in the data file",
+                    lost.len()
+                ),
+            });
             let (lost, records) = std::mem::take(&mut pass.lost)
                 .into_iter()
                 .map(|p| ((p.lo, p.hi), p.records))
@@ -609,16 +629,38 @@ fn read_pages(
             (lost, records, Some(pass))
         }
         Err(why) => {
+            let refused = format!("{name}'s pages were not read ({why}): it keeps the SQL result");
+            entry.page_pass = Some(PagePass {
+                ran: false,
+                why: refused.clone(),
+            });
             entry.pages = Some(PagesRead {
                 sql_rows,
-                refused: Some(format!(
-                    "{name}'s pages were not read ({why}): it keeps the SQL result"
-                )),
+                refused: Some(refused),
                 ..Default::default()
             });
             (lost, Vec::new(), None)
         }
     }
+}
+
+/// Why the page pass does not run on a table after its SQL reads (`lost` ranges left, `short`: a read
+/// stopped short without naming a range); `None` when the caller said nothing about pages.
+fn not_run(opts: &DumpOptions, lost: usize, short: bool) -> Option<PagePass> {
+    if opts.pages.is_none() && opts.pages_off.is_none() {
+        return None;
+    }
+    let why = if lost == 0 && !short {
+        "the SQL reads lost nothing: there is nothing for it to add".into()
+    } else if lost == 0 {
+        "the SQL reads stopped short without naming a lost key range for it to read".into()
+    } else {
+        format!(
+            "{}: the {lost} lost range(s) stay as the SQL reads left them",
+            opts.pages_off.as_deref().unwrap_or("the page pass is off")
+        )
+    };
+    Some(PagePass { ran: false, why })
 }
 
 /// Whether the secondary indexes confirm the rows read from pages column by column: every column of the
@@ -667,11 +709,16 @@ fn pages_only(
         Ok(r) => r,
         Err(e) => {
             unrecoverable(&mut entry, &name, why);
+            let refused = format!(
+                "{name}'s pages were not read ({}): nothing of it is in the dump",
+                crate::error::display_of(&e)
+            );
+            entry.page_pass = Some(PagePass {
+                ran: false,
+                why: refused.clone(),
+            });
             entry.pages = Some(PagesRead {
-                refused: Some(format!(
-                    "{name}'s pages were not read ({}): nothing of it is in the dump",
-                    crate::error::display_of(&e)
-                )),
+                refused: Some(refused),
                 ..Default::default()
             });
             return Ok((entry, Vec::new()));
@@ -715,6 +762,10 @@ fn pages_only(
     let (lost, records, pass) = read_pages(&shared, conn, vec![(None, None)], &mut entry);
     if let Some(pass) = &pass {
         entry.doubts.extend(pages::doubts(pass, false));
+        entry.page_pass = Some(PagePass {
+            ran: true,
+            why: "SQL cannot open the table: every row was sought in its data file".into(),
+        });
     }
     let out = shared.out.into_inner().unwrap();
     drop(out.tx);

@@ -16,7 +16,15 @@ pub fn table_lines(m: &Manifest) -> Vec<String> {
 /// pages were not read.
 fn pages_part(t: &dump::manifest::TableEntry) -> String {
     let Some(p) = &t.pages else {
-        return String::new();
+        // Not run on a table with losses: why (a table SQL read whole needs no word).
+        return match &t.page_pass {
+            Some(pp)
+                if !pp.ran && (!t.lost.is_empty() || t.status == TableStatus::Unrecoverable) =>
+            {
+                format!(" (page pass not run: {})", pp.why)
+            }
+            _ => String::new(),
+        };
     };
     if let Some(why) = &p.refused {
         return format!(" ({why})");
@@ -216,6 +224,7 @@ pub(super) fn summary(m: &Manifest) -> serde_json::Value {
                 "status": t.status,
                 "rows": t.rows,
                 "pages": t.pages,
+                "page_pass": t.page_pass,
                 "lost": t.lost,
                 "note": t.note,
             })

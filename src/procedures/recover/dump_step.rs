@@ -12,7 +12,7 @@ use crate::plan::{Check, Ctx, Risk, Step, Verdict};
 
 use super::describe::{summary, table_lines};
 use super::private::Private;
-use super::{escalation, safety, tables_to_dump, trx, verdict, RecoverParams};
+use super::{escalation, safety, tables_to_dump, trx, verdict, Pages, RecoverParams};
 
 /// Sessions to the private server; a crash (a garbage record) restarts it at the same level, once per crash.
 struct PrivateConnector {
@@ -92,8 +92,8 @@ pub(super) fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) ->
     Step::new("dump", format!("Dump every table to {}, ascending, descending and by key ranges past the damage", p.out.display()), Risk::Read)
         .preview(format!(
             "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched;{} each secondary index read against the rows; {} thread(s); files in {}",
-            if p.pages {
-                " then (--pages) the rows inside the lost ranges read from the copy's .ibd leaf pages;"
+            if p.pages == Pages::Auto {
+                " then (--pages auto) the rows inside the lost ranges, or of a table SQL cannot open, read from the copy's .ibd leaf pages;"
             } else {
                 ""
             },
@@ -134,7 +134,9 @@ fn dump_private(
     let known = escalation(ctx).map(|e| e.recovered).unwrap_or_default();
     let before = trx::now(private, &tag, level, &known);
     opts.table_doubts = trx::doubts(&before);
-    if p1.pages {
+    if p1.pages == Pages::Never {
+        opts.pages_off = Some("--pages never".into());
+    } else {
         // The rows of a transaction InnoDB did not prove rolled back may be on the pages as it left them.
         let open: Vec<u64> = before
             .iter()

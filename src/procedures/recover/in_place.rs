@@ -17,7 +17,7 @@ use super::private::Attempt;
 use super::{
     answering_level, escalation, level_zero_check, manifest_check, tables_to_dump, trx, verdict,
 };
-use super::{Escalation, RecoverParams};
+use super::{Escalation, Pages, RecoverParams};
 
 /// The settings innops's drop-in carries while the server runs in forced recovery (`None` removes them).
 fn recovery_settings(level: Option<u8>) -> Vec<(&'static str, Option<String>)> {
@@ -180,6 +180,11 @@ pub(super) fn dump_in_place_step(p: &RecoverParams) -> Step {
             let mut opts = DumpOptions::new(&p1.out, e.level);
             opts.threads = p1.threads.max(1);
             opts.tag = tag.clone();
+            // The page pass reads a copy's files, never the files of a server that runs: there is none here.
+            opts.pages_off = Some(match p1.pages {
+                Pages::Auto => "--in-place: the page pass reads only a copy's data files, and there is no copy".into(),
+                Pages::Never => "--pages never".into(),
+            });
             let control = ctx.control()?;
             // Transactions active at the crash, from the server's log since the chosen start (no look at level 3:
             // the server itself is not started more often than the escalation needs).

@@ -12,6 +12,7 @@ pub mod copy;
 mod describe;
 mod dump_step;
 mod in_place;
+mod pages_mode;
 mod preflight;
 pub mod private;
 mod safety;
@@ -38,6 +39,7 @@ use dump_step::{dump_step, manifest_check};
 use in_place::{
     dump_in_place_step, escalate_in_place_step, final_in_place_step, restore_in_place_step,
 };
+pub use pages_mode::Pages;
 pub use preflight::offline_facts;
 use preflight::{preflight, preflight_in_place};
 use private::{Attempt, Private};
@@ -74,13 +76,19 @@ pub struct RecoverParams {
     /// `--with-logs`: the copy takes the binary and relay logs and the replication info files too.
     #[serde(default)]
     pub with_logs: bool,
-    /// `--pages`: the rows inside the lost ranges read from the copy's data files after the SQL reads.
-    #[serde(default)]
-    pub pages: bool,
+    /// `--pages`: whether the rows inside the lost ranges (or of a table SQL cannot open) are read from the
+    /// copy's data files after the SQL reads. A plan written before the choice had a name (`true`/`false`), or
+    /// before the flag existed (absent: no page pass then), reads as it ran.
+    #[serde(default = "pages_never")]
+    pub pages: Pages,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn pages_never() -> Pages {
+    Pages::Never
 }
 
 impl RecoverParams {
@@ -811,7 +819,7 @@ mod tests {
             original_running: true,
             in_place: false,
             with_logs: false,
-            pages: false,
+            pages: Pages::Never,
         };
         assert!(p.check(None).is_ok());
         let high = RecoverParams {

@@ -827,6 +827,7 @@ mod tests {
             note: None,
             indexes: Vec::new(),
             pages: None,
+            page_pass: None,
         };
         let mut m = Manifest {
             format: 1,

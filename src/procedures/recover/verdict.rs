@@ -108,6 +108,7 @@ mod tests {
             reconnects: 0,
             note: None,
             pages: None,
+            page_pass: None,
             indexes: Vec::new(),
         }
     }
