@@ -81,13 +81,8 @@ fn attempt(
         Err(e) => {
             if status_of(&e).is_some() {
                 let why = crate::error::describe_mysql(&e);
-                if opts.pages.is_some() {
-                    return pages_only(connector, &mut conn, (&mut info, entry), opts, abort, &why)
-                        .map(Some);
-                }
-                unrecoverable(&mut entry, name, &why);
-                entry.page_pass = not_run(opts, 1, false);
-                return Ok(Some((entry, Vec::new())));
+                return unopenable(connector, &mut conn, (&mut info, entry), opts, abort, &why)
+                    .map(Some);
             }
             return Err(e.into());
         }
@@ -123,15 +118,10 @@ fn attempt(
         Err(e) if e.downcast_ref::<Unopenable>().is_some() => {
             abandon(shared, writer, &path);
             let why = crate::error::display_of(&e);
-            if opts.pages.is_some() {
-                // Opened for SHOW CREATE TABLE, unopenable at its first read: the same as unopenable.
-                let mut conn = fresh_session(connector, tag)?;
-                return pages_only(connector, &mut conn, (&mut info, entry), opts, abort, &why)
-                    .map(Some);
-            }
-            unrecoverable(&mut entry, name, &why);
-            entry.page_pass = not_run(opts, 1, false);
-            return Ok(Some((entry, Vec::new())));
+            // Opened for SHOW CREATE TABLE, unopenable at its first read: the same as unopenable.
+            let mut conn = fresh_session(connector, tag)?;
+            return unopenable(connector, &mut conn, (&mut info, entry), opts, abort, &why)
+                .map(Some);
         }
         Err(e)
             if e.chain()
@@ -167,16 +157,9 @@ fn attempt(
         let confirmed = confirmed_by_indexes(&shared, &entry);
         entry.doubts.extend(pages::doubts(pass, confirmed));
     }
-    let out = shared.out.into_inner().unwrap();
-    drop(out.tx);
-    let sha = writer
-        .join()
-        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
-        .with_context(|| format!("writing {}", path.display()))?;
-    entry.file = Some(file);
-    entry.rows = out.rows;
-    entry.content_hash = Some(format!("{:032x}", out.hash));
-    entry.sha256 = Some(sha);
+    let (rows, hash, sha) = super::writer::finish(shared.out.into_inner().unwrap(), writer, &path)?;
+    (entry.file, entry.rows) = (Some(file), rows);
+    (entry.content_hash, entry.sha256) = (Some(hash), Some(sha));
     let lines = lost_lines(
         &mut conn,
         &info,
@@ -187,6 +170,24 @@ fn attempt(
     )?;
     entry.status = status(&entry, info.pk.is_empty());
     Ok(Some((entry, lines)))
+}
+
+/// A table SQL cannot open (`why`): read whole from its data file when the page pass may run, else
+/// unrecoverable.
+fn unopenable(
+    connector: &dyn Connector,
+    conn: &mut Conn,
+    (info, mut entry): (&mut TableInfo, TableEntry),
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    why: &str,
+) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    if opts.pages.is_some() {
+        return pages_only(connector, conn, (info, entry), opts, abort, why);
+    }
+    unrecoverable(&mut entry, &info.name, why);
+    entry.page_pass = not_run(opts, 1, false);
+    Ok((entry, Vec::new()))
 }
 
 /// The table is read by ranges of its key and has secondary indexes to check: the index pass can run beside.
@@ -767,21 +768,14 @@ fn pages_only(
             why: "SQL cannot open the table: every row was sought in its data file".into(),
         });
     }
-    let out = shared.out.into_inner().unwrap();
-    drop(out.tx);
-    let sha = writer
-        .join()
-        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
-        .with_context(|| format!("writing {}", path.display()))?;
+    let (rows, hash, sha) = super::writer::finish(shared.out.into_inner().unwrap(), writer, &path)?;
     if pass.is_none() {
         let _ = std::fs::remove_file(&path);
         unrecoverable(&mut entry, &name, why);
         return Ok((entry, Vec::new()));
     }
-    entry.file = Some(file);
-    entry.rows = out.rows;
-    entry.content_hash = Some(format!("{:032x}", out.hash));
-    entry.sha256 = Some(sha);
+    (entry.file, entry.rows) = (Some(file), rows);
+    (entry.content_hash, entry.sha256) = (Some(hash), Some(sha));
     entry.unchecked.push(format!(
         "{name} cannot be opened through SQL ({why}): its rows come from its data file alone, no secondary index could be read against them, and its CREATE TABLE is rebuilt from the dictionary (columns and the clustered key only)"
     ));

@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+use anyhow::Context;
+
 use mysql::{Row, Value};
 use sha2::{Digest, Sha256};
 
@@ -167,4 +169,19 @@ pub(super) fn flush_parts(
     *hash = 0;
     crate::testhooks::dump_pause();
     Ok(())
+}
+
+/// Close a table's file: the writer's end, and the rows, content hash and sha256 of what it wrote.
+pub(super) fn finish(
+    out: Out,
+    writer: std::thread::JoinHandle<std::io::Result<String>>,
+    path: &std::path::Path,
+) -> anyhow::Result<(u64, String, String)> {
+    let (rows, hash) = (out.rows, format!("{:032x}", out.hash));
+    drop(out.tx);
+    let sha = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the writer thread of {} panicked", path.display()))?
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok((rows, hash, sha))
 }
