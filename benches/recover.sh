@@ -32,6 +32,15 @@
 #   ROWS=200000 ROUNDS=3 benches/recover.sh
 #   PART=damaged benches/recover.sh    # or PART=healthy
 #   KEEP=DIR PART=damaged benches/recover.sh   # keeps the damaged part's two recover outputs and run directories in DIR
+#   BEFORE=/path/to/older/innops PART=damaged benches/recover.sh   # the page pass before/after a change, below
+#
+# The page pass's cost is read three ways: the whole commands' difference (noisy: the copy, the starts and
+# --verify-load vary from run to run), the dump steps' difference (from each run's journal), and the pass's own
+# wall time (`pages.seconds` in the manifest, from builds that write it). With BEFORE=BINARY (an older build of
+# innops), ROUNDS_D rounds (default 3) then run, on the same damaged files and in a rotated order, the command
+# without --pages and with --pages by this build and by BINARY (no --verify-load: it runs after the dump step),
+# and print each one's dump step, the page pass as the difference, and the medians and per-round ratio
+# before/after: the tools of one round run back to back, so a burst of load weighs on both sides.
 # Needs: mariadb client, mariadb-dump, mariadbd with the sequence engine, mydumper (skipped when absent).
 set -euo pipefail
 ROWS=${ROWS:-1000000}
@@ -174,6 +183,14 @@ damaged() {
         "exit $mrc: $(tail -1 "$WORK/mdump.err")"
     printf '%-14s %10d %9.4f  %s\n' asc+desc "$ascdesc_rows" "$(echo "$ascdesc_rows / $limit" | bc -l)" \
         "mariadb -q ORDER BY id, then DESC: $(tail -1 "$WORK/asc.err" | cut -c1-60)"
+    local d0 d1 own
+    d0=$(dump_secs "$WORK/rec-run")
+    d1=$(dump_secs "$WORK/recp-run")
+    own=$(jq '[.tables[] | select(.db == "bench" and .table == "t") | .pages.seconds // 0] | add // 0' "$WORK/recp-out/manifest.json" 2>/dev/null || echo 0)
+    printf 'dump step: %.1f s without --pages, %.1f s with (%+.1f s); the page pass itself (pages.seconds): %.2f s, %s leaf pages of which %s parsed whole\n' \
+        "$d0" "$d1" "$(echo "$d1 - $d0" | bc -l)" "$own" \
+        "$(jq '[.tables[] | .pages.leaves // 0] | add' "$WORK/recp-out/manifest.json" 2>/dev/null)" \
+        "$(jq '[.tables[] | .pages.parsed_whole // 0] | add' "$WORK/recp-out/manifest.json" 2>/dev/null)"
     echo "lost ranges (after, before), exclusive:"
     echo "  exact   $(jq -c .lost <<<"$exp")"
     echo "  innops  $(jq -c '[.tables[] | select(.db == "bench" and .table == "t") | .lost[] | [(.after // .from // [null])[0], (.before // [null])[0]]] | sort' "$WORK/rec-out/manifest.json" 2>/dev/null)"
@@ -182,8 +199,52 @@ damaged() {
     before=$(jq .rows_before <<<"$exp")
     printf 'innops --pages: %d of %d rows (%.3f%%; target of issue 30: at least 99.98%%, every record outside the overwritten bytes)\n' \
         "$pages_rows" "$before" "$(echo "100 * $pages_rows / $before" | bc -l)"
-    printf 'the page pass: %.1f s for a %d-row table, %.0f rows/s (the pass reads and parses every leaf; target: at least half the healthy dump'"'"'s rows/s)\n' \
-        "$(echo "$pages_secs - $innops_secs" | bc -l)" "$before" "$(echo "$before / ($pages_secs - $innops_secs)" | bc -l)"
+    printf 'the page pass: %.1f s for a %d-row table by the whole commands, %.0f rows/s; by its own time %.0f rows/s (target: at least half the healthy dump'"'"'s rows/s)\n' \
+        "$(echo "$pages_secs - $innops_secs" | bc -l)" "$before" "$(echo "$before / ($pages_secs - $innops_secs)" | bc -l)" \
+        "$(echo "if ($own > 0) $before / $own else 0" | bc -l)"
+    [[ -n ${BEFORE:-} ]] && before_after "$before"
+    return 0
+}
+
+# The dump step's seconds in a run directory's journal (step_started to action_done).
+dump_secs() {
+    local a z
+    a=$(jq -r 'select(.step == "dump" and .event == "step_started") | .ts' "$1/journal.jsonl" | head -1)
+    z=$(jq -r 'select(.step == "dump" and .event == "action_done") | .ts' "$1/journal.jsonl" | head -1)
+    echo "$(date -d "$z" +%s.%N) - $(date -d "$a" +%s.%N)" | bc -l
+}
+
+# BEFORE=BINARY: the page pass of this build and of BINARY, side by side on the same damaged files.
+before_after() {
+    local rows=$1 r i m bin extra
+    local -a M=(none after before)
+    : >"$WORK/ba"
+    for ((r = 0; r < ${ROUNDS_D:-3}; r++)); do
+        for ((i = 0; i < 3; i++)); do
+            m=${M[(i + r) % 3]}
+            bin=$INNOPS extra=--pages
+            [[ $m == before ]] && bin=$BEFORE
+            [[ $m == none ]] && extra=
+            rm -rf "$WORK/ba-out" "$WORK/ba-copy" "$WORK/ba-run"
+            "$bin" recover --sandbox rb --tables bench.t --out "$WORK/ba-out" --copy-to "$WORK/ba-copy" $extra \
+                --threads 2 --drop-copy --run-dir "$WORK/ba-run" --execute --yes >"$WORK/ba.txt" 2>&1 || true
+            echo "$m $r $(dump_secs "$WORK/ba-run") $(jq '[.tables[] | .rows] | add' "$WORK/ba-out/manifest.json") $(jq '[.tables[] | .pages.seconds // 0] | add' "$WORK/ba-out/manifest.json")" >>"$WORK/ba"
+        done
+    done
+    echo
+    echo "page pass before/after (BEFORE=$BEFORE), ${ROUNDS_D:-3} rounds; per round: dump step without --pages, with --pages after, before"
+    awk '{ d[$2, $1] = $3; n[$1] = $4; o[$2] = ($1 == "after") ? $5 : o[$2] } END {
+        for (r = 0; (r, "none") in d; r++) printf "  round %d: %.2f s, %.2f s (pass %+.2f s, own %.2f s), %.2f s (pass %+.2f s)\n", r, d[r, "none"], d[r, "after"], d[r, "after"] - d[r, "none"], o[r], d[r, "before"], d[r, "before"] - d[r, "none"]
+        printf "  rows: without %d, after %d, before %d\n", n["none"], n["after"], n["before"] }' "$WORK/ba"
+    local med_after med_before med_own ratio
+    med() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+    med_after=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) print d[r, "after"] - d[r, "none"] }' "$WORK/ba" | med)
+    med_before=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) print d[r, "before"] - d[r, "none"] }' "$WORK/ba" | med)
+    med_own=$(awk '$1 == "after" { print $5 }' "$WORK/ba" | med)
+    ratio=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) { a = d[r, "after"] - d[r, "none"]; if (a > 0.05) print (d[r, "before"] - d[r, "none"]) / a } }' "$WORK/ba" | med)
+    printf '  median page pass (dump-step difference): before %.2f s (%.0f rows/s), after %.2f s (%.0f rows/s); before/after per round: %s\n' \
+        "$med_before" "$(echo "$rows / $med_before" | bc -l)" "$med_after" "$(echo "if ($med_after > 0) $rows / $med_after else 0" | bc -l)" "${ratio:-n/a (after within 0.05 s of none)}"
+    printf '  median page pass by its own time (after): %.2f s, %.0f rows/s\n' "$med_own" "$(echo "$rows / $med_own" | bc -l)"
 }
 
 case $PART in

@@ -93,6 +93,15 @@ pub struct PagesRead {
     /// Pages not read, or read only in part, one sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The clustered index's leaf pages on the chain, and how many of them were parsed whole (the others
+    /// were read for their keys alone: no key inside a lost range, nothing wrong with them).
+    #[serde(default)]
+    pub leaves: u64,
+    #[serde(default)]
+    pub parsed_whole: u64,
+    /// How long the page pass took (from asking the definition to the ranges cut), in seconds.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 /// One leaf page `--pages` read rows from ("read from page N").

@@ -10,6 +10,7 @@
 
 pub mod blob;
 pub mod def;
+pub mod keys;
 pub mod page;
 pub mod record;
 pub mod space;
@@ -17,5 +18,6 @@ pub mod value;
 
 pub use blob::{InMemory, PageReader};
 pub use def::{ColType, ColumnDef, ColumnSpec, RowFormat, TableDef};
+pub use keys::{leaf_keys, LeafKeys};
 pub use record::{parse_leaf, Leaf, Outcome, Record, Row};
 pub use value::{Extern, Value};

@@ -239,6 +239,36 @@ pub fn parse_leaf(
     pages: &dyn PageReader,
     p: &[u8],
 ) -> Result<Leaf, String> {
+    let (origins, problems, check_next) = list_of(def, space, p)?;
+    let mut heaps = std::collections::HashSet::new();
+    let mut parsed: Vec<Parsed> = origins
+        .iter()
+        .map(|&at| parse_record(def, Some((space, pages)), p, at, &mut heaps))
+        .collect();
+    // A record whose next-record offset may be what was overwritten: kept only when the record after it in
+    // the list is one (its own offset's bytes are the 2 just before its data).
+    for i in 0..parsed.len() {
+        if check_next.contains(&parsed[i].origin)
+            && parsed.get(i + 1).is_none_or(|n| n.reason.is_some())
+        {
+            parsed[i].reject("its next-record offset is broken");
+        }
+    }
+    let order_complete = check_order(def, &mut parsed);
+    check_neighbours(def, p, &mut parsed);
+    Ok(Leaf {
+        records: parsed.into_iter().map(Parsed::into_record).collect(),
+        checksum_ok: space.checksum_ok(p),
+        problems,
+        order_complete,
+    })
+}
+
+/// The page's records in list order, the page-level findings, and the records whose next-record offset is in
+/// doubt; `Err` when the page is not read at all.
+pub(super) type List = (Vec<usize>, Vec<String>, std::collections::HashSet<usize>);
+
+pub(super) fn list_of(def: &TableDef, space: &Space, p: &[u8]) -> Result<List, String> {
     if let Some(why) = refusal(def, space, p) {
         return Err(why);
     }
@@ -269,41 +299,22 @@ pub fn parse_leaf(
         }
     }
     let leftmost = p[8..12] == NO_PAGE.to_be_bytes();
-    let mut heaps = std::collections::HashSet::new();
-    let mut parsed = Vec::new();
     for (i, &at) in origins.iter().enumerate() {
         let info = byte(p, at - 5)? & 0xF0;
         if info & MIN_REC != 0 && i == 0 && leftmost {
             return Err("the first record is the metadata record of an instant ALTER TABLE, which is not read yet".into());
         }
-        parsed.push(parse_record(def, (space, pages), p, at, &mut heaps));
     }
-    // A record whose next-record offset may be what was overwritten: kept only when the record after it in
-    // the list is one (its own offset's bytes are the 2 just before its data).
-    for i in 0..parsed.len() {
-        if check_next.contains(&parsed[i].origin)
-            && parsed.get(i + 1).is_none_or(|n| n.reason.is_some())
-        {
-            parsed[i].reject("its next-record offset is broken");
-        }
-    }
-    let order_complete = check_order(def, &mut parsed);
-    check_neighbours(def, p, &mut parsed);
-    Ok(Leaf {
-        records: parsed.into_iter().map(Parsed::into_record).collect(),
-        checksum_ok: space.checksum_ok(p),
-        problems,
-        order_complete,
-    })
+    Ok((origins, problems, check_next))
 }
 
 /// A record on its way: its key's bytes (for the order check) and values, and the outcome so far.
-struct Parsed {
+pub(super) struct Parsed {
     origin: usize,
     key_bytes: Option<Vec<Vec<u8>>>,
-    key: Option<Vec<Value>>,
+    pub(super) key: Option<Vec<Value>>,
     row: Option<Row>,
-    reason: Option<String>,
+    pub(super) reason: Option<String>,
     /// From its first header byte to its last data byte, once its fields are found.
     extent: Option<(usize, usize)>,
     /// Its bytes all decoded (it may still be delete-marked or out of order): its start is a record's start.
@@ -441,10 +452,11 @@ fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<(Vec<Field>, (usize
     Ok((out, (lens_at + 1, at)))
 }
 
-/// One record: header checks, then each field decoded, externally stored ones followed through `pages`.
-fn parse_record(
+/// One record: header checks, then each field decoded, externally stored ones followed through `pages`; with
+/// `None` for them, only up to its key (no row: [`super::keys::leaf_keys`]).
+pub(super) fn parse_record(
     def: &TableDef,
-    (file, pages): (&Space, &dyn PageReader),
+    read: Option<(&Space, &dyn PageReader)>,
     p: &[u8],
     origin: usize,
     heaps: &mut std::collections::HashSet<u16>,
@@ -483,6 +495,9 @@ fn parse_record(
     ]);
     let n_key = if def.key.is_empty() { 1 } else { def.key.len() };
     for (i, (f, (col, _))) in fs.iter().zip(&lay).enumerate() {
+        if read.is_none() && i == n_key {
+            break;
+        }
         let bytes = match get(p, f.start, f.len) {
             Ok(b) => b,
             Err(why) => {
@@ -493,7 +508,7 @@ fn parse_record(
         if i == n_key {
             trx_id = bytes.iter().fold(0u64, |v, &x| v << 8 | u64::from(x));
         }
-        if i == n_key - 1 {
+        if i == n_key - 1 && (read.is_some() || def.key.is_empty()) {
             r.key_bytes = Some(key_bytes(p, &fs[..n_key]));
         }
         let Some(c) = *col else { continue };
@@ -501,6 +516,11 @@ fn parse_record(
         let v = if f.null {
             Ok(Value::Null)
         } else if f.external {
+            let Some((file, pages)) = read else {
+                // Never a key column in InnoDB; `leaf_keys`'s callers parse a page with a keyless record whole.
+                r.reject("an externally stored key column, read only by the whole parse");
+                return r;
+            };
             match external(def, ty, bytes, space).map(|e| (blob::follow(file, pages, &e), e)) {
                 Ok((Ok(rest), e)) => value::decode(ty, &[e.prefix, rest].concat()),
                 Ok((Err(why), _)) => {
@@ -533,6 +553,9 @@ fn parse_record(
         r.key = Some(vec![Value::Uint(
             kb[0].iter().fold(0, |v, &x| v << 8 | u64::from(x)),
         )]);
+    }
+    if read.is_none() {
+        return r;
     }
     if byte(p, origin - 5).unwrap_or(0) & DELETED != 0 {
         r.reject("the record is delete-marked (deleted, waiting for purge)");
@@ -673,12 +696,8 @@ fn key_bytes(p: &[u8], fs: &[Field]) -> Vec<Vec<u8>> {
 /// Compare two keys on their leading columns that order by bytes; `complete` is false when a column that does
 /// not (a collated string) was reached.
 fn cmp_keys(def: &TableDef, a: &[Vec<u8>], b: &[Vec<u8>]) -> (Ordering, bool) {
-    let cols: Vec<Option<&ColType>> = if def.key.is_empty() {
-        vec![None]
-    } else {
-        def.key.iter().map(|&k| Some(&def.columns[k].ty)).collect()
-    };
-    for (i, ty) in cols.iter().enumerate() {
+    for i in 0..def.key.len().max(1) {
+        let ty = def.key.get(i).map(|&k| &def.columns[k].ty);
         let (x, y) = (&a[i], &b[i]);
         let o = match ty {
             Some(ColType::Float) | Some(ColType::Double) => {
@@ -751,4 +770,4 @@ fn check_order(def: &TableDef, recs: &mut [Parsed]) -> bool {
 
 #[cfg(test)]
 #[path = "record_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -5,7 +5,7 @@ use crate::pages::def::{Charset, ColumnDef};
 use crate::pages::page::crc32c;
 
 /// id INT key, a VARCHAR(300) utf8mb4 NULL (lengths above 127 take two bytes), b INT NULL.
-fn def() -> TableDef {
+pub(crate) fn def() -> TableDef {
     let col = |name: &str, ty, nullable| ColumnDef {
         name: name.into(),
         ty,
@@ -45,7 +45,7 @@ fn def() -> TableDef {
 }
 
 /// A 16 KiB full_crc32 tablespace, as MariaDB 10.5+ creates one.
-const FCRC32: Space = Space {
+pub(crate) const FCRC32: Space = Space {
     id: 0,
     flags: 0x15,
     full_crc32: true,
@@ -61,7 +61,7 @@ const NO_PAGES: crate::pages::blob::InMemory = crate::pages::blob::InMemory {
     page_size: PAGE,
 };
 
-type Input = (i32, Option<String>, Option<i32>);
+pub(crate) type Input = (i32, Option<String>, Option<i32>);
 
 fn int(v: i32) -> [u8; 4] {
     (v as u32 ^ 0x8000_0000).to_be_bytes()
@@ -69,7 +69,7 @@ fn int(v: i32) -> [u8; 4] {
 
 /// A leaf page holding `rows` in key order, laid out as InnoDB lays COMPACT records out; `info` ORed into
 /// every record's info bits.
-fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
+pub(crate) fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
     let mut p = vec![0u8; PAGE];
     p[8..12].copy_from_slice(&NO_PAGE.to_be_bytes());
     p[24..26].copy_from_slice(&INDEX_PAGE.to_be_bytes());
@@ -303,4 +303,74 @@ fn a_broken_record_list_is_walked_on_from_the_page_directory() {
             .collect();
         assert_eq!(got, want_ids, "offset of record {broken} broken");
     }
+}
+
+/// The key-only read (`leaf_keys`, what the page pass reads of the pages outside the lost ranges) gives each
+/// record the key the whole parse gives it, and no key where it gives none, on whole, delete-marked,
+/// overwritten and broken pages alike: the page pass decides from those keys which pages to parse whole.
+#[test]
+fn the_key_only_read_gives_the_whole_parses_keys() {
+    let rows = inputs();
+    let good = page(&rows, &[]);
+    let heap_top = usize::from(be16(&good, HEAP_TOP));
+    let mut pages = vec![good.clone(), page(&rows, &[0, DELETED, 0, DELETED])];
+    let origins = crate::pages::page::record_origins(&good).unwrap();
+    for broken in [0, 10, 38] {
+        let mut p = good.clone();
+        p[origins[broken] - 2..origins[broken]].copy_from_slice(&0x7FF0u16.to_be_bytes());
+        pages.push(p);
+    }
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..300 {
+        let mut p = good.clone();
+        let len = 16 + (rand() % 512) as usize;
+        let from = RECORDS_START + (rand() as usize % (heap_top - RECORDS_START - 16));
+        for b in &mut p[from..(from + len).min(heap_top)] {
+            *b = rand() as u8;
+        }
+        pages.push(p);
+    }
+    let (mut keyless, mut rejected_with_key) = (0, 0);
+    for p in &pages {
+        let (whole, keys) = (
+            parse_leaf(&def(), &FCRC32, &NO_PAGES, p),
+            crate::pages::leaf_keys(&def(), &FCRC32, p),
+        );
+        let (whole, keys) = match (whole, keys) {
+            (Ok(w), Ok(k)) => (w, k),
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b);
+                continue;
+            }
+            other => panic!("one refused, the other not: {other:?}"),
+        };
+        assert_eq!(
+            (whole.checksum_ok, &whole.problems),
+            (keys.checksum_ok, &keys.problems)
+        );
+        let want: Vec<Option<Vec<Value>>> = whole
+            .records
+            .iter()
+            .map(|r| match &r.outcome {
+                Outcome::Row(row) => Some(vec![row.values[0].clone()]),
+                Outcome::Rejected { key, .. } => key.clone(),
+            })
+            .collect();
+        let got: Vec<Option<Vec<Value>>> = keys.keys.iter().map(|k| k.clone().ok()).collect();
+        assert_eq!(got, want);
+        keyless += want.iter().filter(|k| k.is_none()).count();
+        rejected_with_key += whole
+            .records
+            .iter()
+            .filter(|r| matches!(&r.outcome, Outcome::Rejected { key: Some(_), .. }))
+            .count();
+    }
+    // The damage gave both kinds of rejected records: the comparison covered them.
+    assert!(keyless > 0 && rejected_with_key > 0);
 }

@@ -1,8 +1,9 @@
 //! `--pages`: after the SQL reads, the rows inside the lost ranges read from the copy's data file itself
 //! (issue 30). The clustered index's leaf pages are found by page type, level and index id, not through the
-//! tree (`pages::page::leaf_chain`); every record of them is parsed (`pages::parse_leaf`), and a record becomes
-//! a row of the dump only when the parser proves it and its key lies inside a lost range (the rows SQL returned
-//! are never written twice). The lost ranges are then narrowed by what was read, and only by that: a stretch
+//! tree (`pages::page::leaf_chain`); each is read for its records' keys (`pages::leaf_keys`), and parsed whole
+//! (`pages::parse_leaf`) when a key lies inside a lost range or the page is not clean; a record becomes a row
+//! of the dump only when the parser proves it and its key lies inside a lost range (the rows SQL returned are
+//! never written twice). The lost ranges are then narrowed by what was read, and only by that: a stretch
 //! between two rows read is dropped only when no key can lie in it (consecutive integers) or the two records are
 //! neighbours on the chain of pages whose checksums pass and whose record lists are whole. A record inside a
 //! lost range that is not proven stays lost, with its key when the key's bytes validate and the reason.
@@ -25,7 +26,7 @@ use crate::dump::{KeySource, PageOptions};
 use crate::pages::def::ColType;
 use crate::pages::page::{leaf_chain, PAGE};
 use crate::pages::space::Space;
-use crate::pages::{parse_leaf, InMemory, Outcome, Value};
+use crate::pages::{leaf_keys, parse_leaf, InMemory, Outcome, Value};
 
 /// An integer key, column by column.
 type Key = Vec<i128>;
@@ -82,6 +83,7 @@ pub(super) fn read_pages(
     lost: &[(Option<B>, Option<B>)],
     po: &PageOptions,
 ) -> Result<Pass, String> {
+    let start = std::time::Instant::now();
     let (pt, map) = checked_def(sh, conn)?;
     flushed(conn, &sh.opts.tag)?;
     let path = ibd_path(po, &sh.info.name)?;
@@ -121,12 +123,14 @@ pub(super) fn read_pages(
             list(&off)
         ));
     }
-    let mut recs = chain_records(&pt, &space, &data, &chain, &mut pass.read.notes);
-    dedupe(&mut recs);
+    let ranges = Ranges::new(lost);
+    let mut recs = chain_records(&pt, &space, &data, &chain, &ranges, &mut pass.read);
+    dedupe(&mut recs, &ranges);
     let points = write_rows(sh, po, (&pt, &map), &recs, lost, &mut pass)?;
     pass.lost = cut(lost, &points, &recs, sh.info.pk.len() == 1);
     let bounds = ranges_of(&pass.lost);
     attach_keyless(&mut pass.lost, &recs, &bounds);
+    pass.read.seconds = start.elapsed().as_secs_f64();
     Ok(pass)
 }
 
@@ -182,57 +186,112 @@ fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>),
     Ok((pt, map))
 }
 
+/// The lost ranges with their bounds as integers: which one a key lies in.
+struct Ranges<'a> {
+    lost: &'a [(Option<B>, Option<B>)],
+    ints: Vec<(Option<Key>, Option<Key>)>,
+}
+
+impl<'a> Ranges<'a> {
+    fn new(lost: &'a [(Option<B>, Option<B>)]) -> Self {
+        let ints = lost
+            .iter()
+            .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
+            .collect();
+        Ranges { lost, ints }
+    }
+
+    fn find(&self, k: &Key) -> Option<usize> {
+        self.lost
+            .iter()
+            .zip(&self.ints)
+            .position(|((lo, hi), (l, h))| {
+                in_range(k, lo.as_ref().zip(l.as_ref()), hi.as_ref().zip(h.as_ref()))
+            })
+    }
+}
+
+fn key_of(vals: &[Value]) -> Option<Key> {
+    vals.iter()
+        .map(|v| match v {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::Uint(u) => Some(i128::from(*u)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Every record of the chain's pages, in key order; a page the parser refuses is a note (and a break: nothing
-/// next to it is joined).
+/// next to it is joined). Each page is read for its keys first (`pages::leaf_keys`, the parser's own code up
+/// to the key); only a page that may give a row the pass writes or a record it names is parsed whole: one with
+/// a key inside a lost range, a record without a key, a failed checksum or a finding about the page. The
+/// others' records carry their key (the one the whole parse gives them) and no row: outside every lost range,
+/// no row of theirs is written, and their keys still bound the ranges and count as duplicates.
 fn chain_records(
     pt: &PagedTable,
     space: &Space,
     data: &[u8],
     chain: &[(u32, bool)],
-    notes: &mut Vec<String>,
+    ranges: &Ranges,
+    read: &mut PagesRead,
 ) -> Vec<Rec> {
+    read.leaves = chain.len() as u64;
     let reader = InMemory {
         data,
         page_size: PAGE,
-    };
-    let key_of = |vals: &[Value]| -> Option<Key> {
-        vals.iter()
-            .map(|v| match v {
-                Value::Int(i) => Some(i128::from(*i)),
-                Value::Uint(u) => Some(i128::from(*u)),
-                _ => None,
-            })
-            .collect()
     };
     let mut recs: Vec<Rec> = Vec::new();
     let mut prev_clean = false;
     for (ci, &(n, linked)) in chain.iter().enumerate() {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
-        let leaf = match parse_leaf(&pt.def, space, &reader, p) {
-            Ok(l) => l,
+        let keys = match leaf_keys(&pt.def, space, p) {
+            Ok(k) => k,
             Err(why) => {
-                notes.push(format!("page {n} was not read: {why}"));
+                read.notes.push(format!("page {n} was not read: {why}"));
                 prev_clean = false;
                 continue;
             }
         };
-        let clean = leaf.checksum_ok && leaf.problems.is_empty();
-        let count = leaf.records.len();
-        for (i, r) in leaf.records.into_iter().enumerate() {
-            let (key, row, reason) = match r.outcome {
-                Outcome::Row(row) => {
-                    let key: Vec<Value> =
-                        pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
-                    (key_of(&key), Some(row), None)
-                }
-                Outcome::Rejected { reason, key } => {
-                    (key.as_deref().and_then(key_of), None, Some(reason))
+        let clean = keys.checksum_ok && keys.problems.is_empty();
+        let mut page_recs: Vec<(Option<Key>, Option<crate::pages::Row>, Option<String>)> =
+            Vec::with_capacity(keys.keys.len());
+        for k in &keys.keys {
+            match k.as_deref().ok().and_then(key_of) {
+                Some(k) if ranges.find(&k).is_none() => page_recs.push((Some(k), None, None)),
+                _ => break,
+            }
+        }
+        if !clean || page_recs.len() < keys.keys.len() {
+            read.parsed_whole += 1;
+            let leaf = match parse_leaf(&pt.def, space, &reader, p) {
+                Ok(l) => l,
+                Err(why) => {
+                    read.notes.push(format!("page {n} was not read: {why}"));
+                    prev_clean = false;
+                    continue;
                 }
             };
+            page_recs = leaf
+                .records
+                .into_iter()
+                .map(|r| match r.outcome {
+                    Outcome::Row(row) => {
+                        let key: Vec<Value> =
+                            pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
+                        (key_of(&key), Some(row), None)
+                    }
+                    Outcome::Rejected { reason, key } => {
+                        (key.as_deref().and_then(key_of), None, Some(reason))
+                    }
+                })
+                .collect();
+        }
+        let count = page_recs.len();
+        for (i, (key, row, reason)) in page_recs.into_iter().enumerate() {
             recs.push(Rec {
                 page: n,
-                checksum_ok: leaf.checksum_ok,
-                problems: leaf.problems.clone(),
+                checksum_ok: keys.checksum_ok,
+                problems: keys.problems.clone(),
                 joined: clean && (i > 0 || (linked && prev_clean)),
                 edge: (
                     clean && ci == 0 && i == 0,
@@ -260,15 +319,8 @@ fn write_rows(
     pass: &mut Pass,
 ) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
     let info = sh.info;
-    let ranges: Vec<(Option<Key>, Option<Key>)> = lost
-        .iter()
-        .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
-        .collect();
-    let inside = |k: &Key| {
-        lost.iter().zip(&ranges).position(|((lo, hi), (l, h))| {
-            in_range(k, lo.as_ref().zip(l.as_ref()), hi.as_ref().zip(h.as_ref()))
-        })
-    };
+    let ranges = Ranges::new(lost);
+    let inside = |k: &Key| ranges.find(k);
     let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); lost.len()];
     let mut per_page: std::collections::BTreeMap<u32, PageRows> = Default::default();
     let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
@@ -392,18 +444,23 @@ fn in_range(k: &Key, lo: Option<(&B, &Key)>, hi: Option<(&B, &Key)>) -> bool {
 }
 
 /// Two records of the chain that hold one key: neither is proven (a stale copy cannot be told from the live one).
-fn dedupe(recs: &mut [Rec]) {
-    let mut count: HashMap<Key, usize> = HashMap::new();
-    for r in recs.iter() {
-        if let Some(k) = &r.key {
-            *count.entry(k.clone()).or_default() += 1;
-        }
+/// Only keys inside a lost range are counted: a row is written only there, and a record holding the same key as
+/// one there is there too (the records outside keep their keys, and are never rows written).
+fn dedupe(recs: &mut [Rec], ranges: &Ranges) {
+    let mut count: HashMap<&Key, usize> = HashMap::new();
+    fn inside<'r>(r: &'r Rec, ranges: &Ranges) -> Option<&'r Key> {
+        r.key.as_ref().filter(|k| ranges.find(k).is_some())
     }
-    for r in recs.iter_mut() {
-        if r.key.as_ref().is_some_and(|k| count[k] > 1) {
-            r.row = None;
-            r.reason = Some("another record of the leaf pages holds the same key".into());
-        }
+    for k in recs.iter().filter_map(|r| inside(r, ranges)) {
+        *count.entry(k).or_default() += 1;
+    }
+    let dup: Vec<bool> = recs
+        .iter()
+        .map(|r| inside(r, ranges).is_some_and(|k| count[k] > 1))
+        .collect();
+    for (r, _) in recs.iter_mut().zip(dup).filter(|(_, d)| *d) {
+        r.row = None;
+        r.reason = Some("another record of the leaf pages holds the same key".into());
     }
 }
 
@@ -415,10 +472,21 @@ fn cut(
     recs: &[Rec],
     single: bool,
 ) -> Vec<Piece> {
+    // Where the keys `empty` asks about are in the chain: those inside a lost range and the ranges' exclusive
+    // bounds (the last key another read returned), not every key of the table.
+    let ranges = Ranges::new(lost);
+    let bounds: std::collections::HashSet<Key> = lost
+        .iter()
+        .flat_map(|(lo, hi)| [lo, hi])
+        .flatten()
+        .filter(|b| !b.incl)
+        .map(ints)
+        .collect();
     let pos: HashMap<&Key, usize> = recs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| r.key.as_ref().map(|k| (k, i)))
+        .filter(|(k, _)| bounds.contains(*k) || ranges.find(k).is_some())
         .collect();
     let key_of = |a: &At| -> Option<Key> {
         match a {

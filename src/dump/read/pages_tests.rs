@@ -185,9 +185,19 @@ fn records_of_one_key_twice_are_neither_proven() {
         rec(4, true, false),
         rec(4, true, false),
     ];
-    dedupe(&mut recs);
+    let everything = vec![(None, None)];
+    dedupe(&mut recs, &Ranges::new(&everything));
     assert!(recs[0].row.is_some());
     assert!(recs[1].row.is_none() && recs[2].row.is_none());
+    // Only keys inside a lost range are counted (only those rows are written): 4 lies outside (2, 4).
+    let mut recs = vec![
+        rec(3, true, false),
+        rec(4, true, false),
+        rec(4, true, false),
+    ];
+    let lost = vec![(b(2, false), b(4, false))];
+    dedupe(&mut recs, &Ranges::new(&lost));
+    assert!(recs.iter().all(|r| r.row.is_some()));
 }
 
 #[test]
@@ -232,4 +242,132 @@ fn a_data_file_larger_than_half_the_available_memory_is_refused() {
     // Without /proc/meminfo nothing is known, and nothing refused.
     assert!(too_large(u64::MAX, None).is_none());
     assert!(available_memory().is_some_and(|m| m > 0));
+}
+
+/// A file of leaf pages 1, 2, 3 (page 0 left empty), each holding `rows[i]`, linked in that order, with their
+/// checksums; `bad` pages get one byte changed after the checksum.
+fn chain_file(
+    rows: &[Vec<crate::pages::record::tests::Input>],
+    bad: &[u32],
+) -> (Vec<u8>, Vec<(u32, bool)>) {
+    use crate::pages::page::{crc32c, NO_PAGE};
+    let mut data = vec![0u8; PAGE];
+    let n = rows.len() as u32;
+    for (i, r) in rows.iter().enumerate() {
+        let no = i as u32 + 1;
+        let mut p = crate::pages::record::tests::page(r, &[]);
+        let prev = if no == 1 { NO_PAGE } else { no - 1 };
+        let next = if no == n { NO_PAGE } else { no + 1 };
+        p[8..12].copy_from_slice(&prev.to_be_bytes());
+        p[12..16].copy_from_slice(&next.to_be_bytes());
+        let sum = crc32c(&p[..PAGE - 4]);
+        p[PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
+        if bad.contains(&no) {
+            p[PAGE / 2] ^= 1;
+        }
+        data.extend(p);
+    }
+    let chain = (1..=n).map(|no| (no, no > 1)).collect();
+    (data, chain)
+}
+
+fn chain_recs(
+    rows: &[Vec<crate::pages::record::tests::Input>],
+    bad: &[u32],
+    lost: &[(Option<B>, Option<B>)],
+) -> (Vec<Rec>, u64) {
+    let (data, chain) = chain_file(rows, bad);
+    let pt = PagedTable {
+        def: crate::pages::record::tests::def(),
+        index_id: 9,
+        root: 3,
+    };
+    let ranges = Ranges::new(lost);
+    let mut read = PagesRead::default();
+    let mut recs = chain_records(
+        &pt,
+        &crate::pages::record::tests::FCRC32,
+        &data,
+        &chain,
+        &ranges,
+        &mut read,
+    );
+    assert!(read.notes.is_empty(), "{:?}", read.notes);
+    assert_eq!(read.leaves, rows.len() as u64);
+    dedupe(&mut recs, &ranges);
+    (recs, read.parsed_whole)
+}
+
+fn ids(r: std::ops::RangeInclusive<i32>) -> Vec<crate::pages::record::tests::Input> {
+    r.map(|id| (id, Some(format!("row {id}")), Some(id)))
+        .collect()
+}
+
+/// The page pass parses whole only the pages that can give a row it writes or a record it names: a page with
+/// a key inside a lost range (anywhere on the page, not only at its ends) and a page whose checksum fails.
+/// The others give keys without rows, and those keys still count: a duplicate of a lost key on a page whose
+/// ends lie outside every lost range unproves the row, and a bound's record on such a page still joins the
+/// range to its neighbour. Each assertion fails when the shortcut skips a page it must parse.
+#[test]
+fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_count() {
+    let pages = vec![ids(1..=30), ids(31..=60), ids(61..=90)];
+    // Key 46, in the middle of page 2.
+    let lost = vec![(b(45, false), b(47, false))];
+    let (recs, whole) = chain_recs(&pages, &[], &lost);
+    assert_eq!((recs.len(), whole), (90, 1));
+    let rows: Vec<i128> = recs
+        .iter()
+        .filter(|r| r.row.is_some())
+        .map(|r| r.key.as_ref().unwrap()[0])
+        .collect();
+    assert_eq!(rows, (31..=60).collect::<Vec<i128>>());
+    assert!(recs.iter().all(|r| r.key.is_some() && r.reason.is_none()));
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, true);
+    assert!(pieces.is_empty(), "{:?}", shape(&pieces));
+
+    // A page whose checksum fails is parsed whole even outside the ranges.
+    let (recs, whole) = chain_recs(&pages, &[3], &lost);
+    assert_eq!(whole, 2);
+    assert!(recs[60..].iter().all(|r| r.row.is_some() && !r.checksum_ok));
+
+    // A stale copy of key 46 among page 3's records (out of order there, its ends 61 and 90): page 3 is parsed
+    // whole, and neither copy of 46 is a row.
+    let mut third = ids(61..=90);
+    third.insert(10, (46, Some("stale".into()), Some(0)));
+    let (recs, whole) = chain_recs(&[ids(1..=30), ids(31..=60), third], &[], &lost);
+    assert_eq!(whole, 2);
+    let copies: Vec<&Rec> = recs
+        .iter()
+        .filter(|r| r.key.as_deref() == Some(&[46][..]))
+        .collect();
+    assert_eq!(copies.len(), 2);
+    assert!(copies.iter().all(|r| r.row.is_none()));
+    assert_eq!(copies[0].page, 2);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, true);
+    assert_eq!(shape(&pieces), vec![(Some(46), Some(46), true)]);
+
+    // 46..=60 lost up to key 61, the first of page 3 (read for its keys alone): with no integer rule to lean on,
+    // the range closes only because 45 and 61 are found on the chain, each joined to its neighbour.
+    let lost = vec![(b(45, false), b(61, false))];
+    let (recs, whole) = chain_recs(&pages, &[], &lost);
+    assert_eq!(whole, 1);
+    assert!(recs[60].row.is_none() && recs[60].joined);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, false);
+    assert!(pieces.is_empty(), "{:?}", shape(&pieces));
+    // The same with page 3's checksum failing: 61 is not joined, what lies between 60 and 61 stays lost.
+    let (recs, _) = chain_recs(&pages, &[3], &lost);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, false);
+    assert_eq!(shape(&pieces), vec![(Some(60), Some(61), false)]);
+}
+
+/// `points_of` for records that may lie outside the ranges (those have no point).
+fn points_of_inside(recs: &[Rec], lost: &[(Option<B>, Option<B>)]) -> Vec<BTreeSet<(Key, bool)>> {
+    let ranges = Ranges::new(lost);
+    let mut pts = vec![BTreeSet::new(); lost.len()];
+    for r in recs {
+        if let Some(i) = r.key.as_ref().and_then(|k| ranges.find(k)) {
+            pts[i].insert((r.key.clone().unwrap(), r.row.is_some()));
+        }
+    }
+    pts
 }
