@@ -21,7 +21,7 @@ use innops::server::sandbox::SandboxOptions;
 
 const TAG: &str = "/* innops:test */";
 
-fn types_table(c: &mut mysql::Conn, name: &str, format: &str) {
+pub(crate) fn types_table(c: &mut mysql::Conn, name: &str, format: &str) {
     c.query_drop(format!(
         "CREATE TABLE db.{name} (id INT NOT NULL PRIMARY KEY, ti TINYINT, su SMALLINT UNSIGNED, mi MEDIUMINT, \
          bi BIGINT, u INT UNSIGNED, f FLOAT, d DOUBLE, de DECIMAL(20,6), dz DECIMAL(5,0), \

@@ -12,6 +12,7 @@ mod experiment;
 mod experiment_dims;
 mod experiment_restarts;
 mod fleet;
+mod frm;
 mod impact;
 mod lock;
 mod online;

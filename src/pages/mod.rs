@@ -6,10 +6,12 @@
 //! stored columns followed through their BLOB pages ([`blob`]).
 //!
 //! Pure: nothing here opens a file or a connection. The definition comes from the server through
-//! `dump::page_def`; the bytes from whoever read the file.
+//! `dump::page_def`, or from the table's `.frm` file ([`frm`]) when no server can be asked; the bytes from
+//! whoever read the file.
 
 pub mod blob;
 pub mod def;
+pub mod frm;
 pub mod keys;
 pub mod page;
 pub mod record;

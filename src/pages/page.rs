@@ -237,6 +237,34 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
     }
 }
 
+/// The clustered index's id and the pages that vote for it, found in the file alone (no dictionary to ask):
+/// the smallest index id among the index pages whose checksums pass (`ok`). InnoDB creates a table's clustered
+/// index first and gives every later index a larger id, and a rebuild writes a new file, so no page of the file
+/// carries a smaller one. When page 3 (where InnoDB puts the first index's root) is an index page that passes,
+/// it must carry that id too, else `Err`: the file is not laid out as the rule assumes.
+pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u64, usize), String> {
+    let mut ids = std::collections::BTreeMap::<u64, usize>::new();
+    for p in data.chunks_exact(PAGE) {
+        if be16(p, 24) == INDEX_PAGE && ok(p) {
+            let id = u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"));
+            *ids.entry(id).or_default() += 1;
+        }
+    }
+    let (&id, &pages) = ids
+        .iter()
+        .next()
+        .ok_or("no index page of the file passes its checksum")?;
+    if let Some(p3) = data.get(3 * PAGE..4 * PAGE) {
+        let id3 = u64::from_be_bytes(p3[66..74].try_into().expect("8 bytes"));
+        if be16(p3, 24) == INDEX_PAGE && ok(p3) && id3 != id {
+            return Err(format!(
+                "page 3, the first index's root, carries index id {id3} where the smallest id in the file is {id}"
+            ));
+        }
+    }
+    Ok((id, pages))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +319,51 @@ mod tests {
         // Two first pages: stale pages cannot be told apart.
         let two = file(8, &[(4, NO_PAGE, 6), (6, 4, NO_PAGE), (7, NO_PAGE, 6)]);
         assert!(leaf_chain(&two, 9).is_err());
+    }
+
+    /// A damaged root (page 3) that fails its checksum does not vote; one that passes but carries another id is
+    /// named, not followed.
+    #[test]
+    fn the_clustered_index_id_is_the_smallest_among_pages_that_pass() {
+        let page = |id: u64, good: bool| {
+            let mut p = vec![0u8; PAGE];
+            p[24..26].copy_from_slice(&17855u16.to_be_bytes());
+            p[66..74].copy_from_slice(&id.to_be_bytes());
+            p[0] = u8::from(good);
+            p
+        };
+        let ok = |p: &[u8]| p[0] == 1;
+        let file = |pages: Vec<Vec<u8>>| pages.concat();
+        let empty = vec![0u8; PAGE];
+        // Pages 0..2 are not index pages; page 3 the root, then leaves of the clustered (40) and a secondary (41).
+        let healthy = file(vec![
+            empty.clone(),
+            empty.clone(),
+            empty.clone(),
+            page(40, true),
+            page(41, true),
+            page(40, true),
+        ]);
+        assert_eq!(clustered_index_id(&healthy, ok).unwrap(), (40, 2));
+        let bad_root = file(vec![
+            empty.clone(),
+            empty.clone(),
+            empty.clone(),
+            page(3, false),
+            page(41, true),
+            page(40, true),
+        ]);
+        assert_eq!(clustered_index_id(&bad_root, ok).unwrap(), (40, 1));
+        let odd_root = file(vec![
+            empty.clone(),
+            empty.clone(),
+            empty.clone(),
+            page(41, true),
+            page(40, true),
+        ]);
+        assert!(clustered_index_id(&odd_root, ok)
+            .unwrap_err()
+            .contains("page 3"));
+        assert!(clustered_index_id(&file(vec![empty.clone(), page(9, false)]), ok).is_err());
     }
 }

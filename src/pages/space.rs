@@ -263,6 +263,28 @@ impl Space {
         p.get(at..at + 4).map_or(0, |b| be32(b, 0))
     }
 
+    /// The row format the data file says its records have, given whether its index pages are in the COMPACT
+    /// page format (`PAGE_N_HEAP`'s top bit): REDUNDANT when they are not; else the older flags tell DYNAMIC
+    /// (atomic BLOBs) from COMPACT. full_crc32 flags do not record it, and the two differ only in what an
+    /// externally stored column keeps on the page: DYNAMIC, the server's default since 10.2.2, is assumed, and
+    /// the second value says so.
+    pub fn row_format(&self, compact_pages: bool) -> (super::def::RowFormat, bool) {
+        use super::def::RowFormat;
+        if !compact_pages {
+            return (RowFormat::Redundant, false);
+        }
+        if self.full_crc32 {
+            return (RowFormat::Dynamic, true);
+        }
+        if self.zip_size.is_some() {
+            (RowFormat::Compressed, false)
+        } else if self.flags & (1 << 5) != 0 {
+            (RowFormat::Dynamic, false)
+        } else {
+            (RowFormat::Compact, false)
+        }
+    }
+
     /// The sentence saying why no page of this tablespace is read, when none is.
     pub fn refusal(&self, page_size: usize) -> Option<String> {
         if self.page_size != page_size {
