@@ -406,6 +406,41 @@ fn keys(b: &[u8], fields: usize) -> Result<Vec<FrmKey>, String> {
     Ok(keys)
 }
 
+/// An ENUM's or SET's words from its member list (`None`: the column names no list).
+fn members(
+    name: &str,
+    kind: &str,
+    list: Option<&Vec<Vec<u8>>>,
+    charset: &str,
+) -> Result<(String, String), String> {
+    let list = list.ok_or(format!("column {name}'s {kind} has no member list"))?;
+    let quoted: Vec<String> = list
+        .iter()
+        .map(|m| format!("'{}'", member(m, charset).replace('\'', "''")))
+        .collect();
+    Ok((kind.to_string(), format!("{kind}({})", quoted.join(","))))
+}
+
+/// A BLOB's or TEXT's words. Tiny, medium and long ones carry their own type codes; the plain code says the size
+/// in the pack flags' bits 3..6 (the length of the length: 1..4 bytes).
+fn blob(name: &str, code: u8, flags: usize, binary: bool) -> Result<(String, String), String> {
+    let size = match code {
+        249 => 1,
+        250 => 3,
+        251 => 4,
+        _ => (flags >> 3) & 0xF,
+    };
+    let prefix = match size {
+        1 => "tiny",
+        2 => "",
+        3 => "medium",
+        4 => "long",
+        n => return Err(format!("column {name} is a BLOB with a {n}-byte length")),
+    };
+    let t = format!("{prefix}{}", if binary { "blob" } else { "text" });
+    Ok((t.clone(), t))
+}
+
 /// One column from its 17-byte record.
 fn column(
     name: String,
@@ -441,16 +476,13 @@ fn column(
             },
         )
     };
-    let members = |kind: &str| -> Result<(String, String), String> {
-        let list = interval
-            .checked_sub(1)
-            .and_then(|i| intervals.get(i))
-            .ok_or(format!("column {name}'s {kind} has no member list"))?;
-        let quoted: Vec<String> = list
-            .iter()
-            .map(|m| format!("'{}'", member(m, &charset).replace('\'', "''")))
-            .collect();
-        Ok((kind.to_string(), format!("{kind}({})", quoted.join(","))))
+    let members = |kind: &str| {
+        members(
+            &name,
+            kind,
+            intervals.get(interval.wrapping_sub(1)),
+            &charset,
+        )
     };
     let mut string = false;
     let (data_type, column_type) = match code {
@@ -494,25 +526,7 @@ fn column(
         248 => members("set")?,
         254 if flags & 0x200 != 0 => members("set")?,
         254 => members("enum")?,
-        249..=252 => {
-            // Tiny, medium and long blobs carry their own codes; the plain code says the size in the pack
-            // flags' bits 3..6 (the length of the length: 1..4 bytes).
-            let size = match code {
-                249 => 1,
-                250 => 3,
-                251 => 4,
-                _ => (flags >> 3) & 0xF,
-            };
-            let prefix = match size {
-                1 => "tiny",
-                2 => "",
-                3 => "medium",
-                4 => "long",
-                n => return Err(format!("column {name} is a BLOB with a {n}-byte length")),
-            };
-            let t = format!("{prefix}{}", if binary { "blob" } else { "text" });
-            (t.clone(), t)
-        }
+        249..=252 => blob(&name, code, flags, binary)?,
         other => {
             return Err(format!(
                 "column {name} has type code {other}, which the page parser does not handle yet"
