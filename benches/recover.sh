@@ -38,9 +38,10 @@
 # --verify-load vary from run to run), the dump steps' difference (from each run's journal), and the pass's own
 # wall time (`pages.seconds` in the manifest, from builds that write it). With BEFORE=BINARY (an older build of
 # innops), ROUNDS_D rounds (default 3) then run, on the same damaged files and in a rotated order, the command
-# without --pages and with --pages by this build and by BINARY (no --verify-load: it runs after the dump step),
-# and print each one's dump step, the page pass as the difference, and the medians and per-round ratio
-# before/after: the tools of one round run back to back, so a burst of load weighs on both sides.
+# with --pages never and with --pages by this build and by BINARY (no --verify-load: it runs after the dump
+# step), and print each one's dump step, the page pass as the difference, each pass's own time, and the medians
+# and per-round ratio before/after: the tools of one round run back to back, so a burst of load weighs on both
+# sides. (--pages never: since the page pass runs by default, leaving --pages out no longer leaves it out.)
 # Needs: mariadb client, mariadb-dump, mariadbd with the sequence engine, mydumper (skipped when absent).
 set -euo pipefail
 ROWS=${ROWS:-1000000}
@@ -224,7 +225,7 @@ before_after() {
             m=${M[(i + r) % 3]}
             bin=$INNOPS extra=--pages
             [[ $m == before ]] && bin=$BEFORE
-            [[ $m == none ]] && extra=
+            [[ $m == none ]] && extra="--pages never"
             rm -rf "$WORK/ba-out" "$WORK/ba-copy" "$WORK/ba-run"
             "$bin" recover --sandbox rb --tables bench.t --out "$WORK/ba-out" --copy-to "$WORK/ba-copy" $extra \
                 --threads 2 --drop-copy --run-dir "$WORK/ba-run" --execute --yes >"$WORK/ba.txt" 2>&1 || true
@@ -233,18 +234,21 @@ before_after() {
     done
     echo
     echo "page pass before/after (BEFORE=$BEFORE), ${ROUNDS_D:-3} rounds; per round: dump step without --pages, with --pages after, before"
-    awk '{ d[$2, $1] = $3; n[$1] = $4; o[$2] = ($1 == "after") ? $5 : o[$2] } END {
-        for (r = 0; (r, "none") in d; r++) printf "  round %d: %.2f s, %.2f s (pass %+.2f s, own %.2f s), %.2f s (pass %+.2f s)\n", r, d[r, "none"], d[r, "after"], d[r, "after"] - d[r, "none"], o[r], d[r, "before"], d[r, "before"] - d[r, "none"]
+    awk '{ d[$2, $1] = $3; n[$1] = $4; o[$2, $1] = $5 } END {
+        for (r = 0; (r, "none") in d; r++) printf "  round %d: %.2f s, %.2f s (pass %+.2f s, own %.2f s), %.2f s (pass %+.2f s, own %.2f s)\n", r, d[r, "none"], d[r, "after"], d[r, "after"] - d[r, "none"], o[r, "after"], d[r, "before"], d[r, "before"] - d[r, "none"], o[r, "before"]
         printf "  rows: without %d, after %d, before %d\n", n["none"], n["after"], n["before"] }' "$WORK/ba"
-    local med_after med_before med_own ratio
+    local med_after med_before med_own med_own_before ratio
     med() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
     med_after=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) print d[r, "after"] - d[r, "none"] }' "$WORK/ba" | med)
     med_before=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) print d[r, "before"] - d[r, "none"] }' "$WORK/ba" | med)
     med_own=$(awk '$1 == "after" { print $5 }' "$WORK/ba" | med)
+    med_own_before=$(awk '$1 == "before" { print $5 }' "$WORK/ba" | med)
     ratio=$(awk '{ d[$2, $1] = $3 } END { for (r = 0; (r, "none") in d; r++) { a = d[r, "after"] - d[r, "none"]; if (a > 0.05) print (d[r, "before"] - d[r, "none"]) / a } }' "$WORK/ba" | med)
     printf '  median page pass (dump-step difference): before %.2f s (%.0f rows/s), after %.2f s (%.0f rows/s); before/after per round: %s\n' \
         "$med_before" "$(echo "$rows / $med_before" | bc -l)" "$med_after" "$(echo "if ($med_after > 0) $rows / $med_after else 0" | bc -l)" "${ratio:-n/a (after within 0.05 s of none)}"
-    printf '  median page pass by its own time (after): %.2f s, %.0f rows/s\n' "$med_own" "$(echo "$rows / $med_own" | bc -l)"
+    printf '  median page pass by its own time: before %.2f s (%.0f rows/s), after %.2f s (%.0f rows/s)\n' \
+        "$med_own_before" "$(echo "if ($med_own_before > 0) $rows / $med_own_before else 0" | bc -l)" \
+        "$med_own" "$(echo "$rows / $med_own" | bc -l)"
 }
 
 case $PART in
