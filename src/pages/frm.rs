@@ -53,8 +53,6 @@ pub struct FrmColumn {
     pub spec: ColumnSpec,
     /// Its length in bytes as the `.frm` has it (a string's bytes, not characters).
     pub bytes: usize,
-    /// A character or binary string, whose key part may be a prefix.
-    pub string: bool,
 }
 
 /// One key of the `.frm`, in the `.frm`'s order (PRIMARY first, then UNIQUE keys, then the others).
@@ -357,13 +355,11 @@ fn virtual_columns(v: &[u8], fields: usize) -> Result<Vec<usize>, String> {
 fn keys(b: &[u8], fields: usize) -> Result<Vec<FrmKey>, String> {
     let at = le16(b, 6)?;
     let head = slice(b, at, 6)?;
-    let (count, _parts) = if head[0] & 0x80 != 0 {
-        (
-            (usize::from(head[1]) << 7) | usize::from(head[0] & 0x7F),
-            le16(head, 2)?,
-        )
+    // The key count (two bytes when the first has its top bit set), then the part count, not needed here.
+    let count = if head[0] & 0x80 != 0 {
+        (usize::from(head[1]) << 7) | usize::from(head[0] & 0x7F)
     } else {
-        (usize::from(head[0]), usize::from(head[1]))
+        usize::from(head[0])
     };
     let mut p = at + 6;
     let mut keys = Vec::new();
@@ -484,7 +480,6 @@ fn column(
             &charset,
         )
     };
-    let mut string = false;
     let (data_type, column_type) = match code {
         1 => ("tinyint".into(), format!("tinyint{unsigned}")),
         2 => ("smallint".into(), format!("smallint{unsigned}")),
@@ -494,7 +489,9 @@ fn column(
         4 => text("float"),
         5 => text("double"),
         246 => {
-            let precision = bytes - usize::from(decimals > 0) - usize::from(unsigned.is_empty());
+            let precision = bytes
+                .checked_sub(usize::from(decimals > 0) + usize::from(unsigned.is_empty()))
+                .ok_or(format!("column {name} is a DECIMAL of {bytes} characters, too few for its sign and point"))?;
             (
                 "decimal".into(),
                 format!("decimal({precision},{decimals}){unsigned}"),
@@ -507,7 +504,6 @@ fn column(
         13 => text("year"),
         16 => ("bit".into(), format!("bit({bytes})")),
         15 => {
-            string = true;
             if binary {
                 ("varbinary".into(), format!("varbinary({bytes})"))
             } else {
@@ -515,7 +511,6 @@ fn column(
             }
         }
         254 if interval == 0 => {
-            string = true;
             if binary {
                 ("binary".into(), format!("binary({bytes})"))
             } else {
@@ -552,7 +547,6 @@ fn column(
             },
         },
         bytes,
-        string,
     })
 }
 
@@ -567,9 +561,10 @@ impl Frm {
         let prefix = |k: &FrmKey| {
             k.parts.iter().any(|&(c, len)| {
                 let col = &self.columns[c];
-                col.spec.data_type.ends_with("blob")
-                    || col.spec.data_type.ends_with("text")
-                    || (col.string && len < col.bytes)
+                match col.spec.data_type.as_str() {
+                    "char" | "varchar" | "binary" | "varbinary" => len < col.bytes,
+                    t => t.ends_with("blob") || t.ends_with("text"),
+                }
             })
         };
         if first.name == "PRIMARY" {
@@ -603,13 +598,10 @@ impl Frm {
                 .collect(),
             None => Vec::new(),
         };
-        let word = match self.row_format.unwrap_or(format) {
-            RowFormat::Compact => "Compact",
-            RowFormat::Dynamic => "Dynamic",
-            RowFormat::Redundant => "Redundant",
-            RowFormat::Compressed => "Compressed",
-        };
-        table_def(&specs, &key, word)
+        // table_def takes information_schema's word for the format; the .frm's code was read already.
+        let mut def = table_def(&specs, &key, "Dynamic")?;
+        def.format = self.row_format.unwrap_or(format);
+        Ok(def)
     }
 }
 

@@ -243,11 +243,12 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
 /// carries a smaller one. When page 3 (where InnoDB puts the first index's root) is an index page that passes,
 /// it must carry that id too, else `Err`: the file is not laid out as the rule assumes.
 pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u64, usize), String> {
+    // PAGE_INDEX_ID: 8 bytes at page header byte 28.
+    let index_id = |p: &[u8]| u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"));
     let mut ids = std::collections::BTreeMap::<u64, usize>::new();
     for p in data.chunks_exact(PAGE) {
         if be16(p, 24) == INDEX_PAGE && ok(p) {
-            let id = u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"));
-            *ids.entry(id).or_default() += 1;
+            *ids.entry(index_id(p)).or_default() += 1;
         }
     }
     let (&id, &pages) = ids
@@ -255,7 +256,7 @@ pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u6
         .next()
         .ok_or("no index page of the file passes its checksum")?;
     if let Some(p3) = data.get(3 * PAGE..4 * PAGE) {
-        let id3 = u64::from_be_bytes(p3[66..74].try_into().expect("8 bytes"));
+        let id3 = index_id(p3);
         if be16(p3, 24) == INDEX_PAGE && ok(p3) && id3 != id {
             return Err(format!(
                 "page 3, the first index's root, carries index id {id3} where the smallest id in the file is {id}"
@@ -333,37 +334,17 @@ mod tests {
             p
         };
         let ok = |p: &[u8]| p[0] == 1;
-        let file = |pages: Vec<Vec<u8>>| pages.concat();
-        let empty = vec![0u8; PAGE];
-        // Pages 0..2 are not index pages; page 3 the root, then leaves of the clustered (40) and a secondary (41).
-        let healthy = file(vec![
-            empty.clone(),
-            empty.clone(),
-            empty.clone(),
-            page(40, true),
-            page(41, true),
-            page(40, true),
-        ]);
+        // Pages 0..2 are not index pages; page 3 the root, then the given pages.
+        let file = |from_3: Vec<Vec<u8>>| [vec![vec![0u8; 3 * PAGE]], from_3].concat().concat();
+        // Leaves of the clustered index (40) and of a secondary (41).
+        let healthy = file(vec![page(40, true), page(41, true), page(40, true)]);
         assert_eq!(clustered_index_id(&healthy, ok).unwrap(), (40, 2));
-        let bad_root = file(vec![
-            empty.clone(),
-            empty.clone(),
-            empty.clone(),
-            page(3, false),
-            page(41, true),
-            page(40, true),
-        ]);
+        let bad_root = file(vec![page(3, false), page(41, true), page(40, true)]);
         assert_eq!(clustered_index_id(&bad_root, ok).unwrap(), (40, 1));
-        let odd_root = file(vec![
-            empty.clone(),
-            empty.clone(),
-            empty.clone(),
-            page(41, true),
-            page(40, true),
-        ]);
+        let odd_root = file(vec![page(41, true), page(40, true)]);
         assert!(clustered_index_id(&odd_root, ok)
             .unwrap_err()
             .contains("page 3"));
-        assert!(clustered_index_id(&file(vec![empty.clone(), page(9, false)]), ok).is_err());
+        assert!(clustered_index_id(&[vec![0u8; PAGE], page(9, false)].concat(), ok).is_err());
     }
 }

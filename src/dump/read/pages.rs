@@ -662,9 +662,8 @@ fn sent(v: &Value, ty: &ColType) -> Sent {
 }
 
 /// The server's dirty pages written to its files, so the file holds what the server serves (crash recovery
-/// and rollback change pages in memory first): waits up to a minute with `innodb_max_dirty_pages_pct = 0`,
-/// asking every 20 ms (the page pass waits on it: a coarser step is added to every table's pass). `Some` says
-/// how many there were and how long they took.
+/// and rollback change pages in memory first): waits up to a minute with `innodb_max_dirty_pages_pct = 0`.
+/// `Some` says how many there were and how long they took.
 fn flushed(conn: &mut Conn, tag: &str) -> Result<Option<String>, String> {
     let dirty = |c: &mut Conn| -> Result<u64, String> {
         c.query_first::<(String, u64), _>(format!(
@@ -685,7 +684,7 @@ fn flushed(conn: &mut Conn, tag: &str) -> Result<Option<String>, String> {
     let start = std::time::Instant::now();
     let mut left = dirty(conn)?;
     while left > 0 && start.elapsed() < std::time::Duration::from_secs(60) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(200));
         left = dirty(conn)?;
     }
     if let Some(old) = old.and_then(|o| o.parse::<f64>().ok()) {
