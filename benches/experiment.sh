@@ -50,11 +50,13 @@ b = next(a for a in e["arms"] if a["label"] == "B")
 a = next(a for a in e["arms"] if a["label"] == "A")
 change = b.get("tps_change_pct") or 0.0
 paired = e.get("paired_rounds") or "pooled"
-print(f"{sys.argv[2]}\t{change:+.1f}%\t{e.get('floor_pct', 0):.1f}\t{paired}\t{sys.argv[3]}\t{sys.argv[4]}\t{b['verdict']}")
+n = b.get("tps_noise") or {}
+ci = f"{n['ci_low_pct']:+.1f}…{n['ci_high_pct']:+.1f}%" if n else "-"
+print(f"{sys.argv[2]}\t{change:+.1f}%\t{ci}\t{e.get('floor_pct', 0):.1f}\t{paired}\t{sys.argv[3]}\t{sys.argv[4]}\t{b['verdict']}")
 PY
     tail -1 "$WORK/verdicts" >&2
 done
-echo "run	B vs A (tps)	noise floor ±%	rounds paired	seconds	load1	verdict of B"
+echo "run	B vs A (tps)	95% CI	noise floor ±%	rounds paired	seconds	load1	verdict of B"
 cat "$WORK/verdicts"
 runs=$(wc -l <"$WORK/verdicts")
 none=$(grep -c "no difference" "$WORK/verdicts" || true)
