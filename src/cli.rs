@@ -609,7 +609,8 @@ pub struct RecoverArgs {
     pub with_logs: bool,
     /// When to read rows from the copy's data file itself (the clustered index's leaf pages) after the SQL
     /// reads: auto (the default; --pages alone too) for each table the SQL reads left lost ranges in or could
-    /// not open, when there is a copy (not with --in-place); never: the SQL result alone. Rows the parser
+    /// not open, and for every table when the copy starts at no level (each read from its .frm and .ibd, with
+    /// no server), when there is a copy (not with --in-place); never: the SQL result alone. Rows the parser
     /// proves go into the same files, marked in the manifest; the lost ranges shrink by what was read.
     #[arg(long, value_name = "WHEN", num_args = 0..=1, default_missing_value = "auto", value_parser = ["auto", "never"])]
     pub pages: Option<String>,

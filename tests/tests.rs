@@ -22,6 +22,7 @@ mod playbook;
 mod readonly;
 mod recover;
 mod recover_copy;
+mod recover_files;
 mod recover_layouts;
 mod recover_pages;
 mod recover_safety;

@@ -268,6 +268,10 @@ pub struct Manifest {
     pub format: u32,
     /// `innodb_force_recovery` of the server the rows were read from (the caller's figure).
     pub level: u8,
+    /// Why no server read the tables, when none did: every table was read from its files alone (its `.frm`
+    /// and `.ibd`), and `level` is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_only: Option<String>,
     pub created: String,
     pub tables: Vec<TableEntry>,
     /// sha256 of every file of the dump but the manifest itself.
@@ -291,7 +295,7 @@ impl Manifest {
 /// Write lost.jsonl and manifest.json.
 pub(crate) fn finish(
     dir: &Path,
-    level: u8,
+    (level, files_only): (u8, Option<&str>),
     tables: Vec<TableEntry>,
     lost_lines: &[String],
 ) -> anyhow::Result<Manifest> {
@@ -314,6 +318,7 @@ pub(crate) fn finish(
     let m = Manifest {
         format: 1,
         level,
+        files_only: files_only.map(str::to_string),
         created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         tables,
         files,

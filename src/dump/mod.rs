@@ -507,13 +507,44 @@ pub fn dump(
     opts: &DumpOptions,
     abort: &AtomicBool,
 ) -> anyhow::Result<Manifest> {
+    dump_each(tables, opts, None, |t| {
+        read::dump_table(connector, t, opts, abort)
+    })
+}
+
+/// Dump `tables` from their files alone, with no server (`opts.pages` names the copy's data directory; `why`
+/// says why no server runs, into the manifest): each table's definition from its `.frm`, its rows from its
+/// `.ibd`'s leaf pages.
+pub fn dump_from_files(
+    tables: &[TableName],
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    why: &str,
+) -> anyhow::Result<Manifest> {
+    dump_each(tables, opts, Some(why), |t| {
+        read::dump_table_from_files(t, opts, abort)
+    })
+}
+
+/// The base tables of a data directory as its files name them (`db/t.frm`, views and the system schemas left
+/// out), for a dump with no server to list them.
+pub fn list_from_files(datadir: &Path) -> std::io::Result<Vec<TableName>> {
+    read::list_from_files(datadir)
+}
+
+fn dump_each(
+    tables: &[TableName],
+    opts: &DumpOptions,
+    files_only: Option<&str>,
+    mut one: impl FnMut(&TableName) -> anyhow::Result<(TableEntry, Vec<String>)>,
+) -> anyhow::Result<Manifest> {
     use anyhow::Context;
     create_private_dir(&opts.out_dir)
         .with_context(|| format!("creating {}", opts.out_dir.display()))?;
     let mut entries = Vec::new();
     let mut lost_lines = Vec::new();
     for t in tables {
-        let (entry, lines) = read::dump_table(connector, t, opts, abort)?;
+        let (entry, lines) = one(t)?;
         // The directory (0700) already keeps the file from other users; the file's own mode says so too.
         let sql = opts.out_dir.join(file_name(t));
         if sql.exists() {
@@ -522,7 +553,12 @@ pub fn dump(
         entries.push(entry);
         lost_lines.extend(lines);
     }
-    manifest::finish(&opts.out_dir, opts.level, entries, &lost_lines)
+    manifest::finish(
+        &opts.out_dir,
+        (opts.level, files_only),
+        entries,
+        &lost_lines,
+    )
 }
 
 /// A dump holds production rows: its directory is 0700 (made so, or made so again when it exists: `--out`

@@ -9,7 +9,8 @@ use mysql::Conn;
 
 use super::TableName;
 use crate::error::refused;
-use crate::pages::def::{table_def, ColumnSpec, TableDef};
+use crate::pages::def::{table_def, ColumnSpec, RowFormat, TableDef};
+use crate::pages::frm::Frm;
 
 /// A table as the page parser reads it: the definition, and where its clustered index is in the `.ibd`.
 #[derive(Debug, Clone)]
@@ -127,42 +128,22 @@ pub fn rebuilt_create(
     )?;
     let mut parts = Vec::new();
     for (col, ty, nullable, charset, collation, default, extra, generated) in cols {
-        let ok_type = ty
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b" (),'_-".contains(&b));
-        if !ok_type {
-            return Err(refused(format!(
-                "column {col} of {name} has a type innops does not rebuild a CREATE TABLE with: {ty}"
-            )));
-        }
-        let mut s = format!("{} {ty}", crate::sql::quote_ident(&col));
-        if let (Some(cs), Some(co)) = (&charset, &collation) {
-            s.push_str(&format!(
-                " CHARACTER SET {} COLLATE {}",
-                crate::sql::quote_ident(cs),
-                crate::sql::quote_ident(co)
-            ));
-        }
-        let extra_up = extra.to_ascii_uppercase();
-        if let Some(g) = generated.filter(|_| extra_up.contains("GENERATED")) {
-            let kind = if extra_up.contains("STORED") {
-                "STORED"
-            } else {
-                "VIRTUAL"
-            };
-            s.push_str(&format!(" AS ({g}) {kind}"));
-        } else {
-            s.push_str(if nullable.eq_ignore_ascii_case("YES") {
-                " NULL"
-            } else {
-                " NOT NULL"
-            });
-            // COLUMN_DEFAULT is an expression in MariaDB 10.2+ (a string literal quoted, NULL as the word).
-            if let Some(d) = default.filter(|d| d != "NULL") {
-                s.push_str(&format!(" DEFAULT {d}"));
-            }
-        }
-        parts.push(s);
+        let extra = extra.to_ascii_uppercase();
+        let generated = generated
+            .filter(|_| extra.contains("GENERATED"))
+            .map(|g| (g, extra.contains("STORED")));
+        parts.push(column_sql(
+            name,
+            &RebuiltColumn {
+                name: &col,
+                ty: &ty,
+                charset: charset.as_deref().zip(collation.as_deref()),
+                nullable: nullable.eq_ignore_ascii_case("YES"),
+                // COLUMN_DEFAULT is an expression in MariaDB 10.2+ (a string literal quoted, NULL as the word).
+                default: default.as_deref().filter(|d| *d != "NULL"),
+                generated: generated.as_ref().map(|(g, stored)| (g.as_str(), *stored)),
+            },
+        )?);
     }
     if !pt.def.key.is_empty() {
         let key: Vec<String> = pt
@@ -178,4 +159,187 @@ pub fn rebuilt_create(
         crate::sql::quote_ident(&name.table),
         parts.join(",\n  ")
     ))
+}
+
+/// One column of a rebuilt `CREATE TABLE`.
+struct RebuiltColumn<'a> {
+    name: &'a str,
+    /// Its type as `COLUMN_TYPE` words it (`int(10) unsigned`, `enum('a','b')`).
+    ty: &'a str,
+    /// Character set and collation.
+    charset: Option<(&'a str, &'a str)>,
+    nullable: bool,
+    /// The default as an SQL expression.
+    default: Option<&'a str>,
+    /// A generated column's expression, and whether it is stored.
+    generated: Option<(&'a str, bool)>,
+}
+
+/// A column's definition in a rebuilt `CREATE TABLE`. The type, default and expression are the server's own
+/// text (from its dictionary or its `.frm`), yet a damaged file can hold anything: each must be one SQL piece
+/// that cannot end the statement (see [`one_piece`]), else `Err` names the column.
+fn column_sql(table: &TableName, c: &RebuiltColumn) -> anyhow::Result<String> {
+    let ok_type =
+        c.ty.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" (),'_-".contains(&b))
+            && one_piece(c.ty);
+    if !ok_type {
+        return Err(refused(format!(
+            "column {} of {table} has a type innops does not rebuild a CREATE TABLE with: {}",
+            c.name, c.ty
+        )));
+    }
+    let mut s = format!("{} {}", crate::sql::quote_ident(c.name), c.ty);
+    if let Some((cs, co)) = c.charset {
+        s.push_str(&format!(
+            " CHARACTER SET {} COLLATE {}",
+            crate::sql::quote_ident(cs),
+            crate::sql::quote_ident(co)
+        ));
+    }
+    let checked = |what: &str, text: &str| -> anyhow::Result<()> {
+        if one_piece(text) {
+            Ok(())
+        } else {
+            Err(refused(format!(
+                "the {what} of column {} of {table} is not one SQL expression innops can put in a CREATE TABLE: {text}",
+                c.name
+            )))
+        }
+    };
+    if let Some((expr, stored)) = c.generated {
+        checked("generation expression", expr)?;
+        let kind = if stored { "STORED" } else { "VIRTUAL" };
+        s.push_str(&format!(" AS ({expr}) {kind}"));
+    } else {
+        s.push_str(if c.nullable { " NULL" } else { " NOT NULL" });
+        if let Some(d) = c.default {
+            checked("default", d)?;
+            s.push_str(&format!(" DEFAULT {d}"));
+        }
+    }
+    Ok(s)
+}
+
+/// `text` is one piece of SQL that cannot reach past the place it is put in: its quotes (`'`, `"`, `` ` ``)
+/// close, its parentheses balance and never close one they did not open, and outside quotes it holds no `;`
+/// and no comment (`--`, `#`, `/*`). Not a parser: what it lets through is still the server's to reject.
+pub(crate) fn one_piece(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut depth, mut quote, mut i) = (0i64, None::<u8>, 0);
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == b'\\' && q != b'`' => i += 1,
+            Some(q) if c == q => {
+                // A doubled quote stays inside.
+                if b.get(i + 1) == Some(&q) {
+                    i += 1;
+                } else {
+                    quote = None;
+                }
+            }
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' | b'`' => quote = Some(c),
+                b'(' => depth += 1,
+                b')' if depth == 0 => return false,
+                b')' => depth -= 1,
+                b';' | b'#' => return false,
+                b'-' if b.get(i + 1) == Some(&b'-') => return false,
+                b'/' if b.get(i + 1) == Some(&b'*') => return false,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    quote.is_none() && depth == 0
+}
+
+/// A `CREATE TABLE` for a table read from its files alone (no server starts on the copy), from its `.frm`:
+/// every column with its type, character set, NULL and generation expression, and the clustered key
+/// (`PRIMARY KEY`, or the `UNIQUE` key InnoDB clusters by). Defaults, secondary indexes, comments,
+/// AUTO_INCREMENT and foreign keys are not in it: the dump file says so.
+pub fn create_from_frm(name: &TableName, frm: &Frm) -> anyhow::Result<String> {
+    let mut parts = Vec::new();
+    for c in &frm.columns {
+        let s = &c.spec;
+        if s.extra.contains("VIRTUAL") && c.generated.is_none() {
+            // The hidden hash column of a long UNIQUE: the server adds it again with the key.
+            continue;
+        }
+        parts.push(column_sql(
+            name,
+            &RebuiltColumn {
+                name: &s.name,
+                ty: &s.column_type,
+                charset: s.charset.as_deref().zip(s.collation.as_deref()),
+                nullable: s.nullable,
+                default: None,
+                generated: c.generated.as_ref().map(|g| (g.expr.as_str(), g.stored)),
+            },
+        )?);
+    }
+    if let Some(k) = frm
+        .clustered()
+        .map_err(|why| refused(format!("{name}: {why}")))?
+    {
+        let cols: Vec<String> = k
+            .parts
+            .iter()
+            .map(|&(c, _)| crate::sql::quote_ident(&frm.columns[c].spec.name))
+            .collect();
+        parts.push(if k.name == "PRIMARY" {
+            format!("PRIMARY KEY ({})", cols.join(", "))
+        } else {
+            format!(
+                "UNIQUE KEY {} ({})",
+                crate::sql::quote_ident(&k.name),
+                cols.join(", ")
+            )
+        });
+    }
+    let format = match frm.row_format {
+        Some(RowFormat::Compact) => " ROW_FORMAT=COMPACT",
+        Some(RowFormat::Dynamic) => " ROW_FORMAT=DYNAMIC",
+        Some(RowFormat::Redundant) => " ROW_FORMAT=REDUNDANT",
+        Some(RowFormat::Compressed) => " ROW_FORMAT=COMPRESSED",
+        None => "",
+    };
+    Ok(format!(
+        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB{format}",
+        crate::sql::quote_ident(&name.table),
+        parts.join(",\n  ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_piece_refuses_what_could_end_or_comment_out_the_statement() {
+        for ok in [
+            "`a` * 2",
+            "concat('x',`a`)",
+            "'it''s; -- fine'",
+            "json_valid(`j`)",
+            "enum('a','b')",
+            "'a\\'b'",
+        ] {
+            assert!(one_piece(ok), "{ok}");
+        }
+        for bad in [
+            "1); DROP TABLE t; --",
+            "1) VIRTUAL, `x` int",
+            "(1",
+            "'open",
+            "1 -- rest",
+            "1 # rest",
+            "1 /* rest */",
+            "`a",
+        ] {
+            assert!(!one_piece(bad), "{bad}");
+        }
+    }
 }

@@ -39,8 +39,10 @@ const FIELD_RECORD: usize = 17;
 const EXTRA2_DATA_TYPE_INFO: u8 = 130;
 /// `HA_KEY_ALG_LONG_HASH`: a UNIQUE over long columns, enforced through a hidden virtual hash column.
 const LONG_HASH: u8 = 5;
-/// Generated-column kinds in the expressions (`enum_vcol_info_type`): virtual, stored.
+/// Generated-column kinds in the expressions (`enum_vcol_info_type`): virtual, stored (the others are
+/// default expressions and CHECK constraints).
 const VCOL_VIRTUAL: u8 = 0;
+const VCOL_STORED: u8 = 1;
 /// The expressions' segment begins with a header this long (`FRM_VCOL_NEW_BASE_SIZE`), each expression with
 /// one of `FRM_VCOL_NEW_HEADER_SIZE`.
 const VCOL_BASE: usize = 16;
@@ -53,6 +55,15 @@ pub struct FrmColumn {
     pub spec: ColumnSpec,
     /// Its length in bytes as the `.frm` has it (a string's bytes, not characters).
     pub bytes: usize,
+    /// A generated column's expression as the server printed it into the `.frm`, and whether it is stored.
+    pub generated: Option<Generated>,
+}
+
+/// A generated column: its expression's text, and whether its values are stored in the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    pub expr: String,
+    pub stored: bool,
 }
 
 /// One key of the `.frm`, in the `.frm`'s order (PRIMARY first, then UNIQUE keys, then the others).
@@ -296,7 +307,7 @@ pub fn parse(b: &[u8]) -> Result<Frm, String> {
                 .into(),
         );
     }
-    let virtual_cols = virtual_columns(vcols, fields)?;
+    let generated = generated_columns(vcols, fields)?;
     let keys = keys(b, fields)?;
     let hidden_hashes = keys.iter().filter(|k| k.long_hash).count();
     let mut columns = Vec::new();
@@ -308,8 +319,18 @@ pub fn parse(b: &[u8]) -> Result<Frm, String> {
                 "column {name} has data type {ty}, which the page parser does not handle yet"
             ));
         }
-        let virtual_ = virtual_cols.contains(&i) || i >= fields.saturating_sub(hidden_hashes);
-        columns.push(column(name, r, &intervals, virtual_)?);
+        let gen = generated
+            .iter()
+            .find(|(f, _)| *f == i)
+            .map(|(_, g)| g.clone());
+        let hidden = i >= fields.saturating_sub(hidden_hashes);
+        let virtual_ = hidden || gen.as_ref().is_some_and(|g| !g.stored);
+        let mut c = column(name, r, &intervals, virtual_)?;
+        if gen.as_ref().is_some_and(|g| g.stored) {
+            c.spec.extra = "STORED GENERATED".into();
+        }
+        c.generated = gen;
+        columns.push(c);
     }
     let row_format = match b.get(40).copied().unwrap_or(0) {
         // DEFAULT, and FIXED and PAGE, which InnoDB takes as its default.
@@ -331,20 +352,28 @@ pub fn parse(b: &[u8]) -> Result<Frm, String> {
     })
 }
 
-/// The positions of the virtual (not stored) generated columns, from the expressions' segment.
-fn virtual_columns(v: &[u8], fields: usize) -> Result<Vec<usize>, String> {
+/// The generated columns by position, from the expressions' segment (each: kind, column number, expression
+/// length, name length, name, expression).
+fn generated_columns(v: &[u8], fields: usize) -> Result<Vec<(usize, Generated)>, String> {
     let mut out = Vec::new();
     let mut at = if v.is_empty() { 0 } else { VCOL_BASE };
     while at < v.len() {
         let h = slice(v, at, VCOL_HEADER)?;
         let (kind, field, expr, name) = (h[0], le16(h, 1)?, le16(h, 3)?, usize::from(h[5]));
-        if kind == VCOL_VIRTUAL {
+        if kind == VCOL_VIRTUAL || kind == VCOL_STORED {
             if field >= fields {
                 return Err(format!(
                     "a generated column's number {field} is past the {fields} columns"
                 ));
             }
-            out.push(field);
+            let text = slice(v, at + VCOL_HEADER + name, expr)?;
+            out.push((
+                field,
+                Generated {
+                    expr: String::from_utf8_lossy(text).into_owned(),
+                    stored: kind == VCOL_STORED,
+                },
+            ));
         }
         at += VCOL_HEADER + name + expr;
     }
@@ -547,6 +576,7 @@ fn column(
             },
         },
         bytes,
+        generated: None,
     })
 }
 
@@ -666,7 +696,11 @@ mod tests {
         let names: Vec<&str> = g.columns.iter().map(|c| c.spec.name.as_str()).collect();
         assert_eq!(names, ["id", "a", "v", "s", "e"]);
         assert_eq!(g.columns[2].spec.extra, "VIRTUAL GENERATED");
-        assert_eq!(g.columns[3].spec.extra, "");
+        assert_eq!(g.columns[3].spec.extra, "STORED GENERATED");
+        let gen = |i: usize| g.columns[i].generated.clone().map(|g| (g.expr, g.stored));
+        assert_eq!(gen(2), Some(("`a` * 2".to_string(), false)));
+        assert_eq!(gen(3), Some(("concat('x',`a`)".to_string(), true)));
+        assert_eq!((gen(0), gen(1)), (None, None));
         assert_eq!(g.columns[4].spec.column_type, "enum('it''s','b')");
         assert_eq!(g.row_format, None);
         assert_eq!(g.clustered().unwrap().unwrap().name, "PRIMARY");

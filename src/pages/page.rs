@@ -243,8 +243,6 @@ pub fn record_origins(p: &[u8]) -> Result<Vec<usize>, String> {
 /// carries a smaller one. When page 3 (where InnoDB puts the first index's root) is an index page that passes,
 /// it must carry that id too, else `Err`: the file is not laid out as the rule assumes.
 pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u64, usize), String> {
-    // PAGE_INDEX_ID: 8 bytes at page header byte 28.
-    let index_id = |p: &[u8]| u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"));
     let mut ids = std::collections::BTreeMap::<u64, usize>::new();
     for p in data.chunks_exact(PAGE) {
         if be16(p, 24) == INDEX_PAGE && ok(p) {
@@ -264,6 +262,19 @@ pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u6
         }
     }
     Ok((id, pages))
+}
+
+/// PAGE_INDEX_ID: 8 bytes at page header byte 28.
+fn index_id(p: &[u8]) -> u64 {
+    u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"))
+}
+
+/// Whether index `id`'s pages are in the COMPACT page format (`PAGE_N_HEAP`'s top bit; REDUNDANT's are not), as
+/// the first of them whose checksum passes (`ok`) says; `None` when none passes.
+pub fn index_pages_compact(data: &[u8], id: u64, ok: impl Fn(&[u8]) -> bool) -> Option<bool> {
+    data.chunks_exact(PAGE)
+        .find(|p| be16(p, 24) == INDEX_PAGE && index_id(p) == id && ok(p))
+        .map(|p| be16(p, N_HEAP) & 0x8000 != 0)
 }
 
 #[cfg(test)]

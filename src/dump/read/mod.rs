@@ -5,6 +5,7 @@
 //! the key helpers, and the error classes that decide between reading on, reconnecting and giving up.
 
 mod confirm;
+mod files;
 mod lost;
 mod pages;
 mod probe;
@@ -24,6 +25,7 @@ use super::xcheck;
 use super::{Connector, DumpOptions, TableInfo};
 use crate::sql::quote_ident;
 
+pub(crate) use files::{dump_table_from_files, list_from_files};
 pub(crate) use table::dump_table;
 pub(crate) use writer::push_tuple;
 use writer::Out;

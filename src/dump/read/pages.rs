@@ -24,7 +24,8 @@ use crate::dump::manifest::{Doubt, DoubtKind, KeyRange, PageRows, PagesRead, Unp
 use crate::dump::page_def::{page_def, PagedTable};
 use crate::dump::{KeySource, PageOptions};
 use crate::pages::def::ColType;
-use crate::pages::page::{leaf_chain, PAGE};
+use crate::pages::frm::Frm;
+use crate::pages::page::{clustered_index_id, index_pages_compact, leaf_chain, PAGE};
 use crate::pages::space::Space;
 use crate::pages::{leaf_keys, parse_leaf, InMemory, Outcome, Value};
 
@@ -75,17 +76,45 @@ enum At {
     Point(Key),
 }
 
+/// Where the table's definition comes from: the server running on the copy (its dictionary; its dirty pages
+/// are written to the files first), or the table's `.frm` when no server starts on the copy.
+pub(super) enum Def<'c> {
+    Server(&'c mut Conn),
+    Frm(&'c Frm),
+}
+
+impl Def<'_> {
+    /// The session to the server, when there is one.
+    pub(super) fn conn(&mut self) -> Option<&mut Conn> {
+        match self {
+            Def::Server(c) => Some(c),
+            Def::Frm(_) => None,
+        }
+    }
+}
+
+/// What is said of a file read with no server on the copy: InnoDB never applied its redo log to it.
+const NO_RECOVERY: &str = "no server started on the copy, so InnoDB's crash recovery never ran on this file: its pages are as they were last written before the crash, without the changes only the redo log held";
+
 /// Read the rows inside `lost` from the copy's data file and write them; `Err` is the one sentence saying
 /// why the table's pages are not read (the table keeps the SQL result).
 pub(super) fn read_pages(
     sh: &Shared,
-    conn: &mut Conn,
+    def: &mut Def,
     lost: &[(Option<B>, Option<B>)],
     po: &PageOptions,
 ) -> Result<Pass, String> {
     let start = std::time::Instant::now();
-    let (pt, map) = checked_def(sh, conn)?;
-    let flush_note = flushed(conn, &sh.opts.tag)?;
+    walked_by_integers(sh)?;
+    // Ok: the server's definition; Err: the .frm it is read from once the data file is read.
+    let (asked, first_note) = match def {
+        Def::Server(conn) => {
+            let pt = page_def(conn, &sh.opts.tag, &sh.info.name)
+                .map_err(|e| crate::error::display_of(&e))?;
+            (Ok(pt), flushed(conn, &sh.opts.tag)?)
+        }
+        Def::Frm(frm) => (Err(*frm), Some(NO_RECOVERY.to_string())),
+    };
     let path = ibd_path(po, &sh.info.name)?;
     let len = std::fs::metadata(&path)
         .map_err(|e| format!("{} cannot be read: {e}", path.display()))?
@@ -108,6 +137,12 @@ pub(super) fn read_pages(
     if let Some(why) = space.refusal(PAGE) {
         return Err(why);
     }
+    let mut notes: Vec<String> = first_note.into_iter().chain(inferred).collect();
+    let pt = match asked {
+        Ok(pt) => pt,
+        Err(frm) => frm_def(frm, &space, &data, &mut notes)?,
+    };
+    let map = checked_def(sh, &pt)?;
     let (chain, off) = leaf_chain(&data, pt.index_id)?;
     let mut pass = Pass {
         read: PagesRead::default(),
@@ -115,8 +150,7 @@ pub(super) fn read_pages(
         unverified: Vec::new(),
         uncommitted: Vec::new(),
     };
-    pass.read.notes.extend(flush_note);
-    pass.read.notes.extend(inferred);
+    pass.read.notes = notes;
     if !off.is_empty() {
         pass.read.notes.push(format!(
             "{} page(s) carry the index's id but are not on its leaf chain (stale, or behind a broken link), and were not read: {}",
@@ -135,9 +169,8 @@ pub(super) fn read_pages(
     Ok(pass)
 }
 
-/// The table's definition as the parser reads it, and where each column of the dump is in it; `Err` for a
-/// table this slice does not read.
-fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>), String> {
+/// The table is walked by an all-integer clustered key, the one kind of key this slice compares lost ranges by.
+fn walked_by_integers(sh: &Shared) -> Result<(), String> {
     let info = sh.info;
     if !sh.int_key
         || !matches!(
@@ -149,7 +182,43 @@ fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>),
             "only tables walked by an all-integer clustered key are read from pages yet".into(),
         );
     }
-    let pt = page_def(conn, &sh.opts.tag, &info.name).map_err(|e| crate::error::display_of(&e))?;
+    Ok(())
+}
+
+/// The definition read from the `.frm`, with what only the data file knows: the clustered index's id (the
+/// smallest among its index pages whose checksums pass) and, when the `.frm` leaves it to the server's
+/// default, the row format (said in `notes` when assumed).
+fn frm_def(
+    frm: &Frm,
+    space: &Space,
+    data: &[u8],
+    notes: &mut Vec<String>,
+) -> Result<PagedTable, String> {
+    let ok = |p: &[u8]| space.checksum_ok(p);
+    let (index_id, _) = clustered_index_id(data, ok)?;
+    let compact = index_pages_compact(data, index_id, ok)
+        .ok_or("no page of the clustered index passes its checksum")?;
+    let (format, assumed) = space.row_format(compact);
+    if assumed && frm.row_format.is_none() {
+        notes.push(
+            "neither the .frm nor the data file records the row format (the table took the server's default): DYNAMIC is assumed, the default since MariaDB 10.2.2; records whose externally stored columns do not fit it are not proven"
+                .into(),
+        );
+    }
+    let def = frm
+        .table_def(format)
+        .map_err(|why| format!("its .frm: {why}"))?;
+    Ok(PagedTable {
+        def,
+        index_id,
+        root: 0,
+    })
+}
+
+/// The table's definition checked against what the dump writes: where each column of the dump is in the
+/// record; `Err` for a table this slice does not read.
+fn checked_def(sh: &Shared, pt: &PagedTable) -> Result<Vec<usize>, String> {
+    let info = sh.info;
     let key_names: Vec<&str> = pt
         .def
         .key
@@ -184,7 +253,7 @@ fn checked_def(sh: &Shared, conn: &mut Conn) -> Result<(PagedTable, Vec<usize>),
             crate::sql::quote_ident(&c.name)
         ));
     }
-    Ok((pt, map))
+    Ok(map)
 }
 
 /// The lost ranges with their bounds as integers: which one a key lies in.

@@ -90,14 +90,14 @@ fn attempt(
     let file = file_name(name);
     let path = opts.out_dir.join(&file);
     let (out, writer) = open_file(&path, name, &create)?;
-    let shared = Shared::new(&mut conn, &info, opts, connector, abort, out);
+    // The rows written so far, with their rate, against the server's estimate of the table's rows.
+    let estimate = estimated_rows(&mut conn, tag, name);
+    let shared = Shared::new(estimate, &info, opts, connector, abort, out);
     let splits = if info.pk.is_empty() || info.key_source == KeySource::Groups {
         Vec::new()
     } else {
         split_points(&mut conn, &info, opts)
     };
-    // The rows written so far, with their rate, against the server's estimate of the table's rows.
-    let estimate = estimated_rows(&mut conn, tag, name);
     let beside = beside && sums_beside(&shared);
     shared.early_done.store(!beside, Ordering::SeqCst);
     let (result, early) = read_with_early(&mut conn, &shared, beside, || {
@@ -146,7 +146,12 @@ fn attempt(
     if entry.reconnects > 0 || conn.ping().is_err() {
         conn = fresh_session(connector, tag)?;
     }
-    let (lost, records, pass) = read_pages(&shared, &mut conn, lost, &mut entry);
+    let (lost, records, pass) = read_pages(
+        &shared,
+        &mut pages::Def::Server(&mut conn),
+        lost,
+        &mut entry,
+    );
     if entry.note.is_none() {
         crate::progress::elapsed(
             &format!("dump {name}: reading each secondary index against the rows"),
@@ -161,7 +166,7 @@ fn attempt(
     (entry.file, entry.rows) = (Some(file), rows);
     (entry.content_hash, entry.sha256) = (Some(hash), Some(sha));
     let lines = lost_lines(
-        &mut conn,
+        Some(&mut conn),
         &info,
         tag,
         (&lost, &records),
@@ -285,7 +290,8 @@ fn abandon(
     let _ = std::fs::remove_file(path);
 }
 
-/// The server's estimate of the table's rows (0 when it has none: the bar then grows with the count).
+/// The server's estimate of the table's rows (0 when it has none, as for a table it cannot open: the bar then
+/// grows with the count).
 fn estimated_rows(conn: &mut Conn, tag: &str, name: &TableName) -> u64 {
     conn.exec_first::<Option<u64>, _, _>(
         format!("SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"),
@@ -298,7 +304,7 @@ fn estimated_rows(conn: &mut Conn, tag: &str, name: &TableName) -> u64 {
 }
 
 /// The table's manifest entry before any row is read: its columns, key and the doubts given for it.
-fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEntry {
+pub(super) fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEntry {
     TableEntry {
         db: name.db.clone(),
         table: name.table.clone(),
@@ -333,9 +339,13 @@ fn new_entry(name: &TableName, info: &TableInfo, opts: &DumpOptions) -> TableEnt
 /// The table cannot be opened through SQL (`detail` says how): nothing of it is in the dump.
 fn unrecoverable(entry: &mut TableEntry, name: &TableName, detail: &str) {
     entry.status = TableStatus::Unrecoverable;
-    entry.note = Some(format!(
+    entry.note = Some(unrecoverable_note(name, detail));
+}
+
+fn unrecoverable_note(name: &TableName, detail: &str) -> String {
+    format!(
         "{name} cannot be opened ({detail}): nothing of it is recoverable through SQL; restore it from a backup"
-    ));
+    )
 }
 
 /// The table's file, created private with its header (the session settings, the database, `create`), and its
@@ -366,29 +376,17 @@ fn open_file(
 }
 
 impl<'a> Shared<'a> {
-    /// The state every reader of the table shares; `conn` reads the row estimate (the cross-check's shape).
+    /// The state every reader of the table shares; `estimate` is the server's count of its rows (the
+    /// cross-check's shape; 0 when it has none).
     fn new(
-        conn: &mut Conn,
+        estimate: u64,
         info: &'a TableInfo,
         opts: &'a DumpOptions,
         connector: &'a dyn Connector,
         abort: &'a AtomicBool,
         out: Out,
     ) -> Shared<'a> {
-        let tag = &opts.tag;
         let cols = info.select_list();
-        // NULL for a table the server cannot open (read from its pages alone).
-        let estimate: u64 = conn
-            .exec_first::<Option<u64>, _, _>(
-                format!(
-                    "SELECT {tag} TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
-                ),
-                (&info.name.db, &info.name.table),
-            )
-            .ok()
-            .flatten()
-            .flatten()
-            .unwrap_or(0);
         let xs = xcheck::indexes(info);
         Shared {
             info,
@@ -537,10 +535,10 @@ fn cross_check(
     }
 }
 
-/// The lost ranges into `entry`, each with what the secondary indexes still list inside it; one lost.jsonl
-/// line per range.
+/// The lost ranges into `entry`, each with what the secondary indexes still list inside it (nothing without a
+/// server to ask); one lost.jsonl line per range.
 fn lost_lines(
-    conn: &mut Conn,
+    conn: Option<&mut Conn>,
     info: &TableInfo,
     tag: &str,
     (lost, records): (&[Lost], &[Vec<Unproven>]),
@@ -556,7 +554,10 @@ fn lost_lines(
             .map(|(v, k)| json_of(*k, v))
             .collect()
     };
-    let secondaries = secondary_rows(conn, info, tag, lost);
+    let secondaries = match conn {
+        Some(conn) => secondary_rows(conn, info, tag, lost),
+        None => vec![serde_json::json!([]); lost.len()],
+    };
     for ((i, (lo, hi)), secondary) in lost.iter().enumerate().zip(secondaries) {
         let range = LostRange {
             records: records.get(i).cloned().unwrap_or_default(),
@@ -599,7 +600,7 @@ type AfterPages = (Vec<Lost>, Vec<Vec<Unproven>>, Option<pages::Pass>);
 /// table's `pages` entry, and the lost ranges narrowed by what was read.
 fn read_pages(
     shared: &Shared,
-    conn: &mut Conn,
+    def: &mut pages::Def,
     lost: Vec<(Option<B>, Option<B>)>,
     entry: &mut TableEntry,
 ) -> AfterPages {
@@ -611,7 +612,7 @@ fn read_pages(
     let name = &shared.info.name;
     match crate::progress::elapsed(
         &format!("dump {name}: reading the lost ranges from the data file"),
-        || pages::read_pages(shared, conn, &lost, po),
+        || pages::read_pages(shared, def, &lost, po),
     ) {
         Ok(mut pass) => {
             pass.read.sql_rows = sql_rows;
@@ -746,43 +747,76 @@ fn pages_only(
             .collect();
         entry.key_index = info.key_index.clone();
     }
-    let file = file_name(&name);
-    let path = opts.out_dir.join(&file);
-    let (out, writer) = open_file(
-        &path,
-        &name,
-        &format!(
-            "-- {name} cannot be opened through SQL ({}): every row below was read from its data file, and this\n\
-             -- CREATE TABLE is rebuilt from the server's dictionary: columns and the clustered key only (no secondary\n\
-             -- index, comment, AUTO_INCREMENT or foreign key): add them from your schema.\n{create}",
-            why.replace('\n', " ")
+    let header = format!(
+        "-- {name} cannot be opened through SQL ({}): every row below was read from its data file, and this\n\
+         -- CREATE TABLE is rebuilt from the server's dictionary: columns and the clustered key only (no secondary\n\
+         -- index, comment, AUTO_INCREMENT or foreign key): add them from your schema.\n{create}",
+        why.replace('\n', " ")
+    );
+    let alone = Alone {
+        def: pages::Def::Server(conn),
+        header,
+        why: "SQL cannot open the table: every row was sought in its data file".into(),
+        unchecked: format!(
+            "{name} cannot be opened through SQL ({why}): its rows come from its data file alone, no secondary index could be read against them, and its CREATE TABLE is rebuilt from the dictionary (columns and the clustered key only)"
         ),
-    )?;
-    let info: &TableInfo = info;
-    let shared = Shared::new(conn, info, opts, connector, abort, out);
-    let (lost, records, pass) = read_pages(&shared, conn, vec![(None, None)], &mut entry);
+        unread: unrecoverable_note(&name, why),
+    };
+    read_alone(connector, info, entry, opts, abort, alone)
+}
+
+/// A table read from its data file alone: where its definition comes from, and what its file and manifest
+/// entry say.
+pub(super) struct Alone<'c> {
+    pub def: pages::Def<'c>,
+    /// The table's file's header: a comment saying where the rows and the definition come from, and the
+    /// rebuilt `CREATE TABLE`.
+    pub header: String,
+    /// Why the page pass ran on the table (its entry's `page_pass`).
+    pub why: String,
+    /// What could not be checked (into the entry's `unchecked`).
+    pub unchecked: String,
+    /// The table's note when its pages cannot be read either (it is then unrecoverable).
+    pub unread: String,
+}
+
+/// Read a table's whole key space from its data file into its file (`alone` says where its definition comes
+/// from); when the pages cannot be read either, the table is unrecoverable with `alone.unread`.
+pub(super) fn read_alone(
+    connector: &dyn Connector,
+    info: &TableInfo,
+    mut entry: TableEntry,
+    opts: &DumpOptions,
+    abort: &AtomicBool,
+    mut alone: Alone,
+) -> anyhow::Result<(TableEntry, Vec<String>)> {
+    let name = &info.name;
+    let file = file_name(name);
+    let path = opts.out_dir.join(&file);
+    let (out, writer) = open_file(&path, name, &alone.header)?;
+    let shared = Shared::new(0, info, opts, connector, abort, out);
+    let (lost, records, pass) = read_pages(&shared, &mut alone.def, vec![(None, None)], &mut entry);
     if let Some(pass) = &pass {
         entry.doubts.extend(pages::doubts(pass, false));
         entry.page_pass = Some(PagePass {
             ran: true,
-            why: "SQL cannot open the table: every row was sought in its data file".into(),
+            why: alone.why,
         });
     }
     let (rows, hash, sha) = super::writer::finish(shared.out.into_inner().unwrap(), writer, &path)?;
     if pass.is_none() {
         let _ = std::fs::remove_file(&path);
-        unrecoverable(&mut entry, &name, why);
+        entry.status = TableStatus::Unrecoverable;
+        entry.note = Some(alone.unread);
         return Ok((entry, Vec::new()));
     }
     (entry.file, entry.rows) = (Some(file), rows);
     (entry.content_hash, entry.sha256) = (Some(hash), Some(sha));
-    entry.unchecked.push(format!(
-        "{name} cannot be opened through SQL ({why}): its rows come from its data file alone, no secondary index could be read against them, and its CREATE TABLE is rebuilt from the dictionary (columns and the clustered key only)"
-    ));
+    entry.unchecked.push(alone.unchecked);
     let lines = lost_lines(
-        conn,
+        alone.def.conn(),
         info,
-        tag,
+        &opts.tag,
         (&lost, &records),
         &HashMap::new(),
         &mut entry,

@@ -8,7 +8,7 @@ use crate::dump::{self, Manifest, TableStatus};
 pub fn table_lines(m: &Manifest) -> Vec<String> {
     m.tables
         .iter()
-        .map(|t| format!("{}{}", table_line(t), pages_part(t)))
+        .map(|t| format!("{}{}", table_line(t, m.files_only.is_some()), pages_part(t)))
         .collect()
 }
 
@@ -58,7 +58,8 @@ fn pages_part(t: &dump::manifest::TableEntry) -> String {
     )
 }
 
-fn table_line(t: &dump::manifest::TableEntry) -> String {
+/// `files`: no server read the tables (each was read from its files alone).
+fn table_line(t: &dump::manifest::TableEntry, files: bool) -> String {
     {
         {
             let name = table_label(&t.db, &t.table);
@@ -99,7 +100,12 @@ fn table_line(t: &dump::manifest::TableEntry) -> String {
                         .unwrap_or_default()
                 ),
                 TableStatus::Unrecoverable => format!(
-                    "{name}: not recoverable through SQL{}",
+                    "{name}: not recoverable {}{}",
+                    if files {
+                        "from its files"
+                    } else {
+                        "through SQL"
+                    },
                     t.note
                         .as_deref()
                         .map(|n| format!(" ({n})"))
@@ -235,7 +241,11 @@ pub(super) fn summary(m: &Manifest) -> serde_json::Value {
         .iter()
         .filter(|t| t.status != TableStatus::Complete)
         .count();
-    serde_json::json!({ "level": m.level, "tables": tables, "not_complete": partial, "summary": table_lines(m) })
+    let mut v = serde_json::json!({ "level": m.level, "tables": tables, "not_complete": partial, "summary": table_lines(m) });
+    if let Some(why) = &m.files_only {
+        v["files_only"] = why.clone().into();
+    }
+    v
 }
 
 #[cfg(test)]

@@ -115,6 +115,9 @@ fn dump_private(
     p1: &RecoverParams,
     private: &Private,
 ) -> anyhow::Result<serde_json::Value> {
+    if let Some(why) = escalation(ctx).and_then(|e| e.files_only) {
+        return dump_files(ctx, p1, private, &why);
+    }
     let level = ensure_private(ctx, private)?;
     let tag = ctx.tag();
     let mut conn = private.target().connect()?;
@@ -177,6 +180,64 @@ fn dump_private(
     let mut v = summary(&m);
     v["recovered"] = serde_json::to_value(&after)?;
     Ok(v)
+}
+
+/// No level started (`why`): every table (those of `--tables`) read from the copy's `.frm` and `.ibd` files,
+/// with no server. Every row is in doubt as possibly uncommitted (no server listed the transactions active at
+/// the crash), which the manifest gives each table.
+fn dump_files(
+    ctx: &mut Ctx,
+    p1: &RecoverParams,
+    private: &Private,
+    why: &str,
+) -> anyhow::Result<serde_json::Value> {
+    let listed = dump::list_from_files(&private.datadir)
+        .map_err(|e| anyhow::anyhow!("listing the tables of {}: {e}", private.datadir.display()))?;
+    let mut tables = Vec::new();
+    let mut missing = Vec::new();
+    for t in &p1.tables {
+        let n = super::table_name(t)?;
+        if listed.contains(&n) {
+            tables.push(n);
+        } else {
+            missing.push(n.qualified());
+        }
+    }
+    if !missing.is_empty() {
+        return Err(refused(format!(
+            "the copy's files hold no .frm for {}: check the names in --tables",
+            missing.join(", ")
+        )));
+    }
+    if p1.tables.is_empty() {
+        tables = listed;
+    }
+    let mut opts = DumpOptions::new(&p1.out, 0);
+    opts.threads = 1;
+    opts.tag = ctx.tag();
+    opts.table_doubts = vec![(None, files_doubt())];
+    opts.pages = Some(dump::PageOptions {
+        datadir: private.datadir.clone(),
+        uncommitted: Vec::new(),
+        lowest_active: None,
+    });
+    let m = dump::dump_from_files(&tables, &opts, ctx.abort, why)?;
+    for line in table_lines(&m) {
+        crate::progress::say(&format!("      {line}"));
+        ctx.outcome.push(line);
+    }
+    Ok(summary(&m))
+}
+
+/// The doubt every table read with no server carries: InnoDB neither applied its redo log nor listed the
+/// transactions active at the crash, so any row may hold a change that never committed (or miss one that did).
+fn files_doubt() -> dump::Doubt {
+    dump::Doubt {
+        kind: dump::DoubtKind::Uncommitted,
+        why: "no server started on the copy, so InnoDB never listed the transactions active at the crash nor applied its redo log: any row read from the data file may hold a change that never committed, or lack one that did".into(),
+        range: None,
+        keys: Vec::new(),
+    }
 }
 
 /// Every file of the dump in `out` has the sha256 its manifest records.

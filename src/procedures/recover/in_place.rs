@@ -89,7 +89,7 @@ pub(super) fn escalate_in_place_step(p: &RecoverParams, dropin: &Result<PathBuf,
                 if let Ok((_, missing)) = &listed {
                     if missing.is_empty() {
                         attempts.push(a);
-                        let e = Escalation { level, attempts, look: None, recovered: Vec::new(), log_from: Some(log_from) };
+                        let e = Escalation { level, attempts, look: None, recovered: Vec::new(), log_from: Some(log_from), files_only: None };
                         let v = serde_json::to_value(&e)?;
                         ctx.state::<super::Memo>().escalation = Some(e);
                         return Ok(v);

@@ -184,6 +184,10 @@ struct Escalation {
     /// only what that start and the dump's restarts wrote is judged).
     #[serde(default)]
     log_from: Option<u64>,
+    /// No level started with the tables listed and `--pages auto` reads them from their files instead: why no
+    /// level did (the refusal's sentence). `level` is then 0 and no private server runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    files_only: Option<String>,
 }
 
 /// Build the plan. The server must be reachable (its facts name the data directory and the options the private
@@ -572,21 +576,27 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
     let pr4 = private.clone();
     Step::new("escalate", "Start a private server on the copy at the lowest forced-recovery level that lists the tables", Risk::Read)
         .preview(format!(
-            "{} {} (levels 1..{}; socket only, in a 0700 directory)",
+            "{} {} (levels 1..{}; socket only, in a 0700 directory){}",
             private.binary.display(),
             private.args(1).join(" "),
-            p.max_level
+            p.max_level,
+            if p.pages == Pages::Auto {
+                "; if no level starts, every table is read from its .frm and .ibd with no server (--pages auto)"
+            } else {
+                ""
+            }
         ))
         .pre(Check::after_prior("no private server yet", move |ctx| {
             Ok(match (pr2.running_pid(), escalation(ctx)) {
-                (Some(pid), Some(e)) => Verdict::done(format!("running at level {} (pid {pid})", e.level), "not running"),
+                (Some(pid), Some(e)) if e.files_only.is_none() => Verdict::done(format!("running at level {} (pid {pid})", e.level), "not running"),
+                (None, Some(e)) if e.files_only.is_some() => Verdict::done("no level started: the tables are read from their files", "not running"),
                 // Left by this run, killed in the middle of the escalation: on this run's own copy, so it is
                 // this run's to stop before the levels are tried again.
-                (Some(pid), None) if own_run(&p2.copy_to, ctx) => Verdict::pass(
+                (Some(pid), _) if own_run(&p2.copy_to, ctx) => Verdict::pass(
                     format!("this run's private server (pid {pid}) from before the interruption, at an unknown level: innops stops it first"),
                     "not running, or this run's",
                 ),
-                (Some(pid), None) => Verdict::fail(
+                (Some(pid), _) => Verdict::fail(
                     format!("a server runs on the copy (pid {pid}) at an unknown level"),
                     "not running",
                     format!("a private server already runs on {}: stop it (kill {pid}), then resume", pr2.datadir.display()),
@@ -610,6 +620,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 None
             };
             let seen = look.as_ref().map(|l| l.seen.clone()).unwrap_or_default();
+            let mut any_started = false;
             for level in 1..=p1.max_level {
                 if ctx.aborted() {
                     return Err(crate::error::Failure::Interrupted("interrupted between two levels: the private server is stopped; resume to go on".into()).into());
@@ -617,6 +628,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 crate::progress::say(&format!("      level {level}: starting the private server"));
                 let mut a = private.start(level, Duration::from_secs(600))?;
                 if a.started {
+                    any_started = true;
                     crate::testhooks::hold(&format!("escalate-started-{level}"));
                     let listed = private.target().connect().and_then(|mut c| tables_to_dump(&mut c, &tag, &p1));
                     match listed {
@@ -628,7 +640,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                                 crate::progress::say(&format!("      {line}"));
                                 ctx.outcome.push(line);
                             }
-                            let e = Escalation { level, attempts, look, recovered, log_from: None };
+                            let e = Escalation { level, attempts, look, recovered, log_from: None, files_only: None };
                             let v = serde_json::to_value(&e)?;
                             ctx.state::<Memo>().escalation = Some(e);
                             return Ok(v);
@@ -647,13 +659,37 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             } else {
                 String::new()
             };
-            Err(refused(format!(
-                "the copy did not start with its tables listed at any level up to {} ({last}){more}",
+            let why = format!(
+                "the copy did not start with its tables listed at any level up to {} ({last})",
                 p1.max_level
-            )))
+            );
+            if p1.pages == Pages::Never {
+                return Err(refused(format!("{why}{more}; --pages auto would read the tables from their files")));
+            }
+            if any_started {
+                // A server that starts reads what it lists through SQL, cross-checked: a table its dictionary
+                // does not list is the DBA's to name again, not a reason to read every table without a server.
+                return Err(refused(format!("{why}{more}")));
+            }
+            // --pages auto: the rows the files hold, from the tables' .frm and .ibd, with no server.
+            crate::progress::say(&format!("      {why}: the tables are read from their files alone (--pages auto)"));
+            ctx.outcome.push(format!("{why}: every table is read from its .frm and .ibd files, with no server"));
+            let e = Escalation { level: 0, attempts, look, recovered: Vec::new(), log_from: None, files_only: Some(why) };
+            let v = serde_json::to_value(&e)?;
+            ctx.state::<Memo>().escalation = Some(e);
+            Ok(v)
         })
         .post(Check::new("private server answers at the recorded level", move |ctx| {
             let e = escalation(ctx);
+            if let Some(why) = e.as_ref().and_then(|e| e.files_only.clone()) {
+                let pid = pr3.running_pid();
+                return Ok(Verdict::check(
+                    pid.is_none(),
+                    pid.map(|p| format!("a private server runs (pid {p})")).unwrap_or_else(|| format!("none: {why}")),
+                    "no private server: the tables are read from their files",
+                    "a private server runs on the copy while its files are to be read: stop it (kill its pid), then resume",
+                ));
+            }
             let level: Option<u64> = private_level(&pr3, &ctx.tag());
             Ok(Verdict::check(
                 e.as_ref().map(|e| u64::from(e.level)) == level && level.is_some(),

@@ -832,6 +832,7 @@ mod tests {
         let mut m = Manifest {
             format: 1,
             level: 1,
+            files_only: None,
             created: String::new(),
             tables: vec![
                 entry("t", TableStatus::Complete),

@@ -29,6 +29,9 @@ pub fn losses_sentence(m: &Manifest, out: &Path) -> Option<String> {
                     format!("recovered with doubts, {}", ranges(t.lost.len()))
                 }
                 TableStatus::NoPrimaryKey => "no primary key: read by a plain scan".into(),
+                TableStatus::Unrecoverable if m.files_only.is_some() => {
+                    "not recoverable from its files".into()
+                }
                 TableStatus::Unrecoverable => "not recoverable through SQL".into(),
             };
             Some(format!("{}.{} ({why})", t.db, t.table))
@@ -118,6 +121,7 @@ mod tests {
         let m = Manifest {
             format: 1,
             level: 1,
+            files_only: None,
             created: String::new(),
             tables: vec![
                 entry("a", TableStatus::Complete, 0),
@@ -139,6 +143,7 @@ mod tests {
         let m = |tables| Manifest {
             format: 1,
             level: 1,
+            files_only: None,
             created: String::new(),
             tables,
             files: Default::default(),
