@@ -59,6 +59,7 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
     let mut sb = Sandboxed::new("rfiles");
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("USE db").unwrap();
     int_table(&mut c, "t", 3000);
     int_table(&mut c, "u", 3000);
     // Generated columns (the .frm keeps their expressions), a NULL, a promoted UNIQUE key, another engine, a view.
@@ -111,7 +112,7 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
     assert!(
         missing
             .error_line()
-            .contains("the copy's files hold no .frm for db.nosuch"),
+            .contains("the copy's files hold no .frm for `db`.`nosuch`"),
         "{}",
         missing.error_line()
     );
@@ -120,7 +121,7 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
     assert_eq!(out.code, 4, "{out:?}");
     assert!(
         out.stdout
-            .contains("the tables are read from their files alone (--pages auto)"),
+            .contains("every table is read from its .frm and .ibd files, with no server"),
         "{}",
         out.stdout
     );

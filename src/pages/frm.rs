@@ -267,8 +267,18 @@ pub fn parse(b: &[u8]) -> Result<Frm, String> {
         ));
     }
     if b[3] != LEGACY_INNODB {
+        // `legacy_db_type` codes a DBA meets (sql/handler.h).
+        let engine = match b[3] {
+            6 => " (MEMORY)",
+            9 => " (MyISAM)",
+            16 => " (ARCHIVE)",
+            17 => " (CSV)",
+            20 => " (a partitioned table, whose partitions are files of their own)",
+            42 => " (Aria)",
+            _ => "",
+        };
         return Err(format!(
-            "the .frm names engine code {}, not InnoDB's {LEGACY_INNODB}",
+            "the .frm names engine code {}{engine}, not InnoDB's {LEGACY_INNODB}",
             b[3]
         ));
     }
@@ -662,7 +672,9 @@ mod tests {
         assert!(parse(&b).unwrap_err().contains("format version 9"));
         b[2] = 11;
         b[3] = 9;
-        assert!(parse(&b).unwrap_err().contains("engine code 9"));
+        assert!(parse(&b)
+            .unwrap_err()
+            .contains("engine code 9 (MyISAM), not InnoDB's 12"));
         b[3] = LEGACY_INNODB;
         // extra2 says 200 bytes, the file has none of them.
         b[4] = 200;

@@ -85,7 +85,7 @@ pub(crate) fn dump_table_from_files(
         .and_then(|f| info_of(name, &f).map(|info| (f, info)));
     let (frm, info) = match read {
         Ok(r) => r,
-        Err(why) => return Ok((unread(name, opts, &format!("its .frm: {why}")), Vec::new())),
+        Err(why) => return Ok((unread(name, opts, &why), Vec::new())),
     };
     let create = match create_from_frm(name, &frm) {
         Ok(c) => c,
@@ -181,11 +181,11 @@ fn unread(name: &TableName, opts: &DumpOptions, why: &str) -> TableEntry {
     entry.doubts.clear();
     entry.status = TableStatus::Unrecoverable;
     entry.note = Some(format!(
-        "no server started on the copy, and {name}'s definition could not be read from its files ({why}): nothing of it is in the dump; restore it from a backup"
+        "no server started on the copy, and {name}'s definition was not read from its .frm: {why}; nothing of it is in the dump: restore it from a backup"
     ));
     entry.page_pass = Some(PagePass {
         ran: false,
-        why: format!("{name}'s pages were not read: {why}"),
+        why: "no definition to read its pages by".into(),
     });
     entry
 }

@@ -93,7 +93,7 @@ pub(super) fn dump_step(p: &RecoverParams, binary: &Path, carried: &[String]) ->
         .preview(format!(
             "per table: SELECT … FORCE INDEX (its key) ORDER BY key (streaming), then DESC from the end, then key ranges; the error log, key order and dates watched;{} each secondary index read against the rows; {} thread(s); files in {}",
             if p.pages == Pages::Auto {
-                " then (--pages auto) the rows inside the lost ranges, or of a table SQL cannot open, read from the copy's .ibd leaf pages;"
+                " then (--pages auto) the rows inside the lost ranges, or of a table SQL cannot open, read from the copy's .ibd leaf pages (every table, from its .frm and .ibd, when no level started);"
             } else {
                 ""
             },
