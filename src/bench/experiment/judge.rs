@@ -4,7 +4,8 @@
 //! Round by round ("paired"): each arm's mean in a round is divided by the baseline's mean in the same round,
 //! so what moves every arm between rounds — another tenant's load, a warming cache, purge — cancels in the
 //! ratio, where pooling the seconds keeps it in both intervals. The A/A pair is judged the same way and its
-//! interval's far end stays the noise floor a variant's whole interval must clear. Measured with
+//! interval's far end is the noise floor a variant's change must lie beyond, its own interval excluding zero
+//! ([`noise::resolve_paired`]; pooled seconds: its whole interval beyond it). Measured with
 //! `benches/experiment.sh` (docs/experiment.md): 20 of 20 A/A experiments "no difference" under load 11–22,
 //! where two adjacent runs of the same settings differed by up to a factor of 6 (which no pairing of rounds
 //! removes); on a quiet machine a ~25% difference found in 10 of 10 runs of 145 s (the pooled rule: 5 of 10

@@ -118,7 +118,7 @@ pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
 fn noise_note(rounds: u32, time_s: u64) -> String {
     use crate::bench::noise::{MIN_INTERVALS, MIN_PAIRED_ROUNDS};
     if rounds as usize >= MIN_PAIRED_ROUNDS {
-        format!("noise: each arm is compared with A in the same round, {rounds} rounds (load that changes between rounds cancels); the A/A pair's interval is the floor a variant's whole interval must clear")
+        format!("noise: each arm is compared with A in the same round, {rounds} rounds (load that changes between rounds cancels); a variant's change must lie beyond the A/A pair's interval and its own interval exclude zero")
     } else if u64::from(rounds) * time_s < MIN_INTERVALS as u64 {
         format!("noise: {rounds} round(s) × {time_s} s give each arm fewer than {MIN_INTERVALS} one-second figures: no variant can be judged; give more --time or --rounds")
     } else {
