@@ -28,6 +28,10 @@ fn damage_redo(sb: &Sandboxed) {
 }
 
 fn recover(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Output {
+    run_innops(&recover_args(sb, work, run, extra), &[])
+}
+
+fn recover_args(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "recover",
         "--datadir",
@@ -45,7 +49,7 @@ fn recover(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Output {
     .map(|s| s.to_string())
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
-    run_innops(&args, &[])
+    args
 }
 
 fn by_id(rows: Vec<TextRow>) -> BTreeMap<i64, TextRow> {
@@ -117,7 +121,23 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
         missing.error_line()
     );
 
-    let out = recover(&sb, &work, "auto", &[]);
+    // Killed once the escalation has recorded that no level starts: the resume goes on from that record (no
+    // level is tried again) and reads the files.
+    let run = work.join("run-auto");
+    let killed = run_innops(
+        &recover_args(&sb, &work, "auto", &[]),
+        &[("INNOPS_FAULT", "after-action:escalate")],
+    );
+    assert_ne!(killed.code, 0, "{killed:?}");
+    assert!(!work.join("out-auto").join("manifest.json").exists());
+    let out = run_innops(
+        &[
+            "resume".to_string(),
+            run.display().to_string(),
+            "--yes".to_string(),
+        ],
+        &[],
+    );
     assert_eq!(out.code, 4, "{out:?}");
     assert!(
         out.stdout

@@ -222,6 +222,10 @@ fn dump_files(
         lowest_active: None,
     });
     let m = dump::dump_from_files(&tables, &opts, ctx.abort, why)?;
+    // Said here, not by the escalation, so that a resumed run's summary says it too.
+    ctx.outcome.push(format!(
+        "{why}: every table is read from its .frm and .ibd files, with no server"
+    ));
     for line in table_lines(&m) {
         crate::progress::say(&format!("      {line}"));
         ctx.outcome.push(line);

@@ -673,7 +673,6 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             }
             // --pages auto: the rows the files hold, from the tables' .frm and .ibd, with no server.
             crate::progress::say(&format!("      {why}: the tables are read from their files alone (--pages auto)"));
-            ctx.outcome.push(format!("{why}: every table is read from its .frm and .ibd files, with no server"));
             let e = Escalation { level: 0, attempts, look, recovered: Vec::new(), log_from: None, files_only: Some(why) };
             let v = serde_json::to_value(&e)?;
             ctx.state::<Memo>().escalation = Some(e);
