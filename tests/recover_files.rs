@@ -12,20 +12,10 @@ use innops::dump::{self, DoubtKind, Manifest, TableStatus};
 use mysql::prelude::Queryable;
 
 use crate::common::recover::{
-    damage, int_table, keys_per_leaf, leaves, rows, start_at, stop_slow, table_rows, TextRow,
+    damage, damage_redo, int_table, keys_per_leaf, leaves, rows, start_at, stop_slow, table_rows,
+    TextRow,
 };
 use crate::common::{run_innops, Output, Sandboxed};
-
-/// Overwrite the redo log past its header: no level up to 3 skips the redo, so none starts.
-fn damage_redo(sb: &Sandboxed) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(sb.sandbox.datadir.join("ib_logfile0"))
-        .unwrap();
-    f.seek(SeekFrom::Start(12288)).unwrap();
-    f.write_all(&vec![0xA5u8; 8 << 20]).unwrap();
-}
 
 fn recover(sb: &Sandboxed, work: &Path, run: &str, extra: &[&str]) -> Output {
     run_innops(&recover_args(sb, work, run, extra), &[])

@@ -406,15 +406,7 @@ fn when_no_level_starts_the_refusal_quotes_the_cause_from_the_error_log() {
     small_table(&sb);
     // A crash, then the redo log that crash recovery needs is damaged: no level up to 3 skips the redo.
     sb.sandbox.kill9().unwrap();
-    {
-        use std::io::{Seek, SeekFrom, Write};
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(sb.sandbox.datadir.join("ib_logfile0"))
-            .unwrap();
-        f.seek(SeekFrom::Start(12288)).unwrap();
-        f.write_all(&vec![0xA5u8; 8 << 20]).unwrap();
-    }
+    crate::common::recover::damage_redo(&sb);
     let work = sb.root.join("work");
     let args: Vec<String> = [
         "recover",

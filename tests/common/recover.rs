@@ -38,6 +38,17 @@ pub fn damage(sb: &Sandboxed, table: &str, n: u32) {
         .unwrap();
 }
 
+/// Overwrite the redo log past its header: no level up to 3 skips the redo, so none starts.
+pub fn damage_redo(sb: &Sandboxed) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(sb.sandbox.datadir.join("ib_logfile0"))
+        .unwrap();
+    f.seek(SeekFrom::Start(12288)).unwrap();
+    f.write_all(&vec![0xA5u8; 8 << 20]).unwrap();
+}
+
 pub fn ibd(sb: &Sandboxed, db: &str, table: &str) -> PathBuf {
     sb.sandbox.datadir.join(db).join(format!("{table}.ibd"))
 }
