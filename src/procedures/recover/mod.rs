@@ -653,30 +653,7 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
                 }
                 attempts.push(a);
             }
-            let last = verdict::attempts_cause(&attempts);
-            let more = if p1.max_level < 6 {
-                format!("; a higher level may get further (--max-level {} with --allow-level {}, DANGER for the copy)", p1.max_level + 1, p1.max_level + 1)
-            } else {
-                String::new()
-            };
-            let why = format!(
-                "the copy did not start with its tables listed at any level up to {} ({last})",
-                p1.max_level
-            );
-            if p1.pages == Pages::Never {
-                return Err(refused(format!("{why}{more}; --pages auto would read the tables from their files")));
-            }
-            if any_started {
-                // A server that starts reads what it lists through SQL, cross-checked: a table its dictionary
-                // does not list is the DBA's to name again, not a reason to read every table without a server.
-                return Err(refused(format!("{why}{more}")));
-            }
-            // --pages auto: the rows the files hold, from the tables' .frm and .ibd, with no server.
-            crate::progress::say(&format!("      {why}: the tables are read from their files alone (--pages auto)"));
-            let e = Escalation { level: 0, attempts, look, recovered: Vec::new(), log_from: None, files_only: Some(why) };
-            let v = serde_json::to_value(&e)?;
-            ctx.state::<Memo>().escalation = Some(e);
-            Ok(v)
+            no_level(ctx, &p1, (attempts, look), any_started)
         })
         .post(Check::new("private server answers at the recorded level", move |ctx| {
             let e = escalation(ctx);
@@ -698,6 +675,55 @@ fn escalate_step(p: &RecoverParams, binary: &Path, carried: &[String]) -> Step {
             ))
         }))
         .recover(move |_| Ok(safety::private_stopped(&pr4)))
+}
+
+/// No level started with the tables listed: refused with the cause from the error log — unless `--pages auto`
+/// and no level started at all, when the escalation records that the tables are read from their files.
+fn no_level(
+    ctx: &mut Ctx,
+    p: &RecoverParams,
+    (attempts, look): (Vec<Attempt>, Option<trx::Look>),
+    any_started: bool,
+) -> anyhow::Result<serde_json::Value> {
+    let last = verdict::attempts_cause(&attempts);
+    let more = if p.max_level < 6 {
+        format!(
+            "; a higher level may get further (--max-level {} with --allow-level {}, DANGER for the copy)",
+            p.max_level + 1,
+            p.max_level + 1
+        )
+    } else {
+        String::new()
+    };
+    let why = format!(
+        "the copy did not start with its tables listed at any level up to {} ({last})",
+        p.max_level
+    );
+    if p.pages == Pages::Never {
+        return Err(refused(format!(
+            "{why}{more}; --pages auto would read the tables from their files"
+        )));
+    }
+    if any_started {
+        // A server that starts reads what it lists through SQL, cross-checked: a table its dictionary does not
+        // list is the DBA's to name again, not a reason to read every table without a server.
+        return Err(refused(format!("{why}{more}")));
+    }
+    // --pages auto: the rows the files hold, from the tables' .frm and .ibd, with no server.
+    crate::progress::say(&format!(
+        "      {why}: the tables are read from their files alone (--pages auto)"
+    ));
+    let e = Escalation {
+        level: 0,
+        attempts,
+        look,
+        recovered: Vec::new(),
+        log_from: None,
+        files_only: Some(why),
+    };
+    let v = serde_json::to_value(&e)?;
+    ctx.state::<Memo>().escalation = Some(e);
+    Ok(v)
 }
 
 /// The innodb_force_recovery a connection's server runs at (None: the query failed), the statement tagged.
