@@ -61,7 +61,7 @@ pub enum Value {
 
 impl Value {
     /// The text the server prints for this value (TIMESTAMP in UTC: `time_zone = '+00:00'`); `None` for the
-    /// binary types and floating point (compare the numbers).
+    /// binary types and floating point, whose text depends on the column's decimals ([`float_text`]).
     pub fn text(&self) -> Option<String> {
         Some(match self {
             Value::Int(v) => v.to_string(),
@@ -73,6 +73,70 @@ impl Value {
             Value::Set { text, .. } => text.clone(),
             Value::Null | Value::Float(_) | Value::Double(_) | Value::Bytes(_) => return None,
         })
+    }
+}
+
+/// The text the server prints for a FLOAT or DOUBLE value of a column of type `ty` (MariaDB 10.11's
+/// `Field_float`/`Field_double::val_str`, checked against a real server in tests/pages.rs); `None` when `v` is
+/// not a floating-point value of that type. With fixed decimals (`FLOAT(M,D)`) the value is printed with D
+/// correctly rounded decimals (`my_fcvt`); without, as `my_gcvt` does: the shortest digits that read back as
+/// the DOUBLE, or the FLOAT (widened to a double) rounded to 6 significant digits, in plain notation unless the
+/// decimal point lies more than 15 digits left or right of the first digit (`1e15`, `1.5e-15`, no `+`, no
+/// padded exponent). Zero prints unsigned: the server prints -0 as `0`.
+pub fn float_text(v: &Value, ty: &ColType) -> Option<String> {
+    let (x, single, decimals) = match (v, ty) {
+        (Value::Float(x), ColType::Float { decimals }) => (f64::from(*x), true, *decimals),
+        (Value::Double(x), ColType::Double { decimals }) => (*x, false, *decimals),
+        _ => return None,
+    };
+    let x = if x == 0.0 { 0.0 } else { x };
+    if let Some(d) = decimals {
+        return Some(format!("{x:.d$}"));
+    }
+    // Correctly rounded significant digits and the exponent of the first: `1.2345e-5`.
+    let sci = if single {
+        format!("{x:.5e}")
+    } else {
+        format!("{x:e}")
+    };
+    let (mantissa, exp) = sci.split_once('e')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = match digits.trim_end_matches('0') {
+        "" => "0",
+        d => d,
+    };
+    Some(format!("{sign}{}", gcvt_layout(digits, exp)))
+}
+
+/// Significant `digits` (no trailing zeros) whose first has the power of ten `exp`, laid out as `my_gcvt` does
+/// when its width leaves room for every digit: the decimal point after `decpt = exp + 1` digits; plain notation
+/// when `-14 <= decpt` and either `decpt <= 15` or a digit follows the point, else `d.ddde-N`.
+fn gcvt_layout(digits: &str, exp: i32) -> String {
+    /// DBL_DIG: `MAX_DECPT_FOR_F_FORMAT` in strings/dtoa.c.
+    const MAX_DECPT: i32 = 15;
+    let decpt = exp + 1;
+    let len = digits.len() as i32;
+    if decpt > -MAX_DECPT && (decpt <= MAX_DECPT || len > decpt) {
+        if decpt <= 0 {
+            format!("0.{}{digits}", "0".repeat((-decpt) as usize))
+        } else if decpt < len {
+            format!(
+                "{}.{}",
+                &digits[..decpt as usize],
+                &digits[decpt as usize..]
+            )
+        } else {
+            format!("{digits}{}", "0".repeat((decpt - len) as usize))
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        format!("{first}{point}{rest}e{exp}")
     }
 }
 
@@ -102,8 +166,8 @@ fn set_len(n: usize) -> usize {
 pub fn fixed_len(ty: &ColType) -> Option<usize> {
     Some(match ty {
         ColType::Int { bytes, .. } => *bytes,
-        ColType::Float => 4,
-        ColType::Double => 8,
+        ColType::Float { .. } => 4,
+        ColType::Double { .. } => 8,
         ColType::Decimal { precision, scale } => decimal_len(*precision, *scale),
         ColType::Char { chars, charset } if charset.max_len() == 1 => *chars,
         ColType::Binary { bytes } => *bytes,
@@ -168,11 +232,11 @@ pub fn decode(ty: &ColType, b: &[u8]) -> Result<Value, String> {
     match ty {
         ColType::Int { unsigned: true, .. } => Ok(Value::Uint(be(b))),
         ColType::Int { .. } => Ok(Value::Int(signed(b))),
-        ColType::Float => {
+        ColType::Float { .. } => {
             let v = f32::from_le_bytes(b.try_into().map_err(|_| "a FLOAT takes 4 bytes")?);
             finite(v.is_finite(), Value::Float(v))
         }
-        ColType::Double => {
+        ColType::Double { .. } => {
             let v = f64::from_le_bytes(b.try_into().map_err(|_| "a DOUBLE takes 8 bytes")?);
             finite(v.is_finite(), Value::Double(v))
         }
@@ -633,9 +697,95 @@ mod tests {
         assert!(d(s, &[8]).is_err());
         assert!(d(ColType::Bit { bits: 10 }, &[0x04, 0]).is_err());
         assert_eq!(
-            d(ColType::Float, &1.5f32.to_le_bytes()),
+            d(ColType::Float { decimals: None }, &1.5f32.to_le_bytes()),
             Ok(Value::Float(1.5))
         );
-        assert!(d(ColType::Double, &f64::NAN.to_le_bytes()).is_err());
+        assert!(d(ColType::Double { decimals: None }, &f64::NAN.to_le_bytes()).is_err());
+    }
+
+    fn ft(x: f32, decimals: Option<usize>) -> String {
+        float_text(&Value::Float(x), &ColType::Float { decimals }).unwrap()
+    }
+
+    fn dt(x: f64, decimals: Option<usize>) -> String {
+        float_text(&Value::Double(x), &ColType::Double { decimals }).unwrap()
+    }
+
+    /// Expected texts are what a MariaDB 10.11 server printed for the same stored values.
+    #[test]
+    fn floats_print_six_significant_digits_in_the_servers_layout() {
+        for (x, want) in [
+            (0.1f32, "0.1"),
+            (-0.0, "0"),
+            (0.0, "0"),
+            (123456789.0, "123457000"),
+            (16777217.0, "16777200"),
+            (1234565.0, "1234560"), // a tie rounds to even, as dtoa does
+            (1234575.0, "1234580"),
+            (1.0 / 3.0, "0.333333"),
+            (1e14, "100000000000000"),
+            (1e15, "1e15"),
+            (1e16, "1e16"),
+            (1e20, "1e20"),
+            (1e-5, "0.00001"),
+            (1e-15, "0.000000000000001"),
+            (1.234_567e-15, "0.00000000000000123457"),
+            (1e-16, "1e-16"),
+            (f32::MAX, "3.40282e38"),
+            (-f32::MAX, "-3.40282e38"),
+            (f32::MIN_POSITIVE, "1.17549e-38"),
+            (-f32::MIN_POSITIVE, "-1.17549e-38"),
+            (1e-45, "1.4013e-45"), // the smallest subnormal
+            (0.5, "0.5"),
+            (1.000_000_5, "1"),
+        ] {
+            assert_eq!(ft(x, None), want, "{x:e}");
+        }
+        // FLOAT's text is not its shortest f32 text (0.3) nor the double's (0.30000001192092896).
+        assert_eq!(ft(0.3, None), "0.3");
+        assert_eq!(ft(0.1 + 0.2, None), "0.3");
+        assert_eq!(ft(1234.567_8, Some(3)), "1234.568");
+        assert_eq!(ft(0.0015, Some(3)), "0.002");
+        assert_eq!(ft(-0.0, Some(3)), "0.000");
+        assert_eq!(ft(-9999.999, Some(3)), "-9999.999");
+    }
+
+    #[test]
+    fn doubles_print_their_shortest_digits_in_the_servers_layout() {
+        for (x, want) in [
+            (0.1f64, "0.1"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-0.0, "0"),
+            (123456789.0, "123456789"),
+            (1e14, "100000000000000"),
+            (1e15, "1e15"),
+            (999999999999999.9, "999999999999999.9"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (123456789012345678.0, "1.2345678901234568e17"),
+            (1e100, "1e100"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (2.2250738585072e-308, "2.2250738585072e-308"), // subnormal
+            (5e-324, "5e-324"),
+            (1e-5, "0.00001"),
+            (-0.000012345678901234567, "-0.000012345678901234568"),
+            (1e-15, "0.000000000000001"),
+            (
+                0.0000000000000012345678901234568,
+                "0.0000000000000012345678901234568",
+            ),
+            (0.30000000000000004e-14, "0.0000000000000030000000000000002"),
+            (1e-16, "1e-16"),
+            (-1.2345678901234567e-300, "-1.2345678901234568e-300"),
+        ] {
+            assert_eq!(dt(x, None), want, "{x:e}");
+        }
+        assert_eq!(dt(123456789.1234567, Some(6)), "123456789.123457");
+        assert_eq!(dt(1e14, Some(6)), "100000000000000.000000");
+        assert_eq!(dt(-0.0, Some(6)), "0.000000");
+        assert_eq!(
+            float_text(&Value::Double(1.0), &ColType::Float { decimals: None }),
+            None
+        );
     }
 }
