@@ -78,11 +78,13 @@ impl Value {
 
 /// The text the server prints for a FLOAT or DOUBLE value of a column of type `ty` (MariaDB 10.11's
 /// `Field_float`/`Field_double::val_str`, checked against a real server in tests/pages.rs); `None` when `v` is
-/// not a floating-point value of that type. With fixed decimals (`FLOAT(M,D)`) the value is printed with D
-/// correctly rounded decimals (`my_fcvt`); without, as `my_gcvt` does: the shortest digits that read back as
-/// the DOUBLE, or the FLOAT (widened to a double) rounded to 6 significant digits, in plain notation unless the
-/// decimal point lies more than 15 digits left or right of the first digit (`1e15`, `1.5e-15`, no `+`, no
-/// padded exponent). Zero prints unsigned: the server prints -0 as `0`.
+/// not a floating-point value of that type. The value (a FLOAT widened to a double) is written with the fewest
+/// digits that read back as it, capped at D decimals for `FLOAT(M,D)` (then padded to D: `my_fcvt`) and at 6
+/// significant digits for a plain FLOAT (`my_gcvt`); capped digits are correctly rounded, and among equally
+/// short candidates the nearest wins, ties to an even digit (as dtoa does: Rust's shortest text may differ).
+/// Without fixed decimals the layout is plain unless the decimal point lies more than 15 digits right or 14
+/// left of the first digit (`1e15`, `1.5e-15`: no `+`, no padded exponent). Zero prints unsigned: the server
+/// prints -0 as `0`.
 pub fn float_text(v: &Value, ty: &ColType) -> Option<String> {
     let (x, single, decimals) = match (v, ty) {
         (Value::Float(x), ColType::Float { decimals }) => (f64::from(*x), true, *decimals),
@@ -91,14 +93,22 @@ pub fn float_text(v: &Value, ty: &ColType) -> Option<String> {
     };
     let x = if x == 0.0 { 0.0 } else { x };
     if let Some(d) = decimals {
-        return Some(format!("{x:.d$}"));
+        // `my_fcvt` (dtoa mode 5): as few decimals as read back as the value, at most D, then zeros up to D.
+        let shortest = format!("{x}");
+        let n = shortest.split_once('.').map_or(0, |(_, f)| f.len()).min(d);
+        let point = if n == 0 && d > 0 { "." } else { "" };
+        return Some(format!("{x:.n$}{point}{}", "0".repeat(d - n)));
     }
-    // Correctly rounded significant digits and the exponent of the first: `1.2345e-5`.
-    let sci = if single {
-        format!("{x:.5e}")
-    } else {
-        format!("{x:e}")
-    };
+    // `my_gcvt` (dtoa mode 4): as few significant digits as read back as the value, at most 6 for a FLOAT.
+    let shortest = format!("{x:e}");
+    let n = shortest
+        .split('e')
+        .next()?
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count();
+    let n = if single { n.min(6) } else { n };
+    let sci = format!("{x:.*e}", n - 1);
     let (mantissa, exp) = sci.split_once('e')?;
     let exp: i32 = exp.parse().ok()?;
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -744,7 +754,7 @@ mod tests {
         // FLOAT's text is not its shortest f32 text (0.3) nor the double's (0.30000001192092896).
         assert_eq!(ft(0.3, None), "0.3");
         assert_eq!(ft(0.1 + 0.2, None), "0.3");
-        assert_eq!(ft(1234.567_8, Some(3)), "1234.568");
+        assert_eq!(ft(1_234.567_8, Some(3)), "1234.568");
         assert_eq!(ft(0.0015, Some(3)), "0.002");
         assert_eq!(ft(-0.0, Some(3)), "0.000");
         assert_eq!(ft(-9999.999, Some(3)), "-9999.999");
@@ -783,6 +793,14 @@ mod tests {
         assert_eq!(dt(123456789.1234567, Some(6)), "123456789.123457");
         assert_eq!(dt(1e14, Some(6)), "100000000000000.000000");
         assert_eq!(dt(-0.0, Some(6)), "0.000000");
+        // The shortest digits, not the exact binary value's (99999999999999.984375).
+        assert_eq!(dt(99999999999999.98, Some(6)), "99999999999999.980000");
+        // .312 and .313 both read back as ...661.3125: the even digit, as the server printed (Rust says .313).
+        assert_eq!(
+            dt(16433069323661.0 + 0.3125, Some(6)),
+            "16433069323661.312000"
+        );
+        assert_eq!(dt(16433069323661.0 + 0.3125, None), "16433069323661.312");
         assert_eq!(
             float_text(&Value::Double(1.0), &ColType::Float { decimals: None }),
             None
