@@ -592,11 +592,13 @@ fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactl
 /// The values the FLOAT and DOUBLE columns of [`floats_print_as_the_server_prints_them`] hold, as SQL literals:
 /// edges first (zeros, extremes, subnormals, the layout's thresholds, ties), then random finite bit patterns
 /// (seeded) and random fixed-decimal values within the `(M,D)` columns' ranges.
-fn float_rows(n: usize) -> Vec<[String; 5]> {
+fn float_rows(n: usize) -> Vec<[String; 6]> {
     use rand::{Rng, SeedableRng};
     let f = |x: f32| format!("{:e}", f64::from(x));
     let d = |x: f64| format!("{x:e}");
-    let mut out: Vec<[String; 5]> = Vec::new();
+    let mut out: Vec<[String; 6]> = Vec::new();
+    // DOUBLE(255,30) holds up to 225 digits before the point.
+    let wide = |x: f64| if x.abs() < 1e224 { d(x) } else { "0".into() };
     let edges: [f64; 32] = [
         0.0,
         0.1,
@@ -644,6 +646,7 @@ fn float_rows(n: usize) -> Vec<[String; 5]> {
                     (x * s).clamp(-99999999999999.99, 99999999999999.99)
                 ),
                 d(edges[(i + 7) % edges.len()] * s),
+                wide(x * s),
             ]);
         }
     }
@@ -654,6 +657,7 @@ fn float_rows(n: usize) -> Vec<[String; 5]> {
         "-0.0001".into(),
         "-0.0000001".into(),
         "-0e0".into(),
+        "-1e-31".into(),
     ]);
     let mut rng = rand::rngs::SmallRng::seed_from_u64(30);
     while out.len() < n {
@@ -681,12 +685,13 @@ fn float_rows(n: usize) -> Vec<[String; 5]> {
                 fixed20.abs() % 1_000_000
             ),
             d(rx),
+            wide(dx),
         ]);
     }
     out
 }
 
-/// FLOAT, DOUBLE, FLOAT(7,3), DOUBLE(20,6) and REAL values read from the leaves of a stopped server's file print
+/// FLOAT, DOUBLE, FLOAT(7,3), DOUBLE(20,6), REAL and DOUBLE(255,30) values read from the leaves of a stopped server's file print
 /// byte for byte as the server's SELECT printed them.
 #[test]
 fn floats_print_as_the_server_prints_them() {
@@ -695,7 +700,7 @@ fn floats_print_as_the_server_prints_them() {
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop(
         "CREATE TABLE db.fl (id INT PRIMARY KEY, f FLOAT, d DOUBLE, f73 FLOAT(7,3), d206 DOUBLE(20,6), \
-         r REAL) ENGINE=InnoDB",
+         r REAL, dw DOUBLE(255,30)) ENGINE=InnoDB",
     )
     .unwrap();
     let values = float_rows(3000);

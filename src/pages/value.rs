@@ -92,35 +92,61 @@ pub fn float_text(v: &Value, ty: &ColType) -> Option<String> {
         _ => return None,
     };
     let x = if x == 0.0 { 0.0 } else { x };
+    let sign = if x < 0.0 { "-" } else { "" };
     if let Some(d) = decimals {
-        // `my_fcvt` (dtoa mode 5): as few decimals as read back as the value, at most D, then zeros up to D.
-        let shortest = format!("{x}");
-        let n = shortest.split_once('.').map_or(0, |(_, f)| f.len()).min(d);
-        let point = if n == 0 && d > 0 { "." } else { "" };
-        return Some(format!("{x:.n$}{point}{}", "0".repeat(d - n)));
+        // `my_fcvt` (dtoa mode 5): the fewest digits that read back as the value when they need at most D
+        // decimals (then zeros up to D; a large value's digits are not its exact binary expansion), else the
+        // value rounded to D decimals.
+        let (digits, exp) = shortest(x, usize::MAX)?;
+        let decpt = exp + 1;
+        if digits.len() as i32 - decpt > d as i32 {
+            return Some(format!("{x:.d$}"));
+        }
+        let plain = plain(&digits, decpt);
+        let have = plain.split_once('.').map_or(0, |(_, f)| f.len());
+        let point = if have == 0 && d > 0 { "." } else { "" };
+        return Some(format!("{sign}{plain}{point}{}", "0".repeat(d - have)));
     }
-    // `my_gcvt` (dtoa mode 4): as few significant digits as read back as the value, at most 6 for a FLOAT.
-    let shortest = format!("{x:e}");
-    let n = shortest
+    // `my_gcvt` (dtoa mode 4): at most 6 significant digits for a FLOAT.
+    let (digits, exp) = shortest(x, if single { 6 } else { usize::MAX })?;
+    Some(format!("{sign}{}", gcvt_layout(&digits, exp)))
+}
+
+/// The significant digits of |x| (no trailing zeros; `0` for zero) and the power of ten of the first, as dtoa
+/// gives them: the fewest that read back as `x`, at most `max`, correctly rounded to that many with ties to an
+/// even digit (Rust's shortest text may pick the other of two equally near candidates).
+fn shortest(x: f64, max: usize) -> Option<(String, i32)> {
+    let n = format!("{x:e}")
         .split('e')
         .next()?
         .bytes()
         .filter(u8::is_ascii_digit)
-        .count();
-    let n = if single { n.min(6) } else { n };
-    let sci = format!("{x:.*e}", n - 1);
+        .count()
+        .min(max);
+    let sci = format!("{:.*e}", n - 1, x.abs());
     let (mantissa, exp) = sci.split_once('e')?;
-    let exp: i32 = exp.parse().ok()?;
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let digits = match digits.trim_end_matches('0') {
         "" => "0",
         d => d,
     };
-    Some(format!("{sign}{}", gcvt_layout(digits, exp)))
+    Some((digits.to_string(), exp.parse().ok()?))
+}
+
+/// `digits` with the decimal point after `decpt` of them, in plain notation (`0.00123`, `12.5`, `1200`).
+fn plain(digits: &str, decpt: i32) -> String {
+    let len = digits.len() as i32;
+    if decpt <= 0 {
+        format!("0.{}{digits}", "0".repeat((-decpt) as usize))
+    } else if decpt < len {
+        format!(
+            "{}.{}",
+            &digits[..decpt as usize],
+            &digits[decpt as usize..]
+        )
+    } else {
+        format!("{digits}{}", "0".repeat((decpt - len) as usize))
+    }
 }
 
 /// Significant `digits` (no trailing zeros) whose first has the power of ten `exp`, laid out as `my_gcvt` does
@@ -132,17 +158,7 @@ fn gcvt_layout(digits: &str, exp: i32) -> String {
     let decpt = exp + 1;
     let len = digits.len() as i32;
     if decpt > -MAX_DECPT && (decpt <= MAX_DECPT || len > decpt) {
-        if decpt <= 0 {
-            format!("0.{}{digits}", "0".repeat((-decpt) as usize))
-        } else if decpt < len {
-            format!(
-                "{}.{}",
-                &digits[..decpt as usize],
-                &digits[decpt as usize..]
-            )
-        } else {
-            format!("{digits}{}", "0".repeat((decpt - len) as usize))
-        }
+        plain(digits, decpt)
     } else {
         let (first, rest) = digits.split_at(1);
         let point = if rest.is_empty() { "" } else { "." };
@@ -793,6 +809,13 @@ mod tests {
         assert_eq!(dt(123456789.1234567, Some(6)), "123456789.123457");
         assert_eq!(dt(1e14, Some(6)), "100000000000000.000000");
         assert_eq!(dt(-0.0, Some(6)), "0.000000");
+        // The shortest digits padded, not 1e200's exact binary expansion (99999999999999996973…).
+        assert_eq!(dt(-1e200, Some(2)), format!("-1{}.00", "0".repeat(200)));
+        assert_eq!(dt(1e-30, Some(30)), format!("0.{}1", "0".repeat(29)));
+        assert_eq!(
+            dt(-0.123_456_789_012_345_69, Some(30)),
+            "-0.123456789012345690000000000000"
+        );
         // The shortest digits, not the exact binary value's (99999999999999.984375).
         assert_eq!(dt(99999999999999.98, Some(6)), "99999999999999.980000");
         // .312 and .313 both read back as ...661.3125: the even digit, as the server printed (Rust says .313).
