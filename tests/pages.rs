@@ -588,3 +588,152 @@ fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactl
         );
     }
 }
+
+/// The values the FLOAT and DOUBLE columns of [`floats_print_as_the_server_prints_them`] hold, as SQL literals:
+/// edges first (zeros, extremes, subnormals, the layout's thresholds, ties), then random finite bit patterns
+/// (seeded) and random fixed-decimal values within the `(M,D)` columns' ranges.
+fn float_rows(n: usize) -> Vec<[String; 6]> {
+    use rand::{Rng, SeedableRng};
+    let f = |x: f32| format!("{:e}", f64::from(x));
+    let d = |x: f64| format!("{x:e}");
+    let mut out: Vec<[String; 6]> = Vec::new();
+    // DOUBLE(255,30) holds up to 225 digits before the point.
+    let wide = |x: f64| if x.abs() < 1e224 { d(x) } else { "0".into() };
+    let edges: [f64; 32] = [
+        0.0,
+        0.1,
+        1.0 / 3.0,
+        0.5,
+        1.0,
+        1e14,
+        1e15,
+        1e16,
+        1e17,
+        1e-4,
+        1e-5,
+        1e-14,
+        1e-15,
+        1e-16,
+        123456789.0,
+        1234565.0,
+        1234575.0,
+        16777217.0,
+        999999999999999.9,
+        1234567890123456.7,
+        123456789012345678.0,
+        0.1 + 0.2,
+        1e100,
+        1e-100,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        2.2250738585072e-308,
+        1.2345678901234567e-15,
+        3.4e38,
+        1e-45,
+        1.17549435e-38,
+    ];
+    for (i, &x) in edges.iter().enumerate() {
+        let fx = x as f32;
+        let fx = if fx.is_finite() { fx } else { f32::MAX };
+        for s in [1.0, -1.0] {
+            out.push([
+                f(fx * s as f32),
+                d(x * s),
+                format!("{:.3}", (x * s).clamp(-9999.999, 9999.999)),
+                format!(
+                    "{:.6}",
+                    (x * s).clamp(-99999999999999.99, 99999999999999.99)
+                ),
+                d(edges[(i + 7) % edges.len()] * s),
+                wide(x * s),
+            ]);
+        }
+    }
+    // Values that round to zero: -0 as the FLOAT stores it.
+    out.push([
+        "-1e-50".into(),
+        "-1e-320".into(),
+        "-0.0001".into(),
+        "-0.0000001".into(),
+        "-0e0".into(),
+        "-1e-31".into(),
+    ]);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(30);
+    while out.len() < n {
+        let fx = f32::from_bits(rng.gen());
+        let dx = f64::from_bits(rng.gen());
+        let rx = f64::from_bits(rng.gen());
+        if !(fx.is_finite() && dx.is_finite() && rx.is_finite()) {
+            continue;
+        }
+        let fixed7 = rng.gen_range(-9_999_999i64..=9_999_999);
+        let fixed20 = rng.gen_range(-99_999_999_999_999_999_999i128..=99_999_999_999_999_999_999);
+        out.push([
+            f(fx),
+            d(dx),
+            format!(
+                "{}{}.{:03}",
+                if fixed7 < 0 { "-" } else { "" },
+                fixed7.abs() / 1000,
+                fixed7.abs() % 1000
+            ),
+            format!(
+                "{}{}.{:06}",
+                if fixed20 < 0 { "-" } else { "" },
+                fixed20.abs() / 1_000_000,
+                fixed20.abs() % 1_000_000
+            ),
+            d(rx),
+            wide(dx),
+        ]);
+    }
+    out
+}
+
+/// FLOAT, DOUBLE, FLOAT(7,3), DOUBLE(20,6), REAL and DOUBLE(255,30) values read from the leaves of a stopped server's file print
+/// byte for byte as the server's SELECT printed them.
+#[test]
+fn floats_print_as_the_server_prints_them() {
+    let sb = Sandboxed::new("pages_float");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop(
+        "CREATE TABLE db.fl (id INT PRIMARY KEY, f FLOAT, d DOUBLE, f73 FLOAT(7,3), d206 DOUBLE(20,6), \
+         r REAL, dw DOUBLE(255,30)) ENGINE=InnoDB",
+    )
+    .unwrap();
+    let values = float_rows(3000);
+    for (n, chunk) in values.chunks(500).enumerate() {
+        let tuples: Vec<String> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("({}, {})", n * 500 + i, v.join(", ")))
+            .collect();
+        c.query_drop(format!("INSERT INTO db.fl VALUES {}", tuples.join(", ")))
+            .unwrap();
+    }
+    let t = page_def(&mut c, TAG, &TableName::new("db", "fl")).unwrap();
+    let truth = rows(&mut c, "SELECT * FROM db.fl ORDER BY id");
+    assert_eq!(truth.len(), values.len());
+    drop(c);
+    stop_slow(&sb);
+    let recs = parse_table(&file(&sb, "fl"), &t);
+    assert_eq!(recs.len(), truth.len());
+    for (r, want) in recs.iter().zip(&truth) {
+        let Outcome::Row(row) = &r.outcome else {
+            panic!("record at {}: {:?}", r.origin, r.outcome);
+        };
+        for (i, c) in t.def.columns.iter().enumerate().skip(1) {
+            let got = innops::pages::value::float_text(&row.values[i], &c.ty);
+            assert_eq!(
+                got.as_ref(),
+                want[i].as_ref(),
+                "column {} of row {}: {:?}",
+                c.name,
+                want[0].as_deref().unwrap_or(""),
+                row.values[i]
+            );
+        }
+    }
+}

@@ -64,8 +64,14 @@ pub enum ColType {
         bytes: usize,
         unsigned: bool,
     },
-    Float,
-    Double,
+    /// FLOAT and DOUBLE (REAL): `decimals` is D of `FLOAT(M,D)`, which the server prints with D fixed
+    /// decimals; `None` prints the shortest digits (FLOAT rounded to 6).
+    Float {
+        decimals: Option<usize>,
+    },
+    Double {
+        decimals: Option<usize>,
+    },
     Decimal {
         precision: usize,
         scale: usize,
@@ -212,8 +218,16 @@ pub fn col_type(spec: &ColumnSpec) -> Result<ColType, String> {
         "mediumint" => int(3),
         "int" => int(4),
         "bigint" => int(8),
-        "float" => Ok(ColType::Float),
-        "double" => Ok(ColType::Double),
+        "float" | "double" if ct.contains("zerofill") => Err(format!(
+            "column {} is a ZEROFILL {}, whose zero-padded text the page parser does not reproduce yet",
+            spec.name, spec.data_type
+        )),
+        "float" => Ok(ColType::Float {
+            decimals: a.get(1).copied(),
+        }),
+        "double" => Ok(ColType::Double {
+            decimals: a.get(1).copied(),
+        }),
         "decimal" => Ok(ColType::Decimal {
             precision: first(10),
             scale: a.get(1).copied().unwrap_or(0),
@@ -348,6 +362,19 @@ mod tests {
                 max: (1 << 32) - 1,
                 charset: Some(Charset::Utf8mb4)
             }
+        );
+        assert_eq!(
+            t("float", "float(7,3) unsigned", None),
+            ColType::Float { decimals: Some(3) }
+        );
+        assert_eq!(
+            t("double", "double", None),
+            ColType::Double { decimals: None }
+        );
+        assert!(
+            col_type(&spec("z", "float", "float unsigned zerofill", None))
+                .unwrap_err()
+                .contains("ZEROFILL")
         );
         assert!(col_type(&spec("g", "point", "point", None))
             .unwrap_err()

@@ -525,8 +525,17 @@ fn column(
         9 => ("mediumint".into(), format!("mediumint{unsigned}")),
         3 => ("int".into(), format!("int{unsigned}")),
         8 => ("bigint".into(), format!("bigint{unsigned}")),
-        4 => text("float"),
-        5 => text("double"),
+        4 | 5 => {
+            let t = if code == 4 { "float" } else { "double" };
+            // NOT_FIXED_DEC (31): no fixed decimals, printed as `my_gcvt` does.
+            let fixed = if decimals < 31 {
+                format!("({bytes},{decimals})")
+            } else {
+                String::new()
+            };
+            let zerofill = if flags & 4 != 0 { " zerofill" } else { "" };
+            (t.into(), format!("{t}{fixed}{unsigned}{zerofill}"))
+        }
         246 => {
             let precision = bytes
                 .checked_sub(usize::from(decimals > 0) + usize::from(unsigned.is_empty()))

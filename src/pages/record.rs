@@ -700,7 +700,7 @@ fn cmp_keys(def: &TableDef, a: &[Vec<u8>], b: &[Vec<u8>]) -> (Ordering, bool) {
         let ty = def.key.get(i).map(|&k| &def.columns[k].ty);
         let (x, y) = (&a[i], &b[i]);
         let o = match ty {
-            Some(ColType::Float) | Some(ColType::Double) => {
+            Some(ColType::Float { .. }) | Some(ColType::Double { .. }) => {
                 let f = |v: &[u8]| match v.len() {
                     4 => v
                         .try_into()

@@ -61,7 +61,7 @@ pub enum Value {
 
 impl Value {
     /// The text the server prints for this value (TIMESTAMP in UTC: `time_zone = '+00:00'`); `None` for the
-    /// binary types and floating point (compare the numbers).
+    /// binary types and floating point, whose text depends on the column's decimals ([`float_text`]).
     pub fn text(&self) -> Option<String> {
         Some(match self {
             Value::Int(v) => v.to_string(),
@@ -73,6 +73,96 @@ impl Value {
             Value::Set { text, .. } => text.clone(),
             Value::Null | Value::Float(_) | Value::Double(_) | Value::Bytes(_) => return None,
         })
+    }
+}
+
+/// The text the server prints for a FLOAT or DOUBLE value of a column of type `ty` (MariaDB 10.11's
+/// `Field_float`/`Field_double::val_str`, checked against a real server in tests/pages.rs); `None` when `v` is
+/// not a floating-point value of that type. The value (a FLOAT widened to a double) is written with the fewest
+/// digits that read back as it, capped at D decimals for `FLOAT(M,D)` (then padded to D: `my_fcvt`) and at 6
+/// significant digits for a plain FLOAT (`my_gcvt`); capped digits are correctly rounded, and among equally
+/// short candidates the nearest wins, ties to an even digit (as dtoa does: Rust's shortest text may differ).
+/// Without fixed decimals the layout is plain unless the decimal point lies more than 15 digits right or 14
+/// left of the first digit (`1e15`, `1.5e-15`: no `+`, no padded exponent). Zero prints unsigned: the server
+/// prints -0 as `0`.
+pub fn float_text(v: &Value, ty: &ColType) -> Option<String> {
+    let (x, single, decimals) = match (v, ty) {
+        (Value::Float(x), ColType::Float { decimals }) => (f64::from(*x), true, *decimals),
+        (Value::Double(x), ColType::Double { decimals }) => (*x, false, *decimals),
+        _ => return None,
+    };
+    let x = if x == 0.0 { 0.0 } else { x };
+    let sign = if x < 0.0 { "-" } else { "" };
+    if let Some(d) = decimals {
+        // `my_fcvt` (dtoa mode 5): the fewest digits that read back as the value when they need at most D
+        // decimals (then zeros up to D; a large value's digits are not its exact binary expansion), else the
+        // value rounded to D decimals.
+        let (digits, exp) = shortest(x, usize::MAX)?;
+        let decpt = exp + 1;
+        if digits.len() as i32 - decpt > d as i32 {
+            return Some(format!("{x:.d$}"));
+        }
+        let plain = plain(&digits, decpt);
+        let have = plain.split_once('.').map_or(0, |(_, f)| f.len());
+        let point = if have == 0 && d > 0 { "." } else { "" };
+        return Some(format!("{sign}{plain}{point}{}", "0".repeat(d - have)));
+    }
+    // `my_gcvt` (dtoa mode 4): at most 6 significant digits for a FLOAT.
+    let (digits, exp) = shortest(x, if single { 6 } else { usize::MAX })?;
+    Some(format!("{sign}{}", gcvt_layout(&digits, exp)))
+}
+
+/// The significant digits of |x| (no trailing zeros; `0` for zero) and the power of ten of the first, as dtoa
+/// gives them: the fewest that read back as `x`, at most `max`, correctly rounded to that many with ties to an
+/// even digit (Rust's shortest text may pick the other of two equally near candidates).
+fn shortest(x: f64, max: usize) -> Option<(String, i32)> {
+    let n = format!("{x:e}")
+        .split('e')
+        .next()?
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count()
+        .min(max);
+    let sci = format!("{:.*e}", n - 1, x.abs());
+    let (mantissa, exp) = sci.split_once('e')?;
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = match digits.trim_end_matches('0') {
+        "" => "0",
+        d => d,
+    };
+    Some((digits.to_string(), exp.parse().ok()?))
+}
+
+/// `digits` with the decimal point after `decpt` of them, in plain notation (`0.00123`, `12.5`, `1200`).
+fn plain(digits: &str, decpt: i32) -> String {
+    let len = digits.len() as i32;
+    if decpt <= 0 {
+        format!("0.{}{digits}", "0".repeat((-decpt) as usize))
+    } else if decpt < len {
+        format!(
+            "{}.{}",
+            &digits[..decpt as usize],
+            &digits[decpt as usize..]
+        )
+    } else {
+        format!("{digits}{}", "0".repeat((decpt - len) as usize))
+    }
+}
+
+/// Significant `digits` (no trailing zeros) whose first has the power of ten `exp`, laid out as `my_gcvt` does
+/// when its width leaves room for every digit: the decimal point after `decpt = exp + 1` digits; plain notation
+/// when `-14 <= decpt` and either `decpt <= 15` or a digit follows the point, else `d.ddde-N`.
+fn gcvt_layout(digits: &str, exp: i32) -> String {
+    /// DBL_DIG: `MAX_DECPT_FOR_F_FORMAT` in strings/dtoa.c.
+    const MAX_DECPT: i32 = 15;
+    let decpt = exp + 1;
+    let len = digits.len() as i32;
+    if decpt > -MAX_DECPT && (decpt <= MAX_DECPT || len > decpt) {
+        plain(digits, decpt)
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        format!("{first}{point}{rest}e{exp}")
     }
 }
 
@@ -102,8 +192,8 @@ fn set_len(n: usize) -> usize {
 pub fn fixed_len(ty: &ColType) -> Option<usize> {
     Some(match ty {
         ColType::Int { bytes, .. } => *bytes,
-        ColType::Float => 4,
-        ColType::Double => 8,
+        ColType::Float { .. } => 4,
+        ColType::Double { .. } => 8,
         ColType::Decimal { precision, scale } => decimal_len(*precision, *scale),
         ColType::Char { chars, charset } if charset.max_len() == 1 => *chars,
         ColType::Binary { bytes } => *bytes,
@@ -168,11 +258,11 @@ pub fn decode(ty: &ColType, b: &[u8]) -> Result<Value, String> {
     match ty {
         ColType::Int { unsigned: true, .. } => Ok(Value::Uint(be(b))),
         ColType::Int { .. } => Ok(Value::Int(signed(b))),
-        ColType::Float => {
+        ColType::Float { .. } => {
             let v = f32::from_le_bytes(b.try_into().map_err(|_| "a FLOAT takes 4 bytes")?);
             finite(v.is_finite(), Value::Float(v))
         }
-        ColType::Double => {
+        ColType::Double { .. } => {
             let v = f64::from_le_bytes(b.try_into().map_err(|_| "a DOUBLE takes 8 bytes")?);
             finite(v.is_finite(), Value::Double(v))
         }
@@ -633,9 +723,110 @@ mod tests {
         assert!(d(s, &[8]).is_err());
         assert!(d(ColType::Bit { bits: 10 }, &[0x04, 0]).is_err());
         assert_eq!(
-            d(ColType::Float, &1.5f32.to_le_bytes()),
+            d(ColType::Float { decimals: None }, &1.5f32.to_le_bytes()),
             Ok(Value::Float(1.5))
         );
-        assert!(d(ColType::Double, &f64::NAN.to_le_bytes()).is_err());
+        assert!(d(ColType::Double { decimals: None }, &f64::NAN.to_le_bytes()).is_err());
+    }
+
+    fn ft(x: f32, decimals: Option<usize>) -> String {
+        float_text(&Value::Float(x), &ColType::Float { decimals }).unwrap()
+    }
+
+    fn dt(x: f64, decimals: Option<usize>) -> String {
+        float_text(&Value::Double(x), &ColType::Double { decimals }).unwrap()
+    }
+
+    /// Expected texts are what a MariaDB 10.11 server printed for the same stored values.
+    #[test]
+    fn floats_print_six_significant_digits_in_the_servers_layout() {
+        for (x, want) in [
+            (0.1f32, "0.1"),
+            (-0.0, "0"),
+            (0.0, "0"),
+            (123456789.0, "123457000"),
+            (16777217.0, "16777200"),
+            (1234565.0, "1234560"), // a tie rounds to even, as dtoa does
+            (1234575.0, "1234580"),
+            (1.0 / 3.0, "0.333333"),
+            (1e14, "100000000000000"),
+            (1e15, "1e15"),
+            (1e16, "1e16"),
+            (1e20, "1e20"),
+            (1e-5, "0.00001"),
+            (1e-15, "0.000000000000001"),
+            (1.234_567e-15, "0.00000000000000123457"),
+            (1e-16, "1e-16"),
+            (f32::MAX, "3.40282e38"),
+            (-f32::MAX, "-3.40282e38"),
+            (f32::MIN_POSITIVE, "1.17549e-38"),
+            (-f32::MIN_POSITIVE, "-1.17549e-38"),
+            (1e-45, "1.4013e-45"), // the smallest subnormal
+            (0.5, "0.5"),
+            (1.000_000_5, "1"),
+        ] {
+            assert_eq!(ft(x, None), want, "{x:e}");
+        }
+        // FLOAT's text is not its shortest f32 text (0.3) nor the double's (0.30000001192092896).
+        assert_eq!(ft(0.3, None), "0.3");
+        assert_eq!(ft(0.1 + 0.2, None), "0.3");
+        assert_eq!(ft(1_234.567_8, Some(3)), "1234.568");
+        assert_eq!(ft(0.0015, Some(3)), "0.002");
+        assert_eq!(ft(-0.0, Some(3)), "0.000");
+        assert_eq!(ft(-9999.999, Some(3)), "-9999.999");
+    }
+
+    #[test]
+    fn doubles_print_their_shortest_digits_in_the_servers_layout() {
+        for (x, want) in [
+            (0.1f64, "0.1"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-0.0, "0"),
+            (123456789.0, "123456789"),
+            (1e14, "100000000000000"),
+            (1e15, "1e15"),
+            (999999999999999.9, "999999999999999.9"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (123456789012345678.0, "1.2345678901234568e17"),
+            (1e100, "1e100"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (2.2250738585072e-308, "2.2250738585072e-308"), // subnormal
+            (5e-324, "5e-324"),
+            (1e-5, "0.00001"),
+            (-0.000012345678901234567, "-0.000012345678901234568"),
+            (1e-15, "0.000000000000001"),
+            (
+                0.0000000000000012345678901234568,
+                "0.0000000000000012345678901234568",
+            ),
+            (0.30000000000000004e-14, "0.0000000000000030000000000000002"),
+            (1e-16, "1e-16"),
+            (-1.2345678901234567e-300, "-1.2345678901234568e-300"),
+        ] {
+            assert_eq!(dt(x, None), want, "{x:e}");
+        }
+        assert_eq!(dt(123456789.1234567, Some(6)), "123456789.123457");
+        assert_eq!(dt(1e14, Some(6)), "100000000000000.000000");
+        assert_eq!(dt(-0.0, Some(6)), "0.000000");
+        // The shortest digits padded, not 1e200's exact binary expansion (99999999999999996973…).
+        assert_eq!(dt(-1e200, Some(2)), format!("-1{}.00", "0".repeat(200)));
+        assert_eq!(dt(1e-30, Some(30)), format!("0.{}1", "0".repeat(29)));
+        assert_eq!(
+            dt(-0.123_456_789_012_345_69, Some(30)),
+            "-0.123456789012345690000000000000"
+        );
+        // The shortest digits, not the exact binary value's (99999999999999.984375).
+        assert_eq!(dt(99999999999999.98, Some(6)), "99999999999999.980000");
+        // .312 and .313 both read back as ...661.3125: the even digit, as the server printed (Rust says .313).
+        assert_eq!(
+            dt(16433069323661.0 + 0.3125, Some(6)),
+            "16433069323661.312000"
+        );
+        assert_eq!(dt(16433069323661.0 + 0.3125, None), "16433069323661.312");
+        assert_eq!(
+            float_text(&Value::Double(1.0), &ColType::Float { decimals: None }),
+            None
+        );
     }
 }

@@ -8,9 +8,8 @@
 //! neighbours on the chain of pages whose checksums pass and whose record lists are whole. A record inside a
 //! lost range that is not proven stays lost, with its key when the key's bytes validate and the reason.
 //!
-//! This slice reads tables walked by an all-integer clustered key (the lost ranges are compared as integers),
-//! without FLOAT or DOUBLE columns (the server's text for them is not reproduced yet); anything else is refused
-//! in one sentence and the table keeps the SQL result.
+//! This slice reads tables walked by an all-integer clustered key (the lost ranges are compared as integers);
+//! anything else is refused in one sentence and the table keeps the SQL result.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -27,6 +26,7 @@ use crate::pages::def::ColType;
 use crate::pages::frm::Frm;
 use crate::pages::page::{clustered_index_id, index_pages_compact, leaf_chain, PAGE};
 use crate::pages::space::Space;
+use crate::pages::value::float_text;
 use crate::pages::{leaf_keys, parse_leaf, InMemory, Outcome, Value};
 
 /// An integer key, column by column.
@@ -242,17 +242,6 @@ fn checked_def(sh: &Shared, pt: &PagedTable) -> Result<Vec<usize>, String> {
         .map(|c| pt.def.columns.iter().position(|d| d.name == c.name))
         .collect::<Option<_>>()
         .ok_or("a column of the dump is not in the record as the dictionary describes it")?;
-    if let Some(c) = pt
-        .def
-        .columns
-        .iter()
-        .find(|c| matches!(c.ty, ColType::Float | ColType::Double))
-    {
-        return Err(format!(
-            "column {} is FLOAT or DOUBLE, whose text as the server prints it is not reproduced yet",
-            crate::sql::quote_ident(&c.name)
-        ));
-    }
     Ok(map)
 }
 
@@ -725,6 +714,9 @@ fn sent(v: &Value, ty: &ColType) -> Sent {
         (Value::Bit(v), ColType::Bit { bits }) => {
             let n = bits.div_ceil(8).clamp(1, 8);
             Sent::Bytes(v.to_be_bytes()[8 - n..].to_vec())
+        }
+        (Value::Float(_) | Value::Double(_), ty) => {
+            Sent::Bytes(float_text(v, ty).unwrap_or_default().into_bytes())
         }
         (v, _) => Sent::Bytes(v.text().unwrap_or_default().into_bytes()),
     }
