@@ -15,8 +15,9 @@
 //! its fields lie inside the page's heap, every value is one its column can hold, it is not delete-marked, and
 //! its key is in ascending order with the page's other records, and each externally stored column is whole: its
 //! BLOB chain followed through the same tablespace's pages ([`super::blob`]) adds up to the reference's length
-//! over pages that prove themselves. What this slice does not read (compressed pages, instant ADD COLUMN records and the metadata record, page-compressed or encrypted pages) is
-//! refused in one sentence, never guessed at.
+//! over pages that prove themselves. What this slice does not read (compressed pages, instant ADD COLUMN
+//! records and the metadata record, page-compressed or encrypted pages) is refused in one sentence, never
+//! guessed at.
 
 use std::cmp::Ordering;
 
@@ -35,7 +36,8 @@ pub(super) const DELETED: u8 = 0x20;
 pub(super) const MIN_REC: u8 = 0x10;
 /// `REC_STATUS_INSTANT`: a record written after an instant ADD COLUMN.
 const STATUS_INSTANT: u8 = 4;
-/// How much of an externally stored column a COMPACT or REDUNDANT record keeps (`DICT_ANTELOPE_MAX_INDEX_COL_LEN`).
+/// How much of an externally stored column a COMPACT or REDUNDANT record keeps
+/// (`DICT_ANTELOPE_MAX_INDEX_COL_LEN`).
 const COMPACT_PREFIX: usize = 768;
 
 /// A row read from a record.
