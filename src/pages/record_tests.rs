@@ -353,13 +353,30 @@ fn garbage_never_gives_a_wrong_row(def: &TableDef, good: &[u8], start: usize) {
 #[test]
 fn a_broken_record_list_is_walked_on_from_the_page_directory() {
     let rows = inputs();
-    let good = page(&rows, &[]);
-    let origins = crate::pages::page::record_origins(&good).unwrap();
+    walked_past_breaks(&def(), &page(&rows, &[]));
+    walked_past_breaks(&redundant_def(), &redundant_page(&rows, &[]));
+}
+
+/// [`a_broken_record_list_is_walked_on_from_the_page_directory`] for one format's whole page `good`.
+fn walked_past_breaks(def: &TableDef, good: &[u8]) {
+    let rows = inputs();
+    let origins: Vec<usize> = parse_leaf(def, &FCRC32, &NO_PAGES, good)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.origin)
+        .collect();
     for broken in [0, 9, 10, 21, 38] {
-        let mut p = good.clone();
+        let mut p = good.to_vec();
         let at = origins[broken];
-        p[at - 2..at].copy_from_slice(&0x7FF0u16.to_be_bytes());
-        let leaf = parse_leaf(&def(), &FCRC32, &NO_PAGES, &p).unwrap();
+        // 16 bytes back, inside the record itself: relative in COMPACT, absolute in REDUNDANT.
+        let off = if def.format == RowFormat::Redundant {
+            at as u16 - 16
+        } else {
+            0x7FF0
+        };
+        p[at - 2..at].copy_from_slice(&off.to_be_bytes());
+        let leaf = parse_leaf(def, &FCRC32, &NO_PAGES, &p).unwrap();
         assert!(!leaf.problems.is_empty());
         let got: Vec<i64> = rows_of(&leaf)
             .iter()
