@@ -591,7 +591,7 @@ fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactl
 
 /// ROW_FORMAT=REDUNDANT, which MariaDB 10.11 still creates: every column type (NULL fixed-length columns,
 /// full-length CHARs, an off-page VARCHAR with its 768-byte local prefix), a hidden row id, delete-marked
-/// records; the parser returns exactly SELECT's rows. Then each leaf of the types table overwritten at random,
+/// records, purged ones on the free list; the parser returns exactly SELECT's rows. Then each leaf of the types table overwritten at random,
 /// many times over, from inside a record's header on: never a row SELECT did not return for its key.
 #[test]
 fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
@@ -615,6 +615,15 @@ fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
          IF(seq % 3 = 0, NULL, CONCAT('n', seq)) FROM seq_1_to_50",
     )
     .unwrap();
+    // Purged by the slow shutdown: freed records on the page's free list, their bytes counted as garbage.
+    c.query_drop(
+        "CREATE TABLE db.rpurged (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB ROW_FORMAT=REDUNDANT",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO db.rpurged SELECT seq, REPEAT('p', seq % 200) FROM seq_1_to_600")
+        .unwrap();
+    c.query_drop("DELETE FROM db.rpurged WHERE id % 5 = 0")
+        .unwrap();
     drop(c);
     stop_slow(&sb);
     // No purge at level 2: the DELETE's marks stay in the records through the shutdown.
@@ -625,7 +634,7 @@ fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
         .unwrap();
     c.query_drop("SET time_zone = '+00:00'").unwrap();
     let mut tables = BTreeMap::new();
-    for name in ["red", "rdel", "rnopk"] {
+    for name in ["red", "rdel", "rnopk", "rpurged"] {
         let t = page_def(&mut c, TAG, &TableName::new("db", name)).unwrap();
         assert_eq!(t.def.format, innops::pages::RowFormat::Redundant);
         let order = if name == "rnopk" { "" } else { " ORDER BY id" };
@@ -650,6 +659,13 @@ fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
         let recs = parse_table(&file(&sb, name), t);
         compare(t, truth, &recs, &deleted);
     }
+    // The purge did leave freed records: some leaf has a free list (PAGE_FREE, page header byte 6).
+    let (purged, _) = &tables["rpurged"];
+    let data = file(&sb, "rpurged");
+    assert!(leaves_in(&data, purged.root).unwrap().iter().any(|l| {
+        let at = l.page as usize * PAGE + 38 + 6;
+        data[at..at + 2] != [0, 0]
+    }));
     let (t, truth) = &tables["red"];
     overwritten_redundant_pages_give_no_wrong_row(&file(&sb, "red"), t, truth);
 }
