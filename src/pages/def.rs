@@ -4,7 +4,7 @@
 //! column) by a pure function, so that the server query (in `dump::page_def`) and a later `.frm` reader can
 //! both feed it.
 
-/// The row formats InnoDB has; the parser reads COMPACT and DYNAMIC only.
+/// The row formats InnoDB has; the parser reads all but COMPRESSED.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowFormat {
     Compact,

@@ -15,6 +15,7 @@ pub mod frm;
 pub mod keys;
 pub mod page;
 pub mod record;
+mod redundant;
 pub mod space;
 pub mod value;
 

@@ -8,14 +8,16 @@
 //! the column is stored externally). Forwards from the origin: the clustered key's columns, the 6-byte
 //! DB_TRX_ID, the 7-byte DB_ROLL_PTR, then the other columns in table order.
 //!
+//! A REDUNDANT record differs only in its header and how its fields are found ([`super::redundant`]).
+//!
 //! A page is untrusted input: every read is bounds-checked, and a record becomes a row only when its header is
 //! consistent (ordinary status, a heap number of this page's heap and of no other record, no unknown info bit),
 //! its fields lie inside the page's heap, every value is one its column can hold, it is not delete-marked, and
 //! its key is in ascending order with the page's other records, and each externally stored column is whole: its
 //! BLOB chain followed through the same tablespace's pages ([`super::blob`]) adds up to the reference's length
-//! over pages that prove themselves. What this slice does not read (REDUNDANT and
-//! compressed pages, instant ADD COLUMN records and the metadata record, page-compressed or encrypted pages) is
-//! refused in one sentence, never guessed at.
+//! over pages that prove themselves. What this slice does not read (compressed pages, instant ADD COLUMN
+//! records and the metadata record, page-compressed or encrypted pages) is refused in one sentence, never
+//! guessed at.
 
 use std::cmp::Ordering;
 
@@ -25,15 +27,17 @@ use super::page::{
     be16, HEAP_TOP, INDEX_PAGE, INFIMUM, LEVEL, NO_PAGE, N_HEAP, N_RECS, PAGE, PAGE_HEADER,
     RECORDS_START, SPACE_ID, SUPREMUM,
 };
+use super::redundant;
 use super::space::Space;
 use super::value::{self, Extern, Value};
 
 /// `REC_INFO_DELETED_FLAG` and `REC_INFO_MIN_REC_FLAG`, in the info bits (the header's top nibble).
-const DELETED: u8 = 0x20;
-const MIN_REC: u8 = 0x10;
+pub(super) const DELETED: u8 = 0x20;
+pub(super) const MIN_REC: u8 = 0x10;
 /// `REC_STATUS_INSTANT`: a record written after an instant ADD COLUMN.
 const STATUS_INSTANT: u8 = 4;
-/// How much of an externally stored column a COMPACT record keeps (`DICT_ANTELOPE_MAX_INDEX_COL_LEN`).
+/// How much of an externally stored column a COMPACT or REDUNDANT record keeps
+/// (`DICT_ANTELOPE_MAX_INDEX_COL_LEN`).
 const COMPACT_PREFIX: usize = 768;
 
 /// A row read from a record.
@@ -77,14 +81,68 @@ pub struct Leaf {
     pub order_complete: bool,
 }
 
+/// Where a page format keeps its fixed records and how its records are found: the infimum's and the
+/// supremum's origins, where user records may start, the header's length, and whether a next-record offset
+/// is relative to its record (COMPACT) or the absolute offset in the page (REDUNDANT).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Geometry {
+    infimum: usize,
+    supremum: usize,
+    start: usize,
+    extra: usize,
+    compact: bool,
+}
+
+impl Geometry {
+    pub(super) fn of(def: &TableDef) -> Geometry {
+        if def.format == RowFormat::Redundant {
+            Geometry {
+                infimum: redundant::INFIMUM,
+                supremum: redundant::SUPREMUM,
+                start: redundant::RECORDS_START,
+                extra: redundant::EXTRA,
+                compact: false,
+            }
+        } else {
+            Geometry {
+                infimum: INFIMUM,
+                supremum: SUPREMUM,
+                start: RECORDS_START,
+                extra: 5,
+                compact: true,
+            }
+        }
+    }
+
+    /// The record the one at `at` points to (the 2 bytes before its origin).
+    fn next(&self, p: &[u8], at: usize) -> usize {
+        let off = be16(p, at - 2);
+        if self.compact {
+            (at as i64 + i64::from(off as i16)).rem_euclid(PAGE as i64) as usize
+        } else {
+            usize::from(off)
+        }
+    }
+
+    /// Where a user record's origin can be: past its header, inside the heap.
+    fn in_heap(&self, p: &[u8], at: usize) -> bool {
+        (self.start + self.extra..usize::from(be16(p, HEAP_TOP)).min(PAGE)).contains(&at)
+    }
+
+    /// The record's info bits (the header's first byte's top nibble).
+    fn info(&self, p: &[u8], origin: usize) -> Result<u8, String> {
+        Ok(byte(p, origin - self.extra)? & 0xF0)
+    }
+}
+
 /// Reads that stay inside the page or say where they would leave it.
-fn get(p: &[u8], from: usize, len: usize) -> Result<&[u8], String> {
+pub(super) fn get(p: &[u8], from: usize, len: usize) -> Result<&[u8], String> {
     from.checked_add(len)
         .and_then(|end| p.get(from..end))
         .ok_or(format!("a read of {len} bytes at {from} leaves the page"))
 }
 
-fn byte(p: &[u8], at: usize) -> Result<u8, String> {
+pub(super) fn byte(p: &[u8], at: usize) -> Result<u8, String> {
     p.get(at)
         .copied()
         .ok_or(format!("byte {at} is outside the page"))
@@ -92,12 +150,8 @@ fn byte(p: &[u8], at: usize) -> Result<u8, String> {
 
 /// The one-sentence refusal when the table or the page is one this parser does not read yet.
 fn refusal(def: &TableDef, space: &Space, p: &[u8]) -> Option<String> {
-    match def.format {
-        RowFormat::Redundant => return Some("REDUNDANT records are not read yet".into()),
-        RowFormat::Compressed => {
-            return Some("ROW_FORMAT=COMPRESSED pages are not read yet".into())
-        }
-        RowFormat::Compact | RowFormat::Dynamic => {}
+    if def.format == RowFormat::Compressed {
+        return Some("ROW_FORMAT=COMPRESSED pages are not read yet".into());
     }
     if let Some(why) = space.refusal(PAGE) {
         return Some(why);
@@ -126,30 +180,36 @@ fn refusal(def: &TableDef, space: &Space, p: &[u8]) -> Option<String> {
     if be16(p, LEVEL) != 0 {
         return Some("not a leaf page".into());
     }
-    if be16(p, N_HEAP) & 0x8000 == 0 {
-        return Some("the page holds REDUNDANT records, which are not read yet".into());
+    let g = Geometry::of(def);
+    let page_compact = be16(p, N_HEAP) & 0x8000 != 0;
+    if page_compact != g.compact {
+        return Some(format!(
+            "the page holds {} records where the table's row format is {}: the definition does not fit the file",
+            if page_compact { "COMPACT" } else { "REDUNDANT" },
+            format!("{:?}", def.format).to_uppercase()
+        ));
     }
-    if &p[INFIMUM..INFIMUM + 8] != b"infimum\0" || &p[SUPREMUM..SUPREMUM + 8] != b"supremum" {
-        return Some(
-            "the page's infimum and supremum records are not where a COMPACT page has them".into(),
-        );
+    if &p[g.infimum..g.infimum + 8] != b"infimum\0" || &p[g.supremum..g.supremum + 8] != b"supremum"
+    {
+        return Some(format!(
+            "the page's infimum and supremum records are not where a {} page has them",
+            if g.compact { "COMPACT" } else { "REDUNDANT" }
+        ));
     }
     None
 }
 
 /// The origins of the records on the list from the infimum, in list order, and the sentence saying where the
 /// list broke (the records before the break are returned; the last one's next-record offset is the broken one).
-fn walk(p: &[u8]) -> (Vec<usize>, Option<String>) {
-    let heap_top = usize::from(be16(p, HEAP_TOP)).min(PAGE);
+fn walk(g: Geometry, p: &[u8]) -> (Vec<usize>, Option<String>) {
     let mut seen = std::collections::HashSet::new();
-    let (mut out, mut at) = (Vec::new(), INFIMUM);
+    let (mut out, mut at) = (Vec::new(), g.infimum);
     loop {
-        let off = be16(p, at - 2) as i16;
-        let next = (at as i64 + i64::from(off)).rem_euclid(PAGE as i64) as usize;
-        if next == SUPREMUM {
+        let next = g.next(p, at);
+        if next == g.supremum {
             return (out, None);
         }
-        if !(RECORDS_START + 5..heap_top).contains(&next) {
+        if !g.in_heap(p, next) {
             return (
                 out,
                 Some(format!(
@@ -172,7 +232,7 @@ fn walk(p: &[u8]) -> (Vec<usize>, Option<String>) {
 /// a stretch is taken from the directory even when the walk does not reach it. Returns the origins in list
 /// order and those whose next-record offset is in doubt (every record of a stretch whose walk failed, and
 /// the owner it started from); `None` when the directory itself is not one InnoDB writes.
-fn directory_walk(p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usize>)> {
+fn directory_walk(g: Geometry, p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usize>)> {
     let heap_top = usize::from(be16(p, HEAP_TOP)).min(PAGE);
     let n = usize::from(be16(p, PAGE_HEADER));
     if n < 2 || (PAGE - 8).checked_sub(2 * n)? < heap_top {
@@ -181,9 +241,9 @@ fn directory_walk(p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usi
     let owners: Vec<usize> = (0..n)
         .map(|k| usize::from(be16(p, PAGE - 8 - 2 * (k + 1))))
         .collect();
-    let in_heap = |o: usize| (RECORDS_START + 5..heap_top).contains(&o);
-    if owners[0] != INFIMUM
-        || owners[n - 1] != SUPREMUM
+    let in_heap = |o: usize| g.in_heap(p, o);
+    if owners[0] != g.infimum
+        || owners[n - 1] != g.supremum
         || !owners[1..n - 1].iter().all(|&o| in_heap(o))
     {
         return None;
@@ -201,8 +261,7 @@ fn directory_walk(p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usi
         let (from, to) = (w[0], w[1]);
         let (mut at, mut walked) = (from, Vec::new());
         let reached = loop {
-            let off = be16(p, at - 2) as i16;
-            let next = (at as i64 + i64::from(off)).rem_euclid(PAGE as i64) as usize;
+            let next = g.next(p, at);
             if next == to {
                 break true;
             }
@@ -218,12 +277,12 @@ fn directory_walk(p: &[u8]) -> Option<(Vec<usize>, std::collections::HashSet<usi
         };
         if !reached {
             check.extend(walked.iter().copied());
-            if from != INFIMUM {
+            if from != g.infimum {
                 check.insert(from);
             }
         }
         out.extend(walked);
-        if to != SUPREMUM {
+        if to != g.supremum {
             out.push(to);
         }
     }
@@ -272,7 +331,8 @@ pub(super) fn list_of(def: &TableDef, space: &Space, p: &[u8]) -> Result<List, S
     if let Some(why) = refusal(def, space, p) {
         return Err(why);
     }
-    let (mut origins, broken) = walk(p);
+    let g = Geometry::of(def);
+    let (mut origins, broken) = walk(g, p);
     let mut problems: Vec<String> = broken.iter().cloned().collect();
     let counted = usize::from(be16(p, N_RECS));
     // Records whose next-record offset is in doubt: rejected unless the record after them proves itself.
@@ -289,7 +349,7 @@ pub(super) fn list_of(def: &TableDef, space: &Space, p: &[u8]) -> Result<List, S
                 origins.len()
             ));
         }
-        if let Some((o, check)) = directory_walk(p) {
+        if let Some((o, check)) = directory_walk(g, p) {
             problems.push(format!(
                 "the record list was walked again from each of the page directory's {} owner records, past the break",
                 be16(p, PAGE_HEADER)
@@ -300,7 +360,7 @@ pub(super) fn list_of(def: &TableDef, space: &Space, p: &[u8]) -> Result<List, S
     }
     let leftmost = p[8..12] == NO_PAGE.to_be_bytes();
     for (i, &at) in origins.iter().enumerate() {
-        let info = byte(p, at - 5)? & 0xF0;
+        let info = g.info(p, at)?;
         if info & MIN_REC != 0 && i == 0 && leftmost {
             return Err("the first record is the metadata record of an instant ALTER TABLE, which is not read yet".into());
         }
@@ -343,16 +403,16 @@ impl Parsed {
 
 /// One field of the record: where its bytes are, or that it is NULL, or stored externally.
 #[derive(Debug, Clone, Copy)]
-struct Field {
-    start: usize,
-    len: usize,
-    null: bool,
-    external: bool,
+pub(super) struct Field {
+    pub(super) start: usize,
+    pub(super) len: usize,
+    pub(super) null: bool,
+    pub(super) external: bool,
 }
 
 /// The index's fields in record order: `Some(column)` for a column, `None` for the hidden ones (row id, trx id,
 /// roll pointer), with their fixed lengths.
-fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
+pub(super) fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
     let mut out = Vec::new();
     if def.key.is_empty() {
         out.push((None, 6));
@@ -368,10 +428,22 @@ fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
     out
 }
 
-/// Read the header, the NULL bitmap and the lengths: where each field of the record lies.
 /// Where each field of the record lies, and the record's extent in the page (from its first length byte to
-/// the end of its last field).
+/// the end of its last field), in the table's row format.
 fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<(Vec<Field>, (usize, usize)), String> {
+    if def.format == RowFormat::Redundant {
+        redundant::fields(def, p, origin)
+    } else {
+        compact_fields(def, p, origin)
+    }
+}
+
+/// A COMPACT record's header, NULL bitmap and lengths read: where each field lies, and its extent.
+fn compact_fields(
+    def: &TableDef,
+    p: &[u8],
+    origin: usize,
+) -> Result<(Vec<Field>, (usize, usize)), String> {
     let heap_top = usize::from(be16(p, HEAP_TOP));
     let lay = layout(def);
     let n_nullable = lay
@@ -470,7 +542,12 @@ pub(super) fn parse_record(
         row: None,
         reason: None,
     };
-    if let Err(why) = header(p, origin, heaps) {
+    let checked = if def.format == RowFormat::Redundant {
+        redundant::header(p, origin, heaps)
+    } else {
+        header(p, origin, heaps)
+    };
+    if let Err(why) = checked {
         r.reject(&why);
         return r;
     }
@@ -522,7 +599,7 @@ pub(super) fn parse_record(
                 return r;
             };
             match external(def, ty, bytes, space).map(|e| (blob::follow(file, pages, &e), e)) {
-                Ok((Ok(rest), e)) => value::decode(ty, &[e.prefix, rest].concat()),
+                Ok((Ok(rest), e)) => decode(def, ty, &[e.prefix, rest].concat()),
                 Ok((Err(why), _)) => {
                     let name = &def.columns[c].name;
                     r.reject(&format!(
@@ -535,7 +612,7 @@ pub(super) fn parse_record(
                 Err(why) => Err(why),
             }
         } else {
-            value::decode(ty, bytes)
+            decode(def, ty, bytes)
         };
         match v {
             Ok(v) => values[c] = v,
@@ -557,7 +634,7 @@ pub(super) fn parse_record(
     if read.is_none() {
         return r;
     }
-    if byte(p, origin - 5).unwrap_or(0) & DELETED != 0 {
+    if Geometry::of(def).info(p, origin).unwrap_or(0) & DELETED != 0 {
         r.reject("the record is delete-marked (deleted, waiting for purge)");
     }
     r.whole = true;
@@ -572,6 +649,7 @@ pub(super) fn parse_record(
 /// followed by them may have had its own tail overwritten with bytes that still decode (a latin1 string, an
 /// integer); it is rejected, conservatively.
 fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
+    let g = Geometry::of(def);
     let heap_top = usize::from(be16(p, HEAP_TOP));
     let mut spans: Vec<(usize, usize)> = recs
         .iter()
@@ -582,27 +660,26 @@ fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
     let mut free_bytes = 0;
     let mut at = usize::from(be16(p, PAGE_HEADER + 6));
     let mut seen = 0;
-    while (RECORDS_START + 5..PAGE - 8).contains(&at) && seen < PAGE / 5 {
+    while (g.start + g.extra..PAGE - 8).contains(&at) && seen < PAGE / 5 {
         seen += 1;
         let Ok((_, extent)) = fields(def, p, at) else {
             break;
         };
         spans.push(extent);
         free_bytes += extent.1 - extent.0;
-        let off = be16(p, at - 2) as i16;
-        if off == 0 {
+        // The list's end: a zero offset (COMPACT: relative to the record; REDUNDANT: the absolute 0).
+        let next = g.next(p, at);
+        if next == at || next == 0 {
             break;
         }
-        at = (at as i64 + i64::from(off)).rem_euclid(PAGE as i64) as usize;
+        at = next;
     }
     spans.sort_unstable();
     let apart = spans.windows(2).all(|w| w[0].1 <= w[1].0);
     let covered: usize = spans.iter().map(|s| s.1 - s.0).sum();
-    let inside = spans
-        .iter()
-        .all(|s| s.0 >= RECORDS_START && s.1 <= heap_top);
+    let inside = spans.iter().all(|s| s.0 >= g.start && s.1 <= heap_top);
     let garbage = usize::from(be16(p, PAGE_HEADER + 8));
-    let holes = heap_top.saturating_sub(RECORDS_START + covered);
+    let holes = heap_top.saturating_sub(g.start + covered);
     if apart && inside && holes + free_bytes == garbage {
         return;
     }
@@ -640,7 +717,15 @@ fn header(
             "record status {status}, not an ordinary leaf record"
         ));
     }
-    let heap = u16::from_be_bytes([h[1], h[2]]) >> 3;
+    heap_number(p, u16::from_be_bytes([h[1], h[2]]) >> 3, heaps)
+}
+
+/// The heap number's checks: one of the page's heap (past the infimum and supremum), and no other record's.
+pub(super) fn heap_number(
+    p: &[u8],
+    heap: u16,
+    heaps: &mut std::collections::HashSet<u16>,
+) -> Result<(), String> {
     let n_heap = be16(p, N_HEAP) & 0x7FFF;
     if heap < 2 || heap >= n_heap {
         return Err(format!(
@@ -658,7 +743,7 @@ fn external(def: &TableDef, ty: &ColType, local: &[u8], space: u32) -> Result<Ex
     if !value::long_len(ty) {
         return Err("stored externally, which a column of at most 255 bytes never is".into());
     }
-    let prefix = if def.format == RowFormat::Compact {
+    let prefix = if matches!(def.format, RowFormat::Compact | RowFormat::Redundant) {
         COMPACT_PREFIX
     } else {
         0
@@ -680,6 +765,15 @@ fn external(def: &TableDef, ty: &ColType, local: &[u8], space: u32) -> Result<Ex
         return Err("its stored length is longer than the column".into());
     }
     Ok(e)
+}
+
+/// A value stored in the record, in the table's row format (a REDUNDANT CHAR keeps its full byte length).
+fn decode(def: &TableDef, ty: &ColType, b: &[u8]) -> Result<Value, String> {
+    if def.format == RowFormat::Redundant {
+        redundant::decode(ty, b)
+    } else {
+        value::decode(ty, b)
+    }
 }
 
 /// The key's bytes, one entry per key field (empty when a field is outside the page).

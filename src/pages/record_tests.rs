@@ -131,6 +131,84 @@ pub(crate) fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
     p
 }
 
+/// The same table in ROW_FORMAT=REDUNDANT.
+pub(crate) fn redundant_def() -> TableDef {
+    TableDef {
+        format: RowFormat::Redundant,
+        ..def()
+    }
+}
+
+/// A leaf page holding `rows` as InnoDB lays REDUNDANT records out: every field in the record (a NULL INT as 4
+/// zero bytes, a NULL VARCHAR as none), its end offset before the 6-byte header, 1 byte each when the data
+/// fits in 127 bytes, else 2; next-record offsets absolute.
+pub(crate) fn redundant_page(rows: &[Input], info: &[u8]) -> Vec<u8> {
+    use super::redundant::{INFIMUM, RECORDS_START, SUPREMUM};
+    let mut p = vec![0u8; PAGE];
+    p[8..12].copy_from_slice(&NO_PAGE.to_be_bytes());
+    p[24..26].copy_from_slice(&INDEX_PAGE.to_be_bytes());
+    p[N_HEAP..N_HEAP + 2].copy_from_slice(&(rows.len() as u16 + 2).to_be_bytes());
+    p[N_RECS..N_RECS + 2].copy_from_slice(&(rows.len() as u16).to_be_bytes());
+    p[INFIMUM..INFIMUM + 8].copy_from_slice(b"infimum\0");
+    p[SUPREMUM..SUPREMUM + 9].copy_from_slice(b"supremum\0");
+    let (mut at, mut prev) = (RECORDS_START, INFIMUM);
+    let mut owners = vec![INFIMUM];
+    for (i, (id, a, b)) in rows.iter().enumerate() {
+        let mut data = int(*id).to_vec();
+        data.extend([0, 0, 0, 0, 0, 9, 0x80, 0, 0, 0, 0, 0, 0]);
+        data.extend(a.as_deref().unwrap_or("").as_bytes());
+        let a_end = data.len();
+        data.extend(b.map_or([0; 4], int));
+        // (end, NULL) per field: id, trx id, roll pointer, a, b.
+        let ends = [
+            (4, false),
+            (10, false),
+            (17, false),
+            (a_end, a.is_none()),
+            (data.len(), b.is_none()),
+        ];
+        let short = data.len() <= 127;
+        let mut offs = Vec::new();
+        for &(end, null) in ends.iter().rev() {
+            if short {
+                offs.push(end as u8 | u8::from(null) << 7);
+            } else {
+                offs.extend((end as u16 | u16::from(null) << 15).to_be_bytes());
+            }
+        }
+        let heap = ((i + 2) as u16) << 3;
+        let owned = if i % 4 == 3 { 4 } else { 0 };
+        offs.extend([
+            info.get(i).copied().unwrap_or(0) | owned,
+            (heap >> 8) as u8,
+            heap as u8 | (ends.len() >> 7) as u8,
+            (ends.len() << 1) as u8 | u8::from(short),
+            0,
+            0,
+        ]);
+        let origin = at + offs.len();
+        p[at..origin].copy_from_slice(&offs);
+        p[origin..origin + data.len()].copy_from_slice(&data);
+        p[prev - 2..prev].copy_from_slice(&(origin as u16).to_be_bytes());
+        prev = origin;
+        at = origin + data.len();
+        if owned > 0 {
+            owners.push(origin);
+        }
+    }
+    owners.push(SUPREMUM);
+    p[PAGE_HEADER..PAGE_HEADER + 2].copy_from_slice(&(owners.len() as u16).to_be_bytes());
+    for (k, o) in owners.iter().enumerate() {
+        let at = PAGE - 8 - 2 * (k + 1);
+        p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
+    }
+    p[prev - 2..prev].copy_from_slice(&(SUPREMUM as u16).to_be_bytes());
+    p[HEAP_TOP..HEAP_TOP + 2].copy_from_slice(&(at as u16).to_be_bytes());
+    let sum = crc32c(&p[..PAGE - 4]);
+    p[PAGE - 4..].copy_from_slice(&sum.to_be_bytes());
+    p
+}
+
 fn inputs() -> Vec<Input> {
     (0..40)
         .map(|i| {
@@ -213,8 +291,18 @@ fn delete_marks_instant_records_and_the_metadata_record_are_not_rows() {
 #[test]
 fn garbage_in_the_record_area_gives_rejected_records_never_a_wrong_row() {
     let rows = inputs();
-    let good = page(&rows, &[]);
-    let heap_top = usize::from(be16(&good, HEAP_TOP));
+    garbage_never_gives_a_wrong_row(&def(), &page(&rows, &[]), RECORDS_START);
+    garbage_never_gives_a_wrong_row(
+        &redundant_def(),
+        &redundant_page(&rows, &[]),
+        super::redundant::RECORDS_START,
+    );
+}
+
+/// Random bytes over stretches of `good`'s records (from `start`, where the format's records start).
+fn garbage_never_gives_a_wrong_row(def: &TableDef, good: &[u8], start: usize) {
+    let rows = inputs();
+    let heap_top = usize::from(be16(good, HEAP_TOP));
     let written: std::collections::HashMap<i64, Vec<Value>> =
         rows.iter().map(|r| (i64::from(r.0), want(r))).collect();
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
@@ -225,13 +313,13 @@ fn garbage_in_the_record_area_gives_rejected_records_never_a_wrong_row() {
         seed
     };
     for _ in 0..400 {
-        let mut p = good.clone();
+        let mut p = good.to_vec();
         let len = 64 + (rand() % 448) as usize;
-        let from = RECORDS_START + (rand() as usize % (heap_top - RECORDS_START - 64));
+        let from = start + (rand() as usize % (heap_top - start - 64));
         for b in &mut p[from..(from + len).min(heap_top)] {
             *b = rand() as u8;
         }
-        let Ok(leaf) = parse_leaf(&def(), &FCRC32, &NO_PAGES, &p) else {
+        let Ok(leaf) = parse_leaf(def, &FCRC32, &NO_PAGES, &p) else {
             continue;
         };
         let seen = leaf.problems.len()
@@ -265,13 +353,30 @@ fn garbage_in_the_record_area_gives_rejected_records_never_a_wrong_row() {
 #[test]
 fn a_broken_record_list_is_walked_on_from_the_page_directory() {
     let rows = inputs();
-    let good = page(&rows, &[]);
-    let origins = crate::pages::page::record_origins(&good).unwrap();
+    walked_past_breaks(&def(), &page(&rows, &[]));
+    walked_past_breaks(&redundant_def(), &redundant_page(&rows, &[]));
+}
+
+/// [`a_broken_record_list_is_walked_on_from_the_page_directory`] for one format's whole page `good`.
+fn walked_past_breaks(def: &TableDef, good: &[u8]) {
+    let rows = inputs();
+    let origins: Vec<usize> = parse_leaf(def, &FCRC32, &NO_PAGES, good)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.origin)
+        .collect();
     for broken in [0, 9, 10, 21, 38] {
-        let mut p = good.clone();
+        let mut p = good.to_vec();
         let at = origins[broken];
-        p[at - 2..at].copy_from_slice(&0x7FF0u16.to_be_bytes());
-        let leaf = parse_leaf(&def(), &FCRC32, &NO_PAGES, &p).unwrap();
+        // 16 bytes back, inside the record itself: relative in COMPACT, absolute in REDUNDANT.
+        let off = if def.format == RowFormat::Redundant {
+            at as u16 - 16
+        } else {
+            0x7FF0
+        };
+        p[at - 2..at].copy_from_slice(&off.to_be_bytes());
+        let leaf = parse_leaf(def, &FCRC32, &NO_PAGES, &p).unwrap();
         assert!(!leaf.problems.is_empty());
         let got: Vec<i64> = rows_of(&leaf)
             .iter()
@@ -311,13 +416,33 @@ fn a_broken_record_list_is_walked_on_from_the_page_directory() {
 #[test]
 fn the_key_only_read_gives_the_whole_parses_keys() {
     let rows = inputs();
-    let good = page(&rows, &[]);
+    let deleted = [0, DELETED, 0, DELETED];
+    keys_agree(
+        &def(),
+        vec![page(&rows, &[]), page(&rows, &deleted)],
+        RECORDS_START,
+    );
+    keys_agree(
+        &redundant_def(),
+        vec![redundant_page(&rows, &[]), redundant_page(&rows, &deleted)],
+        super::redundant::RECORDS_START,
+    );
+}
+
+/// [`the_key_only_read_gives_the_whole_parses_keys`] for one format: `pages` a whole page and a delete-marked
+/// one, to which broken and overwritten copies of the whole one are added.
+fn keys_agree(def: &TableDef, mut pages: Vec<Vec<u8>>, start: usize) {
+    let good = pages[0].clone();
     let heap_top = usize::from(be16(&good, HEAP_TOP));
-    let mut pages = vec![good.clone(), page(&rows, &[0, DELETED, 0, DELETED])];
-    let origins = crate::pages::page::record_origins(&good).unwrap();
+    let origins: Vec<usize> = parse_leaf(def, &FCRC32, &NO_PAGES, &good)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.origin)
+        .collect();
     for broken in [0, 10, 38] {
         let mut p = good.clone();
-        p[origins[broken] - 2..origins[broken]].copy_from_slice(&0x7FF0u16.to_be_bytes());
+        p[origins[broken] - 2..origins[broken]].copy_from_slice(&0x3FF0u16.to_be_bytes());
         pages.push(p);
     }
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -330,7 +455,7 @@ fn the_key_only_read_gives_the_whole_parses_keys() {
     for _ in 0..300 {
         let mut p = good.clone();
         let len = 16 + (rand() % 512) as usize;
-        let from = RECORDS_START + (rand() as usize % (heap_top - RECORDS_START - 16));
+        let from = start + (rand() as usize % (heap_top - start - 16));
         for b in &mut p[from..(from + len).min(heap_top)] {
             *b = rand() as u8;
         }
@@ -339,8 +464,8 @@ fn the_key_only_read_gives_the_whole_parses_keys() {
     let (mut keyless, mut rejected_with_key) = (0, 0);
     for p in &pages {
         let (whole, keys) = (
-            parse_leaf(&def(), &FCRC32, &NO_PAGES, p),
-            crate::pages::leaf_keys(&def(), &FCRC32, p),
+            parse_leaf(def, &FCRC32, &NO_PAGES, p),
+            crate::pages::leaf_keys(def, &FCRC32, p),
         );
         let (whole, keys) = match (whole, keys) {
             (Ok(w), Ok(k)) => (w, k),
@@ -373,4 +498,59 @@ fn the_key_only_read_gives_the_whole_parses_keys() {
     }
     // The damage gave both kinds of rejected records: the comparison covered them.
     assert!(keyless > 0 && rejected_with_key > 0);
+}
+
+/// REDUNDANT records come back as written: NULLs (a NULL INT's zeros), 1- and 2-byte end offsets, the
+/// delete mark with its key; a NULL INT whose bytes are not zeros, a field count the index does not have, and
+/// a COMPACT page under a REDUNDANT definition are not read as rows.
+#[test]
+fn redundant_records_come_back_as_written() {
+    let rows = inputs();
+    let good = redundant_page(&rows, &[0, DELETED]);
+    let leaf = parse_leaf(&redundant_def(), &FCRC32, &NO_PAGES, &good).unwrap();
+    assert!(
+        leaf.checksum_ok && leaf.problems.is_empty() && leaf.order_complete,
+        "{leaf:?}"
+    );
+    let got: Vec<Vec<Value>> = rows_of(&leaf).iter().map(|r| r.values.clone()).collect();
+    let expected: Vec<Vec<Value>> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, r)| want(r))
+        .collect();
+    assert_eq!(got, expected);
+    assert!(rows_of(&leaf).iter().all(|r| r.trx_id == 9));
+    match &leaf.records[1].outcome {
+        Outcome::Rejected { reason, key } => {
+            assert!(reason.contains("delete-marked"), "{reason}");
+            assert_eq!(key.as_deref(), Some(&[Value::Int(-90)][..]));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Record 0 has a NULL b (0 % 3 == 0): its last 4 bytes are the zeros; the 5th field's end offset is the
+    // 5th byte before the header.
+    let first = leaf.records[0].origin;
+    let end = first + usize::from(good[first - 6 - 5] & 0x7F);
+    let mut p = good.clone();
+    p[end - 1] = 1;
+    let leaf = parse_leaf(&redundant_def(), &FCRC32, &NO_PAGES, &p).unwrap();
+    assert!(
+        matches!(&leaf.records[0].outcome, Outcome::Rejected { reason, .. } if reason.contains("zeros")),
+        "{:?}",
+        leaf.records[0]
+    );
+    let mut p = good.clone();
+    p[first - 3] += 2;
+    let leaf = parse_leaf(&redundant_def(), &FCRC32, &NO_PAGES, &p).unwrap();
+    assert!(
+        matches!(&leaf.records[0].outcome, Outcome::Rejected { reason, .. } if reason.contains("6 fields")),
+        "{:?}",
+        leaf.records[0]
+    );
+    assert!(
+        parse_leaf(&redundant_def(), &FCRC32, &NO_PAGES, &page(&rows, &[]))
+            .unwrap_err()
+            .contains("COMPACT records")
+    );
 }
