@@ -22,5 +22,5 @@ pub mod value;
 pub use blob::{InMemory, PageReader};
 pub use def::{ColType, ColumnDef, ColumnSpec, RowFormat, TableDef};
 pub use keys::{leaf_keys, LeafKeys};
-pub use record::{parse_leaf, Leaf, Outcome, Record, Row};
+pub use record::{parse_leaf, starts_with_metadata, Leaf, Outcome, Record, Row};
 pub use value::{Extern, Value};

@@ -264,6 +264,17 @@ pub fn clustered_index_id(data: &[u8], ok: impl Fn(&[u8]) -> bool) -> Result<(u6
     Ok((id, pages))
 }
 
+/// `FIL_PAGE_TYPE_INSTANT`: the clustered index's root after an instant ALTER TABLE (ADD, DROP or reorder of
+/// columns) that left the metadata record on the leftmost leaf.
+pub const INSTANT_ROOT: u16 = 18;
+
+/// The page of index `id` whose type says an instant ALTER TABLE changed the table (its root), if any.
+pub fn instant_root(data: &[u8], id: u64) -> Option<u32> {
+    data.chunks_exact(PAGE)
+        .position(|p| be16(p, 24) == INSTANT_ROOT && index_id(p) == id)
+        .map(|n| n as u32)
+}
+
 /// PAGE_INDEX_ID: 8 bytes at page header byte 28.
 fn index_id(p: &[u8]) -> u64 {
     u64::from_be_bytes(p[66..74].try_into().expect("8 bytes"))

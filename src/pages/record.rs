@@ -135,6 +135,19 @@ impl Geometry {
     }
 }
 
+/// Whether leaf page `p` begins with the metadata record an instant ALTER TABLE (ADD, DROP or reorder of
+/// columns) leaves on the clustered index's leftmost leaf. The table's records then have more than one layout —
+/// those written before the change keep the old one — which this parser does not read, and a record of the old
+/// layout can decode as a wrong row of the new one: the caller refuses the whole table, not only this page.
+pub fn starts_with_metadata(def: &TableDef, p: &[u8]) -> bool {
+    let g = Geometry::of(def);
+    if p.len() < PAGE {
+        return false;
+    }
+    let first = g.next(p, g.infimum);
+    first != g.supremum && g.in_heap(p, first) && g.info(p, first).is_ok_and(|i| i & MIN_REC != 0)
+}
+
 /// Reads that stay inside the page or say where they would leave it.
 pub(super) fn get(p: &[u8], from: usize, len: usize) -> Result<&[u8], String> {
     from.checked_add(len)

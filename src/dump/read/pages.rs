@@ -24,10 +24,10 @@ use crate::dump::page_def::{page_def, PagedTable};
 use crate::dump::{KeySource, PageOptions};
 use crate::pages::def::ColType;
 use crate::pages::frm::Frm;
-use crate::pages::page::{clustered_index_id, index_pages_compact, leaf_chain, PAGE};
+use crate::pages::page::{clustered_index_id, index_pages_compact, instant_root, leaf_chain, PAGE};
 use crate::pages::space::Space;
 use crate::pages::value::float_text;
-use crate::pages::{leaf_keys, parse_leaf, InMemory, Outcome, Value};
+use crate::pages::{leaf_keys, parse_leaf, starts_with_metadata, InMemory, Outcome, Value};
 
 /// An integer key, column by column.
 type Key = Vec<i128>;
@@ -143,7 +143,7 @@ pub(super) fn read_pages(
         Err(frm) => frm_def(frm, &space, &data, &mut notes)?,
     };
     let map = checked_def(sh, &pt)?;
-    let (chain, off) = leaf_chain(&data, pt.index_id)?;
+    let (chain, off) = instant_checked(&pt, &data)?;
     let mut pass = Pass {
         read: PagesRead::default(),
         lost: Vec::new(),
@@ -167,6 +167,30 @@ pub(super) fn read_pages(
     attach_keyless(&mut pass.lost, &recs, &bounds);
     pass.read.seconds = start.elapsed().as_secs_f64();
     Ok(pass)
+}
+
+/// The clustered index's leaf chain ([`leaf_chain`]), unless an instant ALTER TABLE changed the table: its
+/// root's page type says so, or (that word overwritten) the first leaf begins with the metadata record the
+/// change leaves. Records written before such a change keep the old layout and can decode as wrong rows of the
+/// new one, so the whole table is refused, not a page.
+fn instant_checked(pt: &PagedTable, data: &[u8]) -> Result<crate::pages::page::Chain, String> {
+    const WHY: &str =
+        "its records may be in more than one layout, which the page parser does not read yet";
+    if let Some(n) = instant_root(data, pt.index_id) {
+        return Err(format!(
+            "an instant ALTER TABLE (ADD, DROP or reorder of columns) changed the table, as its root page {n} says: {WHY}"
+        ));
+    }
+    let (chain, off) = leaf_chain(data, pt.index_id)?;
+    if let Some(&(n, _)) = chain.first() {
+        let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
+        if starts_with_metadata(&pt.def, p) {
+            return Err(format!(
+                "its first leaf page {n} begins with the metadata record an instant ALTER TABLE (ADD, DROP or reorder of columns) leaves: {WHY}"
+            ));
+        }
+    }
+    Ok((chain, off))
 }
 
 /// The table is walked by an all-integer clustered key, the one kind of key this slice compares lost ranges by.
