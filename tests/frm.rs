@@ -41,10 +41,12 @@ const TABLES: &[(&str, &str)] = &[
     // Fixed decimals (D of (M,D)) or none: the server prints the two differently.
     ("flt", "(id INT PRIMARY KEY, f FLOAT, f10 FLOAT(10), f30 FLOAT(30), r REAL, d DOUBLE(20,6) UNSIGNED, \
              d0 DOUBLE(10,0), f73 FLOAT(7,3) NOT NULL)"),
-    // Refused by both: a prefix in the clustered key, a data-type plugin, a ZEROFILL FLOAT.
+    // Refused by both: a prefix in the clustered key, a data-type plugin, ZEROFILL numbers.
     ("pfx", "(a VARCHAR(100) NOT NULL, PRIMARY KEY (a(10)))"),
     ("uuid", "(id INT PRIMARY KEY, u UUID)"),
     ("fz", "(id INT PRIMARY KEY, f FLOAT ZEROFILL)"),
+    ("iz", "(id INT PRIMARY KEY, n SMALLINT(5) ZEROFILL)"),
+    ("dz", "(id INT PRIMARY KEY, d DECIMAL(8,2) ZEROFILL)"),
 ];
 
 fn frm_bytes(sb: &Sandboxed, table: &str) -> Vec<u8> {

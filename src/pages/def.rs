@@ -212,16 +212,23 @@ pub fn col_type(spec: &ColumnSpec) -> Result<ColType, String> {
             .and_then(Charset::of)
     };
     let int = |bytes| Ok(ColType::Int { bytes, unsigned });
+    let numeric = matches!(
+        spec.data_type.to_ascii_lowercase().as_str(),
+        "tinyint" | "smallint" | "mediumint" | "int" | "bigint" | "float" | "double" | "decimal"
+    );
+    if numeric && ct.ends_with(" zerofill") {
+        // The server pads the value with zeros to the column's display width.
+        return Err(format!(
+            "column {} is a ZEROFILL {}, whose zero-padded text the page parser does not reproduce yet",
+            spec.name, spec.data_type
+        ));
+    }
     match spec.data_type.to_ascii_lowercase().as_str() {
         "tinyint" => int(1),
         "smallint" => int(2),
         "mediumint" => int(3),
         "int" => int(4),
         "bigint" => int(8),
-        "float" | "double" if ct.contains("zerofill") => Err(format!(
-            "column {} is a ZEROFILL {}, whose zero-padded text the page parser does not reproduce yet",
-            spec.name, spec.data_type
-        )),
         "float" => Ok(ColType::Float {
             decimals: a.get(1).copied(),
         }),
@@ -371,11 +378,20 @@ mod tests {
             t("double", "double", None),
             ColType::Double { decimals: None }
         );
-        assert!(
-            col_type(&spec("z", "float", "float unsigned zerofill", None))
-                .unwrap_err()
-                .contains("ZEROFILL")
-        );
+        for (ty, ct) in [
+            ("float", "float unsigned zerofill"),
+            ("smallint", "smallint(5) unsigned zerofill"),
+            ("decimal", "decimal(8,2) unsigned zerofill"),
+        ] {
+            assert!(
+                col_type(&spec("z", ty, ct, None))
+                    .unwrap_err()
+                    .contains("ZEROFILL"),
+                "{ct}"
+            );
+        }
+        // An ENUM member that reads "zerofill" is no ZEROFILL.
+        assert!(col_type(&spec("e", "enum", "enum('a zerofill')", Some("latin1"))).is_ok());
         assert!(col_type(&spec("g", "point", "point", None))
             .unwrap_err()
             .contains("does not handle yet"));

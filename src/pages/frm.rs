@@ -490,6 +490,8 @@ fn column(
     let coll_id = usize::from(r[14]) | (usize::from(r[11]) << 8);
     let nullable = flags & 0x8000 != 0;
     let unsigned = if flags & 1 == 0 { " unsigned" } else { "" };
+    // ZEROFILL (FIELDFLAG_ZEROFILL), which the server also makes UNSIGNED.
+    let zerofill = if flags & 4 != 0 { " zerofill" } else { "" };
     let decimals = (flags >> 8) & 0x3F;
     let (charset, coll) = collation(coll_id);
     let binary = coll_id == 63;
@@ -520,11 +522,11 @@ fn column(
         )
     };
     let (data_type, column_type) = match code {
-        1 => ("tinyint".into(), format!("tinyint{unsigned}")),
-        2 => ("smallint".into(), format!("smallint{unsigned}")),
-        9 => ("mediumint".into(), format!("mediumint{unsigned}")),
-        3 => ("int".into(), format!("int{unsigned}")),
-        8 => ("bigint".into(), format!("bigint{unsigned}")),
+        1 => ("tinyint".into(), format!("tinyint{unsigned}{zerofill}")),
+        2 => ("smallint".into(), format!("smallint{unsigned}{zerofill}")),
+        9 => ("mediumint".into(), format!("mediumint{unsigned}{zerofill}")),
+        3 => ("int".into(), format!("int{unsigned}{zerofill}")),
+        8 => ("bigint".into(), format!("bigint{unsigned}{zerofill}")),
         4 | 5 => {
             let t = if code == 4 { "float" } else { "double" };
             // NOT_FIXED_DEC (31): no fixed decimals, printed as `my_gcvt` does.
@@ -533,7 +535,6 @@ fn column(
             } else {
                 String::new()
             };
-            let zerofill = if flags & 4 != 0 { " zerofill" } else { "" };
             (t.into(), format!("{t}{fixed}{unsigned}{zerofill}"))
         }
         246 => {
@@ -542,7 +543,7 @@ fn column(
                 .ok_or(format!("column {name} is a DECIMAL of {bytes} characters, too few for its sign and point"))?;
             (
                 "decimal".into(),
-                format!("decimal({precision},{decimals}){unsigned}"),
+                format!("decimal({precision},{decimals}){unsigned}{zerofill}"),
             )
         }
         7 | 17 => temporal("timestamp", 19),
