@@ -683,7 +683,7 @@ fn a_damaged_blob_page_keeps_its_record_out_of_the_rows_and_lists_its_key() {
 /// the server's text, so the dump loads back with the manifest's content hash and every row equals the truth.
 #[test]
 fn pages_recover_float_and_double_rows_that_load_back_as_the_server_printed_them() {
-    let mut sb = Sandboxed::new("rpgf");
+    let sb = Sandboxed::new("rpgf");
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop("USE db").unwrap();
@@ -699,50 +699,47 @@ fn pages_recover_float_and_double_rows_that_load_back_as_the_server_printed_them
          FROM (SELECT CAST(seq AS SIGNED) AS seq FROM seq_1_to_3000) s",
     )
     .unwrap();
-    let truth = by_id(table_rows(&mut c, "db.t", "id"));
-    drop(c);
-    stop_slow(&sb);
-    let leaves = leaves(&sb, "t", 3);
-    damage(&sb, "t", leaves[leaves.len() / 2].page);
-    start_at(&mut sb, 0);
-
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
-    let t = m.table("db", "t").unwrap();
-    let p = t.pages.as_ref().expect("the pages entry");
-    assert!(p.refused.is_none(), "{p:?}");
-    assert!(p.page_rows > 0, "{p:?}");
-    let got = loaded(dir.path(), "rpgfl");
-    assert_eq!(got.len() as u64, t.rows);
+    let (truth, got) = one_leaf_damaged(sb, c, "rpgfl");
     assert!(
         got.len() > truth.len() - 60,
         "{} of {}",
         got.len(),
         truth.len()
     );
-    for (id, row) in &got {
-        assert_eq!(Some(row), truth.get(id), "row {id} differs from the truth");
-    }
 }
 
 /// A REDUNDANT table (which MariaDB 10.11 still creates) through the same path: a damaged leaf's intact
 /// records are read from its pages, not refused, and every row in the files equals the truth.
 #[test]
 fn a_redundant_tables_damaged_leaf_gives_its_intact_rows_back() {
-    let mut sb = Sandboxed::new("rpg8");
+    let sb = Sandboxed::new("rpg8");
     let mut c = sb.conn();
     c.query_drop("CREATE DATABASE db").unwrap();
     c.query_drop("USE db").unwrap();
     int_table(&mut c, "t", 3000);
     c.query_drop("ALTER TABLE db.t ROW_FORMAT=REDUNDANT")
         .unwrap();
+    let (truth, got) = one_leaf_damaged(sb, c, "rpg8l");
+    assert!(
+        got.len() < truth.len(),
+        "the 512 bad bytes garble some records"
+    );
+}
+
+/// `db.t` of `sb` (`c` its session) as the truth, then its middle leaf given 512 bad bytes after a slow
+/// shutdown; dumped with the page pass (which must read rows, not refuse), loaded into a fresh sandbox named
+/// `load`: the truth, and the rows loaded, each equal to the truth's row of its key.
+fn one_leaf_damaged(
+    mut sb: Sandboxed,
+    mut c: mysql::Conn,
+    load: &str,
+) -> (BTreeMap<i64, TextRow>, BTreeMap<i64, TextRow>) {
     let truth = by_id(table_rows(&mut c, "db.t", "id"));
     drop(c);
     stop_slow(&sb);
     let leaves = leaves(&sb, "t", 3);
     damage(&sb, "t", leaves[leaves.len() / 2].page);
     start_at(&mut sb, 0);
-
     let dir = tempfile::tempdir().unwrap();
     let m = run_dump(&sb, dir.path(), true);
     let t = m.table("db", "t").unwrap();
@@ -750,15 +747,12 @@ fn a_redundant_tables_damaged_leaf_gives_its_intact_rows_back() {
     assert!(p.refused.is_none(), "{p:?}");
     assert!(p.page_rows > 0, "{p:?}");
     assert_eq!(t.rows, p.sql_rows + p.page_rows);
-    let got = loaded(dir.path(), "rpg8l");
+    let got = loaded(dir.path(), load);
     assert_eq!(got.len() as u64, t.rows);
-    assert!(
-        got.len() < truth.len(),
-        "the 512 bad bytes garble some records"
-    );
     for (id, row) in &got {
         assert_eq!(Some(row), truth.get(id), "row {id} differs from the truth");
     }
+    (truth, got)
 }
 
 /// An instant ALTER TABLE (a column dropped and another added) leaves the leaves' records in two layouts, and a

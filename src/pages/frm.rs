@@ -490,8 +490,7 @@ fn column(
     let coll_id = usize::from(r[14]) | (usize::from(r[11]) << 8);
     let nullable = flags & 0x8000 != 0;
     let unsigned = if flags & 1 == 0 { " unsigned" } else { "" };
-    // ZEROFILL (FIELDFLAG_ZEROFILL), which the server also makes UNSIGNED.
-    let zerofill = if flags & 4 != 0 { " zerofill" } else { "" };
+    let zerofill = if flags & 4 != 0 { " zerofill" } else { "" }; // FIELDFLAG_ZEROFILL
     let decimals = (flags >> 8) & 0x3F;
     let (charset, coll) = collation(coll_id);
     let binary = coll_id == 63;
