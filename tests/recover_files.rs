@@ -214,3 +214,40 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
         "{create}"
     );
 }
+
+/// A copy that starts but whose dictionary does not list a table `--tables` names is refused as before (SQL with
+/// its cross-checks reads what it lists better than the files alone): no table is read from its files, and the
+/// refusal does not offer `--pages auto`, which would refuse the same way.
+#[test]
+fn a_copy_that_starts_without_a_named_table_is_refused_not_read_from_files() {
+    let sb = Sandboxed::new("rfiles2");
+    let mut c = sb.conn();
+    c.query_drop("CREATE DATABASE db").unwrap();
+    c.query_drop("CREATE TABLE db.t (id INT PRIMARY KEY) ENGINE=InnoDB")
+        .unwrap();
+    drop(c);
+    stop_slow(&sb);
+    let work = sb.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for pages in ["auto", "never"] {
+        let out = recover(
+            &sb,
+            &work,
+            pages,
+            &["--tables", "db.nosuch", "--pages", pages],
+        );
+        assert_eq!(out.code, 1, "{out:?}");
+        let line = out.error_line();
+        assert!(
+            line.contains(
+                "(its error log at level 3: innops: the data dictionary does not list `db`.`nosuch`)"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains("--pages auto would"), "{line}");
+        assert!(!work
+            .join(format!("out-{pages}"))
+            .join("manifest.json")
+            .exists());
+    }
+}

@@ -193,24 +193,12 @@ fn dump_files(
 ) -> anyhow::Result<serde_json::Value> {
     let listed = dump::list_from_files(&private.datadir)
         .map_err(|e| anyhow::anyhow!("listing the tables of {}: {e}", private.datadir.display()))?;
-    let mut tables = Vec::new();
-    let mut missing = Vec::new();
-    for t in &p1.tables {
-        let n = super::table_name(t)?;
-        if listed.contains(&n) {
-            tables.push(n);
-        } else {
-            missing.push(n.qualified());
-        }
-    }
+    let (tables, missing) = super::named_in(listed, p1)?;
     if !missing.is_empty() {
         return Err(refused(format!(
             "the copy's files hold no .frm for {}: check the names in --tables",
             missing.join(", ")
         )));
-    }
-    if p1.tables.is_empty() {
-        tables = listed;
     }
     let mut opts = DumpOptions::new(&p1.out, 0);
     opts.threads = 1;

@@ -533,7 +533,15 @@ fn tables_to_dump(
     tag: &str,
     p: &RecoverParams,
 ) -> anyhow::Result<(Vec<TableName>, Vec<String>)> {
-    let listed = dump::list_tables(conn, tag, &[])?;
+    named_in(dump::list_tables(conn, tag, &[])?, p)
+}
+
+/// Of the tables `listed` (by the server, or by the copy's files), those `--tables` names (all when it names
+/// none), and the names it gives that are not listed.
+fn named_in(
+    listed: Vec<TableName>,
+    p: &RecoverParams,
+) -> anyhow::Result<(Vec<TableName>, Vec<String>)> {
     if p.tables.is_empty() {
         return Ok((listed, Vec::new()));
     }
@@ -699,15 +707,15 @@ fn no_level(
         "the copy did not start with its tables listed at any level up to {} ({last})",
         p.max_level
     );
-    if p.pages == Pages::Never {
-        return Err(refused(format!(
-            "{why}{more}; --pages auto would read the tables from their files"
-        )));
-    }
     if any_started {
         // A server that starts reads what it lists through SQL, cross-checked: a table its dictionary does not
         // list is the DBA's to name again, not a reason to read every table without a server.
         return Err(refused(format!("{why}{more}")));
+    }
+    if p.pages == Pages::Never {
+        return Err(refused(format!(
+            "{why}{more}; --pages auto would read the tables from their files"
+        )));
     }
     // --pages auto: the rows the files hold, from the tables' .frm and .ibd, with no server.
     crate::progress::say(&format!(
