@@ -118,7 +118,8 @@ fn definitions_read_from_frm_files_equal_the_servers_own() {
         let (id, pages) = clustered_index_id(&data, |p| space.checksum_ok(p)).unwrap();
         assert_eq!(id, t.index_id, "{name}: the data file's clustered index id");
         assert!(pages >= 1);
-        let root = &data[t.root as usize * PAGE..(t.root as usize + 1) * PAGE];
+        let root = t.root.expect("the dictionary names the root") as usize;
+        let root = &data[root * PAGE..(root + 1) * PAGE];
         let compact = u16::from_be_bytes([root[N_HEAP], root[N_HEAP + 1]]) & 0x8000 != 0;
         let (format, assumed) = space.row_format(compact);
         if assumed {

@@ -105,7 +105,7 @@ fn parse_table(data: &[u8], t: &PagedTable) -> Vec<Record> {
         data,
         page_size: PAGE,
     };
-    let leaves = leaves_in(data, t.root).unwrap();
+    let leaves = leaves_in(data, t.root.expect("the dictionary's root")).unwrap();
     let mut out = Vec::new();
     for l in leaves {
         let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
@@ -216,7 +216,7 @@ fn leaf_pages_written_by_the_server_parse_into_exactly_the_rows_select_returns()
 fn garbage_is_rejected(sb: &Sandboxed, t: &PagedTable, truth: &[TextRow]) {
     let stopped = Stopped::already(&sb.sandbox).unwrap();
     let tf = stopped.table("db", "dyn").unwrap();
-    let leaves = tf.leaves(t.root).unwrap();
+    let leaves = tf.leaves(t.root.expect("the dictionary's root")).unwrap();
     assert!(leaves.len() >= 4, "{leaves:?}");
     let by_key: BTreeMap<String, &TextRow> =
         truth.iter().map(|r| (r[0].clone().unwrap(), r)).collect();
@@ -291,7 +291,8 @@ fn encrypted_is_refused(sb: &Sandboxed, t: &PagedTable, table: &str) {
     let space = Space::read(&data[..PAGE]).unwrap();
     let crypt = space.crypt.expect("crypt data on page 0");
     assert_eq!((crypt.scheme, crypt.key_id), (1, 1), "{space:?}");
-    let root = &data[t.root as usize * PAGE..(t.root as usize + 1) * PAGE];
+    let root = t.root.expect("the dictionary's root") as usize;
+    let root = &data[root * PAGE..(root + 1) * PAGE];
     let pages = InMemory {
         data: &data,
         page_size: PAGE,
@@ -561,7 +562,7 @@ fn externally_stored_columns_are_followed_and_a_damaged_blob_page_rejects_exactl
         let by_key: BTreeMap<String, &TextRow> =
             truth.iter().map(|r| (r[0].clone().unwrap(), r)).collect();
         let mut rejected = Vec::new();
-        for l in leaves_in(&data, t.root).unwrap() {
+        for l in leaves_in(&data, t.root.expect("the dictionary's root")).unwrap() {
             let p = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
             for r in parse_leaf(&t.def, &space, &pages, p).unwrap().records {
                 match r.outcome {
@@ -811,10 +812,15 @@ fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
     // The purge did leave freed records: some leaf has a free list (PAGE_FREE, page header byte 6).
     let (purged, _) = &tables["rpurged"];
     let data = file(&sb, "rpurged");
-    assert!(leaves_in(&data, purged.root).unwrap().iter().any(|l| {
-        let at = l.page as usize * PAGE + 38 + 6;
-        data[at..at + 2] != [0, 0]
-    }));
+    assert!(
+        leaves_in(&data, purged.root.expect("the dictionary's root"))
+            .unwrap()
+            .iter()
+            .any(|l| {
+                let at = l.page as usize * PAGE + 38 + 6;
+                data[at..at + 2] != [0, 0]
+            })
+    );
     let (t, truth) = &tables["red"];
     overwritten_redundant_pages_give_no_wrong_row(&file(&sb, "red"), t, truth);
 }
@@ -839,7 +845,7 @@ fn overwritten_redundant_pages_give_no_wrong_row(data: &[u8], t: &PagedTable, tr
         seed
     };
     let (mut rows_kept, mut rejected) = (0, 0);
-    for l in leaves_in(data, t.root).unwrap() {
+    for l in leaves_in(data, t.root.expect("the dictionary's root")).unwrap() {
         let good = &data[l.page as usize * PAGE..(l.page as usize + 1) * PAGE];
         let heap_top = usize::from(u16::from_be_bytes([good[40], good[41]]));
         let origins: Vec<usize> = parse_leaf(&t.def, &space, &pages, good)

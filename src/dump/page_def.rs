@@ -16,9 +16,10 @@ use crate::pages::frm::Frm;
 #[derive(Debug, Clone)]
 pub struct PagedTable {
     pub def: TableDef,
-    /// The clustered index's id (bytes 66..74 of its pages) and root page.
+    /// The clustered index's id (bytes 66..74 of its pages) and root page (`None` when the definition came
+    /// from a `.frm`: the data file alone does not name the root, and the page pass does not need it).
     pub index_id: u64,
-    pub root: u32,
+    pub root: Option<u32>,
 }
 
 /// Ask the server for `name`'s definition as the page parser needs it.
@@ -94,7 +95,7 @@ pub fn page_def(conn: &mut Conn, tag: &str, name: &TableName) -> anyhow::Result<
     Ok(PagedTable {
         def,
         index_id,
-        root,
+        root: Some(root),
     })
 }
 

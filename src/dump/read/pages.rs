@@ -235,7 +235,7 @@ fn frm_def(
     Ok(PagedTable {
         def,
         index_id,
-        root: 0,
+        root: None,
     })
 }
 

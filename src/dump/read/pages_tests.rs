@@ -280,7 +280,7 @@ fn chain_recs(
     let pt = PagedTable {
         def: crate::pages::record::tests::def(),
         index_id: 9,
-        root: 3,
+        root: Some(3),
     };
     let ranges = Ranges::new(lost);
     let mut read = PagesRead::default();
