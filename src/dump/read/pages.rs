@@ -8,8 +8,11 @@
 //! neighbours on the chain of pages whose checksums pass and whose record lists are whole. A record inside a
 //! lost range that is not proven stays lost, with its key when the key's bytes validate and the reason.
 //!
-//! This slice reads tables walked by an all-integer clustered key (the lost ranges are compared as integers);
-//! anything else is refused in one sentence and the table keeps the SQL result.
+//! Keys are compared as integers when the clustered key is all integers. Any other clustered key is read only
+//! when the whole table is the one lost range (SQL could open none of it, or no server starts on the copy):
+//! nothing is then compared with a bound SQL left, and each distinct key stands for its rank on the leaf chain,
+//! which InnoDB keeps in the index's own order, collation included ([`Names`]). Anything else is refused in
+//! one sentence and the table keeps the SQL result.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -29,8 +32,109 @@ use crate::pages::space::Space;
 use crate::pages::value::float_text;
 use crate::pages::{leaf_keys, parse_leaf, starts_with_metadata, InMemory, Outcome, Value};
 
-/// An integer key, column by column.
+/// A key as the pass compares it: the integers, column by column, or (a key that is not all integers) the
+/// rank of the key's text on the leaf chain, one number ([`Names`]).
 type Key = Vec<i128>;
+
+/// What the pass's keys stand for. An all-integer key is its own numbers. Any other key (read only when the
+/// whole table is the one lost range) becomes one number, the order in which its distinct text first appears on
+/// the leaf chain: InnoDB keeps the chain in the index's order, so the ranks order the keys as the server does
+/// (collation included) without innops comparing two strings; two records with the same text get the same rank,
+/// so duplicates are still found. Ranks are consecutive without proving that no key lies between them, so the
+/// pass never narrows a range by them (`cut`'s `single` is false).
+#[derive(Default)]
+pub(super) struct Names {
+    ranked: Option<Ranked>,
+}
+
+struct Ranked {
+    types: Vec<ColType>,
+    kinds: Vec<crate::dump::literal::Kind>,
+    rank: HashMap<Vec<Vec<u8>>, i128>,
+    texts: Vec<Vec<Vec<u8>>>,
+}
+
+impl Names {
+    /// Ranked keys of columns of these types (to print each value as the server does) and kinds (to write
+    /// it to JSON as the SQL reads do).
+    fn ranked(types: Vec<ColType>, kinds: Vec<crate::dump::literal::Kind>) -> Names {
+        Names {
+            ranked: Some(Ranked {
+                types,
+                kinds,
+                rank: HashMap::new(),
+                texts: Vec::new(),
+            }),
+        }
+    }
+
+    /// A record's key from its key columns' values; `None` when a value cannot be a key.
+    fn key(&mut self, vals: &[Value]) -> Option<Key> {
+        let Some(r) = &mut self.ranked else {
+            return key_of(vals);
+        };
+        let text: Vec<Vec<u8>> = vals
+            .iter()
+            .zip(&r.types)
+            .map(|(v, ty)| match sent(v, ty) {
+                Sent::Bytes(b) if !matches!(v, Value::Null) => Some(b),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let next = r.texts.len() as i128;
+        let rank = *r.rank.entry(text.clone()).or_insert(next);
+        if rank == next {
+            r.texts.push(text);
+        }
+        Some(vec![rank])
+    }
+
+    /// The key as the server's text, column by column (a lost range's bound).
+    fn values(&self, k: &Key) -> Vec<Sent> {
+        match self.text(k) {
+            Some(t) => t.iter().map(|b| Sent::Bytes(b.clone())).collect(),
+            None => key_values(k),
+        }
+    }
+
+    /// The key as JSON (lost.jsonl, doubts), as the SQL reads write it.
+    pub(super) fn json(&self, k: &Key) -> Vec<serde_json::Value> {
+        match (&self.ranked, self.text(k)) {
+            (Some(r), Some(t)) => t
+                .iter()
+                .zip(&r.kinds)
+                .map(|(b, &kind)| super::json_of(kind, &Sent::Bytes(b.clone())))
+                .collect(),
+            _ => k.iter().map(|&v| json_int(v)).collect(),
+        }
+    }
+
+    /// A bound's key as the pass compares it (a ranked key's bound is always a key read on the chain).
+    fn bound(&self, b: &B) -> Key {
+        let Some(r) = &self.ranked else {
+            return ints(b);
+        };
+        let text: Option<Vec<Vec<u8>>> = b
+            .key
+            .iter()
+            .map(|v| match v {
+                Sent::Bytes(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        text.and_then(|t| r.rank.get(&t).copied())
+            .map_or_else(Vec::new, |n| vec![n])
+    }
+
+    fn is_int(&self) -> bool {
+        self.ranked.is_none()
+    }
+
+    fn text(&self, k: &Key) -> Option<&Vec<Vec<u8>>> {
+        let r = self.ranked.as_ref()?;
+        r.texts.get(usize::try_from(*k.first()?).ok()?)
+    }
+}
 
 /// A lost range after the page pass: its bounds, and the unproven records found inside it.
 pub(super) struct Piece {
@@ -48,6 +152,8 @@ pub(super) struct Pass {
     pub unverified: Vec<Key>,
     /// Keys (and DB_TRX_ID) of rows written by a transaction that may not have committed.
     pub uncommitted: Vec<(Key, u64)>,
+    /// What the keys above stand for.
+    pub names: Names,
 }
 
 /// One record of the leaf chain, in key order.
@@ -105,7 +211,7 @@ pub(super) fn read_pages(
     po: &PageOptions,
 ) -> Result<Pass, String> {
     let start = std::time::Instant::now();
-    walked_by_integers(sh)?;
+    let ranked = ranked_keys(sh, lost)?;
     // Ok: the server's definition; Err: the .frm it is read from once the data file is read.
     let (asked, first_note) = match def {
         Def::Server(conn) => {
@@ -116,21 +222,15 @@ pub(super) fn read_pages(
         Def::Frm(frm) => (Err(*frm), Some(NO_RECOVERY.to_string())),
     };
     let path = ibd_path(po, &sh.info.name)?;
-    let len = std::fs::metadata(&path)
-        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?
-        .len();
-    if let Some(why) = too_large(len, available_memory()) {
-        return Err(why);
-    }
-    let data =
-        std::fs::read(&path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let mapped = map_file(&path)?;
+    let data: &[u8] = &mapped;
     let (space, inferred) = match Space::read(
         data.get(..PAGE)
             .ok_or("the file is shorter than one page")?,
     ) {
         Ok(space) => (space, None),
         // A damaged page 0 (the server answers ERROR 1877 for the table): the other pages tell the format.
-        Err(why) => Space::infer(&data, PAGE)
+        Err(why) => Space::infer(data, PAGE)
             .map(|(space, note)| (space, Some(note)))
             .map_err(|also| format!("page 0 of {}: {why}; {also}", path.display()))?,
     };
@@ -140,15 +240,25 @@ pub(super) fn read_pages(
     let mut notes: Vec<String> = first_note.into_iter().chain(inferred).collect();
     let pt = match asked {
         Ok(pt) => pt,
-        Err(frm) => frm_def(frm, &space, &data, &mut notes)?,
+        Err(frm) => frm_def(frm, &space, data, &mut notes)?,
     };
     let map = checked_def(sh, &pt)?;
-    let (chain, off) = instant_checked(&pt, &data)?;
+    let mut names = if ranked {
+        let info = sh.info;
+        Names::ranked(
+            pt.def.key.iter().map(|&k| pt.def.columns[k].ty.clone()).collect(),
+            info.pk.iter().map(|&p| info.columns[p].kind).collect(),
+        )
+    } else {
+        Names::default()
+    };
+    let (chain, off) = instant_checked(&pt, data)?;
     let mut pass = Pass {
         read: PagesRead::default(),
         lost: Vec::new(),
         unverified: Vec::new(),
         uncommitted: Vec::new(),
+        names: Names::default(),
     };
     pass.read.notes = notes;
     if !off.is_empty() {
@@ -159,12 +269,19 @@ pub(super) fn read_pages(
         ));
     }
     let ranges = Ranges::new(lost);
-    let mut recs = chain_records(&pt, &space, &data, &chain, &ranges, &mut pass.read);
+    let mut recs = chain_records(
+        (&pt, &space, data),
+        &chain,
+        (&ranges, &mut names),
+        &mut pass.read,
+    );
     dedupe(&mut recs, &ranges);
     let points = write_rows(sh, po, (&pt, &map), &recs, lost, &mut pass)?;
-    pass.lost = cut(lost, &points, &recs, sh.info.pk.len() == 1);
-    let bounds = ranges_of(&pass.lost);
+    let single = sh.info.pk.len() == 1 && names.is_int();
+    pass.lost = cut(lost, &points, &recs, (single, &names));
+    let bounds = ranges_of(&pass.lost, &names);
     attach_keyless(&mut pass.lost, &recs, &bounds);
+    pass.names = names;
     pass.read.seconds = start.elapsed().as_secs_f64();
     Ok(pass)
 }
@@ -193,20 +310,26 @@ fn instant_checked(pt: &PagedTable, data: &[u8]) -> Result<crate::pages::page::C
     Ok((chain, off))
 }
 
-/// The table is walked by an all-integer clustered key, the one kind of key this slice compares lost ranges by.
-fn walked_by_integers(sh: &Shared) -> Result<(), String> {
-    let info = sh.info;
-    if !sh.int_key
-        || !matches!(
-            info.key_source,
-            KeySource::Primary | KeySource::UniqueClustered
-        )
-    {
+/// Whether the table's keys are ranked on the leaf chain ([`Names`]) rather than compared as integers; `Err`
+/// for a table this slice does not read: one without a clustered key of its own, or one whose key is not all
+/// integers while SQL read part of it (its lost ranges' bounds would have to be compared in the key's collation).
+fn ranked_keys(sh: &Shared, lost: &[(Option<B>, Option<B>)]) -> Result<bool, String> {
+    if !matches!(
+        sh.info.key_source,
+        KeySource::Primary | KeySource::UniqueClustered
+    ) {
         return Err(
-            "only tables walked by an all-integer clustered key are read from pages yet".into(),
+            "only tables clustered by a primary key or a unique key of their own are read from pages yet"
+                .into(),
         );
     }
-    Ok(())
+    if sh.int_key {
+        return Ok(false);
+    }
+    if lost.iter().all(|(lo, hi)| lo.is_none() && hi.is_none()) {
+        return Ok(true);
+    }
+    Err("its clustered key is not all integers and SQL read part of the table: the bounds it left would have to be compared in the key's collation, which is not done yet (such a table's pages are read when SQL can read none of it)".into())
 }
 
 /// The definition read from the `.frm`, with what only the data file knows: the clustered index's id (the
@@ -311,11 +434,9 @@ fn key_of(vals: &[Value]) -> Option<Key> {
 /// others' records carry their key (the one the whole parse gives them) and no row: outside every lost range,
 /// no row of theirs is written, and their keys still bound the ranges and count as duplicates.
 fn chain_records(
-    pt: &PagedTable,
-    space: &Space,
-    data: &[u8],
+    (pt, space, data): (&PagedTable, &Space, &[u8]),
     chain: &[(u32, bool)],
-    ranges: &Ranges,
+    (ranges, names): (&Ranges, &mut Names),
     read: &mut PagesRead,
 ) -> Vec<Rec> {
     read.leaves = chain.len() as u64;
@@ -339,7 +460,7 @@ fn chain_records(
         let mut page_recs: Vec<(Option<Key>, Option<crate::pages::Row>, Option<String>)> =
             Vec::with_capacity(keys.keys.len());
         for k in &keys.keys {
-            match k.as_deref().ok().and_then(key_of) {
+            match k.as_deref().ok().and_then(|k| names.key(k)) {
                 Some(k) if ranges.find(&k).is_none() => page_recs.push((Some(k), None, None)),
                 _ => break,
             }
@@ -361,10 +482,10 @@ fn chain_records(
                     Outcome::Row(row) => {
                         let key: Vec<Value> =
                             pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
-                        (key_of(&key), Some(row), None)
+                        (names.key(&key), Some(row), None)
                     }
                     Outcome::Rejected { reason, key } => {
-                        (key.as_deref().and_then(key_of), None, Some(reason))
+                        (key.as_deref().and_then(|k| names.key(k)), None, Some(reason))
                     }
                 })
                 .collect();
@@ -465,25 +586,28 @@ fn write_rows(
     Ok(points)
 }
 
-/// The file is read whole into memory (this slice): one larger than half the memory available is refused
-/// rather than pushing the machine into swap or the recovery into the OOM killer.
-fn too_large(len: u64, available: Option<u64>) -> Option<String> {
-    let avail = available?;
-    (len > avail / 2).then(|| {
-        format!(
-            "its data file ({}) is larger than half the memory available here ({}), and this slice reads the file whole",
-            crate::units::format_size(len),
-            crate::units::format_size(avail)
-        )
-    })
-}
-
-/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
-fn available_memory() -> Option<u64> {
-    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+/// The copy's data file, mapped read-only: the pass reads it as one slice without reading it into memory (the
+/// kernel pages it in from the page cache as the pass walks it, and drops what was read under memory pressure),
+/// so a table larger than the memory is read as well as a small one, and a 1M-row table's 224 MB are not zeroed
+/// and copied first (that was most of the pass's time: docs/recover.md, "Reading pages").
+fn map_file(path: &std::path::Path) -> Result<memmap2::Mmap, String> {
+    let cannot = |e: std::io::Error| format!("{} cannot be read: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    if file.metadata().map_err(cannot)?.len() < PAGE as u64 {
+        return Err(format!(
+            "{} is shorter than one page ({PAGE} bytes)",
+            path.display()
+        ));
+    }
+    // SAFETY: the mapping is of the copy innops made (never the original's files) and is only read. A writer
+    // changing its bytes meanwhile (the private server on the copy, whose dirty pages were written before this)
+    // gives the parser different bytes, which it judges like any page (checksum, headers, order); InnoDB does
+    // not shrink a table's .ibd in place (TRUNCATE and rebuilds write a new file, and the mapping keeps the old
+    // one), so no page the mapping covers disappears under it.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(cannot)?;
+    // The leaf pages are walked mostly in file order; a hint only, so its failure is no error.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(map)
 }
 
 /// A row last written by transaction `trx` may hold uncommitted values: a transaction active at the crash
@@ -553,7 +677,7 @@ fn cut(
     lost: &[(Option<B>, Option<B>)],
     points: &[BTreeSet<(Key, bool)>],
     recs: &[Rec],
-    single: bool,
+    (single, names): (bool, &Names),
 ) -> Vec<Piece> {
     // Where the keys `empty` asks about are in the chain: those inside a lost range and the ranges' exclusive
     // bounds (the last key another read returned), not every key of the table.
@@ -574,7 +698,7 @@ fn cut(
     let key_of = |a: &At| -> Option<Key> {
         match a {
             At::Point(k) => Some(k.clone()),
-            At::Bound(b) if !b.incl => Some(ints(b)),
+            At::Bound(b) if !b.incl => Some(names.bound(b)),
             _ => None,
         }
     };
@@ -615,7 +739,7 @@ fn cut(
             At::Open => None,
             At::Bound(b) => Some(b.clone()),
             At::Point(k) => Some(B {
-                key: key_values(k),
+                key: names.values(k),
                 incl: false,
             }),
         }
@@ -635,7 +759,7 @@ fn cut(
             if !is_row {
                 let r = &recs[pos[k]];
                 let b = B {
-                    key: key_values(k),
+                    key: names.values(k),
                     incl: true,
                 };
                 out.push(Piece {
@@ -643,7 +767,7 @@ fn cut(
                     hi: Some(b),
                     records: vec![Unproven {
                         page: r.page,
-                        key: Some(k.iter().map(|&v| json_int(v)).collect()),
+                        key: Some(names.json(k)),
                         reason: r.reason.clone().unwrap_or_default(),
                     }],
                 });
@@ -675,10 +799,11 @@ fn json_int(v: i128) -> serde_json::Value {
         .unwrap_or_else(|_| v.to_string().into())
 }
 
-fn ranges_of(pieces: &[Piece]) -> Vec<(Option<Key>, Option<Key>)> {
+fn ranges_of(pieces: &[Piece], names: &Names) -> Vec<(Option<Key>, Option<Key>)> {
+    let key = |b: &B| names.bound(b);
     pieces
         .iter()
-        .map(|p| (p.lo.as_ref().map(ints), p.hi.as_ref().map(ints)))
+        .map(|p| (p.lo.as_ref().map(key), p.hi.as_ref().map(key)))
         .collect()
 }
 
@@ -807,7 +932,7 @@ fn ibd_path(po: &PageOptions, name: &crate::dump::TableName) -> Result<std::path
 /// did not confirm column by column, and rows a transaction active at the crash may have written.
 pub(super) fn doubts(pass: &Pass, confirmed: bool) -> Vec<Doubt> {
     let mut out = Vec::new();
-    let json = |k: &Key| -> Vec<serde_json::Value> { k.iter().map(|&v| json_int(v)).collect() };
+    let json = |k: &Key| pass.names.json(k);
     let keys = |ks: &mut dyn Iterator<Item = &Key>| -> Vec<Vec<serde_json::Value>> {
         ks.take(1000).map(json).collect()
     };

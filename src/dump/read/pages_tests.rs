@@ -57,7 +57,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     // 11..=19 lost; 11-14 and 16-19 read, 15 unproven with its key: only 15 stays lost.
     let lost = vec![(b(10, false), b(20, false))];
     let recs: Vec<Rec> = (11..=19).map(|k| rec(k, k != 15, false)).collect();
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert_eq!(shape(&pieces), vec![(Some(15), Some(15), true)]);
     assert_eq!(pieces[0].records.len(), 1);
 
@@ -67,7 +67,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(12, true, false),
         rec(18, true, false),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert_eq!(
         shape(&pieces),
         vec![(Some(12), Some(18), false), (Some(18), Some(20), false)]
@@ -80,7 +80,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(18, true, true),
         rec(20, true, true),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
 
     // Open ends stay open: keys below the first read or above the last may exist.
@@ -90,7 +90,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(4, true, false),
         rec(91, true, false),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert_eq!(
         shape(&pieces),
         vec![
@@ -106,15 +106,15 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     let mut recs: Vec<Rec> = (1..=4).map(|k| rec(k, true, false)).collect();
     recs[0].edge = (true, false);
     recs[3].edge = (false, true);
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
     recs[3].edge = (false, false);
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
     assert_eq!(shape(&pieces), vec![(Some(4), None, false)]);
 
     // Nothing read inside a range: it stays as it was.
     let lost = vec![(b(10, false), b(20, false))];
-    let pieces = cut(&lost, &points_of(&[], &lost), &[], true);
+    let pieces = cut(&lost, &points_of(&[], &lost), &[], (true, &Names::default()));
     assert_eq!(shape(&pieces), vec![(Some(10), Some(20), false)]);
 }
 
@@ -164,6 +164,7 @@ fn rows_of_transactions_active_at_the_crash_are_doubts_and_a_failed_checksum_unl
         lost: Vec::new(),
         unverified: vec![vec![3], vec![4]],
         uncommitted: vec![(vec![4], 37)],
+        names: Names::default(),
     };
     let d = doubts(&pass, false);
     assert_eq!(d.len(), 2);
@@ -235,13 +236,20 @@ fn the_server_text_of_page_values() {
 }
 
 #[test]
-fn a_data_file_larger_than_half_the_available_memory_is_refused() {
-    assert!(too_large(100 << 20, Some(1 << 30)).is_none());
-    let why = too_large(600 << 20, Some(1 << 30)).unwrap();
-    assert!(why.contains("larger than half the memory"), "{why}");
-    // Without /proc/meminfo nothing is known, and nothing refused.
-    assert!(too_large(u64::MAX, None).is_none());
-    assert!(available_memory().is_some_and(|m| m > 0));
+fn the_data_file_is_mapped_as_it_is_and_a_file_shorter_than_a_page_is_refused() {
+    let dir = std::env::temp_dir().join(format!("innops-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let whole = dir.join("t.ibd");
+    let bytes: Vec<u8> = (0..3 * PAGE).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&whole, &bytes).unwrap();
+    assert_eq!(&map_file(&whole).unwrap()[..], &bytes[..]);
+    let short = dir.join("short.ibd");
+    std::fs::write(&short, &bytes[..PAGE - 1]).unwrap();
+    let why = map_file(&short).unwrap_err();
+    assert!(why.contains("shorter than one page"), "{why}");
+    let why = map_file(&dir.join("absent.ibd")).unwrap_err();
+    assert!(why.contains("absent.ibd cannot be read"), "{why}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A file of leaf pages 1, 2, 3 (page 0 left empty), each holding `rows[i]`, linked in that order, with their
@@ -285,11 +293,9 @@ fn chain_recs(
     let ranges = Ranges::new(lost);
     let mut read = PagesRead::default();
     let mut recs = chain_records(
-        &pt,
-        &crate::pages::record::tests::FCRC32,
-        &data,
+        (&pt, &crate::pages::record::tests::FCRC32, &data),
         &chain,
-        &ranges,
+        (&ranges, &mut Names::default()),
         &mut read,
     );
     assert!(read.notes.is_empty(), "{:?}", read.notes);
@@ -322,7 +328,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
         .collect();
     assert_eq!(rows, (31..=60).collect::<Vec<i128>>());
     assert!(recs.iter().all(|r| r.key.is_some() && r.reason.is_none()));
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (true, &Names::default()));
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
 
     // A page whose checksum fails is parsed whole even outside the ranges.
@@ -343,7 +349,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     assert_eq!(copies.len(), 2);
     assert!(copies.iter().all(|r| r.row.is_none()));
     assert_eq!(copies[0].page, 2);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, true);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (true, &Names::default()));
     assert_eq!(shape(&pieces), vec![(Some(46), Some(46), true)]);
 
     // 46..=60 lost up to key 61, the first of page 3 (read for its keys alone): with no integer rule to lean on,
@@ -352,11 +358,11 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     let (recs, whole) = chain_recs(&pages, &[], &lost);
     assert_eq!(whole, 1);
     assert!(recs[60].row.is_none() && recs[60].joined);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, false);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (false, &Names::default()));
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
     // The same with page 3's checksum failing: 61 is not joined, what lies between 60 and 61 stays lost.
     let (recs, _) = chain_recs(&pages, &[3], &lost);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, false);
+    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (false, &Names::default()));
     assert_eq!(shape(&pieces), vec![(Some(60), Some(61), false)]);
 }
 
@@ -370,4 +376,47 @@ fn points_of_inside(recs: &[Rec], lost: &[(Option<B>, Option<B>)]) -> Vec<BTreeS
         }
     }
     pts
+}
+
+/// A key that is not all integers: each distinct text gets the rank of its first place on the chain (the
+/// server's order, whatever the collation), the same text the same rank (so duplicates are still found), and
+/// the key is written back as its text: to JSON as the SQL reads write it, to a bound as the server's text,
+/// which ranks back to the same number.
+#[test]
+fn a_key_that_is_not_all_integers_is_ranked_by_its_place_on_the_chain() {
+    use crate::dump::literal::Kind;
+    use crate::pages::def::Charset;
+    let ty = ColType::Varchar {
+        chars: 20,
+        charset: Charset::Utf8mb4,
+    };
+    let int = ColType::Int {
+        bytes: 4,
+        unsigned: false,
+    };
+    let mut names = Names::ranked(vec![ty, int], vec![Kind::Text, Kind::Number]);
+    let k = |s: &str, i: i64| vec![Value::Bytes(s.as_bytes().to_vec()), Value::Int(i)];
+    // A case-insensitive collation's order: "a" < "B" < "c", unlike the bytes' ("B" < "a").
+    assert_eq!(names.key(&k("a", 1)), Some(vec![0]));
+    assert_eq!(names.key(&k("B", 1)), Some(vec![1]));
+    assert_eq!(names.key(&k("c", 1)), Some(vec![2]));
+    assert_eq!(names.key(&k("B", 1)), Some(vec![1]), "the same key, the same rank");
+    assert_eq!(names.key(&k("B", 2)), Some(vec![3]), "a key differs in any column");
+    assert_eq!(names.key(&[Value::Null, Value::Int(1)]), None);
+    assert_eq!(
+        names.json(&vec![1]),
+        vec![serde_json::json!("B"), serde_json::json!(1)]
+    );
+    let b = B {
+        key: names.values(&vec![2]),
+        incl: true,
+    };
+    assert_eq!(b.key, vec![Sent::Bytes(b"c".to_vec()), Sent::Bytes(b"1".to_vec())]);
+    assert_eq!(names.bound(&b), vec![2]);
+    assert!(!names.is_int());
+    // An all-integer key is its own numbers.
+    let mut ints = Names::default();
+    assert_eq!(ints.key(&[Value::Int(-5), Value::Uint(7)]), Some(vec![-5, 7]));
+    assert_eq!(ints.json(&vec![-5, 7]), vec![serde_json::json!(-5), serde_json::json!(7)]);
+    assert!(ints.is_int());
 }
