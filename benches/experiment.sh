@@ -7,7 +7,9 @@
 #   PART=power  N experiments of innodb_flush_log_at_trx_commit=1 (the baseline) against 2 under
 #               oltp_write_only: a real difference the verdict must find ("faster"/"slower" beyond the noise) in
 #               at least 9 of 10; the script prints each run's measured change, so the size of the difference is
-#               read from the same run.
+#               read from the same run. POWER_SET (the --set of B) and POWER_PRE (SQL that sets the baseline
+#               first) choose another difference, e.g. POWER_PRE='SET GLOBAL long_query_time = 0'
+#               POWER_SET=slow_query_log=ON WORKLOAD=oltp_read_only.
 #
 # Each run on one throwaway sandbox (under a temp INNOPS_SANDBOX_DIR, brought down at the end even on failure),
 # one after the other, with the settings below; the release binary.
@@ -31,8 +33,8 @@ trap '"$INNOPS" sandbox down eb >/dev/null 2>&1 || true; rm -rf "$INNOPS_SANDBOX
 "$INNOPS" sandbox up eb >/dev/null
 SOCK=$INNOPS_SANDBOX_DIR/eb/mysqld.sock
 if [ "$PART" = power ]; then
-    SET="innodb_flush_log_at_trx_commit=2"
-    mariadb -S "$SOCK" -uroot -e "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+    SET=${POWER_SET:-innodb_flush_log_at_trx_commit=2}
+    mariadb -S "$SOCK" -uroot -e "${POWER_PRE:-SET GLOBAL innodb_flush_log_at_trx_commit = 1}"
 else
     SET="innodb_io_capacity=$(mariadb -S "$SOCK" -uroot -N -e 'SELECT @@innodb_io_capacity')"
 fi
