@@ -899,9 +899,10 @@ fn a_text_keyed_table_is_read_from_pages_only_when_sql_read_none_of_it() {
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(
-        p.refused.as_deref().is_some_and(|r| r.contains(
-            "its clustered key is not all integers and SQL read part of the table"
-        )),
+        p.refused
+            .as_deref()
+            .is_some_and(|r| r
+                .contains("its clustered key is not all integers and SQL read part of the table")),
         "{p:?}"
     );
     assert_eq!(p.page_rows, 0, "{p:?}");
@@ -919,8 +920,11 @@ fn a_text_keyed_table_is_read_from_pages_only_when_sql_read_none_of_it() {
     assert_eq!(p.sql_rows, 0, "{p:?}");
     let got = loaded_text(dir.path(), "rpt2l");
     assert_eq!(got.len() as u64, t.rows);
-    let place: BTreeMap<&[Option<String>], usize> =
-        keys.iter().enumerate().map(|(i, k)| (k.as_slice(), i)).collect();
+    let place: BTreeMap<&[Option<String>], usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_slice(), i))
+        .collect();
     let got_at: BTreeSet<usize> = got
         .iter()
         .map(|r| {

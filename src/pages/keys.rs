@@ -4,7 +4,7 @@
 //! record's key, so the two cannot disagree on a key.
 
 use super::def::TableDef;
-use super::record::{list_of, parse_record};
+use super::record::{layout, list_of, parse_record};
 use super::space::Space;
 use super::value::Value;
 
@@ -27,10 +27,11 @@ pub struct LeafKeys {
 pub fn leaf_keys(def: &TableDef, space: &Space, p: &[u8]) -> Result<LeafKeys, String> {
     let (origins, problems, _) = list_of(def, space, p)?;
     let mut heaps = std::collections::HashSet::new();
+    let lay = layout(def);
     let keys = origins
         .iter()
         .map(|&at| {
-            let r = parse_record(def, None, p, at, &mut heaps);
+            let r = parse_record((def, &lay), None, p, at, &mut heaps);
             r.key.ok_or_else(|| r.reason.unwrap_or_default())
         })
         .collect();

@@ -313,9 +313,10 @@ pub fn parse_leaf(
 ) -> Result<Leaf, String> {
     let (origins, problems, check_next) = list_of(def, space, p)?;
     let mut heaps = std::collections::HashSet::new();
+    let lay = layout(def);
     let mut parsed: Vec<Parsed> = origins
         .iter()
-        .map(|&at| parse_record(def, Some((space, pages)), p, at, &mut heaps))
+        .map(|&at| parse_record((def, &lay), Some((space, pages)), p, at, &mut heaps))
         .collect();
     // A record whose next-record offset may be what was overwritten: kept only when the record after it in
     // the list is one (its own offset's bytes are the 2 just before its data).
@@ -443,22 +444,26 @@ pub(super) fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
 
 /// Where each field of the record lies, and the record's extent in the page (from its first length byte to
 /// the end of its last field), in the table's row format.
-fn fields(def: &TableDef, p: &[u8], origin: usize) -> Result<(Vec<Field>, (usize, usize)), String> {
+/// `lay` is [`layout`]`(def)`, computed once per page by the caller rather than once per record.
+fn fields(
+    (def, lay): (&TableDef, &[(Option<usize>, usize)]),
+    p: &[u8],
+    origin: usize,
+) -> Result<(Vec<Field>, (usize, usize)), String> {
     if def.format == RowFormat::Redundant {
-        redundant::fields(def, p, origin)
+        redundant::fields((def, lay), p, origin)
     } else {
-        compact_fields(def, p, origin)
+        compact_fields((def, lay), p, origin)
     }
 }
 
 /// A COMPACT record's header, NULL bitmap and lengths read: where each field lies, and its extent.
 fn compact_fields(
-    def: &TableDef,
+    (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     p: &[u8],
     origin: usize,
 ) -> Result<(Vec<Field>, (usize, usize)), String> {
     let heap_top = usize::from(be16(p, HEAP_TOP));
-    let lay = layout(def);
     let n_nullable = lay
         .iter()
         .filter(|(c, _)| c.is_some_and(|c| def.columns[c].nullable))
@@ -482,7 +487,7 @@ fn compact_fields(
         *lens_at -= 1;
         Ok(b)
     };
-    for (col, hidden_len) in lay {
+    for &(col, hidden_len) in lay {
         let Some(c) = col else {
             out.push(Field {
                 start: at,
@@ -540,7 +545,7 @@ fn compact_fields(
 /// One record: header checks, then each field decoded, externally stored ones followed through `pages`; with
 /// `None` for them, only up to its key (no row: [`super::keys::leaf_keys`]).
 pub(super) fn parse_record(
-    def: &TableDef,
+    (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     read: Option<(&Space, &dyn PageReader)>,
     p: &[u8],
     origin: usize,
@@ -564,7 +569,7 @@ pub(super) fn parse_record(
         r.reject(&why);
         return r;
     }
-    let fs = match fields(def, p, origin) {
+    let fs = match fields((def, lay), p, origin) {
         Ok((fs, extent)) => {
             r.extent = Some(extent);
             fs
@@ -574,7 +579,6 @@ pub(super) fn parse_record(
             return r;
         }
     };
-    let lay = layout(def);
     let mut values = vec![Value::Null; def.columns.len()];
     let mut trx_id = 0;
     let space = u32::from_be_bytes([
@@ -584,7 +588,7 @@ pub(super) fn parse_record(
         p[SPACE_ID + 3],
     ]);
     let n_key = if def.key.is_empty() { 1 } else { def.key.len() };
-    for (i, (f, (col, _))) in fs.iter().zip(&lay).enumerate() {
+    for (i, (f, (col, _))) in fs.iter().zip(lay).enumerate() {
         if read.is_none() && i == n_key {
             break;
         }
@@ -673,9 +677,10 @@ fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
     let mut free_bytes = 0;
     let mut at = usize::from(be16(p, PAGE_HEADER + 6));
     let mut seen = 0;
+    let lay = layout(def);
     while (g.start + g.extra..PAGE - 8).contains(&at) && seen < PAGE / 5 {
         seen += 1;
-        let Ok((_, extent)) = fields(def, p, at) else {
+        let Ok((_, extent)) = fields((def, &lay), p, at) else {
             break;
         };
         spans.push(extent);

@@ -15,7 +15,7 @@
 
 use super::def::{ColType, TableDef};
 use super::page::{be16, HEAP_TOP, PAGE};
-use super::record::{byte, get, heap_number, layout, Field, DELETED, MIN_REC};
+use super::record::{byte, get, heap_number, Field, DELETED, MIN_REC};
 use super::value;
 
 /// `REC_N_OLD_EXTRA_BYTES`: the header's length.
@@ -58,14 +58,13 @@ fn fixed_len(ty: &ColType) -> Option<usize> {
 /// to the end of its last field). Every field's length is checked against its column here: the end offsets
 /// say nothing a value's decoding would catch on its own when they are wrong.
 pub(super) fn fields(
-    def: &TableDef,
+    (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     p: &[u8],
     origin: usize,
 ) -> Result<(Vec<Field>, (usize, usize)), String> {
     let h = get(p, origin - EXTRA, EXTRA)?;
     let n = usize::from(u16::from_be_bytes([h[2], h[3]]) >> 1 & 0x3FF);
     let short = h[3] & 1 == 1;
-    let lay = layout(def);
     if n < lay.len() {
         return Err(format!(
             "{n} fields where the index has {}: an instant ADD COLUMN record, which is not read yet",

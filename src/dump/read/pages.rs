@@ -246,7 +246,11 @@ pub(super) fn read_pages(
     let mut names = if ranked {
         let info = sh.info;
         Names::ranked(
-            pt.def.key.iter().map(|&k| pt.def.columns[k].ty.clone()).collect(),
+            pt.def
+                .key
+                .iter()
+                .map(|&k| pt.def.columns[k].ty.clone())
+                .collect(),
             info.pk.iter().map(|&p| info.columns[p].kind).collect(),
         )
     } else {
@@ -444,7 +448,18 @@ fn chain_records(
         data,
         page_size: PAGE,
     };
-    let mut recs: Vec<Rec> = Vec::new();
+    // Sized once from the pages' own record counts (each capped at what a page can hold): a million records
+    // grown by doubling were copied and their fresh memory zeroed several times over.
+    let counted: usize = chain
+        .iter()
+        .map(|&(n, _)| {
+            let at = n as usize * PAGE + crate::pages::page::N_RECS;
+            data.get(at..at + 2).map_or(0, |b| {
+                usize::from(u16::from_be_bytes([b[0], b[1]])).min(PAGE / 5)
+            })
+        })
+        .sum();
+    let mut recs: Vec<Rec> = Vec::with_capacity(counted);
     let mut prev_clean = false;
     for (ci, &(n, linked)) in chain.iter().enumerate() {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
@@ -484,9 +499,11 @@ fn chain_records(
                             pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
                         (names.key(&key), Some(row), None)
                     }
-                    Outcome::Rejected { reason, key } => {
-                        (key.as_deref().and_then(|k| names.key(k)), None, Some(reason))
-                    }
+                    Outcome::Rejected { reason, key } => (
+                        key.as_deref().and_then(|k| names.key(k)),
+                        None,
+                        Some(reason),
+                    ),
                 })
                 .collect();
         }

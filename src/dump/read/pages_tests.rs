@@ -57,7 +57,12 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     // 11..=19 lost; 11-14 and 16-19 read, 15 unproven with its key: only 15 stays lost.
     let lost = vec![(b(10, false), b(20, false))];
     let recs: Vec<Rec> = (11..=19).map(|k| rec(k, k != 15, false)).collect();
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert_eq!(shape(&pieces), vec![(Some(15), Some(15), true)]);
     assert_eq!(pieces[0].records.len(), 1);
 
@@ -67,7 +72,12 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(12, true, false),
         rec(18, true, false),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert_eq!(
         shape(&pieces),
         vec![(Some(12), Some(18), false), (Some(18), Some(20), false)]
@@ -80,7 +90,12 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(18, true, true),
         rec(20, true, true),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
 
     // Open ends stay open: keys below the first read or above the last may exist.
@@ -90,7 +105,12 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(4, true, false),
         rec(91, true, false),
     ];
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert_eq!(
         shape(&pieces),
         vec![
@@ -106,15 +126,30 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     let mut recs: Vec<Rec> = (1..=4).map(|k| rec(k, true, false)).collect();
     recs[0].edge = (true, false);
     recs[3].edge = (false, true);
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
     recs[3].edge = (false, false);
-    let pieces = cut(&lost, &points_of(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert_eq!(shape(&pieces), vec![(Some(4), None, false)]);
 
     // Nothing read inside a range: it stays as it was.
     let lost = vec![(b(10, false), b(20, false))];
-    let pieces = cut(&lost, &points_of(&[], &lost), &[], (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of(&[], &lost),
+        &[],
+        (true, &Names::default()),
+    );
     assert_eq!(shape(&pieces), vec![(Some(10), Some(20), false)]);
 }
 
@@ -328,7 +363,12 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
         .collect();
     assert_eq!(rows, (31..=60).collect::<Vec<i128>>());
     assert!(recs.iter().all(|r| r.key.is_some() && r.reason.is_none()));
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of_inside(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
 
     // A page whose checksum fails is parsed whole even outside the ranges.
@@ -349,7 +389,12 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     assert_eq!(copies.len(), 2);
     assert!(copies.iter().all(|r| r.row.is_none()));
     assert_eq!(copies[0].page, 2);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (true, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of_inside(&recs, &lost),
+        &recs,
+        (true, &Names::default()),
+    );
     assert_eq!(shape(&pieces), vec![(Some(46), Some(46), true)]);
 
     // 46..=60 lost up to key 61, the first of page 3 (read for its keys alone): with no integer rule to lean on,
@@ -358,11 +403,21 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     let (recs, whole) = chain_recs(&pages, &[], &lost);
     assert_eq!(whole, 1);
     assert!(recs[60].row.is_none() && recs[60].joined);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (false, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of_inside(&recs, &lost),
+        &recs,
+        (false, &Names::default()),
+    );
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
     // The same with page 3's checksum failing: 61 is not joined, what lies between 60 and 61 stays lost.
     let (recs, _) = chain_recs(&pages, &[3], &lost);
-    let pieces = cut(&lost, &points_of_inside(&recs, &lost), &recs, (false, &Names::default()));
+    let pieces = cut(
+        &lost,
+        &points_of_inside(&recs, &lost),
+        &recs,
+        (false, &Names::default()),
+    );
     assert_eq!(shape(&pieces), vec![(Some(60), Some(61), false)]);
 }
 
@@ -400,8 +455,16 @@ fn a_key_that_is_not_all_integers_is_ranked_by_its_place_on_the_chain() {
     assert_eq!(names.key(&k("a", 1)), Some(vec![0]));
     assert_eq!(names.key(&k("B", 1)), Some(vec![1]));
     assert_eq!(names.key(&k("c", 1)), Some(vec![2]));
-    assert_eq!(names.key(&k("B", 1)), Some(vec![1]), "the same key, the same rank");
-    assert_eq!(names.key(&k("B", 2)), Some(vec![3]), "a key differs in any column");
+    assert_eq!(
+        names.key(&k("B", 1)),
+        Some(vec![1]),
+        "the same key, the same rank"
+    );
+    assert_eq!(
+        names.key(&k("B", 2)),
+        Some(vec![3]),
+        "a key differs in any column"
+    );
     assert_eq!(names.key(&[Value::Null, Value::Int(1)]), None);
     assert_eq!(
         names.json(&vec![1]),
@@ -411,12 +474,21 @@ fn a_key_that_is_not_all_integers_is_ranked_by_its_place_on_the_chain() {
         key: names.values(&vec![2]),
         incl: true,
     };
-    assert_eq!(b.key, vec![Sent::Bytes(b"c".to_vec()), Sent::Bytes(b"1".to_vec())]);
+    assert_eq!(
+        b.key,
+        vec![Sent::Bytes(b"c".to_vec()), Sent::Bytes(b"1".to_vec())]
+    );
     assert_eq!(names.bound(&b), vec![2]);
     assert!(!names.is_int());
     // An all-integer key is its own numbers.
     let mut ints = Names::default();
-    assert_eq!(ints.key(&[Value::Int(-5), Value::Uint(7)]), Some(vec![-5, 7]));
-    assert_eq!(ints.json(&vec![-5, 7]), vec![serde_json::json!(-5), serde_json::json!(7)]);
+    assert_eq!(
+        ints.key(&[Value::Int(-5), Value::Uint(7)]),
+        Some(vec![-5, 7])
+    );
+    assert_eq!(
+        ints.json(&vec![-5, 7]),
+        vec![serde_json::json!(-5), serde_json::json!(7)]
+    );
     assert!(ints.is_int());
 }
