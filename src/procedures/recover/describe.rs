@@ -29,33 +29,42 @@ fn pages_part(t: &dump::manifest::TableEntry) -> String {
     if let Some(why) = &p.refused {
         return format!(" ({why})");
     }
-    let pages: Vec<String> = p
-        .pages
-        .iter()
-        .filter(|r| r.rows > 0)
-        .take(10)
-        .map(|r| {
-            format!(
-                "{}{}",
-                r.page,
-                if r.checksum_ok {
-                    ""
-                } else {
-                    " (checksum fails)"
-                }
-            )
-        })
-        .collect();
-    let from = if pages.is_empty() {
-        String::new()
-    } else {
-        format!(" from page {}", pages.join(", "))
-    };
+    let from = from_pages(p);
     format!(
         " ({} from SQL, {} read from the data file{from})",
         crate::units::format_count(p.sql_rows),
         crate::units::format_count(p.page_rows)
     )
+}
+
+/// " from page 4, 5 (checksum fails), …": the first ten pages rows were read from, and how many more there are.
+fn from_pages(p: &dump::manifest::PagesRead) -> String {
+    let with_rows: Vec<_> = p.pages.iter().filter(|r| r.rows > 0).collect();
+    if with_rows.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = with_rows
+        .iter()
+        .take(10)
+        .map(|r| {
+            let bad = if r.checksum_ok {
+                ""
+            } else {
+                " (checksum fails)"
+            };
+            format!("{}{bad}", r.page)
+        })
+        .collect();
+    let more = match with_rows.len().saturating_sub(named.len()) {
+        0 => String::new(),
+        n => format!(" and {} more", crate::units::format_count(n as u64)),
+    };
+    let word = if with_rows.len() == 1 {
+        "page"
+    } else {
+        "pages"
+    };
+    format!(" from {word} {}{more}", named.join(", "))
 }
 
 /// `files`: no server read the tables (each was read from its files alone).
@@ -250,6 +259,30 @@ pub(super) fn summary(m: &Manifest) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_pages_rows_came_from_are_named_up_to_ten_and_the_rest_counted() {
+        let page = |n: u32, rows: u64, ok: bool| dump::manifest::PageRows {
+            page: n,
+            rows,
+            unproven: 0,
+            checksum_ok: ok,
+            problems: Vec::new(),
+        };
+        let mut p = dump::manifest::PagesRead {
+            pages: vec![page(28, 65, false), page(29, 0, true)],
+            ..Default::default()
+        };
+        assert_eq!(from_pages(&p), " from page 28 (checksum fails)");
+        p.pages = (4..17).map(|n| page(n, 70, true)).collect();
+        assert_eq!(
+            from_pages(&p),
+            " from pages 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 3 more"
+        );
+        p.pages.clear();
+        assert_eq!(from_pages(&p), "");
+    }
+
     use super::*;
     use dump::manifest::LostRange;
 
