@@ -46,6 +46,13 @@ fn run_dump(sb: &Sandboxed, dir: &Path, pages: bool) -> Manifest {
     .expect("dump")
 }
 
+/// `run_dump` into a fresh temporary directory (kept as long as the returned handle).
+fn dumped(sb: &Sandboxed, pages: bool) -> (tempfile::TempDir, Manifest) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = run_dump(sb, dir.path(), pages);
+    (dir, m)
+}
+
 /// Load the dump into a fresh sandbox (rows and content as the manifest says) and return the table's rows by id.
 fn loaded(dir: &Path, name: &str) -> BTreeMap<i64, TextRow> {
     let fresh = Sandboxed::new(name);
@@ -109,15 +116,13 @@ fn pages_recover_the_intact_records_of_a_damaged_leaf_and_keep_the_rest_lost() {
         .collect();
     start_at(&mut sb, 0);
 
-    let sql_dir = tempfile::tempdir().unwrap();
-    let m0 = run_dump(&sb, sql_dir.path(), false);
+    let (_sql_dir, m0) = dumped(&sb, false);
     let t0 = m0.table("db", "t").unwrap();
     assert_eq!(t0.status, TableStatus::Partial, "{t0:?}");
     assert!(t0.pages.is_none());
     assert_eq!(t0.rows as usize, truth.len() - on_bad.len());
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("the pages entry");
     assert!(p.refused.is_none(), "{p:?}");
@@ -351,14 +356,12 @@ fn with_page_damaged(name: &str, page: u32) -> (Sandboxed, BTreeMap<i64, TextRow
 fn a_damaged_root_page_gives_every_row_from_the_leaves() {
     let (sb, truth) = with_page_damaged("rpg4", 3);
 
-    let sql_dir = tempfile::tempdir().unwrap();
-    let m0 = run_dump(&sb, sql_dir.path(), false);
+    let (_sql_dir, m0) = dumped(&sb, false);
     let t0 = m0.table("db", "t").unwrap();
     assert_eq!(t0.status, TableStatus::Unrecoverable, "{t0:?}");
     assert_eq!(t0.rows, 0);
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
@@ -384,8 +387,7 @@ fn a_damaged_root_page_gives_every_row_from_the_leaves() {
 fn a_damaged_page_0_is_read_in_the_format_its_other_pages_pass_in() {
     let (sb, truth) = with_page_damaged("rpg0", 0);
 
-    let sql_dir = tempfile::tempdir().unwrap();
-    let t0 = run_dump(&sb, sql_dir.path(), false);
+    let (_sql_dir, t0) = dumped(&sb, false);
     let t0 = t0.table("db", "t").unwrap();
     assert_eq!(
         (t0.status, t0.rows),
@@ -393,8 +395,7 @@ fn a_damaged_page_0_is_read_in_the_format_its_other_pages_pass_in() {
         "{t0:?}"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
@@ -570,8 +571,7 @@ fn a_damaged_non_leaf_page_gives_every_row_back_from_the_whole_leaves() {
     damage(&sb, "t", levels[1][0].page);
     start_at(&mut sb, 0);
 
-    let sql_dir = tempfile::tempdir().unwrap();
-    let m0 = run_dump(&sb, sql_dir.path(), false);
+    let (_sql_dir, m0) = dumped(&sb, false);
     let t0 = m0.table("db", "t").unwrap();
     assert!(
         (t0.rows as usize) < truth.len() && !t0.lost.is_empty(),
@@ -580,8 +580,7 @@ fn a_damaged_non_leaf_page_gives_every_row_back_from_the_whole_leaves() {
         t0.lost
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
@@ -640,8 +639,7 @@ fn a_damaged_blob_page_keeps_its_record_out_of_the_rows_and_lists_its_key() {
     file.damage(3).unwrap();
     start_at(&mut sb, 1);
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
@@ -740,8 +738,7 @@ fn one_leaf_damaged(
     let leaves = leaves(&sb, "t", 3);
     damage(&sb, "t", leaves[leaves.len() / 2].page);
     start_at(&mut sb, 0);
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("the pages entry");
     assert!(p.refused.is_none(), "{p:?}");
@@ -781,8 +778,7 @@ fn an_instantly_altered_table_is_refused_by_the_page_pass_never_read_into_wrong_
     // A leaf in the middle of the file (page 3 is the root; about 40 leaves follow it).
     damage(&sb, "t", 20);
     start_at(&mut sb, 1);
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(
@@ -811,8 +807,7 @@ fn an_instantly_altered_table_is_refused_by_the_page_pass_never_read_into_wrong_
         f.write_all(&17855u16.to_be_bytes()).unwrap();
     }
     start_at(&mut sb, 1);
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (_dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let refused = t
         .pages
@@ -865,8 +860,7 @@ fn a_text_keyed_table_whose_root_is_damaged_gives_every_row_from_the_leaves() {
     damage(&sb, "t", 3);
     start_at(&mut sb, 1);
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
@@ -894,8 +888,7 @@ fn a_text_keyed_table_is_read_from_pages_only_when_sql_read_none_of_it() {
     damage(&sb, "t", leaves[bad].page);
     start_at(&mut sb, 0);
 
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (_dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(
@@ -912,8 +905,7 @@ fn a_text_keyed_table_is_read_from_pages_only_when_sql_read_none_of_it() {
     sb.sandbox.kill9().unwrap();
     damage(&sb, "t", 3);
     start_at(&mut sb, 1);
-    let dir = tempfile::tempdir().unwrap();
-    let m = run_dump(&sb, dir.path(), true);
+    let (dir, m) = dumped(&sb, true);
     let t = m.table("db", "t").unwrap();
     let p = t.pages.as_ref().expect("pages");
     assert!(p.refused.is_none(), "{p:?}");
