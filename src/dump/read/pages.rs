@@ -8,11 +8,11 @@
 //! neighbours on the chain of pages whose checksums pass and whose record lists are whole. A record inside a
 //! lost range that is not proven stays lost, with its key when the key's bytes validate and the reason.
 //!
-//! Keys are compared as integers when the clustered key is all integers. Any other clustered key is read only
-//! when the whole table is the one lost range (SQL could open none of it, or no server starts on the copy):
-//! nothing is then compared with a bound SQL left, and each distinct key stands for its rank on the leaf chain,
-//! which InnoDB keeps in the index's own order, collation included ([`Names`]). Anything else is refused in
-//! one sentence and the table keeps the SQL result.
+//! Keys are compared as integers when the clustered key is all integers. Any other clustered key (text, a
+//! date, a composite) is never compared by innops: each distinct key stands for its rank on the leaf chain,
+//! which InnoDB keeps in the index's own order, collation included ([`Names`]), and a lost range's bounds (keys
+//! SQL read) are placed by the ranks of their own records on the chain. Anything else is refused in one
+//! sentence and the table keeps the SQL result.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -36,12 +36,13 @@ use crate::pages::{leaf_keys, parse_leaf, starts_with_metadata, InMemory, Outcom
 /// rank of the key's text on the leaf chain, one number ([`Names`]).
 type Key = Vec<i128>;
 
-/// What the pass's keys stand for. An all-integer key is its own numbers. Any other key (read only when the
-/// whole table is the one lost range) becomes one number, the order in which its distinct text first appears on
-/// the leaf chain: InnoDB keeps the chain in the index's order, so the ranks order the keys as the server does
-/// (collation included) without innops comparing two strings; two records with the same text get the same rank,
-/// so duplicates are still found. Ranks are consecutive without proving that no key lies between them, so the
-/// pass never narrows a range by them (`cut`'s `single` is false).
+/// What the pass's keys stand for. An all-integer key is its own numbers. Any other key becomes one number, the
+/// order in which its distinct text first appears on the leaf chain: InnoDB keeps the chain in the index's
+/// order, so the ranks order the keys as the server does (collation included) without innops comparing two
+/// strings; two records with the same text get the same rank, so duplicates are still found. A lost range's
+/// bound is a key SQL read, so its record is on the chain and has a rank ([`Names::bound`]; one that has none
+/// refuses the table). Ranks are consecutive without proving that no key lies between them, so the pass never
+/// narrows a range by them (`cut`'s `single` is false).
 #[derive(Default)]
 pub(super) struct Names {
     ranked: Option<Ranked>,
@@ -109,10 +110,11 @@ impl Names {
         }
     }
 
-    /// A bound's key as the pass compares it (a ranked key's bound is always a key read on the chain).
-    fn bound(&self, b: &B) -> Key {
+    /// A bound's key as the pass compares it; `None` for a ranked key whose text no record of the chain holds
+    /// (a prefix of a key, or a key whose record is not on the chain).
+    fn bound(&self, b: &B) -> Option<Key> {
         let Some(r) = &self.ranked else {
-            return ints(b);
+            return Some(ints(b));
         };
         let text: Option<Vec<Vec<u8>>> = b
             .key
@@ -122,8 +124,7 @@ impl Names {
                 _ => None,
             })
             .collect();
-        text.and_then(|t| r.rank.get(&t).copied())
-            .map_or_else(Vec::new, |n| vec![n])
+        text.and_then(|t| r.rank.get(&t).copied()).map(|n| vec![n])
     }
 
     fn is_int(&self) -> bool {
@@ -211,7 +212,7 @@ pub(super) fn read_pages(
     po: &PageOptions,
 ) -> Result<Pass, String> {
     let start = std::time::Instant::now();
-    let ranked = ranked_keys(sh, lost)?;
+    let ranked = ranked_keys(sh)?;
     // Ok: the server's definition; Err: the .frm it is read from once the data file is read.
     let (asked, first_note) = match def {
         Def::Server(conn) => {
@@ -272,7 +273,10 @@ pub(super) fn read_pages(
             list(&off)
         ));
     }
-    let ranges = Ranges::new(lost);
+    if ranked && lost.iter().any(|(lo, hi)| lo.is_some() || hi.is_some()) {
+        rank_chain((&pt, &space, data), &chain, &mut names);
+    }
+    let ranges = Ranges::with(lost, &names)?;
     let mut recs = chain_records(
         (&pt, &space, data),
         &chain,
@@ -280,9 +284,9 @@ pub(super) fn read_pages(
         &mut pass.read,
     );
     dedupe(&mut recs, &ranges);
-    let points = write_rows(sh, po, (&pt, &map), &recs, lost, &mut pass)?;
+    let points = write_rows(sh, po, (&pt, &map), &recs, &ranges, &mut pass)?;
     let single = sh.info.pk.len() == 1 && names.is_int();
-    pass.lost = cut(lost, &points, &recs, (single, &names));
+    pass.lost = cut(&ranges, &points, &recs, (single, &names));
     let bounds = ranges_of(&pass.lost, &names);
     attach_keyless(&mut pass.lost, &recs, &bounds);
     pass.names = names;
@@ -315,9 +319,8 @@ fn instant_checked(pt: &PagedTable, data: &[u8]) -> Result<crate::pages::page::C
 }
 
 /// Whether the table's keys are ranked on the leaf chain ([`Names`]) rather than compared as integers; `Err`
-/// for a table this slice does not read: one without a clustered key of its own, or one whose key is not all
-/// integers while SQL read part of it (its lost ranges' bounds would have to be compared in the key's collation).
-fn ranked_keys(sh: &Shared, lost: &[(Option<B>, Option<B>)]) -> Result<bool, String> {
+/// for a table without a clustered key of its own, which this slice does not read.
+fn ranked_keys(sh: &Shared) -> Result<bool, String> {
     if !matches!(
         sh.info.key_source,
         KeySource::Primary | KeySource::UniqueClustered
@@ -327,13 +330,25 @@ fn ranked_keys(sh: &Shared, lost: &[(Option<B>, Option<B>)]) -> Result<bool, Str
                 .into(),
         );
     }
-    if sh.int_key {
-        return Ok(false);
+    Ok(!sh.int_key)
+}
+
+/// Every key of the chain ranked in chain order ([`Names::key`]), read as the pass reads keys
+/// ([`leaf_keys`]), so that the lost ranges' bounds can be placed before the pass decides which pages it parses
+/// whole. Pages it cannot read give no key here, as in the pass.
+fn rank_chain(
+    (pt, space, data): (&PagedTable, &Space, &[u8]),
+    chain: &[(u32, bool)],
+    names: &mut Names,
+) {
+    for &(n, _) in chain {
+        let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
+        if let Ok(keys) = leaf_keys(&pt.def, space, p) {
+            for k in keys.keys.iter().filter_map(|k| k.as_deref().ok()) {
+                names.key(k);
+            }
+        }
     }
-    if lost.iter().all(|(lo, hi)| lo.is_none() && hi.is_none()) {
-        return Ok(true);
-    }
-    Err("its clustered key is not all integers and SQL read part of the table: the bounds it left would have to be compared in the key's collation, which is not done yet (such a table's pages are read when SQL can read none of it)".into())
 }
 
 /// The definition read from the `.frm`, with what only the data file knows: the clustered index's id (the
@@ -403,12 +418,45 @@ struct Ranges<'a> {
 }
 
 impl<'a> Ranges<'a> {
+    /// Bounds of an all-integer key.
+    #[cfg(test)]
     fn new(lost: &'a [(Option<B>, Option<B>)]) -> Self {
         let ints = lost
             .iter()
             .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
             .collect();
         Ranges { lost, ints }
+    }
+
+    /// The bounds as the pass compares keys ([`Names::bound`]); `Err` when a ranked key's bound has no record
+    /// on the chain to be placed by.
+    fn with(lost: &'a [(Option<B>, Option<B>)], names: &Names) -> Result<Self, String> {
+        let bound = |b: &B| {
+            names.bound(b).ok_or_else(|| {
+                let key: Vec<String> = b
+                    .key
+                    .iter()
+                    .map(|v| match v {
+                        Sent::Bytes(t) => String::from_utf8_lossy(t).into_owned(),
+                        v => format!("{v:?}"),
+                    })
+                    .collect();
+                format!(
+                    "the key ({}) SQL read next to a lost range is on no leaf page read, so the range cannot be placed among the records without comparing keys in their collation, which is not done",
+                    key.join(", ")
+                )
+            })
+        };
+        let ints = lost
+            .iter()
+            .map(|(lo, hi)| {
+                Ok((
+                    lo.as_ref().map(bound).transpose()?,
+                    hi.as_ref().map(bound).transpose()?,
+                ))
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Ranges { lost, ints })
     }
 
     fn find(&self, k: &Key) -> Option<usize> {
@@ -536,11 +584,11 @@ fn write_rows(
     po: &PageOptions,
     (pt, map): (&PagedTable, &[usize]),
     recs: &[Rec],
-    lost: &[(Option<B>, Option<B>)],
+    ranges: &Ranges,
     pass: &mut Pass,
 ) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
     let info = sh.info;
-    let ranges = Ranges::new(lost);
+    let lost = ranges.lost;
     let inside = |k: &Key| ranges.find(k);
     let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); lost.len()];
     let mut per_page: std::collections::BTreeMap<u32, PageRows> = Default::default();
@@ -691,20 +739,20 @@ fn dedupe(recs: &mut [Rec], ranges: &Ranges) {
 /// Each lost range cut at the keys read inside it (`points`: the key, and whether it became a row): the
 /// stretches where a row may still be missing, and one range per unproven record with a key.
 fn cut(
-    lost: &[(Option<B>, Option<B>)],
+    ranges: &Ranges,
     points: &[BTreeSet<(Key, bool)>],
     recs: &[Rec],
     (single, names): (bool, &Names),
 ) -> Vec<Piece> {
     // Where the keys `empty` asks about are in the chain: those inside a lost range and the ranges' exclusive
     // bounds (the last key another read returned), not every key of the table.
-    let ranges = Ranges::new(lost);
+    let lost = ranges.lost;
     let bounds: std::collections::HashSet<Key> = lost
         .iter()
         .flat_map(|(lo, hi)| [lo, hi])
         .flatten()
         .filter(|b| !b.incl)
-        .map(ints)
+        .filter_map(|b| names.bound(b))
         .collect();
     let pos: HashMap<&Key, usize> = recs
         .iter()
@@ -715,7 +763,7 @@ fn cut(
     let key_of = |a: &At| -> Option<Key> {
         match a {
             At::Point(k) => Some(k.clone()),
-            At::Bound(b) if !b.incl => Some(names.bound(b)),
+            At::Bound(b) if !b.incl => names.bound(b),
             _ => None,
         }
     };
@@ -820,7 +868,7 @@ fn ranges_of(pieces: &[Piece], names: &Names) -> Vec<(Option<Key>, Option<Key>)>
     let key = |b: &B| names.bound(b);
     pieces
         .iter()
-        .map(|p| (p.lo.as_ref().map(key), p.hi.as_ref().map(key)))
+        .map(|p| (p.lo.as_ref().and_then(key), p.hi.as_ref().and_then(key)))
         .collect()
 }
 

@@ -58,7 +58,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     let lost = vec![(b(10, false), b(20, false))];
     let recs: Vec<Rec> = (11..=19).map(|k| rec(k, k != 15, false)).collect();
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -73,7 +73,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(18, true, false),
     ];
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -91,7 +91,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(20, true, true),
     ];
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -106,7 +106,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
         rec(91, true, false),
     ];
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -127,7 +127,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     recs[0].edge = (true, false);
     recs[3].edge = (false, true);
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -135,7 +135,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     assert!(pieces.is_empty(), "{:?}", shape(&pieces));
     recs[3].edge = (false, false);
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -145,7 +145,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     // Nothing read inside a range: it stays as it was.
     let lost = vec![(b(10, false), b(20, false))];
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of(&[], &lost),
         &[],
         (true, &Names::default()),
@@ -364,7 +364,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     assert_eq!(rows, (31..=60).collect::<Vec<i128>>());
     assert!(recs.iter().all(|r| r.key.is_some() && r.reason.is_none()));
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -390,7 +390,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     assert!(copies.iter().all(|r| r.row.is_none()));
     assert_eq!(copies[0].page, 2);
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
         &recs,
         (true, &Names::default()),
@@ -404,7 +404,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     assert_eq!(whole, 1);
     assert!(recs[60].row.is_none() && recs[60].joined);
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
         &recs,
         (false, &Names::default()),
@@ -413,7 +413,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     // The same with page 3's checksum failing: 61 is not joined, what lies between 60 and 61 stays lost.
     let (recs, _) = chain_recs(&pages, &[3], &lost);
     let pieces = cut(
-        &lost,
+        &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
         &recs,
         (false, &Names::default()),
@@ -478,7 +478,7 @@ fn a_key_that_is_not_all_integers_is_ranked_by_its_place_on_the_chain() {
         b.key,
         vec![Sent::Bytes(b"c".to_vec()), Sent::Bytes(b"1".to_vec())]
     );
-    assert_eq!(names.bound(&b), vec![2]);
+    assert_eq!(names.bound(&b), Some(vec![2]));
     assert!(!names.is_int());
     // An all-integer key is its own numbers.
     let mut ints = Names::default();
@@ -491,4 +491,46 @@ fn a_key_that_is_not_all_integers_is_ranked_by_its_place_on_the_chain() {
         vec![serde_json::json!(-5), serde_json::json!(7)]
     );
     assert!(ints.is_int());
+}
+
+/// A lost range of a ranked key is placed by its bounds' own records on the chain: a bound that no record of
+/// the chain holds (a prefix of the key, or a key whose page was not read) refuses the table in one sentence.
+#[test]
+fn a_ranked_keys_bound_is_placed_by_its_record_on_the_chain_or_refused() {
+    use crate::dump::literal::Kind;
+    use crate::pages::def::Charset;
+    let ty = ColType::Varchar {
+        chars: 20,
+        charset: Charset::Utf8mb4,
+    };
+    let mut names = Names::ranked(vec![ty], vec![Kind::Text]);
+    for s in ["a", "B", "c", "D"] {
+        names.key(&[Value::Bytes(s.as_bytes().to_vec())]);
+    }
+    let b = |s: &str| B {
+        key: vec![Sent::Bytes(s.as_bytes().to_vec())],
+        incl: false,
+    };
+    let lost = vec![(Some(b("a")), Some(b("D")))];
+    let ranges = Ranges::with(&lost, &names).unwrap();
+    // Inside: "B" and "c" (ranks 1 and 2), not the bounds themselves.
+    let found: Vec<Option<usize>> = (0..4).map(|r| ranges.find(&vec![r])).collect();
+    assert_eq!(found, vec![None, Some(0), Some(0), None]);
+    let lost = vec![(Some(b("a")), Some(b("e")))];
+    let why = Ranges::with(&lost, &names).err().unwrap();
+    assert!(
+        why.contains("the key (e) SQL read next to a lost range is on no leaf page read"),
+        "{why}"
+    );
+    // An all-integer key's bounds are its numbers, always placed.
+    let int = |i: i64| B {
+        key: vec![Sent::Int(i)],
+        incl: false,
+    };
+    let lost = vec![(Some(int(3)), None)];
+    let ranges = Ranges::with(&lost, &Names::default()).unwrap();
+    assert_eq!(
+        (ranges.find(&vec![3]), ranges.find(&vec![4])),
+        (None, Some(0))
+    );
 }
