@@ -82,11 +82,13 @@ impl Names {
                 _ => None,
             })
             .collect::<Option<_>>()?;
-        let next = r.texts.len() as i128;
-        let rank = *r.rank.entry(text.clone()).or_insert(next);
-        if rank == next {
-            r.texts.push(text);
+        // Most keys are met twice (the ranking walk, then the pass): look up before storing a copy.
+        if let Some(&rank) = r.rank.get(&text) {
+            return Some(vec![rank]);
         }
+        let rank = r.texts.len() as i128;
+        r.rank.insert(text.clone(), rank);
+        r.texts.push(text);
         Some(vec![rank])
     }
 
