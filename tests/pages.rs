@@ -99,6 +99,47 @@ fn file(sb: &Sandboxed, table: &str) -> Vec<u8> {
 }
 
 /// Every record of the table's clustered-index leaves, in key order.
+/// Each table's definition from the dictionary and its rows as the server prints them (in key order; `nopk`,
+/// the table without a primary key, in the server's order).
+fn truths(
+    c: &mut mysql::Conn,
+    names: &[&'static str],
+    nopk: &str,
+) -> BTreeMap<&'static str, (PagedTable, Vec<TextRow>)> {
+    let mut tables = BTreeMap::new();
+    for &name in names {
+        let t = page_def(c, TAG, &TableName::new("db", name)).unwrap();
+        let order = if name == nopk { "" } else { " ORDER BY id" };
+        let truth = rows(
+            c,
+            &format!("SELECT {} FROM db.{name}{order}", select_list(&t)),
+        );
+        tables.insert(name, (t, truth));
+    }
+    tables
+}
+
+/// Every table's leaf pages parsed from the stopped sandbox's file and compared with its truth; `del` is the
+/// table whose ids divisible by 7 (of 1–300) were deleted.
+fn parse_and_compare(
+    sb: &Sandboxed,
+    tables: &BTreeMap<&'static str, (PagedTable, Vec<TextRow>)>,
+    del: &str,
+) {
+    for (name, (t, truth)) in tables {
+        let deleted: Vec<String> = if *name == del {
+            (1..=300)
+                .filter(|i| i % 7 == 0)
+                .map(|i| i.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let recs = parse_table(&file(sb, name), t);
+        compare(t, truth, &recs, &deleted);
+    }
+}
+
 fn parse_table(data: &[u8], t: &PagedTable) -> Vec<Record> {
     let space = Space::read(&data[..PAGE]).unwrap();
     let pages = InMemory {
@@ -182,31 +223,10 @@ fn leaf_pages_written_by_the_server_parse_into_exactly_the_rows_select_returns()
     c.query_drop("USE db").unwrap();
     c.query_drop("DELETE FROM db.del WHERE id % 7 = 0").unwrap();
     c.query_drop("SET time_zone = '+00:00'").unwrap();
-    let mut tables = BTreeMap::new();
-    for name in ["dyn", "cmp", "del", "nopk"] {
-        let t = page_def(&mut c, TAG, &TableName::new("db", name)).unwrap();
-        let order = if name == "nopk" { "" } else { " ORDER BY id" };
-        let truth = rows(
-            &mut c,
-            &format!("SELECT {} FROM db.{name}{order}", select_list(&t)),
-        );
-        tables.insert(name, (t, truth));
-    }
+    let tables = truths(&mut c, &["dyn", "cmp", "del", "nopk"], "nopk");
     drop(c);
     stop_slow(&sb);
-
-    for (name, (t, truth)) in &tables {
-        let deleted: Vec<String> = if *name == "del" {
-            (1..=300)
-                .filter(|i| i % 7 == 0)
-                .map(|i| i.to_string())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let recs = parse_table(&file(&sb, name), t);
-        compare(t, truth, &recs, &deleted);
-    }
+    parse_and_compare(&sb, &tables, "del");
     let (dyn_def, dyn_truth) = &tables["dyn"];
     garbage_is_rejected(&sb, dyn_def, dyn_truth);
 }
@@ -783,32 +803,13 @@ fn redundant_leaf_pages_parse_into_exactly_the_rows_select_returns() {
     c.query_drop("DELETE FROM db.rdel WHERE id % 7 = 0")
         .unwrap();
     c.query_drop("SET time_zone = '+00:00'").unwrap();
-    let mut tables = BTreeMap::new();
-    for name in ["red", "rdel", "rnopk", "rpurged"] {
-        let t = page_def(&mut c, TAG, &TableName::new("db", name)).unwrap();
+    let tables = truths(&mut c, &["red", "rdel", "rnopk", "rpurged"], "rnopk");
+    for (t, _) in tables.values() {
         assert_eq!(t.def.format, innops::pages::RowFormat::Redundant);
-        let order = if name == "rnopk" { "" } else { " ORDER BY id" };
-        let truth = rows(
-            &mut c,
-            &format!("SELECT {} FROM db.{name}{order}", select_list(&t)),
-        );
-        tables.insert(name, (t, truth));
     }
     drop(c);
     stop_slow(&sb);
-
-    for (name, (t, truth)) in &tables {
-        let deleted: Vec<String> = if *name == "rdel" {
-            (1..=300)
-                .filter(|i| i % 7 == 0)
-                .map(|i| i.to_string())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let recs = parse_table(&file(&sb, name), t);
-        compare(t, truth, &recs, &deleted);
-    }
+    parse_and_compare(&sb, &tables, "rdel");
     // The purge did leave freed records: some leaf has a free list (PAGE_FREE, page header byte 6).
     let (purged, _) = &tables["rpurged"];
     let data = file(&sb, "rpurged");

@@ -118,11 +118,7 @@ pub(crate) fn page(rows: &[Input], info: &[u8]) -> Vec<u8> {
         }
     }
     owners.push(SUPREMUM);
-    p[PAGE_HEADER..PAGE_HEADER + 2].copy_from_slice(&(owners.len() as u16).to_be_bytes());
-    for (k, o) in owners.iter().enumerate() {
-        let at = PAGE - 8 - 2 * (k + 1);
-        p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
-    }
+    page_directory(&mut p, &owners);
     let off = (SUPREMUM as i64 - prev as i64) as i16;
     p[prev - 2..prev].copy_from_slice(&off.to_be_bytes());
     p[HEAP_TOP..HEAP_TOP + 2].copy_from_slice(&(at as u16).to_be_bytes());
@@ -197,11 +193,7 @@ pub(crate) fn redundant_page(rows: &[Input], info: &[u8]) -> Vec<u8> {
         }
     }
     owners.push(SUPREMUM);
-    p[PAGE_HEADER..PAGE_HEADER + 2].copy_from_slice(&(owners.len() as u16).to_be_bytes());
-    for (k, o) in owners.iter().enumerate() {
-        let at = PAGE - 8 - 2 * (k + 1);
-        p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
-    }
+    page_directory(&mut p, &owners);
     p[prev - 2..prev].copy_from_slice(&(SUPREMUM as u16).to_be_bytes());
     p[HEAP_TOP..HEAP_TOP + 2].copy_from_slice(&(at as u16).to_be_bytes());
     let sum = crc32c(&p[..PAGE - 4]);
@@ -553,4 +545,14 @@ fn redundant_records_come_back_as_written() {
             .unwrap_err()
             .contains("COMPACT records")
     );
+}
+
+/// The page directory of a test page: a slot for each owner record (`owners`, from the infimum to the
+/// supremum of the page's format), written from the page's end backwards, and their count in the page header.
+fn page_directory(p: &mut [u8], owners: &[usize]) {
+    p[PAGE_HEADER..PAGE_HEADER + 2].copy_from_slice(&(owners.len() as u16).to_be_bytes());
+    for (k, o) in owners.iter().enumerate() {
+        let at = PAGE - 8 - 2 * (k + 1);
+        p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
+    }
 }
