@@ -65,7 +65,7 @@ pub fn follow(space: &Space, pages: &dyn PageReader, e: &Extern) -> Result<Vec<u
         }
         let p = pages
             .page(at)
-            .ok_or(format!("page {at} is outside the file"))?;
+            .ok_or_else(|| format!("page {at} is outside the file"))?;
         let part = blob_part(space, e.space, at, p)?;
         if out.len() as u64 + part.len() as u64 > e.len {
             return Err(format!(

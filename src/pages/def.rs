@@ -208,7 +208,7 @@ pub fn col_type(spec: &ColumnSpec) -> Result<ColType, String> {
     let charset = || {
         spec.charset
             .as_deref()
-            .ok_or(format!("column {} has no character set", spec.name))
+            .ok_or_else(|| format!("column {} has no character set", spec.name))
             .and_then(Charset::of)
     };
     let int = |bytes| Ok(ColType::Int { bytes, unsigned });
@@ -297,9 +297,10 @@ pub fn table_def(specs: &[ColumnSpec], key: &[String], format: &str) -> Result<T
     }
     let mut positions = Vec::new();
     for k in key {
-        let at = columns.iter().position(|c| &c.name == k).ok_or(format!(
-            "key column {k} is not a stored column of the table"
-        ))?;
+        let at = columns
+            .iter()
+            .position(|c| &c.name == k)
+            .ok_or_else(|| format!("key column {k} is not a stored column of the table"))?;
         if columns[at].nullable {
             return Err(format!(
                 "key column {k} may be NULL, which a clustered key cannot"

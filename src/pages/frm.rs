@@ -448,7 +448,7 @@ fn members(
     list: Option<&Vec<Vec<u8>>>,
     charset: &str,
 ) -> Result<(String, String), String> {
-    let list = list.ok_or(format!("column {name}'s {kind} has no member list"))?;
+    let list = list.ok_or_else(|| format!("column {name}'s {kind} has no member list"))?;
     let quoted: Vec<String> = list
         .iter()
         .map(|m| format!("'{}'", member(m, charset).replace('\'', "''")))
@@ -539,7 +539,7 @@ fn column(
         246 => {
             let precision = bytes
                 .checked_sub(usize::from(decimals > 0) + usize::from(unsigned.is_empty()))
-                .ok_or(format!("column {name} is a DECIMAL of {bytes} characters, too few for its sign and point"))?;
+                .ok_or_else(|| format!("column {name} is a DECIMAL of {bytes} characters, too few for its sign and point"))?;
             (
                 "decimal".into(),
                 format!("decimal({precision},{decimals}){unsigned}{zerofill}"),

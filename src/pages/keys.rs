@@ -4,7 +4,7 @@
 //! record's key, so the two cannot disagree on a key.
 
 use super::def::TableDef;
-use super::record::{layout, list_of, parse_record};
+use super::record::{layout, list_of, parse_record, Scratch};
 use super::space::Space;
 use super::value::Value;
 
@@ -26,12 +26,12 @@ pub struct LeafKeys {
 /// the rows of (the page pass reads only the rows inside lost ranges).
 pub fn leaf_keys(def: &TableDef, space: &Space, p: &[u8]) -> Result<LeafKeys, String> {
     let (origins, problems, _) = list_of(def, space, p)?;
-    let mut heaps = std::collections::HashSet::new();
+    let mut scratch = Scratch::new();
     let lay = layout(def);
     let keys = origins
         .iter()
         .map(|&at| {
-            let r = parse_record((def, &lay), None, p, at, &mut heaps);
+            let r = parse_record((def, &lay), None, p, at, &mut scratch);
             r.key.ok_or_else(|| r.reason.unwrap_or_default())
         })
         .collect();

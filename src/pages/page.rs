@@ -75,10 +75,11 @@ pub fn level_in(data: &[u8], root: u32, level: u16) -> Result<Vec<IndexPage>, St
             }
         }
     }
-    let mut at = first.ok_or(format!("no page of level {level} without a previous page"))?;
+    let mut at =
+        first.ok_or_else(|| format!("no page of level {level} without a previous page"))?;
     let mut out = Vec::new();
     loop {
-        let &(next, n_recs) = by_no.get(&at).ok_or(format!(
+        let &(next, n_recs) = by_no.get(&at).ok_or_else(|| format!(
             "the chain of level {level} leads to page {at}, which is not a page of this index at that level"
         ))?;
         out.push(IndexPage { page: at, n_recs });

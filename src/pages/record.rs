@@ -148,17 +148,54 @@ pub fn starts_with_metadata(def: &TableDef, p: &[u8]) -> bool {
     first != g.supremum && g.in_heap(p, first) && g.info(p, first).is_ok_and(|i| i & MIN_REC != 0)
 }
 
+/// Numbers met once already on one page (record origins, heap numbers: both below the page size), one bit
+/// each: a page's hundreds of records are checked without hashing.
+pub(super) struct Marks([u64; PAGE / 64]);
+
+impl Marks {
+    pub(super) fn new() -> Marks {
+        Marks([0; PAGE / 64])
+    }
+
+    /// Marks `n`: `false` when it was marked already, or lies past the page (where no origin or heap number can).
+    pub(super) fn insert(&mut self, n: usize) -> bool {
+        let Some(word) = self.0.get_mut(n / 64) else {
+            return false;
+        };
+        let bit = 1u64 << (n % 64);
+        let new = *word & bit == 0;
+        *word |= bit;
+        new
+    }
+}
+
+/// What the records of one page share while they are parsed: the heap numbers met (each belongs to one record)
+/// and a buffer for a record's fields, reused from record to record.
+pub(super) struct Scratch {
+    heaps: Marks,
+    fields: Vec<Field>,
+}
+
+impl Scratch {
+    pub(super) fn new() -> Scratch {
+        Scratch {
+            heaps: Marks::new(),
+            fields: Vec::new(),
+        }
+    }
+}
+
 /// Reads that stay inside the page or say where they would leave it.
 pub(super) fn get(p: &[u8], from: usize, len: usize) -> Result<&[u8], String> {
     from.checked_add(len)
         .and_then(|end| p.get(from..end))
-        .ok_or(format!("a read of {len} bytes at {from} leaves the page"))
+        .ok_or_else(|| format!("a read of {len} bytes at {from} leaves the page"))
 }
 
 pub(super) fn byte(p: &[u8], at: usize) -> Result<u8, String> {
     p.get(at)
         .copied()
-        .ok_or(format!("byte {at} is outside the page"))
+        .ok_or_else(|| format!("byte {at} is outside the page"))
 }
 
 /// The one-sentence refusal when the table or the page is one this parser does not read yet.
@@ -215,7 +252,7 @@ fn refusal(def: &TableDef, space: &Space, p: &[u8]) -> Option<String> {
 /// The origins of the records on the list from the infimum, in list order, and the sentence saying where the
 /// list broke (the records before the break are returned; the last one's next-record offset is the broken one).
 fn walk(g: Geometry, p: &[u8]) -> (Vec<usize>, Option<String>) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = Marks::new();
     let (mut out, mut at) = (Vec::new(), g.infimum);
     loop {
         let next = g.next(p, at);
@@ -312,11 +349,11 @@ pub fn parse_leaf(
     p: &[u8],
 ) -> Result<Leaf, String> {
     let (origins, problems, check_next) = list_of(def, space, p)?;
-    let mut heaps = std::collections::HashSet::new();
+    let mut scratch = Scratch::new();
     let lay = layout(def);
     let mut parsed: Vec<Parsed> = origins
         .iter()
-        .map(|&at| parse_record((def, &lay), Some((space, pages)), p, at, &mut heaps))
+        .map(|&at| parse_record((def, &lay), Some((space, pages)), p, at, &mut scratch))
         .collect();
     // A record whose next-record offset may be what was overwritten: kept only when the record after it in
     // the list is one (its own offset's bytes are the 2 just before its data).
@@ -445,15 +482,18 @@ pub(super) fn layout(def: &TableDef) -> Vec<(Option<usize>, usize)> {
 /// Where each field of the record lies, and the record's extent in the page (from its first length byte to
 /// the end of its last field), in the table's row format.
 /// `lay` is [`layout`]`(def)`, computed once per page by the caller rather than once per record.
+/// The fields go into `out` (cleared first): one buffer serves every record of a page.
 fn fields(
     (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     p: &[u8],
     origin: usize,
-) -> Result<(Vec<Field>, (usize, usize)), String> {
+    out: &mut Vec<Field>,
+) -> Result<(usize, usize), String> {
+    out.clear();
     if def.format == RowFormat::Redundant {
-        redundant::fields((def, lay), p, origin)
+        redundant::fields((def, lay), p, origin, out)
     } else {
-        compact_fields((def, lay), p, origin)
+        compact_fields((def, lay), p, origin, out)
     }
 }
 
@@ -462,7 +502,8 @@ fn compact_fields(
     (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     p: &[u8],
     origin: usize,
-) -> Result<(Vec<Field>, (usize, usize)), String> {
+    out: &mut Vec<Field>,
+) -> Result<(usize, usize), String> {
     let heap_top = usize::from(be16(p, HEAP_TOP));
     let n_nullable = lay
         .iter()
@@ -478,7 +519,7 @@ fn compact_fields(
     if n_nullable % 8 != 0 && bitmap[0] >> (n_nullable % 8) != 0 {
         return Err("the NULL bitmap has bits set past the nullable columns".into());
     }
-    let (mut out, mut at, mut nullable_i) = (Vec::new(), origin, 0);
+    let (mut at, mut nullable_i) = (origin, 0);
     let next_len = |lens_at: &mut usize| -> Result<u8, String> {
         if *lens_at < RECORDS_START {
             return Err("the record's lengths run before the page's records".into());
@@ -539,7 +580,7 @@ fn compact_fields(
             "the record's fields end at {at}, past the page's heap"
         ));
     }
-    Ok((out, (lens_at + 1, at)))
+    Ok((lens_at + 1, at))
 }
 
 /// One record: header checks, then each field decoded, externally stored ones followed through `pages`; with
@@ -549,7 +590,7 @@ pub(super) fn parse_record(
     read: Option<(&Space, &dyn PageReader)>,
     p: &[u8],
     origin: usize,
-    heaps: &mut std::collections::HashSet<u16>,
+    scratch: &mut Scratch,
 ) -> Parsed {
     let mut r = Parsed {
         extent: None,
@@ -561,25 +602,30 @@ pub(super) fn parse_record(
         reason: None,
     };
     let checked = if def.format == RowFormat::Redundant {
-        redundant::header(p, origin, heaps)
+        redundant::header(p, origin, &mut scratch.heaps)
     } else {
-        header(p, origin, heaps)
+        header(p, origin, &mut scratch.heaps)
     };
     if let Err(why) = checked {
         r.reject(&why);
         return r;
     }
-    let fs = match fields((def, lay), p, origin) {
-        Ok((fs, extent)) => {
+    let fs = match fields((def, lay), p, origin, &mut scratch.fields) {
+        Ok(extent) => {
             r.extent = Some(extent);
-            fs
+            &scratch.fields
         }
         Err(why) => {
             r.reject(&why);
             return r;
         }
     };
-    let mut values = vec![Value::Null; def.columns.len()];
+    // Read for its key alone, a record fills no row: its key's values are all it keeps.
+    let mut values = match read {
+        Some(_) => vec![Value::Null; def.columns.len()],
+        None => Vec::new(),
+    };
+    let mut key = Vec::with_capacity(def.key.len());
     let mut trx_id = 0;
     let space = u32::from_be_bytes([
         p[SPACE_ID],
@@ -631,7 +677,14 @@ pub(super) fn parse_record(
         } else {
             decode(def, ty, bytes)
         };
+        // The key's columns come first in the record, in the key's order.
         match v {
+            Ok(v) if i < n_key => {
+                if read.is_some() {
+                    values[c] = v.clone();
+                }
+                key.push(v);
+            }
             Ok(v) => values[c] = v,
             Err(why) => {
                 r.reject(&format!("column {}: {why}", def.columns[c].name));
@@ -639,7 +692,7 @@ pub(super) fn parse_record(
             }
         }
         if i == n_key - 1 {
-            r.key = Some(def.key.iter().map(|&k| values[k].clone()).collect());
+            r.key = Some(std::mem::take(&mut key));
         }
     }
     if let (true, Some(kb)) = (def.key.is_empty(), &r.key_bytes) {
@@ -680,7 +733,7 @@ fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
     let lay = layout(def);
     while (g.start + g.extra..PAGE - 8).contains(&at) && seen < PAGE / 5 {
         seen += 1;
-        let Ok((_, extent)) = fields((def, &lay), p, at) else {
+        let Ok(extent) = fields((def, &lay), p, at, &mut Vec::new()) else {
             break;
         };
         spans.push(extent);
@@ -713,11 +766,7 @@ fn check_neighbours(def: &TableDef, p: &[u8], recs: &mut [Parsed]) {
 }
 
 /// The header's checks: info bits, status, heap number.
-fn header(
-    p: &[u8],
-    origin: usize,
-    heaps: &mut std::collections::HashSet<u16>,
-) -> Result<(), String> {
+fn header(p: &[u8], origin: usize, heaps: &mut Marks) -> Result<(), String> {
     let h = get(p, origin - 5, 5)?;
     let info = h[0] & 0xF0;
     if info & !(DELETED | MIN_REC) != 0 {
@@ -739,18 +788,14 @@ fn header(
 }
 
 /// The heap number's checks: one of the page's heap (past the infimum and supremum), and no other record's.
-pub(super) fn heap_number(
-    p: &[u8],
-    heap: u16,
-    heaps: &mut std::collections::HashSet<u16>,
-) -> Result<(), String> {
+pub(super) fn heap_number(p: &[u8], heap: u16, heaps: &mut Marks) -> Result<(), String> {
     let n_heap = be16(p, N_HEAP) & 0x7FFF;
     if heap < 2 || heap >= n_heap {
         return Err(format!(
             "heap number {heap} outside the page's heap of {n_heap}"
         ));
     }
-    if !heaps.insert(heap) {
+    if !heaps.insert(usize::from(heap)) {
         return Err(format!("heap number {heap} belongs to another record too"));
     }
     Ok(())

@@ -15,7 +15,7 @@
 
 use super::def::{ColType, TableDef};
 use super::page::{be16, HEAP_TOP, PAGE};
-use super::record::{byte, get, heap_number, Field, DELETED, MIN_REC};
+use super::record::{byte, get, heap_number, Field, Marks, DELETED, MIN_REC};
 use super::value;
 
 /// `REC_N_OLD_EXTRA_BYTES`: the header's length.
@@ -29,11 +29,7 @@ pub(super) const RECORDS_START: usize = 125;
 const SHORT_LIMIT: usize = 0x7F;
 
 /// The header's checks: info bits and heap number (a REDUNDANT header has no record status).
-pub(super) fn header(
-    p: &[u8],
-    origin: usize,
-    heaps: &mut std::collections::HashSet<u16>,
-) -> Result<(), String> {
+pub(super) fn header(p: &[u8], origin: usize, heaps: &mut Marks) -> Result<(), String> {
     let h = get(p, origin - EXTRA, EXTRA)?;
     let info = h[0] & 0xF0;
     if info & !(DELETED | MIN_REC) != 0 {
@@ -61,7 +57,8 @@ pub(super) fn fields(
     (def, lay): (&TableDef, &[(Option<usize>, usize)]),
     p: &[u8],
     origin: usize,
-) -> Result<(Vec<Field>, (usize, usize)), String> {
+    out: &mut Vec<Field>,
+) -> Result<(usize, usize), String> {
     let h = get(p, origin - EXTRA, EXTRA)?;
     let n = usize::from(u16::from_be_bytes([h[2], h[3]]) >> 1 & 0x3FF);
     let short = h[3] & 1 == 1;
@@ -79,7 +76,7 @@ pub(super) fn fields(
         .checked_sub(n * width)
         .filter(|&f| f >= RECORDS_START)
         .ok_or("the record's end offsets start before the page's records")?;
-    let (mut out, mut end, mut any_external) = (Vec::with_capacity(n), 0usize, false);
+    let (mut end, mut any_external) = (0usize, false);
     for (i, &(col, hidden_len)) in lay.iter().enumerate() {
         let (at_end, null, external) = if short {
             let b = byte(p, origin - EXTRA - 1 - i)?;
@@ -88,9 +85,9 @@ pub(super) fn fields(
             let w = be16(p, origin - EXTRA - 2 * (i + 1));
             (usize::from(w & 0x3FFF), w & 0x8000 != 0, w & 0x4000 != 0)
         };
-        let len = at_end.checked_sub(end).ok_or(format!(
-            "field {i} ends at {at_end}, before its start at {end}"
-        ))?;
+        let len = at_end
+            .checked_sub(end)
+            .ok_or_else(|| format!("field {i} ends at {at_end}, before its start at {end}"))?;
         let f = Field {
             start: origin + end,
             len,
@@ -113,7 +110,7 @@ pub(super) fn fields(
             "the record's fields end at {last}, past the page's heap"
         ));
     }
-    Ok((out, (first, last)))
+    Ok((first, last))
 }
 
 /// One field's flags and length against what its column (or the hidden field) can have.

@@ -296,7 +296,7 @@ pub fn decode(ty: &ColType, b: &[u8]) -> Result<Value, String> {
                 i => m
                     .get(i as usize - 1)
                     .cloned()
-                    .ok_or(format!("ENUM member {i} of {}", m.len())),
+                    .ok_or_else(|| format!("ENUM member {i} of {}", m.len())),
             }
             .map(|name| Value::Enum {
                 index: index as u16,
@@ -455,7 +455,7 @@ fn frac(b: &[u8], fsp: usize) -> i64 {
 fn check_fsp(fsp: usize) -> Result<(), String> {
     (fsp <= 6)
         .then_some(())
-        .ok_or(format!("fractional seconds precision {fsp} above 6"))
+        .ok_or_else(|| format!("fractional seconds precision {fsp} above 6"))
 }
 
 fn micros_text(micros: i64, fsp: usize) -> String {
