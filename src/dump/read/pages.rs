@@ -159,8 +159,11 @@ pub(super) struct Pass {
     pub names: Names,
 }
 
-/// One record of the leaf chain, in key order.
+/// One record of the leaf chain, in key order. Only the records the pass needs are kept ([`chain_records`]).
 struct Rec {
+    /// Its place among all the chain's records, kept or not: two records are neighbours on the chain when
+    /// theirs differ by one.
+    seq: usize,
     page: u32,
     /// Its page's checksum passes.
     checksum_ok: bool,
@@ -417,6 +420,8 @@ fn checked_def(sh: &Shared, pt: &PagedTable) -> Result<Vec<usize>, String> {
 struct Ranges<'a> {
     lost: &'a [(Option<B>, Option<B>)],
     ints: Vec<(Option<Key>, Option<Key>)>,
+    /// The exclusive bounds' keys (the last key another read returned), sorted: their records are kept too.
+    edges: Vec<Key>,
 }
 
 impl<'a> Ranges<'a> {
@@ -427,7 +432,24 @@ impl<'a> Ranges<'a> {
             .iter()
             .map(|(lo, hi)| (lo.as_ref().map(ints), hi.as_ref().map(ints)))
             .collect();
-        Ranges { lost, ints }
+        Self::of(lost, ints)
+    }
+
+    fn of(lost: &'a [(Option<B>, Option<B>)], ints: Vec<(Option<Key>, Option<Key>)>) -> Self {
+        let mut edges: Vec<Key> = lost
+            .iter()
+            .zip(&ints)
+            .flat_map(|((lo, hi), (l, h))| [(lo, l), (hi, h)])
+            .filter(|(b, _)| b.as_ref().is_some_and(|b| !b.incl))
+            .filter_map(|(_, k)| k.clone())
+            .collect();
+        edges.sort();
+        Ranges { lost, ints, edges }
+    }
+
+    /// Whether `k` is an exclusive bound's key.
+    fn is_edge(&self, k: &Key) -> bool {
+        self.edges.binary_search(k).is_ok()
     }
 
     /// The bounds as the pass compares keys ([`Names::bound`]); `Err` when a ranked key's bound has no record
@@ -458,7 +480,7 @@ impl<'a> Ranges<'a> {
                 ))
             })
             .collect::<Result<_, String>>()?;
-        Ok(Ranges { lost, ints })
+        Ok(Self::of(lost, ints))
     }
 
     fn find(&self, k: &Key) -> Option<usize> {
@@ -487,6 +509,11 @@ fn key_of(vals: &[Value]) -> Option<Key> {
 /// a key inside a lost range, a record without a key, a failed checksum or a finding about the page. The
 /// others' records carry their key (the one the whole parse gives them) and no row: outside every lost range,
 /// no row of theirs is written, and their keys still bound the ranges and count as duplicates.
+///
+/// Of a million records a handful matter, and only those are kept (each with its place on the chain, `seq`):
+/// a record inside a lost range or without a key, one holding an exclusive bound's key, and the nearest
+/// records with a key before and after a record without one ([`attach_keyless`] places it between them).
+/// Every other record is outside the lost ranges: never written, never a duplicate counted, never a bound.
 fn chain_records(
     (pt, space, data): (&PagedTable, &Space, &[u8]),
     chain: &[(u32, bool)],
@@ -498,19 +525,12 @@ fn chain_records(
         data,
         page_size: PAGE,
     };
-    // Sized once from the pages' own record counts (each capped at what a page can hold): a million records
-    // grown by doubling were copied and their fresh memory zeroed several times over.
-    let counted: usize = chain
-        .iter()
-        .map(|&(n, _)| {
-            let at = n as usize * PAGE + crate::pages::page::N_RECS;
-            data.get(at..at + 2).map_or(0, |b| {
-                usize::from(u16::from_be_bytes([b[0], b[1]])).min(PAGE / 5)
-            })
-        })
-        .sum();
-    let mut recs: Vec<Rec> = Vec::with_capacity(counted);
+    let mut recs: Vec<Rec> = Vec::new();
     let mut prev_clean = false;
+    // The last record with a key not kept (kept once a record without a key follows it), and whether the
+    // next record with a key is kept for a record without one before it.
+    let (mut pending, mut want_next): (Option<Rec>, bool) = (None, false);
+    let mut seq = 0;
     for (ci, &(n, linked)) in chain.iter().enumerate() {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
         let keys = match leaf_keys(&pt.def, space, p) {
@@ -559,7 +579,11 @@ fn chain_records(
         }
         let count = page_recs.len();
         for (i, (key, row, reason)) in page_recs.into_iter().enumerate() {
-            recs.push(Rec {
+            let needed = key
+                .as_ref()
+                .map(|k| ranges.find(k).is_some() || ranges.is_edge(k));
+            let rec = Rec {
+                seq,
                 page: n,
                 checksum_ok: keys.checksum_ok,
                 problems: keys.problems.clone(),
@@ -571,7 +595,25 @@ fn chain_records(
                 key,
                 row,
                 reason,
-            });
+            };
+            seq += 1;
+            match needed {
+                None => {
+                    recs.extend(pending.take());
+                    recs.push(rec);
+                    want_next = true;
+                }
+                Some(true) => {
+                    pending = None;
+                    want_next = false;
+                    recs.push(rec);
+                }
+                Some(false) if want_next => {
+                    want_next = false;
+                    recs.push(rec);
+                }
+                Some(false) => pending = Some(rec),
+            }
         }
         prev_clean = clean;
     }
@@ -749,18 +791,11 @@ fn cut(
     // Where the keys `empty` asks about are in the chain: those inside a lost range and the ranges' exclusive
     // bounds (the last key another read returned), not every key of the table.
     let lost = ranges.lost;
-    let bounds: std::collections::HashSet<Key> = lost
-        .iter()
-        .flat_map(|(lo, hi)| [lo, hi])
-        .flatten()
-        .filter(|b| !b.incl)
-        .filter_map(|b| names.bound(b))
-        .collect();
     let pos: HashMap<&Key, usize> = recs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| r.key.as_ref().map(|k| (k, i)))
-        .filter(|(k, _)| bounds.contains(*k) || ranges.find(k).is_some())
+        .filter(|(k, _)| ranges.is_edge(k) || ranges.find(k).is_some())
         .collect();
     let key_of = |a: &At| -> Option<Key> {
         match a {
@@ -779,7 +814,7 @@ fn cut(
         }
         if let (Some(x), Some(y)) = (key_of(a), key_of(z)) {
             if let (Some(&i), Some(&j)) = (pos.get(&x), pos.get(&y)) {
-                if j == i + 1 && recs[j].joined {
+                if recs[j].seq == recs[i].seq + 1 && recs[j].joined {
                     return true;
                 }
             }

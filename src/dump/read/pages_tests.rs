@@ -10,6 +10,7 @@ fn b(k: i128, incl: bool) -> Option<B> {
 
 fn rec(k: i128, row: bool, joined: bool) -> Rec {
     Rec {
+        seq: 0,
         page: 7,
         checksum_ok: false,
         problems: Vec::new(),
@@ -22,6 +23,14 @@ fn rec(k: i128, row: bool, joined: bool) -> Rec {
         }),
         reason: (!row).then(|| "garbled".to_string()),
     }
+}
+
+/// The records as one chain, in the order given (each the next one's neighbour by place).
+fn chained(mut recs: Vec<Rec>) -> Vec<Rec> {
+    for (i, r) in recs.iter_mut().enumerate() {
+        r.seq = i;
+    }
+    recs
 }
 
 /// The pieces as (after, before, from/to) integers.
@@ -56,7 +65,7 @@ fn points_of(recs: &[Rec], lost: &[(Option<B>, Option<B>)]) -> Vec<BTreeSet<(Key
 fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     // 11..=19 lost; 11-14 and 16-19 read, 15 unproven with its key: only 15 stays lost.
     let lost = vec![(b(10, false), b(20, false))];
-    let recs: Vec<Rec> = (11..=19).map(|k| rec(k, k != 15, false)).collect();
+    let recs: Vec<Rec> = chained((11..=19).map(|k| rec(k, k != 15, false)).collect());
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of(&recs, &lost),
@@ -67,11 +76,11 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     assert_eq!(pieces[0].records.len(), 1);
 
     // 11, 12 and 18 read, not neighbours on a clean page: what lies between 12 and 18 is still lost.
-    let recs = vec![
+    let recs = chained(vec![
         rec(11, true, false),
         rec(12, true, false),
         rec(18, true, false),
-    ];
+    ]);
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of(&recs, &lost),
@@ -84,12 +93,12 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     );
 
     // The same keys as neighbours in a whole record list of checksum-valid pages: nothing between them.
-    let recs = vec![
+    let recs = chained(vec![
         rec(11, true, false),
         rec(12, true, true),
         rec(18, true, true),
         rec(20, true, true),
-    ];
+    ]);
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of(&recs, &lost),
@@ -100,11 +109,11 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
 
     // Open ends stay open: keys below the first read or above the last may exist.
     let lost = vec![(None, b(5, false)), (b(90, false), None)];
-    let recs = vec![
+    let recs = chained(vec![
         rec(1, true, false),
         rec(4, true, false),
         rec(91, true, false),
-    ];
+    ]);
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of(&recs, &lost),
@@ -123,7 +132,7 @@ fn a_lost_range_narrows_only_where_nothing_can_lie_between_the_keys_read() {
     // The first record of the level's first clean page has nothing below it; the last of the last, nothing
     // above: the whole key space read from whole pages leaves nothing lost.
     let lost = vec![(None, None)];
-    let mut recs: Vec<Rec> = (1..=4).map(|k| rec(k, true, false)).collect();
+    let mut recs: Vec<Rec> = chained((1..=4).map(|k| rec(k, true, false)).collect());
     recs[0].edge = (true, false);
     recs[3].edge = (false, true);
     let pieces = cut(
@@ -216,21 +225,21 @@ fn rows_of_transactions_active_at_the_crash_are_doubts_and_a_failed_checksum_unl
 
 #[test]
 fn records_of_one_key_twice_are_neither_proven() {
-    let mut recs = vec![
+    let mut recs = chained(vec![
         rec(3, true, false),
         rec(4, true, false),
         rec(4, true, false),
-    ];
+    ]);
     let everything = vec![(None, None)];
     dedupe(&mut recs, &Ranges::new(&everything));
     assert!(recs[0].row.is_some());
     assert!(recs[1].row.is_none() && recs[2].row.is_none());
     // Only keys inside a lost range are counted (only those rows are written): 4 lies outside (2, 4).
-    let mut recs = vec![
+    let mut recs = chained(vec![
         rec(3, true, false),
         rec(4, true, false),
         rec(4, true, false),
-    ];
+    ]);
     let lost = vec![(b(2, false), b(4, false))];
     dedupe(&mut recs, &Ranges::new(&lost));
     assert!(recs.iter().all(|r| r.row.is_some()));
@@ -320,6 +329,10 @@ fn chain_recs(
     lost: &[(Option<B>, Option<B>)],
 ) -> (Vec<Rec>, u64) {
     let (data, chain) = chain_file(rows, bad);
+    recs_of(&data, &chain, lost)
+}
+
+fn recs_of(data: &[u8], chain: &[(u32, bool)], lost: &[(Option<B>, Option<B>)]) -> (Vec<Rec>, u64) {
     let pt = PagedTable {
         def: crate::pages::record::tests::def(),
         index_id: 9,
@@ -328,13 +341,13 @@ fn chain_recs(
     let ranges = Ranges::new(lost);
     let mut read = PagesRead::default();
     let mut recs = chain_records(
-        (&pt, &crate::pages::record::tests::FCRC32, &data),
-        &chain,
+        (&pt, &crate::pages::record::tests::FCRC32, data),
+        chain,
         (&ranges, &mut Names::default()),
         &mut read,
     );
     assert!(read.notes.is_empty(), "{:?}", read.notes);
-    assert_eq!(read.leaves, rows.len() as u64);
+    assert_eq!(read.leaves, chain.len() as u64);
     dedupe(&mut recs, &ranges);
     (recs, read.parsed_whole)
 }
@@ -355,14 +368,18 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     // Key 46, in the middle of page 2.
     let lost = vec![(b(45, false), b(47, false))];
     let (recs, whole) = chain_recs(&pages, &[], &lost);
-    assert_eq!((recs.len(), whole), (90, 1));
-    let rows: Vec<i128> = recs
-        .iter()
-        .filter(|r| r.row.is_some())
-        .map(|r| r.key.as_ref().unwrap()[0])
-        .collect();
-    assert_eq!(rows, (31..=60).collect::<Vec<i128>>());
-    assert!(recs.iter().all(|r| r.key.is_some() && r.reason.is_none()));
+    assert_eq!(whole, 1);
+    // Kept: the key inside (46) and the bounds' records (45, 47), each with its place on the chain and (its
+    // page parsed whole) its row; none of the other 87.
+    assert_eq!(
+        kept(&recs),
+        vec![
+            (Some(45), 44, true),
+            (Some(46), 45, true),
+            (Some(47), 46, true)
+        ]
+    );
+    assert!(recs.iter().all(|r| r.reason.is_none()));
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
@@ -373,8 +390,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
 
     // A page whose checksum fails is parsed whole even outside the ranges.
     let (recs, whole) = chain_recs(&pages, &[3], &lost);
-    assert_eq!(whole, 2);
-    assert!(recs[60..].iter().all(|r| r.row.is_some() && !r.checksum_ok));
+    assert_eq!((whole, recs.len()), (2, 3));
 
     // A stale copy of key 46 among page 3's records (out of order there, its ends 61 and 90): page 3 is parsed
     // whole, and neither copy of 46 is a row.
@@ -402,7 +418,8 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     let lost = vec![(b(45, false), b(61, false))];
     let (recs, whole) = chain_recs(&pages, &[], &lost);
     assert_eq!(whole, 1);
-    assert!(recs[60].row.is_none() && recs[60].joined);
+    let r61 = recs.iter().find(|r| r.key == Some(vec![61])).unwrap();
+    assert!(r61.row.is_none() && r61.joined && r61.seq == 60);
     let pieces = cut(
         &Ranges::new(&lost),
         &points_of_inside(&recs, &lost),
@@ -419,6 +436,65 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
         (false, &Names::default()),
     );
     assert_eq!(shape(&pieces), vec![(Some(60), Some(61), false)]);
+}
+
+/// The kept records as (key, place on the chain, has a row).
+fn kept(recs: &[Rec]) -> Vec<(Option<i128>, usize, bool)> {
+    recs.iter()
+        .map(|r| (r.key.as_ref().map(|k| k[0]), r.seq, r.row.is_some()))
+        .collect()
+}
+
+/// A record without a key keeps the nearest records with a key on either side of it, which place it among the
+/// lost ranges; the other records outside the ranges are not kept. Inside a lost range, it goes with the
+/// stretch between those two neighbours.
+#[test]
+fn a_record_without_a_key_keeps_its_two_neighbours() {
+    let pages = vec![ids(1..=30), ids(31..=60), ids(61..=90)];
+    let (mut data, chain) = chain_file(&pages, &[]);
+    // Record 50's info bits made ones no record has: its header fails before its key is read.
+    let key = (50u32 ^ 0x8000_0000).to_be_bytes();
+    let page2 = &data[2 * PAGE..3 * PAGE];
+    let at = 2 * PAGE + page2.windows(4).position(|w| w == key).unwrap();
+    data[at - 5] |= 0xC0;
+    let lost = vec![(b(45, false), b(47, false))];
+    let (recs, whole) = recs_of(&data, &chain, &lost);
+    assert_eq!(whole, 1);
+    assert_eq!(
+        kept(&recs),
+        vec![
+            (Some(45), 44, true),
+            (Some(46), 45, true),
+            (Some(47), 46, true),
+            // Followed by bytes that are not a whole record, 49 is not proven either (its tail may be them).
+            (Some(49), 48, false),
+            (None, 49, false),
+            (Some(51), 50, true),
+        ]
+    );
+    // Outside every range it is no lost row; inside one, it is the stretch between 49 and 51 (and 49, unproven,
+    // is its own).
+    let pieces = |lost: &[(Option<B>, Option<B>)], recs: &[Rec]| {
+        let mut pieces = cut(
+            &Ranges::new(lost),
+            &points_of_inside(recs, lost),
+            recs,
+            (true, &Names::default()),
+        );
+        let bounds = ranges_of(&pieces, &Names::default());
+        attach_keyless(&mut pieces, recs, &bounds);
+        pieces
+    };
+    assert!(pieces(&lost, &recs).is_empty());
+    let lost = vec![(b(45, false), b(61, false))];
+    let (recs, _) = recs_of(&data, &chain, &lost);
+    let got = pieces(&lost, &recs);
+    assert_eq!(
+        shape(&got),
+        vec![(Some(49), Some(49), true), (Some(49), Some(51), false)]
+    );
+    assert_eq!(got[1].records.len(), 1);
+    assert!(got[1].records[0].key.is_none());
 }
 
 /// `points_of` for records that may lie outside the ranges (those have no point).
