@@ -161,9 +161,12 @@ pub(super) struct Pass {
 
 /// One record of the leaf chain, in key order. Only the records the pass needs are kept ([`chain_records`]).
 struct Rec {
-    /// Its place among all the chain's records, kept or not: two records are neighbours on the chain when
-    /// theirs differ by one.
+    /// Its place among all the chain's records, kept or not.
     seq: usize,
+    /// The place of the record it follows: the one before it on the chain, or the first of a stretch of rows
+    /// written whose inner records were not kept ([`whole_pages`]). Nothing lies between the two that was
+    /// not read.
+    back: Option<usize>,
     page: u32,
     /// Its page's checksum passes.
     checksum_ok: bool,
@@ -176,8 +179,11 @@ struct Rec {
     /// (none above), on a page with a passing checksum and a whole record list.
     edge: (bool, bool),
     key: Option<Key>,
+    /// Its row, proven and not yet written (written rows are not kept).
     row: Option<crate::pages::Row>,
     reason: Option<String>,
+    /// Its row was written.
+    written: bool,
 }
 
 /// A bound while the pieces are cut: the original range's, or a record's key.
@@ -282,14 +288,15 @@ pub(super) fn read_pages(
         rank_chain((&pt, &space, data), &chain, &mut names);
     }
     let ranges = Ranges::with(lost, &names)?;
-    let mut recs = chain_records(
+    let mut sink = Sink::new(sh, po, (&pt, &map));
+    let recs = chain_records(
         (&pt, &space, data),
         &chain,
         (&ranges, &mut names),
         &mut pass.read,
-    );
-    dedupe(&mut recs, &ranges);
-    let points = write_rows(sh, po, (&pt, &map), &recs, &ranges, &mut pass)?;
+        &mut |rec, row| sink.write(rec, row),
+    )?;
+    let points = sink.finish(&recs, &ranges, &mut pass)?;
     let single = sh.info.pk.len() == 1 && names.is_int();
     pass.lost = cut(&ranges, &points, &recs, (single, &names));
     let bounds = ranges_of(&pass.lost, &names);
@@ -503,34 +510,96 @@ fn key_of(vals: &[Value]) -> Option<Key> {
         .collect()
 }
 
-/// Every record of the chain's pages, in key order; a page the parser refuses is a note (and a break: nothing
-/// next to it is joined). Each page is read for its keys first (`pages::leaf_keys`, the parser's own code up
-/// to the key); only a page that may give a row the pass writes or a record it names is parsed whole: one with
-/// a key inside a lost range, a record without a key, a failed checksum or a finding about the page. The
-/// others' records carry their key (the one the whole parse gives them) and no row: outside every lost range,
-/// no row of theirs is written, and their keys still bound the ranges and count as duplicates.
+/// A page the key walk found must be parsed whole ([`whole_pages`]), with what its records' places need.
+struct Whole {
+    n: u32,
+    /// The place of its first record on the chain.
+    seq: usize,
+    /// How many records the key walk found on it.
+    count: usize,
+    checksum_ok: bool,
+    problems: Vec<String>,
+    clean: bool,
+    /// Its first record is joined to the record before it: the page before is linked to it, and clean.
+    joined_in: bool,
+    /// It is the chain's first page; its last.
+    ends: (bool, bool),
+}
+
+/// What the key walk ([`key_walk`]) leaves for the rest of the pass.
+#[derive(Default)]
+struct KeyWalk {
+    /// The records outside every lost range the pass keeps: a bound's record, a keyless record's neighbours.
+    outside: Vec<Rec>,
+    whole: Vec<Whole>,
+    /// Keys inside a lost range met at or below a key inside one earlier on the chain. Only these can be held
+    /// by two records (the later of two records with one key is always one), and only when there are none are
+    /// the keys inside the ranges in ascending order along the chain.
+    disorder: std::collections::HashSet<Key>,
+}
+
+/// The chain's records in key order, as far as the pass needs them, with the proven rows inside the lost
+/// ranges handed to `write` as they are found (so that a table of any size is read in bounded memory).
 ///
-/// Of a million records a handful matter, and only those are kept (each with its place on the chain, `seq`):
-/// a record inside a lost range or without a key, one holding an exclusive bound's key, and the nearest
-/// records with a key before and after a record without one ([`attach_keyless`] places it between them).
-/// Every other record is outside the lost ranges: never written, never a duplicate counted, never a bound.
+/// First every page is read for its keys alone ([`key_walk`], `pages::leaf_keys`: the parser's own code up to
+/// the key). Only a page that may give a row the pass writes or a record it names is then parsed whole
+/// ([`whole_pages`]): one with a key inside a lost range, a record without a key, a failed checksum or a
+/// finding about the page. Of the other pages' records, outside every lost range, none is written, none
+/// counts as a duplicate and none is kept unless it holds an exclusive bound's key or is the nearest record
+/// with a key before or after a record without one ([`attach_keyless`] places that record between them).
+///
+/// Each record kept carries its place on the chain (`seq`). The rows of a key two records may hold (a key
+/// out of order: [`KeyWalk::disorder`]) are held until every record was seen ([`dedupe`]), then written if
+/// proven. A page the parser refuses is a note (and a break: nothing next to it is joined).
 fn chain_records(
     (pt, space, data): (&PagedTable, &Space, &[u8]),
     chain: &[(u32, bool)],
     (ranges, names): (&Ranges, &mut Names),
     read: &mut PagesRead,
-) -> Vec<Rec> {
+    write: &mut dyn FnMut(&Rec, &crate::pages::Row) -> Result<(), String>,
+) -> Result<Vec<Rec>, String> {
+    let walk = key_walk((pt, space, data), chain, (ranges, names), read);
+    let inside = whole_pages((pt, space, data), &walk, (ranges, names), read, write)?;
+    // Both lists are in chain order, and no record is in both: merged by place.
+    let mut recs = Vec::with_capacity(walk.outside.len() + inside.len());
+    let (mut a, mut b) = (
+        walk.outside.into_iter().peekable(),
+        inside.into_iter().peekable(),
+    );
+    while let Some(next) = match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if x.seq < y.seq => a.next(),
+        (_, Some(_)) => b.next(),
+        (Some(_), None) => a.next(),
+        (None, None) => None,
+    } {
+        recs.push(next);
+    }
+    dedupe(&mut recs, ranges);
+    for rec in recs.iter_mut().filter(|r| !r.written) {
+        if let Some(row) = rec.row.take() {
+            write(rec, &row)?;
+            rec.written = true;
+        }
+    }
+    Ok(recs)
+}
+
+/// Every page's keys in chain order: which pages are parsed whole, the records outside the lost ranges the
+/// pass keeps, and the keys out of order ([`chain_records`]).
+fn key_walk(
+    (pt, space, data): (&PagedTable, &Space, &[u8]),
+    chain: &[(u32, bool)],
+    (ranges, names): (&Ranges, &mut Names),
+    read: &mut PagesRead,
+) -> KeyWalk {
     read.leaves = chain.len() as u64;
-    let reader = InMemory {
-        data,
-        page_size: PAGE,
-    };
-    let mut recs: Vec<Rec> = Vec::new();
-    let mut prev_clean = false;
+    let mut walk = KeyWalk::default();
     // The last record with a key not kept (kept once a record without a key follows it), and whether the
     // next record with a key is kept for a record without one before it.
     let (mut pending, mut want_next): (Option<Rec>, bool) = (None, false);
-    let mut seq = 0;
+    let (mut seq, mut prev_clean) = (0, false);
+    // The highest key inside a lost range so far.
+    let mut top: Option<Key> = None;
     for (ci, &(n, linked)) in chain.iter().enumerate() {
         let p = &data[n as usize * PAGE..(n as usize + 1) * PAGE];
         let keys = match leaf_keys(&pt.def, space, p) {
@@ -542,48 +611,45 @@ fn chain_records(
             }
         };
         let clean = keys.checksum_ok && keys.problems.is_empty();
-        let mut page_recs: Vec<(Option<Key>, Option<crate::pages::Row>, Option<String>)> =
-            Vec::with_capacity(keys.keys.len());
-        for k in &keys.keys {
-            match k.as_deref().ok().and_then(|k| names.key(k)) {
-                Some(k) if ranges.find(&k).is_none() => page_recs.push((Some(k), None, None)),
-                _ => break,
+        let count = keys.keys.len();
+        let mut whole = !clean;
+        for (i, k) in keys.keys.iter().enumerate() {
+            let key = k.as_deref().ok().and_then(|k| names.key(k));
+            let here = seq + i;
+            let Some(key) = key else {
+                whole = true;
+                walk.outside.extend(pending.take());
+                want_next = true;
+                continue;
+            };
+            if ranges.find(&key).is_some() {
+                whole = true;
+                (pending, want_next) = (None, false);
+                if top.as_ref().is_some_and(|t| key <= *t) {
+                    walk.disorder.insert(key);
+                } else {
+                    top = Some(key);
+                }
+                continue;
             }
-        }
-        if !clean || page_recs.len() < keys.keys.len() {
-            read.parsed_whole += 1;
-            let leaf = match parse_leaf(&pt.def, space, &reader, p) {
-                Ok(l) => l,
-                Err(why) => {
-                    read.notes.push(format!("page {n} was not read: {why}"));
-                    prev_clean = false;
+            let edge = ranges.is_edge(&key);
+            if !edge && !want_next {
+                if let Some(p) = &mut pending {
+                    // Only the place and key change from one skipped record to the next.
+                    p.seq = here;
+                    p.back = here.checked_sub(1);
+                    p.joined = clean && (i > 0 || (linked && prev_clean));
+                    p.edge = (false, clean && ci + 1 == chain.len() && i + 1 == count);
+                    p.page = n;
+                    p.checksum_ok = keys.checksum_ok;
+                    p.problems.clone_from(&keys.problems);
+                    p.key = Some(key);
                     continue;
                 }
-            };
-            page_recs = leaf
-                .records
-                .into_iter()
-                .map(|r| match r.outcome {
-                    Outcome::Row(row) => {
-                        let key: Vec<Value> =
-                            pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
-                        (names.key(&key), Some(row), None)
-                    }
-                    Outcome::Rejected { reason, key } => (
-                        key.as_deref().and_then(|k| names.key(k)),
-                        None,
-                        Some(reason),
-                    ),
-                })
-                .collect();
-        }
-        let count = page_recs.len();
-        for (i, (key, row, reason)) in page_recs.into_iter().enumerate() {
-            let needed = key
-                .as_ref()
-                .map(|k| ranges.find(k).is_some() || ranges.is_edge(k));
+            }
             let rec = Rec {
-                seq,
+                seq: here,
+                back: here.checked_sub(1),
                 page: n,
                 checksum_ok: keys.checksum_ok,
                 problems: keys.problems.clone(),
@@ -592,107 +658,268 @@ fn chain_records(
                     clean && ci == 0 && i == 0,
                     clean && ci + 1 == chain.len() && i + 1 == count,
                 ),
+                key: Some(key),
+                row: None,
+                reason: None,
+                written: false,
+            };
+            if edge || want_next {
+                (pending, want_next) = (None, false);
+                walk.outside.push(rec);
+            } else {
+                pending = Some(rec);
+            }
+        }
+        if whole {
+            walk.whole.push(Whole {
+                n,
+                seq,
+                count,
+                checksum_ok: keys.checksum_ok,
+                problems: keys.problems,
+                clean,
+                joined_in: linked && prev_clean,
+                ends: (ci == 0, ci + 1 == chain.len()),
+            });
+        }
+        seq += count;
+        prev_clean = clean;
+    }
+    walk
+}
+
+/// The pages the key walk marked parsed whole: their records inside a lost range or without a key, each
+/// proven row whose key is in no doubt handed to `write` at once. When the keys inside the ranges ascend
+/// along the chain (no [`KeyWalk::disorder`]), a stretch of rows written one after the other, each joined to
+/// the one before it, keeps only its first and last record: the last's `back` is the first's place, and
+/// nothing lies between them that was not written.
+fn whole_pages(
+    (pt, space, data): (&PagedTable, &Space, &[u8]),
+    walk: &KeyWalk,
+    (ranges, names): (&Ranges, &mut Names),
+    read: &mut PagesRead,
+    write: &mut dyn FnMut(&Rec, &crate::pages::Row) -> Result<(), String>,
+) -> Result<Vec<Rec>, String> {
+    let reader = InMemory {
+        data,
+        page_size: PAGE,
+    };
+    let compress = walk.disorder.is_empty();
+    let mut out: Vec<Rec> = Vec::new();
+    // The stretch being written: the index of its first record in `out`, and its range.
+    let mut run: Option<(usize, usize)> = None;
+    for w in &walk.whole {
+        read.parsed_whole += 1;
+        let p = &data[w.n as usize * PAGE..(w.n as usize + 1) * PAGE];
+        let leaf = match parse_leaf(&pt.def, space, &reader, p) {
+            Ok(l) if l.records.len() == w.count => l,
+            Ok(l) => {
+                read.notes.push(format!(
+                    "page {} was not read: it held {} records when read for its keys and {} when parsed whole",
+                    w.n,
+                    w.count,
+                    l.records.len()
+                ));
+                run = None;
+                continue;
+            }
+            Err(why) => {
+                read.notes.push(format!("page {} was not read: {why}", w.n));
+                run = None;
+                continue;
+            }
+        };
+        for (i, r) in leaf.records.into_iter().enumerate() {
+            let (key, row, reason) = match r.outcome {
+                Outcome::Row(row) => {
+                    let key: Vec<Value> =
+                        pt.def.key.iter().map(|&k| row.values[k].clone()).collect();
+                    (names.key(&key), Some(row), None)
+                }
+                Outcome::Rejected { reason, key } => (
+                    key.as_deref().and_then(|k| names.key(k)),
+                    None,
+                    Some(reason),
+                ),
+            };
+            let at = key.as_ref().and_then(|k| ranges.find(k));
+            if key.is_some() && at.is_none() {
+                // Outside every range: the key walk kept it if the pass needs it.
+                continue;
+            }
+            let seq = w.seq + i;
+            let mut rec = Rec {
+                seq,
+                back: seq.checked_sub(1),
+                page: w.n,
+                checksum_ok: w.checksum_ok,
+                problems: w.problems.clone(),
+                joined: w.clean && (i > 0 || w.joined_in),
+                edge: (
+                    w.clean && w.ends.0 && i == 0,
+                    w.clean && w.ends.1 && i + 1 == w.count,
+                ),
                 key,
                 row,
                 reason,
+                written: false,
             };
-            seq += 1;
-            match needed {
-                None => {
-                    recs.extend(pending.take());
-                    recs.push(rec);
-                    want_next = true;
+            let settled = rec.key.as_ref().is_some_and(|k| !walk.disorder.contains(k));
+            if settled {
+                if let Some(row) = rec.row.take() {
+                    write(&rec, &row)?;
+                    rec.written = true;
                 }
-                Some(true) => {
-                    pending = None;
-                    want_next = false;
-                    recs.push(rec);
+            }
+            let k = rec.key.as_ref();
+            let continues = compress
+                && rec.written
+                && rec.joined
+                && !k.is_some_and(|k| ranges.is_edge(k))
+                && run.is_some_and(|(_, range)| {
+                    Some(range) == at && out.last().is_some_and(|l| l.seq + 1 == seq)
+                });
+            match run {
+                Some((first, _)) if continues => {
+                    if out.len() - 1 > first {
+                        out.pop();
+                    }
+                    rec.back = Some(out[first].seq);
+                    out.push(rec);
                 }
-                Some(false) if want_next => {
-                    want_next = false;
-                    recs.push(rec);
+                _ => {
+                    run = (rec.written && !k.is_some_and(|k| ranges.is_edge(k)))
+                        .then_some((out.len(), at.unwrap_or(usize::MAX)));
+                    out.push(rec);
                 }
-                Some(false) => pending = Some(rec),
             }
         }
-        prev_clean = clean;
     }
-    recs
+    Ok(out)
 }
 
-/// Write the proven rows whose key is inside a lost range (the file, its count and hash, the cross-check's
-/// records) and count them per page into `pass`; per lost range, the keys read inside it and whether each
-/// became a row.
-fn write_rows(
-    sh: &Shared,
-    po: &PageOptions,
-    (pt, map): (&PagedTable, &[usize]),
-    recs: &[Rec],
-    ranges: &Ranges,
-    pass: &mut Pass,
-) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
-    let info = sh.info;
-    let lost = ranges.lost;
-    let inside = |k: &Key| ranges.find(k);
-    let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); lost.len()];
-    let mut per_page: std::collections::BTreeMap<u32, PageRows> = Default::default();
-    let kinds: Vec<_> = info.columns.iter().map(|c| c.kind).collect();
-    let columns: Arc<[mysql::Column]> = info
-        .columns
-        .iter()
-        .map(|_| mysql::Column::new(mysql::consts::ColumnType::MYSQL_TYPE_STRING))
-        .collect();
-    let (mut buf, mut rows, mut hash) = (Vec::new(), 0u64, 0u128);
-    let mut xb = xcheck::Recorded::new(sh.xs.len());
-    for rec in recs {
-        let Some(key) = &rec.key else { continue };
-        let Some(at) = inside(key) else { continue };
-        let pr = per_page.entry(rec.page).or_insert(PageRows {
+/// The proven rows the pass writes: into the dump's file (its count and hash) and the cross-check's records,
+/// counted per page into `pass`.
+struct Sink<'a> {
+    sh: &'a Shared<'a>,
+    po: &'a PageOptions,
+    pt: &'a PagedTable,
+    map: &'a [usize],
+    kinds: Vec<crate::dump::literal::Kind>,
+    columns: Arc<[mysql::Column]>,
+    buf: Vec<u8>,
+    rows: u64,
+    hash: u128,
+    xb: xcheck::Recorded,
+    per_page: std::collections::BTreeMap<u32, PageRows>,
+    /// [`Pass`]'s lists, moved into it at the end.
+    unverified: Vec<Key>,
+    uncommitted: Vec<(Key, u64)>,
+}
+
+impl<'a> Sink<'a> {
+    fn new(
+        sh: &'a Shared<'a>,
+        po: &'a PageOptions,
+        (pt, map): (&'a PagedTable, &'a [usize]),
+    ) -> Self {
+        let info = sh.info;
+        Sink {
+            sh,
+            po,
+            pt,
+            map,
+            kinds: info.columns.iter().map(|c| c.kind).collect(),
+            columns: info
+                .columns
+                .iter()
+                .map(|_| mysql::Column::new(mysql::consts::ColumnType::MYSQL_TYPE_STRING))
+                .collect(),
+            buf: Vec::new(),
+            rows: 0,
+            hash: 0,
+            xb: xcheck::Recorded::new(sh.xs.len()),
+            per_page: Default::default(),
+            unverified: Vec::new(),
+            uncommitted: Vec::new(),
+        }
+    }
+
+    fn page(&mut self, rec: &Rec) -> &mut PageRows {
+        self.per_page.entry(rec.page).or_insert_with(|| PageRows {
             page: rec.page,
             rows: 0,
             unproven: 0,
             checksum_ok: rec.checksum_ok,
             problems: rec.problems.clone(),
-        });
-        let Some(row) = &rec.row else {
-            pr.unproven += 1;
-            points[at].insert((key.clone(), false));
-            continue;
-        };
-        let values: Vec<Sent> = map
+        })
+    }
+
+    /// One proven row inside a lost range.
+    fn write(&mut self, rec: &Rec, row: &crate::pages::Row) -> Result<(), String> {
+        let key = rec.key.as_ref().ok_or("a row without a key")?;
+        let values: Vec<Sent> = self
+            .map
             .iter()
-            .map(|&c| sent(&row.values[c], &pt.def.columns[c].ty))
+            .map(|&c| sent(&row.values[c], &self.pt.def.columns[c].ty))
             .collect();
-        let row_sent = mysql::mysql_common::row::new_row(values, columns.clone());
+        let row_sent = mysql::mysql_common::row::new_row(values, self.columns.clone());
         write_row_parts(
-            &mut buf,
-            &mut rows,
-            &mut hash,
-            &kinds,
-            &sh.insert_prefix,
+            &mut self.buf,
+            &mut self.rows,
+            &mut self.hash,
+            &self.kinds,
+            &self.sh.insert_prefix,
             &row_sent,
             &mut Vec::new(),
         );
-        xb.add(&sh.xs, &sh.shape, &row_sent);
-        if buf.len() >= sh.opts.chunk_bytes {
-            flush_parts(sh, &mut buf, &mut rows, &mut hash).map_err(|e| e.to_string())?;
+        self.xb.add(&self.sh.xs, &self.sh.shape, &row_sent);
+        if self.buf.len() >= self.sh.opts.chunk_bytes {
+            flush_parts(self.sh, &mut self.buf, &mut self.rows, &mut self.hash)
+                .map_err(|e| e.to_string())?;
         }
-        pr.rows += 1;
-        pass.read.page_rows += 1;
-        points[at].insert((key.clone(), true));
+        self.page(rec).rows += 1;
         // A page whose checksum fails, or whose own structure says bytes of it are not what InnoDB wrote
         // (a scrambled page can carry a valid checksum): its rows cannot be told from rewritten ones.
         if !rec.checksum_ok || !rec.problems.is_empty() {
-            pass.unverified.push(key.clone());
+            self.unverified.push(key.clone());
         }
-        if possibly_uncommitted(po, row.trx_id) {
-            pass.uncommitted.push((key.clone(), row.trx_id));
+        if possibly_uncommitted(self.po, row.trx_id) {
+            self.uncommitted.push((key.clone(), row.trx_id));
         }
+        Ok(())
     }
-    flush_parts(sh, &mut buf, &mut rows, &mut hash).map_err(|e| e.to_string())?;
-    xcheck::merge(&sh.shape, &mut sh.written.lock().unwrap(), &mut xb);
-    pass.read.pages = per_page.into_values().collect();
-    Ok(points)
+
+    /// The rest written; per lost range, the keys read inside it and whether each became a row, and each
+    /// page's counts into `pass`.
+    fn finish(
+        mut self,
+        recs: &[Rec],
+        ranges: &Ranges,
+        pass: &mut Pass,
+    ) -> Result<Vec<BTreeSet<(Key, bool)>>, String> {
+        let mut points: Vec<BTreeSet<(Key, bool)>> = vec![BTreeSet::new(); ranges.lost.len()];
+        for rec in recs {
+            let Some(key) = &rec.key else { continue };
+            let Some(at) = ranges.find(key) else { continue };
+            if !rec.written {
+                self.page(rec).unproven += 1;
+            }
+            points[at].insert((key.clone(), rec.written));
+        }
+        flush_parts(self.sh, &mut self.buf, &mut self.rows, &mut self.hash)
+            .map_err(|e| e.to_string())?;
+        xcheck::merge(
+            &self.sh.shape,
+            &mut self.sh.written.lock().unwrap(),
+            &mut self.xb,
+        );
+        pass.read.page_rows = self.per_page.values().map(|p| p.rows).sum();
+        pass.read.pages = self.per_page.into_values().collect();
+        pass.unverified = self.unverified;
+        pass.uncommitted = self.uncommitted;
+        Ok(points)
+    }
 }
 
 /// The copy's data file, mapped read-only: the pass reads it as one slice without reading it into memory (the
@@ -814,7 +1041,7 @@ fn cut(
         }
         if let (Some(x), Some(y)) = (key_of(a), key_of(z)) {
             if let (Some(&i), Some(&j)) = (pos.get(&x), pos.get(&y)) {
-                if recs[j].seq == recs[i].seq + 1 && recs[j].joined {
+                if recs[j].back == Some(recs[i].seq) && recs[j].joined {
                     return true;
                 }
             }

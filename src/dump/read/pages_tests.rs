@@ -11,6 +11,7 @@ fn b(k: i128, incl: bool) -> Option<B> {
 fn rec(k: i128, row: bool, joined: bool) -> Rec {
     Rec {
         seq: 0,
+        back: None,
         page: 7,
         checksum_ok: false,
         problems: Vec::new(),
@@ -22,6 +23,7 @@ fn rec(k: i128, row: bool, joined: bool) -> Rec {
             trx_id: 1,
         }),
         reason: (!row).then(|| "garbled".to_string()),
+        written: false,
     }
 }
 
@@ -29,6 +31,7 @@ fn rec(k: i128, row: bool, joined: bool) -> Rec {
 fn chained(mut recs: Vec<Rec>) -> Vec<Rec> {
     for (i, r) in recs.iter_mut().enumerate() {
         r.seq = i;
+        r.back = i.checked_sub(1);
     }
     recs
 }
@@ -329,10 +332,16 @@ fn chain_recs(
     lost: &[(Option<B>, Option<B>)],
 ) -> (Vec<Rec>, u64) {
     let (data, chain) = chain_file(rows, bad);
-    recs_of(&data, &chain, lost)
+    let (recs, whole, _) = recs_of(&data, &chain, lost);
+    (recs, whole)
 }
 
-fn recs_of(data: &[u8], chain: &[(u32, bool)], lost: &[(Option<B>, Option<B>)]) -> (Vec<Rec>, u64) {
+/// The pass's records over the chain, the pages parsed whole, and how many rows were written.
+fn recs_of(
+    data: &[u8],
+    chain: &[(u32, bool)],
+    lost: &[(Option<B>, Option<B>)],
+) -> (Vec<Rec>, u64, usize) {
     let pt = PagedTable {
         def: crate::pages::record::tests::def(),
         index_id: 9,
@@ -340,16 +349,32 @@ fn recs_of(data: &[u8], chain: &[(u32, bool)], lost: &[(Option<B>, Option<B>)]) 
     };
     let ranges = Ranges::new(lost);
     let mut read = PagesRead::default();
-    let mut recs = chain_records(
+    let mut written = Vec::new();
+    let recs = chain_records(
         (&pt, &crate::pages::record::tests::FCRC32, data),
         chain,
         (&ranges, &mut Names::default()),
         &mut read,
-    );
+        &mut |rec, row| {
+            let Value::Int(id) = row.values[0] else {
+                panic!("{:?}", row.values[0])
+            };
+            assert_eq!(rec.key, Some(vec![i128::from(id)]));
+            written.push(rec.seq);
+            Ok(())
+        },
+    )
+    .unwrap();
     assert!(read.notes.is_empty(), "{:?}", read.notes);
     assert_eq!(read.leaves, chain.len() as u64);
-    dedupe(&mut recs, &ranges);
-    (recs, read.parsed_whole)
+    // Each row written once, and each record marked written was.
+    let marked: Vec<usize> = recs.iter().filter(|r| r.written).map(|r| r.seq).collect();
+    assert!(
+        marked.iter().all(|s| written.contains(s)),
+        "{marked:?} {written:?}"
+    );
+    assert!(written.windows(2).all(|w| w[0] != w[1]), "{written:?}");
+    (recs, read.parsed_whole, written.len())
 }
 
 fn ids(r: std::ops::RangeInclusive<i32>) -> Vec<crate::pages::record::tests::Input> {
@@ -369,14 +394,14 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
     let lost = vec![(b(45, false), b(47, false))];
     let (recs, whole) = chain_recs(&pages, &[], &lost);
     assert_eq!(whole, 1);
-    // Kept: the key inside (46) and the bounds' records (45, 47), each with its place on the chain and (its
-    // page parsed whole) its row; none of the other 87.
+    // Kept: the key inside (46), written, and the bounds' records (45, 47), outside the range and not
+    // written, each with its place on the chain; none of the other 87.
     assert_eq!(
         kept(&recs),
         vec![
-            (Some(45), 44, true),
+            (Some(45), 44, false),
             (Some(46), 45, true),
-            (Some(47), 46, true)
+            (Some(47), 46, false)
         ]
     );
     assert!(recs.iter().all(|r| r.reason.is_none()));
@@ -403,7 +428,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
         .filter(|r| r.key.as_deref() == Some(&[46][..]))
         .collect();
     assert_eq!(copies.len(), 2);
-    assert!(copies.iter().all(|r| r.row.is_none()));
+    assert!(copies.iter().all(|r| r.row.is_none() && !r.written));
     assert_eq!(copies[0].page, 2);
     let pieces = cut(
         &Ranges::new(&lost),
@@ -441,7 +466,7 @@ fn only_the_pages_that_meet_a_lost_range_are_parsed_whole_and_their_keys_still_c
 /// The kept records as (key, place on the chain, has a row).
 fn kept(recs: &[Rec]) -> Vec<(Option<i128>, usize, bool)> {
     recs.iter()
-        .map(|r| (r.key.as_ref().map(|k| k[0]), r.seq, r.row.is_some()))
+        .map(|r| (r.key.as_ref().map(|k| k[0]), r.seq, r.written))
         .collect()
 }
 
@@ -458,18 +483,18 @@ fn a_record_without_a_key_keeps_its_two_neighbours() {
     let at = 2 * PAGE + page2.windows(4).position(|w| w == key).unwrap();
     data[at - 5] |= 0xC0;
     let lost = vec![(b(45, false), b(47, false))];
-    let (recs, whole) = recs_of(&data, &chain, &lost);
+    let (recs, whole, _) = recs_of(&data, &chain, &lost);
     assert_eq!(whole, 1);
     assert_eq!(
         kept(&recs),
         vec![
-            (Some(45), 44, true),
+            (Some(45), 44, false),
             (Some(46), 45, true),
-            (Some(47), 46, true),
-            // Followed by bytes that are not a whole record, 49 is not proven either (its tail may be them).
+            (Some(47), 46, false),
+            // Outside the range, neither neighbour is written.
             (Some(49), 48, false),
             (None, 49, false),
-            (Some(51), 50, true),
+            (Some(51), 50, false),
         ]
     );
     // Outside every range it is no lost row; inside one, it is the stretch between 49 and 51 (and 49, unproven,
@@ -487,7 +512,7 @@ fn a_record_without_a_key_keeps_its_two_neighbours() {
     };
     assert!(pieces(&lost, &recs).is_empty());
     let lost = vec![(b(45, false), b(61, false))];
-    let (recs, _) = recs_of(&data, &chain, &lost);
+    let (recs, _, _) = recs_of(&data, &chain, &lost);
     let got = pieces(&lost, &recs);
     assert_eq!(
         shape(&got),
@@ -497,13 +522,57 @@ fn a_record_without_a_key_keeps_its_two_neighbours() {
     assert!(got[1].records[0].key.is_none());
 }
 
+/// A table read whole from its pages (the damaged root page: one lost range over everything) is read in
+/// bounded memory: a stretch of rows written one after the other, each joined to the one before, keeps only
+/// its ends, and the cut still finds nothing lost between them. A page whose checksum fails breaks the
+/// stretch (its records are joined to nothing), and keys out of order keep every record.
+#[test]
+fn a_stretch_of_rows_written_keeps_only_its_ends() {
+    let pages = vec![ids(1..=30), ids(31..=60), ids(61..=90)];
+    let everything = vec![(None, None)];
+    let cut_of = |recs: &[Rec], single: bool| {
+        cut(
+            &Ranges::new(&everything),
+            &points_of_inside(recs, &everything),
+            recs,
+            (single, &Names::default()),
+        )
+    };
+    let (data, chain) = chain_file(&pages, &[]);
+    let (recs, whole, written) = recs_of(&data, &chain, &everything);
+    assert_eq!((whole, written), (3, 90));
+    assert_eq!(kept(&recs), vec![(Some(1), 0, true), (Some(90), 89, true)]);
+    assert_eq!(recs[1].back, Some(0));
+    assert!(recs[0].edge.0 && recs[1].edge.1);
+    // Without the integer rule: the two ends are joined through every row between them.
+    assert!(cut_of(&recs, false).is_empty());
+
+    // Page 2's checksum fails: its records are kept one by one, and only the integer rule closes the gaps.
+    let (data, chain) = chain_file(&pages, &[2]);
+    let (recs, _, written) = recs_of(&data, &chain, &everything);
+    assert_eq!((recs.len(), written), (34, 90));
+    assert_eq!(cut_of(&recs, false).len(), 31);
+    assert!(cut_of(&recs, true).is_empty());
+
+    // A stale copy of 46 on page 3: keys out of order, every record kept, neither 46 written.
+    let mut third = ids(61..=90);
+    third.insert(10, (46, Some("stale".into()), Some(0)));
+    let (data, chain) = chain_file(&[ids(1..=30), ids(31..=60), third], &[]);
+    let (recs, _, written) = recs_of(&data, &chain, &everything);
+    assert_eq!((recs.len(), written), (91, 89));
+    assert_eq!(
+        shape(&cut_of(&recs, true)),
+        vec![(Some(46), Some(46), true)]
+    );
+}
+
 /// `points_of` for records that may lie outside the ranges (those have no point).
 fn points_of_inside(recs: &[Rec], lost: &[(Option<B>, Option<B>)]) -> Vec<BTreeSet<(Key, bool)>> {
     let ranges = Ranges::new(lost);
     let mut pts = vec![BTreeSet::new(); lost.len()];
     for r in recs {
         if let Some(i) = r.key.as_ref().and_then(|k| ranges.find(k)) {
-            pts[i].insert((r.key.clone().unwrap(), r.row.is_some()));
+            pts[i].insert((r.key.clone().unwrap(), r.written));
         }
     }
     pts
