@@ -345,6 +345,10 @@ const CP1252: [u16; 32] = [
 /// Bytes in `cs` → text, refused when they are not valid in it or hold more than `chars` characters.
 fn text(b: &[u8], cs: Charset, chars: usize) -> Result<String, String> {
     let s = match cs {
+        // ASCII reads the same in every character set here: one byte, one character, valid UTF-8 as it is.
+        _ if b.is_ascii() => std::str::from_utf8(b)
+            .map_err(|_| "not valid UTF-8")?
+            .to_owned(),
         Charset::Latin1 => b
             .iter()
             .map(|&c| match c {
@@ -354,7 +358,6 @@ fn text(b: &[u8], cs: Charset, chars: usize) -> Result<String, String> {
                 c => char::from(c),
             })
             .collect(),
-        Charset::Ascii if b.is_ascii() => String::from_utf8_lossy(b).into_owned(),
         Charset::Ascii => return Err("bytes above 127 in an ascii column".into()),
         Charset::Utf8mb3 | Charset::Utf8mb4 => {
             let s = std::str::from_utf8(b).map_err(|_| "not valid UTF-8")?;
@@ -364,7 +367,8 @@ fn text(b: &[u8], cs: Charset, chars: usize) -> Result<String, String> {
             s.to_string()
         }
     };
-    if chars != usize::MAX && s.chars().count() > chars {
+    // No more characters than bytes: a string of at most `chars` bytes needs no counting.
+    if s.len() > chars && s.chars().count() > chars {
         return Err(format!(
             "{} characters, more than the column's {chars}",
             s.chars().count()
