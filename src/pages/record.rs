@@ -364,7 +364,7 @@ pub fn parse_leaf(
             parsed[i].reject("its next-record offset is broken");
         }
     }
-    let order_complete = check_order(def, &mut parsed);
+    let order_complete = check_order(def, p, &mut parsed);
     check_neighbours(def, p, &mut parsed);
     Ok(Leaf {
         records: parsed.into_iter().map(Parsed::into_record).collect(),
@@ -422,7 +422,8 @@ pub(super) fn list_of(def: &TableDef, space: &Space, p: &[u8]) -> Result<List, S
 /// A record on its way: its key's bytes (for the order check) and values, and the outcome so far.
 pub(super) struct Parsed {
     origin: usize,
-    key_bytes: Option<Vec<Vec<u8>>>,
+    /// Where its key's fields lie in the page (start, length), for the order check.
+    key_bytes: Option<Vec<(usize, usize)>>,
     pub(super) key: Option<Vec<Value>>,
     row: Option<Row>,
     pub(super) reason: Option<String>,
@@ -697,8 +698,9 @@ pub(super) fn parse_record(
     }
     if let (true, Some(kb)) = (def.key.is_empty(), &r.key_bytes) {
         // The hidden row id (DB_ROW_ID) is the key.
+        let id = get(p, kb[0].0, kb[0].1).unwrap_or_default();
         r.key = Some(vec![Value::Uint(
-            kb[0].iter().fold(0, |v, &x| v << 8 | u64::from(x)),
+            id.iter().fold(0, |v, &x| v << 8 | u64::from(x)),
         )]);
     }
     if read.is_none() {
@@ -840,22 +842,29 @@ fn decode(def: &TableDef, ty: &ColType, b: &[u8]) -> Result<Value, String> {
 }
 
 /// The key's bytes, one entry per key field (empty when a field is outside the page).
-fn key_bytes(p: &[u8], fs: &[Field]) -> Vec<Vec<u8>> {
+/// Where the key's fields lie: each field's start and length when its bytes are inside the page, else an
+/// empty field (as the bytes were read before).
+fn key_bytes(p: &[u8], fs: &[Field]) -> Vec<(usize, usize)> {
     fs.iter()
-        .map(|f| {
-            get(p, f.start, f.len)
-                .map(<[u8]>::to_vec)
-                .unwrap_or_default()
+        .map(|f| match get(p, f.start, f.len) {
+            Ok(_) => (f.start, f.len),
+            Err(_) => (0, 0),
         })
         .collect()
 }
 
 /// Compare two keys on their leading columns that order by bytes; `complete` is false when a column that does
 /// not (a collated string) was reached.
-fn cmp_keys(def: &TableDef, a: &[Vec<u8>], b: &[Vec<u8>]) -> (Ordering, bool) {
+fn cmp_keys(
+    def: &TableDef,
+    p: &[u8],
+    a: &[(usize, usize)],
+    b: &[(usize, usize)],
+) -> (Ordering, bool) {
+    let bytes = |(at, len): (usize, usize)| &p[at..at + len];
     for i in 0..def.key.len().max(1) {
         let ty = def.key.get(i).map(|&k| &def.columns[k].ty);
-        let (x, y) = (&a[i], &b[i]);
+        let (x, y) = (bytes(a[i]), bytes(b[i]));
         let o = match ty {
             Some(ColType::Float { .. }) | Some(ColType::Double { .. }) => {
                 let f = |v: &[u8]| match v.len() {
@@ -886,7 +895,7 @@ fn cmp_keys(def: &TableDef, a: &[Vec<u8>], b: &[Vec<u8>]) -> (Ordering, bool) {
 /// Reject every record whose key is not in every longest ascending run of the page's keys: a record out of
 /// order, and, where two records could each be the one out of order, both. Returns whether the order was
 /// checked on the whole key.
-fn check_order(def: &TableDef, recs: &mut [Parsed]) -> bool {
+fn check_order(def: &TableDef, p: &[u8], recs: &mut [Parsed]) -> bool {
     let idx: Vec<usize> = (0..recs.len())
         .filter(|&i| recs[i].key_bytes.is_some() && recs[i].reason.is_none())
         .collect();
@@ -896,12 +905,12 @@ fn check_order(def: &TableDef, recs: &mut [Parsed]) -> bool {
     // one (the order is transitive, and each comparison was decided on columns all ordered by bytes), so the
     // one longest run is all of them and nothing is rejected. A page as InnoDB wrote it is checked in
     // n - 1 comparisons instead of n².
-    if (1..n).all(|i| cmp_keys(def, key(i - 1), key(i)) == (Ordering::Less, true)) {
+    if (1..n).all(|i| cmp_keys(def, p, key(i - 1), key(i)) == (Ordering::Less, true)) {
         return true;
     }
     let mut complete = true;
     let mut before = |i: usize, j: usize| {
-        let (o, whole) = cmp_keys(def, key(i), key(j));
+        let (o, whole) = cmp_keys(def, p, key(i), key(j));
         complete &= whole;
         o == Ordering::Less || (!whole && o == Ordering::Equal)
     };

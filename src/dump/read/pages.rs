@@ -556,7 +556,7 @@ fn chain_records(
     chain: &[(u32, bool)],
     (ranges, names): (&Ranges, &mut Names),
     read: &mut PagesRead,
-    write: &mut dyn FnMut(&Rec, &crate::pages::Row) -> Result<(), String>,
+    write: &mut dyn FnMut(&Rec, crate::pages::Row) -> Result<(), String>,
 ) -> Result<Vec<Rec>, String> {
     let walk = key_walk((pt, space, data), chain, (ranges, names), read);
     let inside = whole_pages((pt, space, data), &walk, (ranges, names), read, write)?;
@@ -577,7 +577,7 @@ fn chain_records(
     dedupe(&mut recs, ranges);
     for rec in recs.iter_mut().filter(|r| !r.written) {
         if let Some(row) = rec.row.take() {
-            write(rec, &row)?;
+            write(rec, row)?;
             rec.written = true;
         }
     }
@@ -698,7 +698,7 @@ fn whole_pages(
     walk: &KeyWalk,
     (ranges, names): (&Ranges, &mut Names),
     read: &mut PagesRead,
-    write: &mut dyn FnMut(&Rec, &crate::pages::Row) -> Result<(), String>,
+    write: &mut dyn FnMut(&Rec, crate::pages::Row) -> Result<(), String>,
 ) -> Result<Vec<Rec>, String> {
     let reader = InMemory {
         data,
@@ -767,7 +767,7 @@ fn whole_pages(
             let settled = rec.key.as_ref().is_some_and(|k| !walk.disorder.contains(k));
             if settled {
                 if let Some(row) = rec.row.take() {
-                    write(&rec, &row)?;
+                    write(&rec, row)?;
                     rec.written = true;
                 }
             }
@@ -856,12 +856,18 @@ impl<'a> Sink<'a> {
     }
 
     /// One proven row inside a lost range.
-    fn write(&mut self, rec: &Rec, row: &crate::pages::Row) -> Result<(), String> {
+    fn write(&mut self, rec: &Rec, mut row: crate::pages::Row) -> Result<(), String> {
         let key = rec.key.as_ref().ok_or("a row without a key")?;
+        // Each value moved out of the row: a column's text becomes the row's bytes without a copy.
         let values: Vec<Sent> = self
             .map
             .iter()
-            .map(|&c| sent(&row.values[c], &self.pt.def.columns[c].ty))
+            .map(|&c| {
+                sent_owned(
+                    std::mem::replace(&mut row.values[c], Value::Null),
+                    &self.pt.def.columns[c].ty,
+                )
+            })
             .collect();
         let row_sent = mysql::mysql_common::row::new_row(values, self.columns.clone());
         write_row_parts(
@@ -1181,6 +1187,15 @@ fn attach_keyless(pieces: &mut [Piece], recs: &[Rec], bounds: &[(Option<Key>, Op
             key: None,
             reason,
         });
+    }
+}
+
+/// [`sent`] of a value the caller gives up: its text, when it has one, becomes the bytes as they are.
+fn sent_owned(v: Value, ty: &ColType) -> Sent {
+    match v {
+        Value::Text(s) | Value::Decimal(s) | Value::Temporal(s) => Sent::Bytes(s.into_bytes()),
+        Value::Bytes(b) => Sent::Bytes(b),
+        v => sent(&v, ty),
     }
 }
 
