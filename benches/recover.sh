@@ -37,7 +37,8 @@
 #
 #   benches/recover.sh                 # 1,000,000 rows, 5 rounds, both parts
 #   ROWS=200000 ROUNDS=3 benches/recover.sh
-#   PART=damaged benches/recover.sh    # or PART=healthy, PART=root (the root page alone), PART=both (all three)
+#   PART=damaged benches/recover.sh    # or PART=healthy, PART=root (the root page alone), PART=both (all three),
+#                                      # or a list in order: PART=healthy,root
 #   KEEP=DIR PART=damaged benches/recover.sh   # keeps the damaged part's two recover outputs and run directories in DIR
 #   BEFORE=/path/to/older/innops PART=damaged benches/recover.sh   # the page pass before/after a change, below
 #
@@ -237,7 +238,7 @@ with open(sys.argv[1], 'r+b') as f:
     status=$(jq -r '[.tables[] | .status] | join(",")' "$WORK/root-out/manifest.json" 2>/dev/null || echo none)
     printf 'innops recover --pages: exit %d, %s, %d rows (%d read from pages), page pass %.2f s: %.0f rows/s; peak RSS %d MB\n' \
         "$rc" "$status" "$rows" "$page_rows" "$own" "$(echo "if ($own > 0) $page_rows / $own else 0" | bc -l)" \
-        "$(($(cat "$WORK/root.rss" 2>/dev/null || echo 0) / 1024))"
+        "$(($(tail -1 "$WORK/root.rss" 2>/dev/null || echo 0) / 1024))"
     if [[ -s $WORK/healthy-rate ]]; then
         printf 'page pass rows/s / healthy dump rows/s (innops2, this run) = %.2f (target of issue 30: at least 0.50)\n' \
             "$(echo "if ($own > 0) ($page_rows / $own) / $(cat "$WORK/healthy-rate") else 0" | bc -l)"
@@ -288,10 +289,12 @@ before_after() {
         "$med_own" "$(echo "$rows / $med_own" | bc -l)"
 }
 
-case $PART in
-    healthy) healthy ;;
-    damaged) damaged ;;
-    root) root ;;
-    both) healthy; damaged; root ;;
-    *) echo "PART=$PART: give healthy, damaged or both" >&2; exit 2 ;;
-esac
+for part in ${PART//,/ }; do
+    case $part in
+        healthy) healthy ;;
+        damaged) damaged ;;
+        root) root ;;
+        both) healthy; damaged; root ;;
+        *) echo "PART=$PART: give healthy, damaged, root or both (or a list: healthy,root)" >&2; exit 2 ;;
+    esac
+done

@@ -152,11 +152,53 @@ pub(super) struct Pass {
     /// The lost ranges that remain.
     pub lost: Vec<Piece>,
     /// Keys of the rows written from pages whose checksum fails.
-    pub unverified: Vec<Key>,
-    /// Keys (and DB_TRX_ID) of rows written by a transaction that may not have committed.
-    pub uncommitted: Vec<(Key, u64)>,
+    pub unverified: Named,
+    /// Keys of rows written by a transaction that may not have committed, and those transactions' ids.
+    pub uncommitted: Named,
     /// What the keys above stand for.
     pub names: Names,
+}
+
+/// The keys of the rows a doubt names, in bounded memory (a crash in the middle of a large transaction can
+/// leave millions): how many, the lowest and the highest, the first [`Named::KEPT`] in the order written, and
+/// the distinct transaction ids that wrote them (the first [`Named::KEPT`]).
+#[derive(Default)]
+pub(super) struct Named {
+    count: u64,
+    low: Option<Key>,
+    high: Option<Key>,
+    first: Vec<Key>,
+    trx: BTreeSet<u64>,
+    /// More transaction ids than `trx` holds were met.
+    more_trx: bool,
+}
+
+impl Named {
+    const KEPT: usize = 1000;
+
+    fn add(&mut self, k: &Key, trx: Option<u64>) {
+        self.count += 1;
+        if self.low.as_ref().is_none_or(|l| k < l) {
+            self.low = Some(k.clone());
+        }
+        if self.high.as_ref().is_none_or(|h| k > h) {
+            self.high = Some(k.clone());
+        }
+        if self.first.len() < Self::KEPT {
+            self.first.push(k.clone());
+        }
+        if let Some(t) = trx {
+            if self.trx.len() < Self::KEPT || self.trx.contains(&t) {
+                self.trx.insert(t);
+            } else {
+                self.more_trx = true;
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 /// One record of the leaf chain, in key order. Only the records the pass needs are kept ([`chain_records`]).
@@ -272,8 +314,8 @@ pub(super) fn read_pages(
     let mut pass = Pass {
         read: PagesRead::default(),
         lost: Vec::new(),
-        unverified: Vec::new(),
-        uncommitted: Vec::new(),
+        unverified: Named::default(),
+        uncommitted: Named::default(),
         names: Names::default(),
     };
     pass.read.notes = notes;
@@ -812,9 +854,9 @@ struct Sink<'a> {
     hash: u128,
     xb: xcheck::Recorded,
     per_page: std::collections::BTreeMap<u32, PageRows>,
-    /// [`Pass`]'s lists, moved into it at the end.
-    unverified: Vec<Key>,
-    uncommitted: Vec<(Key, u64)>,
+    /// [`Pass`]'s keys, moved into it at the end.
+    unverified: Named,
+    uncommitted: Named,
 }
 
 impl<'a> Sink<'a> {
@@ -840,8 +882,8 @@ impl<'a> Sink<'a> {
             hash: 0,
             xb: xcheck::Recorded::new(sh.xs.len()),
             per_page: Default::default(),
-            unverified: Vec::new(),
-            uncommitted: Vec::new(),
+            unverified: Named::default(),
+            uncommitted: Named::default(),
         }
     }
 
@@ -888,10 +930,10 @@ impl<'a> Sink<'a> {
         // A page whose checksum fails, or whose own structure says bytes of it are not what InnoDB wrote
         // (a scrambled page can carry a valid checksum): its rows cannot be told from rewritten ones.
         if !rec.checksum_ok || !rec.problems.is_empty() {
-            self.unverified.push(key.clone());
+            self.unverified.add(key, None);
         }
         if possibly_uncommitted(self.po, row.trx_id) {
-            self.uncommitted.push((key.clone(), row.trx_id));
+            self.uncommitted.add(key, Some(row.trx_id));
         }
         Ok(())
     }
@@ -1277,19 +1319,17 @@ fn ibd_path(po: &PageOptions, name: &crate::dump::TableName) -> Result<std::path
 pub(super) fn doubts(pass: &Pass, confirmed: bool) -> Vec<Doubt> {
     let mut out = Vec::new();
     let json = |k: &Key| pass.names.json(k);
-    let keys = |ks: &mut dyn Iterator<Item = &Key>| -> Vec<Vec<serde_json::Value>> {
-        ks.take(1000).map(json).collect()
-    };
-    // From the first to the last key named (the keys are written in key order).
-    let range = |ks: &mut dyn Iterator<Item = &Key>| -> Option<KeyRange> {
-        let all: Vec<&Key> = ks.collect();
+    let keys = |n: &Named| n.first.iter().map(json).collect();
+    // From the lowest to the highest key named.
+    let range = |n: &Named| {
         Some(KeyRange {
-            from: Some(json(all.iter().min()?)),
-            to: Some(json(all.iter().max()?)),
+            from: Some(json(n.low.as_ref()?)),
+            to: Some(json(n.high.as_ref()?)),
             ..Default::default()
         })
     };
-    if !pass.unverified.is_empty() && !confirmed {
+    let unverified = &pass.unverified;
+    if !unverified.is_empty() && !confirmed {
         let pages: Vec<u32> = pass
             .read
             .pages
@@ -1301,24 +1341,33 @@ pub(super) fn doubts(pass: &Pass, confirmed: bool) -> Vec<Doubt> {
             kind: DoubtKind::PageChecksum,
             why: format!(
                 "{} row(s) were read from page(s) {} whose checksum fails or whose record list is broken: each record parsed whole, but a value rewritten in place with another valid one cannot be told, and no readable secondary index holds every column to confirm them",
-                pass.unverified.len(),
+                unverified.count,
                 list(&pages)
             ),
-            range: range(&mut pass.unverified.iter()),
-            keys: keys(&mut pass.unverified.iter()),
+            range: range(unverified),
+            keys: keys(unverified),
         });
     }
-    if !pass.uncommitted.is_empty() {
-        let ids: BTreeSet<u64> = pass.uncommitted.iter().map(|(_, t)| *t).collect();
+    let uncommitted = &pass.uncommitted;
+    if !uncommitted.is_empty() {
+        let ids: Vec<String> = uncommitted.trx.iter().map(|t| t.to_string()).collect();
+        let ids = match (ids.len() > 20, uncommitted.more_trx) {
+            (_, true) => format!(
+                "{} and more than {} others",
+                ids[..20].join(", "),
+                ids.len() - 20
+            ),
+            (true, false) => format!("{} and {} others", ids[..20].join(", "), ids.len() - 20),
+            (false, false) => ids.join(", "),
+        };
         out.push(Doubt {
             kind: DoubtKind::Uncommitted,
             why: format!(
-                "{} row(s) read from pages were last written by transaction(s) {} active at the crash, not proven rolled back: possibly uncommitted",
-                pass.uncommitted.len(),
-                ids.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+                "{} row(s) read from pages were last written by transaction(s) {ids} active at the crash, not proven rolled back: possibly uncommitted",
+                uncommitted.count,
             ),
-            range: range(&mut pass.uncommitted.iter().map(|(k, _)| k)),
-            keys: keys(&mut pass.uncommitted.iter().map(|(k, _)| k)),
+            range: range(uncommitted),
+            keys: keys(uncommitted),
         });
     }
     out

@@ -209,8 +209,8 @@ fn rows_of_transactions_active_at_the_crash_are_doubts_and_a_failed_checksum_unl
             ..Default::default()
         },
         lost: Vec::new(),
-        unverified: vec![vec![3], vec![4]],
-        uncommitted: vec![(vec![4], 37)],
+        unverified: named(&[(3, None), (4, None)]),
+        uncommitted: named(&[(4, Some(37))]),
         names: Names::default(),
     };
     let d = doubts(&pass, false);
@@ -224,6 +224,50 @@ fn rows_of_transactions_active_at_the_crash_are_doubts_and_a_failed_checksum_unl
     let d = doubts(&pass, true);
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].kind, DoubtKind::Uncommitted);
+}
+
+fn named(keys: &[(i128, Option<u64>)]) -> Named {
+    let mut n = Named::default();
+    for &(k, t) in keys {
+        n.add(&vec![k], t);
+    }
+    n
+}
+
+/// A doubt over millions of rows (a crash in the middle of a large transaction) is kept in bounded memory: the
+/// count, the lowest and highest key, the first thousand keys and transaction ids.
+#[test]
+fn the_keys_a_doubt_names_are_counted_bounded_and_ranged() {
+    let keys: Vec<(i128, Option<u64>)> = (0..5000)
+        .map(|i| ((i * 7919) % 5000 - 100, Some(100 + i as u64)))
+        .collect();
+    let n = named(&keys);
+    assert_eq!((n.count, n.first.len(), n.trx.len()), (5000, 1000, 1000));
+    assert_eq!(
+        (n.low.clone(), n.high.clone()),
+        (Some(vec![-100]), Some(vec![4899]))
+    );
+    assert!(n.more_trx);
+    assert_eq!(n.first[..2], [vec![-100], vec![7919 % 5000 - 100]]);
+    let pass = Pass {
+        read: PagesRead::default(),
+        lost: Vec::new(),
+        unverified: Named::default(),
+        uncommitted: n,
+        names: Names::default(),
+    };
+    let d = doubts(&pass, false);
+    assert_eq!(d.len(), 1);
+    assert!(d[0].why.starts_with("5000 row(s)"), "{}", d[0].why);
+    assert!(
+        d[0].why.contains("118, 119 and more than 980 others"),
+        "{}",
+        d[0].why
+    );
+    assert_eq!(d[0].keys.len(), 1000);
+    let r = d[0].range.as_ref().unwrap();
+    assert_eq!(r.from, Some(vec![serde_json::json!(-100)]));
+    assert_eq!(r.to, Some(vec![serde_json::json!(4899)]));
 }
 
 #[test]
