@@ -271,8 +271,19 @@ pub fn decode(ty: &ColType, b: &[u8]) -> Result<Value, String> {
             if b.len() < *chars && charset.max_len() > 1 {
                 return Err(format!("{} bytes, fewer than CHAR({chars}) keeps", b.len()));
             }
-            let s = text(b, *charset, *chars)?;
-            Ok(Value::Text(s.trim_end_matches(' ').to_string()))
+            // The padding is trailing spaces: one byte, 0x20, in every character set here, and never a part of
+            // another character; so it is cut from the bytes before the text is built (the server returns
+            // CHAR without it), and counted back in for the length check.
+            let kept = b.len() - b.iter().rev().take_while(|&&c| c == b' ').count();
+            let s = text(&b[..kept], *charset, usize::MAX)?;
+            let pad = b.len() - kept;
+            if b.len() > *chars && s.chars().count() + pad > *chars {
+                return Err(format!(
+                    "{} characters, more than the column's {chars}",
+                    s.chars().count() + pad
+                ));
+            }
+            Ok(Value::Text(s))
         }
         ColType::Varchar { chars, charset } => text(b, *charset, *chars).map(Value::Text),
         ColType::Blob {
@@ -718,7 +729,16 @@ mod tests {
             charset: Charset::Utf8mb4,
         };
         assert_eq!(d(ch.clone(), b"ab "), Ok(Value::Text("ab".into())));
-        assert!(d(ch, b"ab").is_err());
+        assert!(d(ch.clone(), b"ab").is_err());
+        // The padding counts as characters: 'é' and three spaces are four, one more than CHAR(3) holds, and so
+        // are four spaces alone.
+        assert_eq!(d(ch.clone(), "é ".as_bytes()), Ok(Value::Text("é".into())));
+        let four = d(ch.clone(), "é   ".as_bytes()).unwrap_err();
+        assert!(four.contains("4 characters"), "{four}");
+        assert!(d(ch.clone(), b"    ").unwrap_err().contains("4 characters"));
+        // A space inside the text stays; bytes that are not UTF-8 before the padding are refused.
+        assert_eq!(d(ch.clone(), b"a b"), Ok(Value::Text("a b".into())));
+        assert!(d(ch, &[b'a', 0xC3, b' ']).unwrap_err().contains("UTF-8"));
         let e = ColType::Enum(vec!["a".into(), "b".into()]);
         assert_eq!(d(e.clone(), &[2]).unwrap().text().as_deref(), Some("b"));
         assert!(d(e, &[3]).is_err());
