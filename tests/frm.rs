@@ -38,6 +38,9 @@ const TABLES: &[(&str, &str)] = &[
               vb VARBINARY(3000), bn BINARY(1))"),
     ("zip", "(id BIGINT PRIMARY KEY, v VARCHAR(20)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),
     ("red", "(id INT PRIMARY KEY, v VARCHAR(20)) ROW_FORMAT=REDUNDANT"),
+    // The table's default character set (the server's is latin1).
+    ("u4", "(id INT PRIMARY KEY, v VARCHAR(5)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"),
+    ("a1", "(id INT PRIMARY KEY) DEFAULT CHARSET=ascii"),
     // Fixed decimals (D of (M,D)) or none: the server prints the two differently.
     ("flt", "(id INT PRIMARY KEY, f FLOAT, f10 FLOAT(10), f30 FLOAT(30), r REAL, d DOUBLE(20,6) UNSIGNED, \
              d0 DOUBLE(10,0), f73 FLOAT(7,3) NOT NULL)"),
@@ -99,7 +102,21 @@ fn definitions_read_from_frm_files_equal_the_servers_own() {
             ),
         }
         servers.push((name.to_string(), server.ok()));
+        // The table's default character set and collation, as information_schema.TABLES has them.
+        let default: Option<(String, String)> = c
+            .exec_first(
+                "SELECT c.CHARACTER_SET_NAME, t.TABLE_COLLATION FROM information_schema.TABLES t \
+                 JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
+                 WHERE t.TABLE_SCHEMA = 'db' AND t.TABLE_NAME = ?",
+                (name,),
+            )
+            .unwrap();
+        if let Ok(f) = frm::parse(&frm_bytes(&sb, name)) {
+            assert_eq!(f.charset, default, "{name}: the table's default collation");
+        }
     }
+    let u4 = frm::parse(&frm_bytes(&sb, "u4")).unwrap().charset;
+    assert_eq!(u4, Some(("utf8mb4".into(), "utf8mb4_unicode_ci".into())));
     // The row formats given explicitly are in the .frm; DEFAULT is not.
     let explicit = |n: &str| frm::parse(&frm_bytes(&sb, n)).unwrap().row_format;
     assert_eq!(explicit("cmp"), Some(RowFormat::Compact));

@@ -59,7 +59,8 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
     // Generated columns (the .frm keeps their expressions), a NULL, a promoted UNIQUE key, another engine, a view.
     c.query_drop(
         "CREATE TABLE db.g (id BIGINT UNSIGNED NOT NULL, a INT, s VARCHAR(20) AS (CONCAT('x', a)) STORED, \
-         v INT AS (a * 2) VIRTUAL, d DATETIME(3), UNIQUE KEY uid (id)) ENGINE=InnoDB",
+         v INT AS (a * 2) VIRTUAL, d DATETIME(3), UNIQUE KEY uid (id)) ENGINE=InnoDB \
+         DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci",
     )
     .unwrap();
     c.query_drop(
@@ -210,7 +211,9 @@ fn when_no_level_starts_every_table_is_read_from_its_frm_and_ibd() {
     assert!(
         create.contains("GENERATED ALWAYS AS (concat('x',`a`)) STORED")
             && create.contains("GENERATED ALWAYS AS (`a` * 2) VIRTUAL")
-            && create.contains("UNIQUE KEY `uid` (`id`)"),
+            && create.contains("UNIQUE KEY `uid` (`id`)")
+            // The table's default character set, from its .frm (the server's own default is latin1).
+            && create.contains("DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"),
         "{create}"
     );
 }

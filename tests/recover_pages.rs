@@ -841,12 +841,20 @@ fn text_key_table(sb: &Sandboxed) -> Vec<TextRow> {
     table_rows(&mut c, "db.t", "name, n")
 }
 
-/// The dump's rows of `db.t` loaded into a fresh sandbox (as the manifest says), in the server's key order.
+/// The dump's rows of `db.t` loaded into a fresh sandbox (as the manifest says), in the server's key order; the
+/// loaded table's default collation is the original's (`text_key_table`'s, not the server's latin1).
 fn loaded_text(dir: &Path, name: &str) -> Vec<TextRow> {
     let fresh = Sandboxed::new(name);
     let checked = dump::verify_load(dir, &fresh.target(), "/* innops:test */").expect("load");
     assert!(checked.ok(), "{checked:?}");
-    table_rows(&mut fresh.conn(), "db.t", "name, n")
+    let mut c = fresh.conn();
+    let collation: Option<String> = c
+        .query_first(
+            "SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'db' AND TABLE_NAME = 't'",
+        )
+        .unwrap();
+    assert_eq!(collation.as_deref(), Some("utf8mb4_general_ci"));
+    table_rows(&mut c, "db.t", "name, n")
 }
 
 /// A clustered key that is not all integers, SQL able to read none of the table (root page damaged): every

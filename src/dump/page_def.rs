@@ -155,8 +155,22 @@ pub fn rebuilt_create(
             .collect();
         parts.push(format!("PRIMARY KEY ({})", key.join(", ")));
     }
+    // The table's default collation: information_schema.TABLES answers it from the .frm even when InnoDB
+    // cannot open the table.
+    let default: Option<(Option<String>, Option<String>)> = conn.exec_first(
+        format!(
+            "SELECT {tag} c.CHARACTER_SET_NAME, t.TABLE_COLLATION FROM information_schema.TABLES t \
+             LEFT JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
+             WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ?"
+        ),
+        (&name.db, &name.table),
+    )?;
+    let charset = match default {
+        Some((cs, Some(co))) => default_charset(cs.as_deref(), &co),
+        _ => String::new(),
+    };
     Ok(format!(
-        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB",
+        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB{charset}",
         crate::sql::quote_ident(&name.table),
         parts.join(",\n  ")
     ))
@@ -307,11 +321,30 @@ pub fn create_from_frm(name: &TableName, frm: &Frm) -> anyhow::Result<String> {
         Some(RowFormat::Compressed) => " ROW_FORMAT=COMPRESSED",
         None => "",
     };
+    let charset = frm
+        .charset
+        .as_ref()
+        .map(|(cs, co)| default_charset(Some(cs), co))
+        .unwrap_or_default();
     Ok(format!(
-        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB{format}",
+        "CREATE TABLE {} (\n  {}\n) ENGINE=InnoDB{charset}{format}",
         crate::sql::quote_ident(&name.table),
         parts.join(",\n  ")
     ))
+}
+
+/// The table option giving its default character set and collation (what a column added later gets; the
+/// columns name their own): ` DEFAULT CHARSET=cs COLLATE=co`, or ` DEFAULT COLLATE=co` (which implies its
+/// character set) when the character set is not known.
+fn default_charset(charset: Option<&str>, collation: &str) -> String {
+    match charset {
+        Some(cs) => format!(
+            " DEFAULT CHARSET={} COLLATE={}",
+            crate::sql::quote_ident(cs),
+            crate::sql::quote_ident(collation)
+        ),
+        None => format!(" DEFAULT COLLATE={}", crate::sql::quote_ident(collation)),
+    }
 }
 
 #[cfg(test)]

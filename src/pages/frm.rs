@@ -85,6 +85,9 @@ pub struct Frm {
     /// The row format the table was created with; `None`: the server's default at the time (which the data
     /// file tells).
     pub row_format: Option<RowFormat>,
+    /// The table's default character set and collation (`DEFAULT CHARSET=… COLLATE=…`: what a column added
+    /// later gets), when its id is one of the collations known here; `None` otherwise.
+    pub charset: Option<(String, String)>,
 }
 
 fn le16(b: &[u8], at: usize) -> Result<usize, String> {
@@ -355,10 +358,18 @@ pub fn parse(b: &[u8]) -> Result<Frm, String> {
             ))
         }
     };
+    // The header's default collation id: its low byte at 38, its high byte at 41 (ids above 255, as the
+    // uca1400 collations have).
+    let table_collation = usize::from(b[38]) | usize::from(b[41]) << 8;
+    let charset = COLLATIONS
+        .iter()
+        .find(|(i, _, _)| usize::from(*i) == table_collation)
+        .map(|(_, cs, co)| ((*cs).to_string(), (*co).to_string()));
     Ok(Frm {
         columns,
         keys,
         row_format,
+        charset,
     })
 }
 
