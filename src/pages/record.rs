@@ -584,6 +584,21 @@ fn compact_fields(
     Ok((lens_at + 1, at))
 }
 
+/// The record's header checked and its fields found (into `scratch.fields`): its extent, or why not.
+fn located(
+    (def, lay): (&TableDef, &[(Option<usize>, usize)]),
+    p: &[u8],
+    origin: usize,
+    scratch: &mut Scratch,
+) -> Result<(usize, usize), String> {
+    if def.format == RowFormat::Redundant {
+        redundant::header(p, origin, &mut scratch.heaps)?;
+    } else {
+        header(p, origin, &mut scratch.heaps)?;
+    }
+    fields((def, lay), p, origin, &mut scratch.fields)
+}
+
 /// One record: header checks, then each field decoded, externally stored ones followed through `pages`; with
 /// `None` for them, only up to its key (no row: [`super::keys::leaf_keys`]).
 pub(super) fn parse_record(
@@ -602,25 +617,14 @@ pub(super) fn parse_record(
         row: None,
         reason: None,
     };
-    let checked = if def.format == RowFormat::Redundant {
-        redundant::header(p, origin, &mut scratch.heaps)
-    } else {
-        header(p, origin, &mut scratch.heaps)
-    };
-    if let Err(why) = checked {
-        r.reject(&why);
-        return r;
-    }
-    let fs = match fields((def, lay), p, origin, &mut scratch.fields) {
-        Ok(extent) => {
-            r.extent = Some(extent);
-            &scratch.fields
-        }
+    match located((def, lay), p, origin, scratch) {
+        Ok(extent) => r.extent = Some(extent),
         Err(why) => {
             r.reject(&why);
             return r;
         }
-    };
+    }
+    let fs = &scratch.fields;
     // Read for its key alone, a record fills no row: its key's values are all it keeps.
     let mut values = match read {
         Some(_) => vec![Value::Null; def.columns.len()],
