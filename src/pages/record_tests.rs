@@ -556,3 +556,13 @@ fn page_directory(p: &mut [u8], owners: &[usize]) {
         p[at..at + 2].copy_from_slice(&(*o as u16).to_be_bytes());
     }
 }
+
+/// Numbers met on a page, one bit each: a second insert says so, and a number past the page (where no origin
+/// or heap number can be) counts as met, so a walk that reaches one stops.
+#[test]
+fn marks_say_which_numbers_were_met_and_refuse_those_past_the_page() {
+    let mut m = Marks::new();
+    assert!(m.insert(0) && m.insert(63) && m.insert(64) && m.insert(PAGE - 1));
+    assert!(!m.insert(63) && !m.insert(PAGE - 1));
+    assert!(!m.insert(PAGE) && !m.insert(usize::MAX));
+}

@@ -606,6 +606,47 @@ fn a_stretch_of_rows_written_keeps_only_its_ends() {
     );
 }
 
+/// A page that holds another number of records when parsed whole than when read for its keys (the file
+/// changed between the two reads) is not read: a note names it, and none of its records is kept or written.
+#[test]
+fn a_page_whose_record_count_changed_between_the_walks_is_not_read() {
+    let (data, chain) = chain_file(&[ids(1..=30), ids(31..=60)], &[]);
+    let pt = PagedTable {
+        def: crate::pages::record::tests::def(),
+        index_id: 9,
+        root: Some(3),
+    };
+    let everything = vec![(None, None)];
+    let ranges = Ranges::new(&everything);
+    let view = (&pt, &crate::pages::record::tests::FCRC32, &data[..]);
+    let mut names = Names::default();
+    let mut read = PagesRead::default();
+    let mut walk = key_walk(view, &chain, (&ranges, &mut names), &mut read);
+    assert_eq!(walk.whole.len(), 2);
+    walk.whole[1].count = 29;
+    let mut written = 0;
+    let recs = whole_pages(
+        view,
+        &walk,
+        (&ranges, &mut names),
+        &mut read,
+        &mut |_, _| {
+            written += 1;
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(written, 30);
+    assert!(recs.iter().all(|r| r.page == 1), "{:?}", kept(&recs));
+    assert_eq!(read.notes.len(), 1, "{:?}", read.notes);
+    assert!(
+        read.notes[0]
+            .contains("page 2 was not read: it held 29 records when read for its keys and 30"),
+        "{}",
+        read.notes[0]
+    );
+}
+
 /// `points_of` for records that may lie outside the ranges (those have no point).
 fn points_of_inside(recs: &[Rec], lost: &[(Option<B>, Option<B>)]) -> Vec<BTreeSet<(Key, bool)>> {
     let ranges = Ranges::new(lost);
