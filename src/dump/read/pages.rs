@@ -82,7 +82,8 @@ impl Names {
                 _ => None,
             })
             .collect::<Option<_>>()?;
-        // Most keys are met twice (the ranking walk, then the pass): look up before storing a copy.
+        // Most keys are met more than once (the ranking walk, the key walk, the whole parse): look up before
+        // storing a copy.
         if let Some(&rank) = r.rank.get(&text) {
             return Some(vec![rank]);
         }
@@ -552,8 +553,9 @@ fn key_of(vals: &[Value]) -> Option<Key> {
         .collect()
 }
 
-/// A page the key walk found must be parsed whole ([`whole_pages`]), with what its records' places need.
-struct Whole {
+/// A leaf page's place on the chain, with what its records' places need; the pages the key walk found must
+/// be parsed whole are kept for [`whole_pages`].
+struct Place {
     n: u32,
     /// The place of its first record on the chain.
     seq: usize,
@@ -568,12 +570,41 @@ struct Whole {
     ends: (bool, bool),
 }
 
+impl Place {
+    /// Its `i`th record, as the pass keeps it.
+    fn rec(
+        &self,
+        i: usize,
+        key: Option<Key>,
+        row: Option<crate::pages::Row>,
+        reason: Option<String>,
+    ) -> Rec {
+        let seq = self.seq + i;
+        Rec {
+            seq,
+            back: seq.checked_sub(1),
+            page: self.n,
+            checksum_ok: self.checksum_ok,
+            problems: self.problems.clone(),
+            joined: self.clean && (i > 0 || self.joined_in),
+            edge: (
+                self.clean && self.ends.0 && i == 0,
+                self.clean && self.ends.1 && i + 1 == self.count,
+            ),
+            key,
+            row,
+            reason,
+            written: false,
+        }
+    }
+}
+
 /// What the key walk ([`key_walk`]) leaves for the rest of the pass.
 #[derive(Default)]
 struct KeyWalk {
     /// The records outside every lost range the pass keeps: a bound's record, a keyless record's neighbours.
     outside: Vec<Rec>,
-    whole: Vec<Whole>,
+    whole: Vec<Place>,
     /// Keys inside a lost range met at or below a key inside one earlier on the chain. Only these can be held
     /// by two records (the later of two records with one key is always one), and only when there are none are
     /// the keys inside the ranges in ascending order along the chain.
@@ -653,11 +684,19 @@ fn key_walk(
             }
         };
         let clean = keys.checksum_ok && keys.problems.is_empty();
-        let count = keys.keys.len();
+        let place = Place {
+            n,
+            seq,
+            count: keys.keys.len(),
+            checksum_ok: keys.checksum_ok,
+            problems: keys.problems,
+            clean,
+            joined_in: linked && prev_clean,
+            ends: (ci == 0, ci + 1 == chain.len()),
+        };
         let mut whole = !clean;
         for (i, k) in keys.keys.iter().enumerate() {
             let key = k.as_deref().ok().and_then(|k| names.key(k));
-            let here = seq + i;
             let Some(key) = key else {
                 whole = true;
                 walk.outside.extend(pending.take());
@@ -675,36 +714,7 @@ fn key_walk(
                 continue;
             }
             let edge = ranges.is_edge(&key);
-            if !edge && !want_next {
-                if let Some(p) = &mut pending {
-                    // Only the place and key change from one skipped record to the next.
-                    p.seq = here;
-                    p.back = here.checked_sub(1);
-                    p.joined = clean && (i > 0 || (linked && prev_clean));
-                    p.edge = (false, clean && ci + 1 == chain.len() && i + 1 == count);
-                    p.page = n;
-                    p.checksum_ok = keys.checksum_ok;
-                    p.problems.clone_from(&keys.problems);
-                    p.key = Some(key);
-                    continue;
-                }
-            }
-            let rec = Rec {
-                seq: here,
-                back: here.checked_sub(1),
-                page: n,
-                checksum_ok: keys.checksum_ok,
-                problems: keys.problems.clone(),
-                joined: clean && (i > 0 || (linked && prev_clean)),
-                edge: (
-                    clean && ci == 0 && i == 0,
-                    clean && ci + 1 == chain.len() && i + 1 == count,
-                ),
-                key: Some(key),
-                row: None,
-                reason: None,
-                written: false,
-            };
+            let rec = place.rec(i, Some(key), None, None);
             if edge || want_next {
                 (pending, want_next) = (None, false);
                 walk.outside.push(rec);
@@ -712,19 +722,10 @@ fn key_walk(
                 pending = Some(rec);
             }
         }
+        seq += place.count;
         if whole {
-            walk.whole.push(Whole {
-                n,
-                seq,
-                count,
-                checksum_ok: keys.checksum_ok,
-                problems: keys.problems,
-                clean,
-                joined_in: linked && prev_clean,
-                ends: (ci == 0, ci + 1 == chain.len()),
-            });
+            walk.whole.push(place);
         }
-        seq += count;
         prev_clean = clean;
     }
     walk
@@ -789,23 +790,8 @@ fn whole_pages(
                 // Outside every range: the key walk kept it if the pass needs it.
                 continue;
             }
-            let seq = w.seq + i;
-            let mut rec = Rec {
-                seq,
-                back: seq.checked_sub(1),
-                page: w.n,
-                checksum_ok: w.checksum_ok,
-                problems: w.problems.clone(),
-                joined: w.clean && (i > 0 || w.joined_in),
-                edge: (
-                    w.clean && w.ends.0 && i == 0,
-                    w.clean && w.ends.1 && i + 1 == w.count,
-                ),
-                key,
-                row,
-                reason,
-                written: false,
-            };
+            let mut rec = w.rec(i, key, row, reason);
+            let seq = rec.seq;
             let settled = rec.key.as_ref().is_some_and(|k| !walk.disorder.contains(k));
             if settled {
                 if let Some(row) = rec.row.take() {
@@ -813,11 +799,11 @@ fn whole_pages(
                     rec.written = true;
                 }
             }
-            let k = rec.key.as_ref();
+            // A row written whose record no bound names can be inside a stretch.
+            let runs = rec.written && !rec.key.as_ref().is_some_and(|k| ranges.is_edge(k));
             let continues = compress
-                && rec.written
+                && runs
                 && rec.joined
-                && !k.is_some_and(|k| ranges.is_edge(k))
                 && run.is_some_and(|(_, range)| {
                     Some(range) == at && out.last().is_some_and(|l| l.seq + 1 == seq)
                 });
@@ -830,8 +816,7 @@ fn whole_pages(
                     out.push(rec);
                 }
                 _ => {
-                    run = (rec.written && !k.is_some_and(|k| ranges.is_edge(k)))
-                        .then_some((out.len(), at.unwrap_or(usize::MAX)));
+                    run = runs.then_some((out.len(), at.unwrap_or(usize::MAX)));
                     out.push(rec);
                 }
             }
