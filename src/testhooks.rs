@@ -179,6 +179,22 @@ pub fn early_inside(done: &std::sync::atomic::AtomicBool) {
     }
 }
 
+/// With `INNOPS_TEST_EARLY_INSIDE`, the pass over the secondary indexes waits (at most a minute) until a read
+/// has noted where the server's error log ends: without it, a pass scheduled before the reads (a loaded
+/// machine) could make the server log before any read looks, and the case `early_inside` stages would not
+/// happen.
+pub fn early_after_read(noted: &std::sync::atomic::AtomicBool) {
+    if std::env::var_os(EARLY_INSIDE).is_none() {
+        return;
+    }
+    let start = Instant::now();
+    while !noted.load(std::sync::atomic::Ordering::SeqCst)
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// With `INNOPS_TEST_DUMP_PAUSE_MS=N`, the dump waits N ms after each statement it hands to its file, so a
 /// small table's dump lasts long enough for its progress bar to be drawn more than once.
 pub fn dump_pause() {

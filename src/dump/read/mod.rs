@@ -107,6 +107,8 @@ struct Shared<'a> {
     written: Mutex<xcheck::Recorded>,
     /// The pass over the secondary indexes beside the reads has ended (or none runs).
     early_done: std::sync::atomic::AtomicBool,
+    /// A read has noted where the server's error log ends (the test hook `EARLY_INSIDE` starts the pass then).
+    read_noted: std::sync::atomic::AtomicBool,
 }
 
 /// Rows received just before a crash, and written just after it, that are doubtful: more than any page holds

@@ -153,6 +153,9 @@ impl<'s, 'a> Reader<'s, 'a> {
             .log
             .as_ref()
             .map(|p| crate::server::errorlog::end_offset(p));
+        self.sh
+            .read_noted
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         crate::testhooks::early_inside(&self.sh.early_done);
         let mut watch = Watch::new(self, write, keys_only);
         let (mut o, failure) = self.stream(sql, write, &mut watch)?;

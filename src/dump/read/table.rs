@@ -241,6 +241,7 @@ fn read_with_early(
                     let mut c = sh.connector.connect().ok()?;
                     prepare_session(&mut c, &sh.opts.tag).ok()?;
                     *id.lock().unwrap() = Some(c.connection_id());
+                    crate::testhooks::early_after_read(&sh.read_noted);
                     Some(xsums::early(&mut c, &sh.opts.tag, sh.info, &sh.xs, &stop))
                 })();
                 sh.early_done.store(true, Ordering::SeqCst);
@@ -427,6 +428,7 @@ impl<'a> Shared<'a> {
             shape: xcheck::Shape::of(info, estimate),
             written: Mutex::new(xcheck::Recorded::new(xs.len())),
             early_done: AtomicBool::new(false),
+            read_noted: AtomicBool::new(false),
             xs,
         }
     }
