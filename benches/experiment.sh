@@ -17,6 +17,13 @@
 #   benches/experiment.sh                          # PART=aa, N=20
 #   PART=power N=10 benches/experiment.sh
 #   TIME=10 ROUNDS=3 WARMUP=2 THREADS=2 WORKLOAD=oltp_read_only benches/experiment.sh
+#   KEEP=/tmp/study benches/experiment.sh          # also keep each run's report.json and per-round figures there
+#
+# The power target as measured in docs/experiment.md ("Shorter runs, more rounds"; 291 s a run):
+#   PART=power TIME=2 WARMUP=0 ROUNDS=48 THREADS=4 WORKLOAD=oltp_read_only \
+#     POWER_PRE='SET GLOBAL long_query_time = 0; SET GLOBAL log_slow_rate_limit = 10' POWER_SET=slow_query_log=ON \
+#     benches/experiment.sh
+#   PART=aa TIME=2 WARMUP=0 ROUNDS=16 THREADS=4 benches/experiment.sh
 set -euo pipefail
 PART=${PART:-aa}
 if [ "$PART" = power ]; then N=${N:-10}; WORKLOAD=${WORKLOAD:-oltp_write_only}; else N=${N:-20}; WORKLOAD=${WORKLOAD:-oltp_read_only}; fi
@@ -57,6 +64,9 @@ ci = f"{n['ci_low_pct']:+.1f}…{n['ci_high_pct']:+.1f}%" if n else "-"
 print(f"{sys.argv[2]}\t{change:+.1f}%\t{ci}\t{e.get('floor_pct', 0):.1f}\t{paired}\t{sys.argv[3]}\t{sys.argv[4]}\t{b['verdict']}")
 PY
     tail -1 "$WORK/verdicts" >&2
+    if [ -n "${KEEP:-}" ]; then
+        mkdir -p "$KEEP/run$i" && cp -r "$WORK/r$i.json" "$WORK/run$i/experiment" "$KEEP/run$i/"
+    fi
 done
 echo "run	B vs A (tps)	95% CI	noise floor ±%	rounds paired	seconds	load1	verdict of B"
 cat "$WORK/verdicts"
