@@ -110,12 +110,33 @@ pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
             "everything is set back as it was (--keep best keeps a winner beyond the noise)"
         }
     ));
-    notes.push(noise_note(p.rounds, p.time_s));
+    notes.push(noise_note(
+        p.rounds,
+        p.time_s,
+        p.warmup_s,
+        p.restart_vars.is_empty(),
+    ));
     notes
 }
 
-/// How the plan's verdicts will be judged, from its rounds and seconds (src/bench/experiment/judge.rs).
-fn noise_note(rounds: u32, time_s: u64) -> String {
+/// How the plan's verdicts will be judged, from its rounds and seconds (src/bench/experiment/judge.rs), and,
+/// when no arm needs a restart and each run is long, the same seconds split into more, shorter rounds:
+/// round by round, the interval narrows with √rounds, and a round's arms run seconds apart instead of tens of
+/// seconds (measured in docs/experiment.md, "Measured: false alarms and power").
+fn noise_note(rounds: u32, time_s: u64, warmup_s: u64, online: bool) -> String {
+    let judged = judged_note(rounds, time_s);
+    let shorter = u64::from(rounds) * (time_s + warmup_s) / SHORT_RUN_S;
+    if online && time_s + warmup_s >= 2 * SHORT_RUN_S && shorter >= 2 * u64::from(rounds) {
+        format!("{judged}; every change here is online, so the same time resolves more as --rounds {shorter} --time {SHORT_RUN_S} --warmup 0: more rounds narrow the interval, and a round's arms run closer together")
+    } else {
+        judged
+    }
+}
+
+/// The measured run length the noise note proposes for experiments without restarts.
+const SHORT_RUN_S: u64 = 2;
+
+fn judged_note(rounds: u32, time_s: u64) -> String {
     use crate::bench::noise::{MIN_INTERVALS, MIN_PAIRED_ROUNDS};
     if rounds as usize >= MIN_PAIRED_ROUNDS {
         format!("noise: each arm is compared with A in the same round, {rounds} rounds (load that changes between rounds cancels); a variant's change must lie beyond the A/A pair's interval and its own interval exclude zero")
@@ -132,8 +153,23 @@ mod tests {
 
     #[test]
     fn the_noise_note_says_how_the_rounds_will_be_judged() {
-        assert!(noise_note(3, 1).contains("compared with A in the same round, 3 rounds"));
-        assert!(noise_note(1, 3).contains("no variant can be judged"));
-        assert!(noise_note(2, 5).contains("--rounds 3 or more compares each arm"));
+        assert!(noise_note(3, 1, 0, true).contains("compared with A in the same round, 3 rounds"));
+        assert!(noise_note(1, 3, 0, true).contains("no variant can be judged"));
+        assert!(noise_note(2, 5, 0, false).contains("--rounds 3 or more compares each arm"));
+    }
+
+    #[test]
+    fn long_online_runs_are_proposed_as_more_shorter_rounds_and_restarts_are_not() {
+        // The defaults (3 rounds × (2 s warm-up + 10 s)): the same 36 s an arm as 18 rounds of 2 s.
+        let online = noise_note(3, 10, 2, true);
+        assert!(
+            online.contains("--rounds 18 --time 2 --warmup 0"),
+            "{online}"
+        );
+        // A restart per arm and round makes short rounds costly: no proposal.
+        assert!(!noise_note(3, 10, 2, false).contains("--warmup 0"));
+        // Already short: nothing to propose.
+        assert!(!noise_note(48, 2, 0, true).contains("--warmup 0"));
+        assert!(!noise_note(16, 3, 0, true).contains("--warmup 0"));
     }
 }
