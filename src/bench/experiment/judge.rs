@@ -9,7 +9,7 @@
 //! `benches/experiment.sh` (docs/experiment.md): 20 of 20 A/A experiments "no difference" under load 11–22,
 //! where two adjacent runs of the same settings differed by up to a factor of 6 (which no pairing of rounds
 //! removes); on a quiet machine a ~25% difference found in 10 of 10 runs of 145 s (the pooled rule: 5 of 10
-//! under load 5–10).
+//! under load 5–10), and a ~10% one (the slow log) in 10 of 10 runs of 291 s cut into 48 rounds of 2 s.
 
 use std::collections::BTreeMap;
 
