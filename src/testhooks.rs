@@ -168,15 +168,7 @@ pub fn dump_trace() -> bool {
 /// waits (at most a minute) until `done`: the pass over the secondary indexes asked beside the reads has ended,
 /// so whatever that pass makes the server log or do falls inside a read, as it can when the timing is unlucky.
 pub fn early_inside(done: &std::sync::atomic::AtomicBool) {
-    if std::env::var_os(EARLY_INSIDE).is_none() {
-        return;
-    }
-    let start = Instant::now();
-    while !done.load(std::sync::atomic::Ordering::SeqCst)
-        && start.elapsed() < Duration::from_secs(60)
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    early_wait_for(done);
 }
 
 /// With `INNOPS_TEST_EARLY_INSIDE`, the pass over the secondary indexes waits (at most a minute) until a read
@@ -184,11 +176,16 @@ pub fn early_inside(done: &std::sync::atomic::AtomicBool) {
 /// machine) could make the server log before any read looks, and the case `early_inside` stages would not
 /// happen.
 pub fn early_after_read(noted: &std::sync::atomic::AtomicBool) {
+    early_wait_for(noted);
+}
+
+/// Under `INNOPS_TEST_EARLY_INSIDE` only: wait (at most a minute) until `flag` is set.
+fn early_wait_for(flag: &std::sync::atomic::AtomicBool) {
     if std::env::var_os(EARLY_INSIDE).is_none() {
         return;
     }
     let start = Instant::now();
-    while !noted.load(std::sync::atomic::Ordering::SeqCst)
+    while !flag.load(std::sync::atomic::Ordering::SeqCst)
         && start.elapsed() < Duration::from_secs(60)
     {
         std::thread::sleep(Duration::from_millis(10));
