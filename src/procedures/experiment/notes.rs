@@ -126,7 +126,8 @@ pub fn notes(p: &ExperimentParams, layout: &Layout) -> Vec<String> {
 fn noise_note(rounds: u32, time_s: u64, warmup_s: u64, online: bool) -> String {
     let judged = judged_note(rounds, time_s);
     let shorter = u64::from(rounds) * (time_s + warmup_s) / SHORT_RUN_S;
-    if online && time_s + warmup_s >= 2 * SHORT_RUN_S && shorter >= 2 * u64::from(rounds) {
+    // At least twice the rounds: runs of 2 × SHORT_RUN_S seconds or more, warm-up included.
+    if online && shorter >= 2 * u64::from(rounds) {
         format!("{judged}; every change here is online, so the same time resolves more as --rounds {shorter} --time {SHORT_RUN_S} --warmup 0: more rounds narrow the interval, and a round's arms run closer together")
     } else {
         judged
